@@ -1,0 +1,50 @@
+#include "experiments/build_simulation.hpp"
+
+#include <toml++/toml.h>
+
+#include "hardware/roofline.hpp"
+#include "policies/placement_policy.hpp"
+#include "policies/registry.hpp"
+#include "policies/routing_policy.hpp"
+#include "workloads/synthetic_router.hpp"
+
+namespace epsim::experiments {
+
+serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
+  serving::SimulationParts p{
+      .model = cfg.model,
+      .cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, cfg.cluster.speed_factors),
+      .topology = hardware::Topology(cfg.cluster.nodes, cfg.cluster.gpus_per_node, cfg.cluster.intra, cfg.cluster.inter),
+      .placement = {},
+      .make_routing = {},
+      .routing_source = {},
+      .workload = cfg.workload,
+      .serving = cfg.serving,
+      .seed = cfg.seed,
+  };
+  const hardware::Topology group = serving::group_topology(p.topology, cfg.ep_size);
+  policies::PlacementInput in;
+  in.num_layers = static_cast<int>(cfg.model.num_moe_layers());
+  in.num_experts = static_cast<int>(cfg.model.routed_experts);
+  in.num_gpus = cfg.ep_size;
+  in.num_nodes = group.nodes();
+  in.slots_per_gpu = cfg.slots_per_gpu();
+  core::ParamTable placement_opts({core::ParamLayer{cfg.policy.placement_options.get(), cfg.source}},
+                                  "policy.placement_options");
+  p.placement = policies::placement_registry().create(cfg.policy.placement, placement_opts)->place(in);
+
+  const std::string routing_name = cfg.policy.routing;
+  const std::shared_ptr<const toml::table> routing_opts = cfg.policy.routing_options;
+  const std::string source = cfg.source;
+  p.make_routing = [routing_name, routing_opts, source] {
+    core::ParamTable t({core::ParamLayer{routing_opts.get(), source}}, "policy.routing_options");
+    return policies::routing_registry().create(routing_name, t);
+  };
+  const core::RandomStreams streams(cfg.seed);
+  p.routing_source = std::make_unique<workloads::SyntheticRouter>(
+      cfg.router, static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts),
+      static_cast<int>(cfg.model.top_k), streams);
+  return p;
+}
+
+}  // namespace epsim::experiments

@@ -1,0 +1,230 @@
+#include "experiments/experiment_config.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "policies/placement_policy.hpp"
+#include "policies/registry.hpp"
+#include "policies/routing_policy.hpp"
+#include "sim/core/embedded_file.hpp"
+#include "sim/core/error.hpp"
+
+namespace epsim::experiments {
+
+std::span<const core::EmbeddedFile> embedded_examples();
+
+std::string_view embedded_demo_config() {
+  for (const core::EmbeddedFile& f : embedded_examples()) {
+    if (f.name == "demo") {
+      return f.content;
+    }
+  }
+  throw core::Error("the demo config is not embedded in this build");
+}
+
+namespace {
+
+toml::table parse_toml(std::string_view text, const std::string& source) {
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw core::ConfigError(source, "",
+                            fmt::format("line {}, column {}: invalid TOML: {}", e.source().begin.line,
+                                        e.source().begin.column, e.description()));
+  }
+}
+
+// Merges `src` into `dst`, tables recursively, other values replaced.
+void merge_into(toml::table& dst, const toml::table& src) {
+  for (const auto& [k, v] : src) {
+    if (v.is_table() && dst.contains(k) && dst.get(k)->is_table()) {
+      merge_into(*dst.get(k)->as_table(), *v.as_table());
+    } else {
+      dst.insert_or_assign(k, v);
+    }
+  }
+}
+
+// "--set a.b=value": the value is parsed as TOML; if that fails it is taken as a bare string.
+toml::table parse_sets(const std::vector<std::string>& sets) {
+  toml::table out;
+  for (const std::string& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw core::ConfigError("--set", s, "expected key=value, e.g. --set workload.rate_rps=12");
+    }
+    const std::string key = s.substr(0, eq);
+    const std::string value = s.substr(eq + 1);
+    std::string quoted = "\"";
+    for (const char c : value) {
+      if (c == '"' || c == '\\') {
+        quoted += '\\';
+      }
+      quoted += c;
+    }
+    quoted += '"';
+    toml::table one;
+    try {
+      one = toml::parse(std::string_view(key + " = " + value), std::string_view("--set"));
+    } catch (const toml::parse_error&) {
+      try {
+        one = toml::parse(std::string_view(key + " = " + quoted), std::string_view("--set"));
+      } catch (const toml::parse_error&) {
+        throw core::ConfigError("--set", key, "cannot parse \"" + s + "\" as key=value");
+      }
+    }
+    merge_into(out, one);
+  }
+  return out;
+}
+
+constexpr std::array<std::string_view, 1> k_sources{"synthetic"};
+
+ExperimentConfig parse_all(const toml::table& file, const std::string& source, const toml::table& sets) {
+  ExperimentConfig cfg;
+  cfg.source = source;
+  core::ParamTable root({core::ParamLayer{&sets, "--set"}, core::ParamLayer{&file, source}}, "");
+
+  auto run = root.table("run", "run settings");
+  cfg.seed = static_cast<std::uint64_t>(run.integer("seed", 42, "seed of every random stream", {0, INT64_MAX}));
+  cfg.serving.max_sim_time_s =
+      run.real("max_sim_time_s", 3600.0, "stop simulated time here (unfinished requests are reported)", core::k_positive);
+  run.finish();
+
+  auto model = root.table("model", "model architecture: a preset and field overrides");
+  const std::string model_preset = model.string("preset", "", "model preset name (epsim list models)");
+  if (!model_preset.empty()) {
+    model.add_layer({&models::model_presets().get(model_preset, source, "model.preset"),
+                     models::model_presets().label(model_preset)});
+  }
+  cfg.model = models::parse_model_spec(model);
+
+  auto gpu = root.table("gpu", "GPU type: a preset and field overrides");
+  const std::string gpu_preset = gpu.string("preset", "", "GPU preset name (epsim list gpus)");
+  if (!gpu_preset.empty()) {
+    gpu.add_layer({&hardware::gpu_presets().get(gpu_preset, source, "gpu.preset"), hardware::gpu_presets().label(gpu_preset)});
+  }
+  cfg.gpu = hardware::parse_gpu_spec(gpu);
+  gpu.finish();
+
+  auto cluster = root.table("cluster", "cluster size, links and per-GPU speed");
+  cfg.cluster.nodes = static_cast<int>(cluster.integer("nodes", 1, "nodes", {1, 4096}));
+  cfg.cluster.gpus_per_node = static_cast<int>(cluster.integer("gpus_per_node", 8, "GPUs per node", {1, 1024}));
+  auto intra = cluster.table("intra_node", "link between GPUs of a node");
+  cfg.cluster.intra = hardware::parse_link(intra, cfg.cluster.intra);
+  auto inter = cluster.table("inter_node", "link between nodes (per GPU NIC)");
+  cfg.cluster.inter = hardware::parse_link(inter, cfg.cluster.inter);
+  cfg.cluster.speed_factors = cluster.real_list(
+      "speed_factors", "speed of each GPU relative to nominal (0.88 = 12 % slow); default all 1", {0.0, 10.0, true});
+  const int gpus = cfg.cluster.num_gpus();
+  if (cfg.cluster.speed_factors.empty()) {
+    cfg.cluster.speed_factors.assign(static_cast<std::size_t>(gpus), 1.0);
+  } else if (static_cast<int>(cfg.cluster.speed_factors.size()) != gpus) {
+    cluster.fail("speed_factors", fmt::format("expected one factor per GPU ({} = {} nodes x {}), got {}", gpus,
+                                              cfg.cluster.nodes, cfg.cluster.gpus_per_node,
+                                              cfg.cluster.speed_factors.size()));
+  }
+  cluster.finish();
+
+  auto parallel = root.table("parallel", "parallelism");
+  cfg.ep_size = static_cast<int>(parallel.integer("ep_size", 0, "GPUs per expert-parallel group (0 = all GPUs)", {0, 1 << 20}));
+  if (cfg.ep_size == 0) {
+    cfg.ep_size = gpus;
+  }
+  if (gpus % cfg.ep_size != 0) {
+    parallel.fail("ep_size", fmt::format("must divide the cluster's {} GPUs, got {}", gpus, cfg.ep_size));
+  }
+  if (cfg.ep_size > cfg.cluster.gpus_per_node && cfg.ep_size % cfg.cluster.gpus_per_node != 0) {
+    parallel.fail("ep_size", fmt::format("an EP group larger than a node must span whole nodes ({} GPUs each), got {}",
+                                         cfg.cluster.gpus_per_node, cfg.ep_size));
+  }
+  if (cfg.ep_size < cfg.cluster.gpus_per_node && cfg.cluster.gpus_per_node % cfg.ep_size != 0) {
+    parallel.fail("ep_size", fmt::format("an EP group inside a node must divide its {} GPUs, got {}",
+                                         cfg.cluster.gpus_per_node, cfg.ep_size));
+  }
+  cfg.redundant_experts = static_cast<int>(
+      parallel.integer("redundant_experts", 0, "extra expert slots per EP group (EPLB redundancy)", {0, 1 << 16}));
+  if ((cfg.model.routed_experts + cfg.redundant_experts) % cfg.ep_size != 0) {
+    parallel.fail("redundant_experts",
+                  fmt::format("routed experts + redundant slots ({} + {}) must divide evenly over ep_size = {} GPUs",
+                              cfg.model.routed_experts, cfg.redundant_experts, cfg.ep_size));
+  }
+  cfg.serving.ep_size = cfg.ep_size;
+  parallel.finish();
+
+  auto workload = root.table("workload", "request arrivals and lengths");
+  cfg.workload = workloads::parse_workload(workload);
+
+  auto routing = root.table("routing", "where expert loads come from");
+  routing.choice("source", "synthetic", "routing source", k_sources);
+  cfg.router = workloads::parse_synthetic_router(routing);
+  routing.finish();
+
+  auto policy = root.table("policy", "placement and routing policies (epsim list policies)");
+  cfg.policy.placement = policy.string("placement", "linear", "placement policy");
+  cfg.policy.routing = policy.string("routing", "even", "token routing policy among replicas");
+  // Each policy is built once here so that its name and options are checked before anything runs.
+  const auto check_policy = [&](const auto& registry, const std::string& key, const std::string& name,
+                                std::shared_ptr<const toml::table>& options_out) {
+    if (const std::string unknown = registry.unknown_message(name); !unknown.empty()) {
+      policy.fail(key, unknown);
+    }
+    auto options = policy.table(key + "_options", "options of the " + key + " policy");
+    registry.create(name, options);
+    auto merged = std::make_shared<toml::table>();
+    for (const toml::table* t : {file.get_as<toml::table>("policy"), sets.get_as<toml::table>("policy")}) {
+      if (t != nullptr) {
+        if (const toml::table* o = t->get_as<toml::table>(key + "_options")) {
+          merge_into(*merged, *o);
+        }
+      }
+    }
+    options_out = std::move(merged);
+  };
+  check_policy(policies::placement_registry(), "placement", cfg.policy.placement, cfg.policy.placement_options);
+  check_policy(policies::routing_registry(), "routing", cfg.policy.routing, cfg.policy.routing_options);
+  policy.finish();
+
+  auto scheduler = root.table("scheduler", "continuous batching");
+  cfg.serving.scheduler = serving::parse_scheduler(scheduler);
+  cfg.serving.step_overhead_us = scheduler.real("step_overhead_us", 0.0, "fixed CPU/scheduling time per step, us",
+                                                core::k_non_negative);
+  scheduler.finish();
+
+  auto slo = root.table("slo", "latency targets");
+  cfg.serving.slo = serving::parse_slo(slo);
+
+  root.finish();
+
+  toml::table effective = file;
+  merge_into(effective, sets);
+  std::ostringstream json;
+  json << toml::json_formatter{effective};
+  cfg.echo_json = json.str();
+  return cfg;
+}
+
+}  // namespace
+
+ExperimentConfig load_config_text(std::string_view text, const std::string& source,
+                                  const std::vector<std::string>& sets) {
+  const toml::table file = parse_toml(text, source);
+  const toml::table overrides = parse_sets(sets);
+  return parse_all(file, source, overrides);
+}
+
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& sets) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw core::ConfigError(path, "", "cannot open the config file");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_config_text(text.str(), path, sets);
+}
+
+}  // namespace epsim::experiments

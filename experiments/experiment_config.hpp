@@ -1,0 +1,68 @@
+#pragma once
+// One experiment's configuration, loaded from a TOML file (plus --set overrides and the presets it
+// names), validated as a whole before anything runs.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hardware/gpu_spec.hpp"
+#include "hardware/topology.hpp"
+#include "models/model_spec.hpp"
+#include "sim/serving/serving_config.hpp"
+#include "workloads/request_generator.hpp"
+#include "workloads/synthetic_router.hpp"
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace epsim::experiments {
+
+struct ClusterConfig {
+  int nodes = 1;
+  int gpus_per_node = 8;
+  hardware::LinkSpec intra{450.0, 3.0};
+  hardware::LinkSpec inter{50.0, 5.0};
+  std::vector<double> speed_factors;  ///< one per GPU (filled with 1 when not given)
+  int num_gpus() const { return nodes * gpus_per_node; }
+};
+
+struct PolicyConfig {
+  std::string placement = "linear";
+  std::string routing = "even";
+  std::shared_ptr<const toml::table> placement_options;  ///< [policy.placement_options], validated
+  std::shared_ptr<const toml::table> routing_options;    ///< [policy.routing_options], validated
+};
+
+struct ExperimentConfig {
+  std::string source;  ///< file the config came from ("embedded demo" for the built-in one)
+  std::uint64_t seed = 42;
+  models::ModelSpec model;
+  hardware::GpuSpec gpu;
+  ClusterConfig cluster;
+  int ep_size = 0;
+  int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
+  workloads::WorkloadConfig workload;
+  workloads::SyntheticRouterConfig router;
+  PolicyConfig policy;
+  serving::ServingConfig serving;
+  /// The effective configuration (file + --set), for the echo in summary.json; JSON text.
+  std::string echo_json;
+
+  int slots_per_gpu() const { return (static_cast<int>(model.routed_experts) + redundant_experts) / ep_size; }
+};
+
+/// Loads and validates `path`; `sets` are "key=value" overrides (TOML values; bare words are strings).
+/// Throws core::ConfigError naming the file, the key and what was expected.
+ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& sets);
+/// The same from TOML text (e.g. the embedded demo), `source` naming it in messages.
+ExperimentConfig load_config_text(std::string_view text, const std::string& source,
+                                  const std::vector<std::string>& sets);
+
+/// The demo configuration shipped in the binary (examples/demo.toml).
+std::string_view embedded_demo_config();
+
+}  // namespace epsim::experiments

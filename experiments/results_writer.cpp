@@ -1,0 +1,114 @@
+#include "experiments/results_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "version.hpp"
+
+namespace epsim::experiments {
+namespace {
+
+nlohmann::ordered_json latency_json(const serving::LatencySummary& s) {
+  return {{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}};
+}
+
+}  // namespace
+
+std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
+  const serving::RunSummary& s = res.summary;
+  nlohmann::ordered_json j;
+  j["epsim_version"] = k_version;
+  j["seed"] = cfg.seed;
+  j["config_source"] = cfg.source;
+  j["config"] = nlohmann::ordered_json::parse(cfg.echo_json);
+  j["resolved"] = {
+      {"model", cfg.model.name},
+      {"gpu", cfg.gpu.name},
+      {"gpus", cfg.cluster.num_gpus()},
+      {"ep_size", cfg.ep_size},
+      {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
+      {"slots_per_gpu", cfg.slots_per_gpu()},
+      {"moe_layers", cfg.model.num_moe_layers()},
+      {"placement", cfg.policy.placement},
+      {"routing", cfg.policy.routing},
+  };
+  nlohmann::ordered_json m;
+  m["requests"] = s.requests;
+  m["requests_finished"] = s.requests_finished;
+  m["hit_time_limit"] = res.hit_time_limit;
+  m["makespan_s"] = s.makespan_s;
+  m["ttft_ms"] = latency_json(s.ttft_ms);
+  m["tpot_ms"] = latency_json(s.tpot_ms);
+  m["e2e_ms"] = latency_json(s.e2e_ms);
+  m["inter_token_ms"] = latency_json(s.inter_token_ms);
+  m["slo"] = {{"ttft_ms", cfg.serving.slo.ttft_ms},
+              {"tpot_ms", cfg.serving.slo.tpot_ms},
+              {"attainment", s.slo_attainment},
+              {"ttft_attainment", s.slo_ttft_attainment},
+              {"tpot_attainment", s.slo_tpot_attainment},
+              {"goodput_rps", s.goodput_rps}};
+  m["throughput_rps"] = s.throughput_rps;
+  m["output_tokens_per_s"] = s.output_tokens_per_s;
+  m["steps"] = s.steps;
+  m["mean_step_ms"] = s.mean_step_ms;
+  m["straggler_gap_us"] = {{"mean", s.mean_straggler_gap_us}, {"max", s.max_straggler_gap_us}};
+  m["barrier_idle_fraction"] = s.barrier_idle_fraction;
+  m["comm_fraction"] = s.comm_fraction;
+  m["traffic_gb"] = {{"intra_node", s.intra_node_gb}, {"inter_node", s.inter_node_gb}};
+  m["gpu_busy_fraction"] = s.gpu_busy_fraction;
+  j["metrics"] = m;
+  return j.dump(2) + "\n";
+}
+
+std::string requests_csv(const serving::SimulationResult& res) {
+  std::string out =
+      "id,group,rank,prompt_tokens,output_tokens,arrival_ns,first_token_ns,finish_ns,ttft_ms,tpot_ms,e2e_ms\n";
+  for (const serving::RequestState& r : res.requests) {
+    if (r.finished()) {
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{}\n", r.spec.id, r.group, r.rank,
+                     r.spec.prompt_tokens, r.spec.output_tokens, r.spec.arrival_ns, r.first_token_ns, r.finish_ns,
+                     r.ttft_ms(), r.tpot_ms(), r.e2e_ms());
+    } else {
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},,,,\n", r.spec.id, r.group, r.rank,
+                     r.spec.prompt_tokens, r.spec.output_tokens, r.spec.arrival_ns, r.first_token_ns);
+    }
+  }
+  return out;
+}
+
+void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg,
+                   const serving::SimulationResult& res) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw core::Error("cannot create results directory " + dir.string() + ": " + ec.message());
+  }
+  core::write_file_atomically(dir / "requests.csv", requests_csv(res));
+  core::write_file_atomically(dir / "summary.json", summary_json(cfg, res));
+}
+
+std::string human_summary(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
+  const serving::RunSummary& s = res.summary;
+  std::string out;
+  auto line = [&]<class... A>(fmt::format_string<A...> f, A&&... args) {
+    fmt::format_to(std::back_inserter(out), f, std::forward<A>(args)...);
+  };
+  line("{} on {} x {} ({} GPUs, EP{}), placement {}, routing {}\n", cfg.model.name, cfg.cluster.nodes, cfg.gpu.name,
+       cfg.cluster.num_gpus(), cfg.ep_size, cfg.policy.placement, cfg.policy.routing);
+  line("requests: {} finished of {} in {:.2f} s simulated ({} steps, mean step {:.2f} ms){}\n", s.requests_finished,
+       s.requests, s.makespan_s, s.steps, s.mean_step_ms, res.hit_time_limit ? "  [hit max_sim_time_s]" : "");
+  line("{:<6} {:>10} {:>10} {:>10} {:>10}\n", "ms", "mean", "p50", "p90", "p99");
+  for (const auto& [name, l] : {std::pair{"TTFT", s.ttft_ms}, std::pair{"TPOT", s.tpot_ms}, std::pair{"E2E", s.e2e_ms}}) {
+    line("{:<6} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}\n", name, l.mean, l.p50, l.p90, l.p99);
+  }
+  line("SLO (TTFT <= {} ms, TPOT <= {} ms): attainment {:.1f} %, goodput {:.2f} req/s\n", cfg.serving.slo.ttft_ms,
+       cfg.serving.slo.tpot_ms, 100.0 * s.slo_attainment, s.goodput_rps);
+  line("straggler gap per MoE layer: mean {:.1f} us, max {:.1f} us; barrier idle {:.1f} % of GPU time\n",
+       s.mean_straggler_gap_us, s.max_straggler_gap_us, 100.0 * s.barrier_idle_fraction);
+  return out;
+}
+
+}  // namespace epsim::experiments

@@ -1,0 +1,34 @@
+#include "hardware/all_to_all.hpp"
+
+namespace epsim::hardware {
+
+void PerGpuTraffic::resize(int gpus) {
+  send_intra.resize(gpus);
+  send_inter.resize(gpus);
+  recv_intra.resize(gpus);
+  recv_inter.resize(gpus);
+  set_zero();
+}
+
+void PerGpuTraffic::set_zero() {
+  send_intra.setZero();
+  send_inter.setZero();
+  recv_intra.setZero();
+  recv_inter.setZero();
+}
+
+CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& t) {
+  CollectiveCost c;
+  c.intra_bytes = t.send_intra.sum();
+  c.inter_bytes = t.send_inter.sum();
+  if (c.intra_bytes <= 0.0 && c.inter_bytes <= 0.0) {
+    return c;
+  }
+  const double intra_ns = t.send_intra.max(t.recv_intra).maxCoeff() / topo.intra().bw_gbps;
+  const double inter_ns = topo.nodes() > 1 ? t.send_inter.max(t.recv_inter).maxCoeff() / topo.inter().bw_gbps : 0.0;
+  const double alpha_us = c.inter_bytes > 0.0 ? topo.inter().latency_us : topo.intra().latency_us;
+  c.time_ns = alpha_us * 1e3 + std::max(intra_ns, inter_ns);
+  return c;
+}
+
+}  // namespace epsim::hardware

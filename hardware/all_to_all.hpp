@@ -1,0 +1,32 @@
+#pragma once
+// All-to-all cost from per-GPU send/receive bytes, split into intra-node and inter-node parts. Intra-
+// and inter-node transfers use different links and run concurrently; each GPU's port serialises its own
+// sends (and its receives), so the collective ends when the busiest port is done:
+//   time = alpha + max_g max( max(send_intra_g, recv_intra_g) / bw_intra,
+//                             max(send_inter_g, recv_inter_g) / bw_inter )
+// alpha is the inter-node latency if any byte leaves a node, else the intra-node one (0 if no bytes).
+#include <Eigen/Core>
+
+#include "hardware/topology.hpp"
+
+namespace epsim::hardware {
+
+struct PerGpuTraffic {
+  Eigen::ArrayXd send_intra;  ///< bytes each GPU sends to other GPUs of its node
+  Eigen::ArrayXd send_inter;  ///< bytes each GPU sends to GPUs of other nodes
+  Eigen::ArrayXd recv_intra;
+  Eigen::ArrayXd recv_inter;
+
+  void resize(int gpus);
+  void set_zero();
+};
+
+struct CollectiveCost {
+  double time_ns = 0.0;
+  double intra_bytes = 0.0;  ///< total bytes moved inside nodes
+  double inter_bytes = 0.0;  ///< total bytes moved between nodes
+};
+
+CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& traffic);
+
+}  // namespace epsim::hardware

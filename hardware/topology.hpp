@@ -1,0 +1,33 @@
+#pragma once
+// Cluster layout: `nodes` x `gpus_per_node` GPUs, one link type inside a node (NVLink / PCIe) and one
+// between nodes (InfiniBand / Ethernet, one NIC per GPU, rail-optimised), each with alpha-beta costs.
+#include "sim/core/params.hpp"
+
+namespace epsim::hardware {
+
+struct LinkSpec {
+  double bw_gbps = 0.0;     ///< bandwidth per GPU per direction, GB/s (= bytes per ns)
+  double latency_us = 0.0;  ///< one-way latency of a transfer (alpha), microseconds
+};
+
+class Topology {
+ public:
+  Topology(int nodes, int gpus_per_node, LinkSpec intra, LinkSpec inter);
+  int nodes() const { return nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int num_gpus() const { return nodes_ * gpus_per_node_; }
+  int node_of(int gpu) const { return gpu / gpus_per_node_; }
+  const LinkSpec& intra() const { return intra_; }
+  const LinkSpec& inter() const { return inter_; }
+
+ private:
+  int nodes_;
+  int gpus_per_node_;
+  LinkSpec intra_;
+  LinkSpec inter_;
+};
+
+/// Parses a link table (`bw_gbps`, `latency_us`) with the given defaults.
+LinkSpec parse_link(core::ParamTable& t, LinkSpec defaults);
+
+}  // namespace epsim::hardware

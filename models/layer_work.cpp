@@ -1,0 +1,95 @@
+#include "models/layer_work.hpp"
+
+namespace epsim::models {
+namespace {
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+core::KernelWork gemm(core::OpKind kind, core::Precision p, const ModelSpec& m, double tokens, double params,
+                      double act_elems_per_token) {
+  core::KernelWork w;
+  w.kind = kind;
+  w.precision = p;
+  w.tokens = tokens;
+  w.flops = 2.0 * tokens * params;
+  w.bytes = params * d(m.weight_bytes) + tokens * act_elems_per_token * d(m.activation_bytes);
+  return w;
+}
+
+}  // namespace
+
+double attention_params(const ModelSpec& m) {
+  const double h = d(m.hidden_size);
+  if (m.attention == AttentionKind::gqa) {
+    const double q = d(m.num_heads * m.head_dim);
+    const double kv = 2.0 * d(m.num_kv_heads * m.head_dim);
+    return h * q + h * kv + q * h;  // q, k+v, o projections
+  }
+  const double heads = d(m.num_heads);
+  const double qk_head = d(m.qk_nope_head_dim + m.qk_rope_head_dim);
+  const double q_proj = m.q_lora_rank > 0 ? h * d(m.q_lora_rank) + d(m.q_lora_rank) * heads * qk_head
+                                          : h * heads * qk_head;
+  const double kv_a = h * d(m.kv_lora_rank + m.qk_rope_head_dim);
+  const double kv_b = d(m.kv_lora_rank) * heads * d(m.qk_nope_head_dim + m.v_head_dim);
+  const double o_proj = heads * d(m.v_head_dim) * h;
+  return q_proj + kv_a + kv_b + o_proj;
+}
+
+double kv_bytes_per_token_layer(const ModelSpec& m) {
+  if (m.attention == AttentionKind::gqa) {
+    return 2.0 * d(m.num_kv_heads * m.head_dim) * d(m.kv_cache_bytes);
+  }
+  return d(m.kv_lora_rank + m.qk_rope_head_dim) * d(m.kv_cache_bytes);
+}
+
+double expert_weight_bytes(const ModelSpec& m) {
+  return 3.0 * d(m.hidden_size) * d(m.moe_intermediate_size) * d(m.weight_bytes);
+}
+
+core::KernelWork attention_work(const ModelSpec& m, const AttentionBatch& b) {
+  // Projections: input and output are hidden-wide.
+  core::KernelWork w = gemm(core::OpKind::attention, m.weight_precision(), m, b.tokens, attention_params(m),
+                            2.0 * d(m.hidden_size));
+  const double flops_per_pair = m.attention == AttentionKind::gqa
+                                    ? 4.0 * d(m.num_heads * m.head_dim)
+                                    : 2.0 * d(m.num_heads) * d(m.kv_lora_rank + m.qk_rope_head_dim) +
+                                          2.0 * d(m.num_heads) * d(m.kv_lora_rank);
+  w.flops += flops_per_pair * b.score_pairs;
+  // Read the cached context, write the new tokens' KV.
+  w.bytes += (b.kv_read_tokens + b.tokens) * kv_bytes_per_token_layer(m);
+  return w;
+}
+
+core::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate) {
+  return gemm(core::OpKind::dense_ffn, m.weight_precision(), m, tokens, 3.0 * d(m.hidden_size) * intermediate,
+              2.0 * d(m.hidden_size));
+}
+
+core::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated) {
+  core::KernelWork w;
+  w.kind = core::OpKind::expert_ffn;
+  w.precision = m.weight_precision();
+  w.tokens = tokens;
+  const double per_token = 3.0 * d(m.hidden_size) * d(m.moe_intermediate_size);
+  w.flops = 2.0 * padded_tokens * per_token;
+  w.bytes = activated * expert_weight_bytes(m) + tokens * 2.0 * d(m.hidden_size) * d(m.activation_bytes);
+  return w;
+}
+
+core::KernelWork router_work(const ModelSpec& m, double tokens) {
+  // The gate runs in BF16 even for FP8 models.
+  core::KernelWork w = gemm(core::OpKind::router, core::Precision::bf16, m, tokens,
+                            d(m.hidden_size) * d(m.routed_experts), d(m.hidden_size) + d(m.routed_experts));
+  w.bytes += d(m.hidden_size) * d(m.routed_experts) * (2.0 - d(m.weight_bytes));
+  return w;
+}
+
+core::KernelWork lm_head_work(const ModelSpec& m, double tokens) {
+  // The LM head stays in BF16 in FP8 checkpoints.
+  core::KernelWork w = gemm(core::OpKind::lm_head, core::Precision::bf16, m, tokens,
+                            d(m.hidden_size) * d(m.vocab_size), d(m.hidden_size) + d(m.vocab_size));
+  w.bytes += d(m.hidden_size) * d(m.vocab_size) * (2.0 - d(m.weight_bytes));
+  return w;
+}
+
+}  // namespace epsim::models

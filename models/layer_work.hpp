@@ -1,0 +1,46 @@
+#pragma once
+// Work accounting of one transformer layer's kernels: FLOPs (multiply-add = 2) and HBM bytes, from the
+// model's shapes. Pure functions of the model and the batch; the hardware layer prices them.
+//
+// Conventions (documented in docs/models.md):
+// - GEMM of t tokens by a (k x n) weight: 2*t*k*n FLOPs; bytes = weights + t*(k + n) activations.
+// - Attention core: per (query token, visible key) pair, QK^T and PV products. GQA: 4*heads*head_dim
+//   FLOPs per pair; MLA in its absorbed form (as inference engines run it): 2*heads*(kv_lora + rope) +
+//   2*heads*kv_lora per pair, reading the compressed cache.
+// - Expert FFN (SwiGLU: gate, up, down): 6*hidden*moe_intermediate FLOPs per *padded* token; bytes =
+//   the weights of every *activated* expert + the real tokens' activations in and out.
+#include <cstdint>
+
+#include "models/model_spec.hpp"
+#include "sim/core/kernel_work.hpp"
+
+namespace epsim::models {
+
+/// The attention work of one GPU for one layer and step, summed over its requests.
+struct AttentionBatch {
+  double tokens = 0.0;          ///< new tokens (prefill chunk tokens + one per decode)
+  double score_pairs = 0.0;     ///< (query, key) pairs, causal within a prefill chunk
+  double kv_read_tokens = 0.0;  ///< cached tokens read from the KV cache (context before this step)
+};
+
+/// Causal (query, key) pairs of a chunk of `chunk` new tokens after `context` cached ones.
+inline double causal_pairs(double context, double chunk) { return chunk * context + chunk * (chunk + 1.0) / 2.0; }
+
+/// Parameters of one layer's attention block (projections only).
+double attention_params(const ModelSpec& m);
+/// KV-cache bytes one token occupies in one layer.
+double kv_bytes_per_token_layer(const ModelSpec& m);
+/// Bytes of one routed expert's weights.
+double expert_weight_bytes(const ModelSpec& m);
+
+core::KernelWork attention_work(const ModelSpec& m, const AttentionBatch& b);
+/// Dense SwiGLU FFN of width `intermediate` on `tokens` tokens (dense layers, shared experts).
+core::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate);
+/// Routed experts of one GPU: `padded_tokens` computed, `tokens` real, `activated` experts' weights read.
+core::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated);
+/// Router (gate) projection hidden -> routed_experts.
+core::KernelWork router_work(const ModelSpec& m, double tokens);
+/// LM head for the tokens that emit a token.
+core::KernelWork lm_head_work(const ModelSpec& m, double tokens);
+
+}  // namespace epsim::models

@@ -1,0 +1,82 @@
+#include "models/model_spec.hpp"
+
+#include <array>
+#include <span>
+
+namespace epsim::models {
+
+std::span<const core::EmbeddedFile> embedded_models();
+
+namespace {
+constexpr std::array<std::string_view, 2> k_attention_kinds{"gqa", "mla"};
+constexpr std::array<std::string_view, 2> k_dtypes{"bf16", "fp8"};
+constexpr core::IntBounds k_dim{1, 1 << 20};
+
+std::int64_t dtype_bytes(const std::string& d) { return d == "fp8" ? 1 : 2; }
+}  // namespace
+
+ModelSpec parse_model_spec(core::ParamTable& t) {
+  ModelSpec m;
+  m.name = t.string("name", "", "display name");
+  m.hidden_size = t.integer_required("hidden_size", "model (residual) width", k_dim);
+  m.num_layers = t.integer_required("num_layers", "transformer layers", {1, 1000});
+  m.first_dense_layers =
+      t.integer("first_dense_layers", 0, "leading layers with a dense FFN (DeepSeek first_k_dense_replace)", {0, 1000});
+  m.dense_intermediate_size =
+      t.integer("dense_intermediate_size", 0, "FFN width of the leading dense layers", {0, 1 << 20});
+  m.moe_intermediate_size = t.integer_required("moe_intermediate_size", "FFN width of one expert", k_dim);
+  m.routed_experts = t.integer_required("routed_experts", "routed experts per MoE layer", {1, 65536});
+  m.shared_experts = t.integer("shared_experts", 0, "always-active shared experts per MoE layer", {0, 64});
+  m.top_k = t.integer_required("top_k", "routed experts activated per token", {1, 65536});
+  m.expert_groups = t.integer("expert_groups", 1, "expert groups for group-limited routing (n_group)", {1, 65536});
+  const std::string attn = t.choice("attention", "gqa", "attention kind", k_attention_kinds);
+  m.attention = attn == "mla" ? AttentionKind::mla : AttentionKind::gqa;
+  m.num_heads = t.integer_required("num_heads", "attention (query) heads", {1, 4096});
+  m.num_kv_heads = t.integer("num_kv_heads", 0, "key/value heads (GQA; 0 = num_heads)", {0, 4096});
+  m.head_dim = t.integer("head_dim", 0, "dimension of one head (GQA; 0 = hidden_size / num_heads)", {0, 4096});
+  m.q_lora_rank = t.integer("q_lora_rank", 0, "MLA query compression rank (0 = none)", {0, 1 << 16});
+  m.kv_lora_rank = t.integer("kv_lora_rank", 0, "MLA compressed KV rank", {0, 1 << 16});
+  m.qk_nope_head_dim = t.integer("qk_nope_head_dim", 0, "MLA non-rotary query/key head dim", {0, 4096});
+  m.qk_rope_head_dim = t.integer("qk_rope_head_dim", 0, "MLA rotary query/key head dim", {0, 4096});
+  m.v_head_dim = t.integer("v_head_dim", 0, "MLA value head dim", {0, 4096});
+  m.vocab_size = t.integer_required("vocab_size", "vocabulary size", {1, 1 << 24});
+  m.weight_bytes = dtype_bytes(t.choice("weight_dtype", "bf16", "dtype of the weights", k_dtypes));
+  m.kv_cache_bytes = dtype_bytes(t.choice("kv_cache_dtype", "bf16", "dtype of the KV cache", k_dtypes));
+  m.activation_bytes = 2;
+
+  if (m.top_k > m.routed_experts) {
+    t.fail("top_k", "must be <= routed_experts (" + std::to_string(m.routed_experts) + "), got " +
+                        std::to_string(m.top_k));
+  }
+  if (m.first_dense_layers >= m.num_layers) {
+    t.fail("first_dense_layers", "must be < num_layers (" + std::to_string(m.num_layers) + ") so some layer is MoE");
+  }
+  if (m.first_dense_layers > 0 && m.dense_intermediate_size == 0) {
+    t.fail("dense_intermediate_size", "must be > 0 when first_dense_layers > 0");
+  }
+  if (m.routed_experts % m.expert_groups != 0) {
+    t.fail("expert_groups", "must divide routed_experts (" + std::to_string(m.routed_experts) + ")");
+  }
+  if (m.attention == AttentionKind::gqa) {
+    if (m.num_kv_heads == 0) {
+      m.num_kv_heads = m.num_heads;
+    }
+    if (m.head_dim == 0) {
+      m.head_dim = m.hidden_size / m.num_heads;
+    }
+    if (m.num_heads % m.num_kv_heads != 0) {
+      t.fail("num_kv_heads", "must divide num_heads (" + std::to_string(m.num_heads) + ")");
+    }
+  } else if (m.kv_lora_rank == 0 || m.qk_rope_head_dim == 0 || m.qk_nope_head_dim == 0 || m.v_head_dim == 0) {
+    t.fail("kv_lora_rank", "MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim > 0");
+  }
+  t.finish();
+  return m;
+}
+
+const core::PresetCatalog& model_presets() {
+  static const core::PresetCatalog catalog("models", embedded_models());
+  return catalog;
+}
+
+}  // namespace epsim::models

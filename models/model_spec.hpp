@@ -1,0 +1,56 @@
+#pragma once
+// An MoE transformer's architecture, as in its published config.json, and the layout of its layers.
+// Presets are TOML files in models/presets/, embedded in the binary.
+#include <cstdint>
+#include <string>
+
+#include "sim/core/kernel_work.hpp"
+#include "sim/core/params.hpp"
+#include "sim/core/presets.hpp"
+
+namespace epsim::models {
+
+enum class AttentionKind : std::uint8_t {
+  gqa,  ///< multi-head / grouped-query attention (MHA is GQA with kv_heads = heads)
+  mla,  ///< DeepSeek multi-head latent attention (compressed KV cache)
+};
+
+struct ModelSpec {
+  std::string name;
+  std::int64_t hidden_size = 0;
+  std::int64_t num_layers = 0;
+  std::int64_t first_dense_layers = 0;     ///< leading layers with a dense FFN instead of MoE
+  std::int64_t dense_intermediate_size = 0;  ///< FFN width of those dense layers
+  std::int64_t moe_intermediate_size = 0;  ///< FFN width of one routed (and shared) expert
+  std::int64_t routed_experts = 0;
+  std::int64_t shared_experts = 0;
+  std::int64_t top_k = 0;
+  std::int64_t expert_groups = 1;  ///< DeepSeek's n_group (device-limited routing groups)
+  AttentionKind attention = AttentionKind::gqa;
+  std::int64_t num_heads = 0;
+  std::int64_t num_kv_heads = 0;  ///< GQA only
+  std::int64_t head_dim = 0;      ///< GQA only
+  std::int64_t q_lora_rank = 0;   ///< MLA; 0 = queries are not compressed
+  std::int64_t kv_lora_rank = 0;  ///< MLA
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  std::int64_t vocab_size = 0;
+  std::int64_t weight_bytes = 2;      ///< bytes per weight element (2 = BF16, 1 = FP8)
+  std::int64_t kv_cache_bytes = 2;    ///< bytes per KV-cache element
+  std::int64_t activation_bytes = 2;  ///< bytes per activation element (dispatch/combine payload)
+
+  bool is_moe_layer(std::int64_t layer) const { return layer >= first_dense_layers; }
+  std::int64_t num_moe_layers() const { return num_layers - first_dense_layers; }
+  core::Precision weight_precision() const {
+    return weight_bytes == 1 ? core::Precision::fp8 : core::Precision::bf16;
+  }
+};
+
+/// Parses and validates a model spec (preset layered under user overrides).
+ModelSpec parse_model_spec(core::ParamTable& t);
+
+/// The shipped model presets.
+const core::PresetCatalog& model_presets();
+
+}  // namespace epsim::models

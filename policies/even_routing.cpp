@@ -1,0 +1,21 @@
+#include "policies/even_routing.hpp"
+
+#include <algorithm>
+
+namespace epsim::policies {
+
+void EvenRouting::route(const StepLayerLoad& load, const LayerPlacement& placement, RoutedLoad& out) {
+  std::fill(out.slot_tokens.begin(), out.slot_tokens.end(), 0);
+  for (int e = 0; e < placement.num_experts; ++e) {
+    const std::int32_t n = load.expert_tokens[static_cast<std::size_t>(e)];
+    const std::span<const int> slots = placement.replicas(e);
+    const auto c = static_cast<std::int32_t>(slots.size());
+    const std::int32_t base = n / c;
+    const std::int32_t extra = n % c;
+    for (std::int32_t r = 0; r < c; ++r) {
+      out.slot_tokens[static_cast<std::size_t>(slots[static_cast<std::size_t>(r)])] = base + (r < extra ? 1 : 0);
+    }
+  }
+}
+
+}  // namespace epsim::policies

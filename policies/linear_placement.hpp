@@ -1,0 +1,13 @@
+#pragma once
+// vLLM's default placement: contiguous blocks, logical expert e of E on N GPUs goes to GPU
+// floor(e / (E / N)), no redundancy; slots beyond E / N per GPU stay empty.
+#include "policies/placement_policy.hpp"
+
+namespace epsim::policies {
+
+class LinearPlacement final : public PlacementPolicy {
+ public:
+  Placement place(const PlacementInput& in) override;
+};
+
+}  // namespace epsim::policies

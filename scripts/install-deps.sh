@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs epsim's build dependencies from Debian 12 packages. Idempotent: packages already present are
+# skipped, and apt is not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libboost-graph-dev libboost-program-options-dev libboost-random-dev
+  libeigen3-dev libtomlplusplus-dev
+  libprotobuf-dev protobuf-compiler
+  catch2 libspdlog-dev libfmt-dev nlohmann-json3-dev
+  coinor-libclp-dev
+  clang-format clang-tidy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,311 @@
+#include "sim/core/params.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <toml++/toml.h>
+
+#include "sim/core/error.hpp"
+
+namespace epsim::core {
+namespace {
+
+std::string format_real(double v) {
+  if (std::isinf(v)) {
+    return v > 0 ? "inf" : "-inf";
+  }
+  return fmt::format("{}", v);
+}
+
+std::string describe_bounds(RealBounds b) {
+  const bool has_min = std::isfinite(b.min);
+  const bool has_max = std::isfinite(b.max);
+  if (has_min && has_max) {
+    return fmt::format("in {}{}, {}]", b.min_exclusive ? "(" : "[", format_real(b.min), format_real(b.max));
+  }
+  if (has_min) {
+    return fmt::format("{} {}", b.min_exclusive ? ">" : ">=", format_real(b.min));
+  }
+  if (has_max) {
+    return fmt::format("<= {}", format_real(b.max));
+  }
+  return "";
+}
+
+std::string describe_bounds(IntBounds b) {
+  const bool has_min = b.min != std::numeric_limits<std::int64_t>::min();
+  const bool has_max = b.max != std::numeric_limits<std::int64_t>::max();
+  if (has_min && has_max) {
+    return fmt::format("in [{}, {}]", b.min, b.max);
+  }
+  if (has_min) {
+    return fmt::format(">= {}", b.min);
+  }
+  if (has_max) {
+    return fmt::format("<= {}", b.max);
+  }
+  return "";
+}
+
+std::string type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return fmt::format("the string \"{}\"", *n.value<std::string>());
+    case toml::node_type::integer: return fmt::format("the integer {}", *n.value<std::int64_t>());
+    case toml::node_type::floating_point: return fmt::format("the number {}", *n.value<double>());
+    case toml::node_type::boolean: return *n.value<bool>() ? "true" : "false";
+    default: return "a date/time";
+  }
+}
+
+bool in_bounds(double v, RealBounds b) {
+  if (std::isnan(v)) {
+    return false;
+  }
+  const bool above = b.min_exclusive ? v > b.min : v >= b.min;
+  return above && v <= b.max;
+}
+
+}  // namespace
+
+std::string describe_source(const toml::node& node, const std::string& fallback) {
+  const auto& src = node.source();
+  if (src.path && !src.path->empty()) {
+    return *src.path;
+  }
+  return fallback;
+}
+
+ParamTable::ParamTable(std::string path)
+    : path_(std::move(path)), documenting_(true), shared_(std::make_shared<Shared>()) {}
+
+ParamTable::ParamTable(std::vector<ParamLayer> layers, std::string path)
+    : layers_(std::move(layers)), path_(std::move(path)), shared_(std::make_shared<Shared>()) {
+  std::erase_if(layers_, [](const ParamLayer& l) { return l.table == nullptr; });
+}
+
+ParamTable::~ParamTable() = default;
+ParamTable::ParamTable(ParamTable&&) noexcept = default;
+ParamTable& ParamTable::operator=(ParamTable&&) noexcept = default;
+
+std::string ParamTable::full_key(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+bool ParamTable::contains(std::string_view key) const { return find(key, nullptr) != nullptr; }
+
+const toml::node* ParamTable::find(std::string_view key, const ParamLayer** from) const {
+  for (const ParamLayer& layer : layers_) {
+    if (const toml::node* n = layer.table->get(key)) {
+      if (from) {
+        *from = &layer;
+      }
+      return n;
+    }
+  }
+  return nullptr;
+}
+
+void ParamTable::fail(std::string_view key, const std::string& what) const {
+  const ParamLayer* from = nullptr;
+  find(key, &from);
+  std::string source = from ? from->source : (layers_.empty() ? std::string("config") : layers_.front().source);
+  throw ConfigError(source, full_key(key), what);
+}
+
+void ParamTable::record(std::string_view key, std::string type, std::string def, std::string_view doc) {
+  mark_read(key);
+  const std::string k = full_key(key);
+  auto& docs = shared_->docs;
+  if (std::none_of(docs.begin(), docs.end(), [&](const ParamDoc& d) { return d.key == k; })) {
+    docs.push_back(ParamDoc{k, std::move(type), std::move(def), std::string(doc)});
+  }
+}
+
+void ParamTable::mark_read(std::string_view key) {
+  if (std::find(read_keys_.begin(), read_keys_.end(), key) == read_keys_.end()) {
+    read_keys_.emplace_back(key);
+  }
+}
+
+std::optional<double> ParamTable::read_real(std::string_view key, RealBounds b) {
+  const toml::node* n = find(key, nullptr);
+  if (!n) {
+    return std::nullopt;
+  }
+  std::optional<double> v;
+  if (n->is_floating_point()) {
+    v = *n->value<double>();
+  } else if (n->is_integer()) {
+    v = static_cast<double>(*n->value<std::int64_t>());
+  }
+  const std::string range = describe_bounds(b);
+  if (!v) {
+    fail(key, fmt::format("expected a number{}{}, got {}", range.empty() ? "" : " ", range, type_name(*n)));
+  }
+  if (!in_bounds(*v, b)) {
+    fail(key, fmt::format("expected a number {}, got {}", range, format_real(*v)));
+  }
+  return v;
+}
+
+std::optional<std::int64_t> ParamTable::read_integer(std::string_view key, IntBounds b) {
+  const toml::node* n = find(key, nullptr);
+  if (!n) {
+    return std::nullopt;
+  }
+  const std::string range = describe_bounds(b);
+  if (!n->is_integer()) {
+    fail(key, fmt::format("expected an integer{}{}, got {}", range.empty() ? "" : " ", range, type_name(*n)));
+  }
+  const std::int64_t v = *n->value<std::int64_t>();
+  if (v < b.min || v > b.max) {
+    fail(key, fmt::format("expected an integer {}, got {}", range, v));
+  }
+  return v;
+}
+
+double ParamTable::real(std::string_view key, double def, std::string_view doc, RealBounds b) {
+  const std::string range = describe_bounds(b);
+  record(key, range.empty() ? "number" : "number " + range, format_real(def), doc);
+  return read_real(key, b).value_or(def);
+}
+
+double ParamTable::real_required(std::string_view key, std::string_view doc, RealBounds b) {
+  const std::string range = describe_bounds(b);
+  record(key, range.empty() ? "number" : "number " + range, "", doc);
+  if (documenting_) {
+    return 0.0;
+  }
+  if (auto v = read_real(key, b)) {
+    return *v;
+  }
+  fail(key, "missing required key (" + std::string(doc) + ")");
+}
+
+std::int64_t ParamTable::integer(std::string_view key, std::int64_t def, std::string_view doc, IntBounds b) {
+  const std::string range = describe_bounds(b);
+  record(key, range.empty() ? "integer" : "integer " + range, std::to_string(def), doc);
+  return read_integer(key, b).value_or(def);
+}
+
+std::int64_t ParamTable::integer_required(std::string_view key, std::string_view doc, IntBounds b) {
+  const std::string range = describe_bounds(b);
+  record(key, range.empty() ? "integer" : "integer " + range, "", doc);
+  if (documenting_) {
+    return 0;
+  }
+  if (auto v = read_integer(key, b)) {
+    return *v;
+  }
+  fail(key, "missing required key (" + std::string(doc) + ")");
+}
+
+bool ParamTable::boolean(std::string_view key, bool def, std::string_view doc) {
+  record(key, "bool", def ? "true" : "false", doc);
+  const toml::node* n = find(key, nullptr);
+  if (!n) {
+    return def;
+  }
+  if (!n->is_boolean()) {
+    fail(key, "expected true or false, got " + type_name(*n));
+  }
+  return *n->value<bool>();
+}
+
+std::string ParamTable::string(std::string_view key, std::string_view def, std::string_view doc) {
+  record(key, "string", fmt::format("\"{}\"", def), doc);
+  const toml::node* n = find(key, nullptr);
+  if (!n) {
+    return std::string(def);
+  }
+  if (!n->is_string()) {
+    fail(key, "expected a string, got " + type_name(*n));
+  }
+  return *n->value<std::string>();
+}
+
+std::string ParamTable::choice(std::string_view key, std::string_view def, std::string_view doc,
+                               std::span<const std::string_view> choices) {
+  const std::string valid = fmt::format("{}", fmt::join(choices, ", "));
+  record(key, "one of: " + valid, fmt::format("\"{}\"", def), doc);
+  const toml::node* n = find(key, nullptr);
+  if (!n) {
+    return std::string(def);
+  }
+  if (!n->is_string()) {
+    fail(key, "expected one of " + valid + ", got " + type_name(*n));
+  }
+  std::string v = *n->value<std::string>();
+  if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+    fail(key, fmt::format("unknown value \"{}\"; valid values are: {}", v, valid));
+  }
+  return v;
+}
+
+std::vector<double> ParamTable::real_list(std::string_view key, std::string_view doc, RealBounds b) {
+  const std::string range = describe_bounds(b);
+  record(key, range.empty() ? "list of numbers" : "list of numbers " + range, "[]", doc);
+  const toml::node* n = find(key, nullptr);
+  std::vector<double> out;
+  if (!n) {
+    return out;
+  }
+  const toml::array* arr = n->as_array();
+  if (!arr) {
+    fail(key, "expected a list of numbers, got " + type_name(*n));
+  }
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const toml::node& e = *arr->get(i);
+    std::optional<double> v;
+    if (e.is_floating_point()) {
+      v = *e.value<double>();
+    } else if (e.is_integer()) {
+      v = static_cast<double>(*e.value<std::int64_t>());
+    }
+    if (!v || !in_bounds(*v, b)) {
+      fail(key, fmt::format("element {}: expected a number{}{}, got {}", i, range.empty() ? "" : " ", range,
+                            type_name(e)));
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+ParamTable ParamTable::table(std::string_view key, std::string_view doc) {
+  mark_read(key);
+  ParamTable child(full_key(key));
+  child.documenting_ = documenting_;
+  child.shared_ = shared_;
+  for (const ParamLayer& layer : layers_) {
+    if (const toml::node* n = layer.table->get(key)) {
+      if (!n->is_table()) {
+        throw ConfigError(layer.source, full_key(key), "expected a table, got " + type_name(*n));
+      }
+      child.layers_.push_back(ParamLayer{n->as_table(), layer.source});
+    }
+  }
+  (void)doc;
+  return child;
+}
+
+void ParamTable::finish() const {
+  if (documenting_) {
+    return;
+  }
+  for (const ParamLayer& layer : layers_) {
+    for (const auto& [k, v] : *layer.table) {
+      const std::string_view key = k.str();
+      if (std::find(read_keys_.begin(), read_keys_.end(), key) == read_keys_.end()) {
+        std::vector<std::string> valid = read_keys_;
+        std::sort(valid.begin(), valid.end());
+        throw ConfigError(layer.source, full_key(key),
+                          fmt::format("unknown key; valid keys here are: {}", fmt::join(valid, ", ")));
+      }
+    }
+  }
+}
+
+}  // namespace epsim::core

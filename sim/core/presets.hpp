@@ -1,0 +1,38 @@
+#pragma once
+// A catalog of named TOML presets (models, GPUs, clusters...): shipped ones are embedded in the binary.
+// Parsing is done once per preset and cached in the catalog.
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/core/embedded_file.hpp"
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace epsim::core {
+
+class PresetCatalog {
+ public:
+  /// `kind` is the folder-like name used in messages, e.g. "models" or "gpus".
+  PresetCatalog(std::string kind, std::span<const EmbeddedFile> files);
+  ~PresetCatalog();
+
+  std::vector<std::string> names() const;
+  bool contains(const std::string& name) const;
+  /// The parsed preset; throws ConfigError (naming `source`/`key` and listing valid names) if unknown.
+  const toml::table& get(const std::string& name, const std::string& source, const std::string& key) const;
+  /// Source label for messages about a preset's own values, e.g. "preset models/deepseek-v3".
+  std::string label(const std::string& name) const { return "preset " + kind_ + "/" + name; }
+
+ private:
+  std::string kind_;
+  std::map<std::string, std::unique_ptr<toml::table>> tables_;
+};
+
+}  // namespace epsim::core

@@ -1,0 +1,55 @@
+#pragma once
+// Metric collectors subscribe to these events; the step loop does not grow a branch per metric.
+#include <cstdint>
+#include <span>
+
+#include "sim/core/time.hpp"
+#include "sim/serving/request_state.hpp"
+
+namespace epsim::serving {
+
+/// One MoE layer of one step (spans point into the executor's buffers: valid during the call only).
+struct LayerRecord {
+  int group = 0;
+  std::int64_t step = 0;
+  int layer = 0;      ///< model layer index
+  int moe_layer = 0;  ///< index among MoE layers
+  double attention_phase_ns = 0.0;  ///< slowest GPU's local work before dispatch
+  double attention_idle_ns = 0.0;   ///< sum over GPUs of (slowest - own) before dispatch
+  double dispatch_ns = 0.0;
+  double combine_ns = 0.0;
+  double expert_max_ns = 0.0;
+  double expert_min_ns = 0.0;
+  double expert_idle_ns = 0.0;  ///< sum over GPUs of (slowest - own) in the expert phase
+  double intra_bytes = 0.0;     ///< dispatch + combine bytes inside nodes
+  double inter_bytes = 0.0;     ///< dispatch + combine bytes between nodes
+  std::span<const double> gpu_expert_ns;
+  std::span<const std::int32_t> gpu_tokens;     ///< token-expert pairs per GPU
+  std::span<const std::int32_t> gpu_activated;  ///< experts with >= 1 token per GPU
+
+  double straggler_gap_ns() const { return expert_max_ns - expert_min_ns; }
+};
+
+struct StepRecord {
+  int group = 0;
+  std::int64_t step = 0;
+  core::Time start_ns = 0;
+  core::Time end_ns = 0;
+  std::int64_t prefill_tokens = 0;
+  std::int64_t decode_tokens = 0;
+  std::int64_t requests = 0;
+  double barrier_idle_ns = 0.0;          ///< GPU-ns spent waiting at barriers, summed over GPUs
+  std::span<const double> gpu_busy_ns;   ///< per GPU of the group: time in its own kernels
+};
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void on_layer(const LayerRecord& /*layer*/) {}
+  virtual void on_step(const StepRecord& /*step*/) {}
+  /// A decode token after the first: `gap_ns` since the request's previous token.
+  virtual void on_token(const RequestState& /*r*/, core::Time /*gap_ns*/) {}
+  virtual void on_request_finished(const RequestState& /*r*/) {}
+};
+
+}  // namespace epsim::serving

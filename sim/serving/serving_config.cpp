@@ -1,0 +1,22 @@
+#include "sim/serving/serving_config.hpp"
+
+namespace epsim::serving {
+
+SchedulerConfig parse_scheduler(core::ParamTable& t) {
+  SchedulerConfig c;
+  c.max_batch_tokens = t.integer("max_batch_tokens", c.max_batch_tokens,
+                                 "token budget of one step per DP rank (decodes + prefill chunks)", {1, 1 << 24});
+  c.max_running_requests = t.integer("max_running_requests", c.max_running_requests,
+                                     "requests admitted per DP rank at once", {1, 1 << 20});
+  return c;  // the caller reads the engine-level keys of the same table and calls finish()
+}
+
+SloConfig parse_slo(core::ParamTable& t) {
+  SloConfig c;
+  c.ttft_ms = t.real("ttft_ms", c.ttft_ms, "time-to-first-token target, ms", core::k_positive);
+  c.tpot_ms = t.real("tpot_ms", c.tpot_ms, "time-per-output-token target (request mean), ms", core::k_positive);
+  t.finish();
+  return c;
+}
+
+}  // namespace epsim::serving

@@ -1,0 +1,30 @@
+#pragma once
+// Configuration of the serving engine: batching budgets, SLO targets, EP grouping, run limits.
+#include <cstdint>
+
+#include "sim/core/params.hpp"
+
+namespace epsim::serving {
+
+struct SchedulerConfig {
+  std::int64_t max_batch_tokens = 8192;     ///< tokens per DP rank per step (decodes + prefill chunks)
+  std::int64_t max_running_requests = 256;  ///< requests admitted per DP rank at once
+};
+
+struct SloConfig {
+  double ttft_ms = 2000.0;  ///< time-to-first-token target
+  double tpot_ms = 100.0;   ///< time-per-output-token target (per-request mean)
+};
+
+struct ServingConfig {
+  SchedulerConfig scheduler;
+  SloConfig slo;
+  int ep_size = 0;               ///< GPUs per expert-parallel group (one DP attention rank each)
+  double step_overhead_us = 0.0;  ///< fixed CPU/scheduling time added to every step
+  double max_sim_time_s = 3600.0;  ///< hard stop of simulated time (unfinished requests are reported)
+};
+
+SchedulerConfig parse_scheduler(core::ParamTable& t);
+SloConfig parse_slo(core::ParamTable& t);
+
+}  // namespace epsim::serving

@@ -1,0 +1,76 @@
+#pragma once
+// The serving simulation: arrivals and step completions are events on a core::Engine; each EP group
+// steps independently (its GPUs in lockstep), requests are spread over groups round-robin and, inside a
+// group, to the DP rank with the fewest outstanding requests.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "hardware/cost_model.hpp"
+#include "hardware/topology.hpp"
+#include "models/model_spec.hpp"
+#include "policies/placement.hpp"
+#include "policies/routing_policy.hpp"
+#include "sim/core/event_queue.hpp"
+#include "sim/core/random_streams.hpp"
+#include "sim/serving/metrics.hpp"
+#include "sim/serving/request_state.hpp"
+#include "sim/serving/scheduler.hpp"
+#include "sim/serving/serving_config.hpp"
+#include "sim/serving/step_executor.hpp"
+#include "workloads/request_generator.hpp"
+#include "workloads/routing_source.hpp"
+
+namespace epsim::serving {
+
+/// Everything a simulation is made of, built and validated by the caller (experiments/).
+struct SimulationParts {
+  models::ModelSpec model;
+  std::unique_ptr<hardware::CostModel> cost;  ///< covers every GPU of the cluster
+  hardware::Topology topology;
+  policies::Placement placement;              ///< of one EP group (every group uses it)
+  std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
+  std::unique_ptr<workloads::RoutingSource> routing_source;
+  workloads::WorkloadConfig workload;
+  ServingConfig serving;
+  std::uint64_t seed = 0;
+};
+
+struct SimulationResult {
+  std::vector<RequestState> requests;
+  RunSummary summary;
+  core::Time end_ns = 0;
+  bool hit_time_limit = false;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(SimulationParts parts);
+  ~Simulator();
+  /// Observers to call besides the built-in metrics collector (not owned; must outlive run()).
+  void add_observer(Observer* o) { observers_.push_back(o); }
+  SimulationResult run();
+
+ private:
+  struct Group;
+  void on_arrival(workloads::RequestSpec spec);
+  void schedule_next_arrival();
+  void try_start_step(Group& g);
+  void on_step_end(Group& g);
+
+  SimulationParts parts_;
+  core::Engine engine_;
+  core::RandomStreams streams_;
+  workloads::RequestGenerator generator_;
+  MetricsCollector metrics_;
+  std::vector<Observer*> observers_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::vector<RequestState> requests_;
+  std::size_t next_group_ = 0;
+  core::Time last_step_end_ns_ = 0;
+};
+
+/// The topology of one EP group of `ep_size` GPUs cut from `cluster` (whole nodes, or part of one).
+hardware::Topology group_topology(const hardware::Topology& cluster, int ep_size);
+
+}  // namespace epsim::serving

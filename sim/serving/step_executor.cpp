@@ -1,0 +1,176 @@
+#include "sim/serving/step_executor.hpp"
+
+#include <algorithm>
+
+#include "models/layer_work.hpp"
+
+namespace epsim::serving {
+
+StepExecutor::StepExecutor(const models::ModelSpec& model, const hardware::CostModel& cost, int gpu_offset,
+                           hardware::Topology group_topology, const policies::Placement& placement,
+                           policies::RoutingPolicy& routing, workloads::RoutingSource& source,
+                           double step_overhead_us)
+    : model_(model),
+      cost_(cost),
+      gpu_offset_(gpu_offset),
+      gpus_(group_topology.num_gpus()),
+      topo_(group_topology),
+      placement_(placement),
+      routing_(routing),
+      source_(source),
+      step_overhead_ns_(step_overhead_us * 1e3),
+      pair_bytes_(static_cast<double>(model.hidden_size * model.activation_bytes)) {
+  for (Eigen::ArrayXd* a : {&tokens_, &share_, &attention_ns_, &dense_ns_, &router_ns_, &shared_ns_, &lm_head_ns_,
+                            &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
+    a->setZero(gpus_);
+  }
+  gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
+  gpu_activated_.assign(static_cast<std::size_t>(gpus_), 0);
+  node_pairs_.setZero(topo_.nodes());
+  node_share_.setZero(topo_.nodes());
+  expert_tokens_.assign(static_cast<std::size_t>(model.routed_experts), 0);
+  routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
+  traffic_.resize(gpus_);
+}
+
+double StepExecutor::kernel(int local_gpu, const core::KernelWork& w) const {
+  // A GPU with no tokens for a kernel does not launch it.
+  return w.tokens > 0.0 ? cost_.kernel_ns(gpu_offset_ + local_gpu, w) : 0.0;
+}
+
+void StepExecutor::price_local_phases(const Batch& batch) {
+  for (int g = 0; g < gpus_; ++g) {
+    models::AttentionBatch ab;
+    double emit = 0.0;
+    for (int i = batch.rank_begin[static_cast<std::size_t>(g)]; i < batch.rank_begin[static_cast<std::size_t>(g) + 1];
+         ++i) {
+      const BatchEntry& e = batch.entries[static_cast<std::size_t>(i)];
+      const auto tokens = static_cast<double>(e.tokens);
+      const auto context = static_cast<double>(e.context);
+      ab.tokens += tokens;
+      ab.score_pairs += models::causal_pairs(context, tokens);
+      ab.kv_read_tokens += context;
+      emit += e.emits_token ? 1.0 : 0.0;
+    }
+    tokens_(g) = ab.tokens;
+    attention_ns_(g) = kernel(g, models::attention_work(model_, ab));
+    dense_ns_(g) = model_.first_dense_layers > 0
+                       ? kernel(g, models::dense_ffn_work(model_, ab.tokens, static_cast<double>(model_.dense_intermediate_size)))
+                       : 0.0;
+    router_ns_(g) = kernel(g, models::router_work(model_, ab.tokens));
+    shared_ns_(g) = model_.shared_experts > 0
+                        ? kernel(g, models::dense_ffn_work(model_, ab.tokens,
+                                                           static_cast<double>(model_.moe_intermediate_size *
+                                                                               model_.shared_experts)))
+                        : 0.0;
+    lm_head_ns_(g) = kernel(g, models::lm_head_work(model_, emit));
+  }
+  const double total = tokens_.sum();
+  share_ = total > 0.0 ? Eigen::ArrayXd(tokens_ / total) : Eigen::ArrayXd::Zero(gpus_);
+  node_share_.setZero();
+  for (int g = 0; g < gpus_; ++g) {
+    node_share_(topo_.node_of(g)) += share_(g);
+  }
+}
+
+void StepExecutor::price_experts(const policies::LayerPlacement& placement) {
+  const int slots = placement.slots_per_gpu;
+  for (int g = 0; g < gpus_; ++g) {
+    std::int64_t tokens = 0;
+    std::int64_t padded = 0;
+    std::int32_t activated = 0;
+    for (int s = g * slots; s < (g + 1) * slots; ++s) {
+      const std::int32_t n = routed_.slot_tokens[static_cast<std::size_t>(s)];
+      if (n > 0) {
+        tokens += n;
+        padded += cost_.padded_expert_tokens(gpu_offset_ + g, n);
+        ++activated;
+      }
+    }
+    gpu_pairs_[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(tokens);
+    gpu_activated_[static_cast<std::size_t>(g)] = activated;
+    pairs_(g) = static_cast<double>(tokens);
+    expert_ns_(g) = kernel(g, models::expert_ffn_work(model_, static_cast<double>(padded), static_cast<double>(tokens),
+                                                      static_cast<double>(activated)));
+  }
+}
+
+void StepExecutor::build_traffic() {
+  // Tokens of origin GPU o are a share_o fraction of every expert's tokens (they come from the batch as
+  // a whole), so o sends share_o * pairs_h token copies to GPU h; nothing crosses the wire for o == h.
+  node_pairs_.setZero();
+  for (int g = 0; g < gpus_; ++g) {
+    node_pairs_(topo_.node_of(g)) += pairs_(g);
+  }
+  const double all_pairs = pairs_.sum();
+  for (int g = 0; g < gpus_; ++g) {
+    const int n = topo_.node_of(g);
+    traffic_.send_intra(g) = share_(g) * (node_pairs_(n) - pairs_(g)) * pair_bytes_;
+    traffic_.send_inter(g) = share_(g) * (all_pairs - node_pairs_(n)) * pair_bytes_;
+    traffic_.recv_intra(g) = pairs_(g) * (node_share_(n) - share_(g)) * pair_bytes_;
+    traffic_.recv_inter(g) = pairs_(g) * (1.0 - node_share_(n)) * pair_bytes_;
+  }
+}
+
+double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
+  const double slowest = per_gpu.maxCoeff();
+  idle_ns += (slowest - per_gpu).sum();
+  busy_ns_ += per_gpu;
+  return slowest;
+}
+
+StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>& /*requests*/, int group,
+                             std::int64_t step, std::span<Observer* const> observers) {
+  StepResult res;
+  busy_ns_.setZero();
+  local_ns_.setZero();
+  price_local_phases(batch);
+  const auto total_tokens = static_cast<std::int64_t>(tokens_.sum());
+  int moe_layer = 0;
+  for (int layer = 0; layer < model_.num_layers; ++layer) {
+    local_ns_ += attention_ns_;
+    if (!model_.is_moe_layer(layer)) {
+      local_ns_ += dense_ns_;
+      continue;
+    }
+    local_ns_ += router_ns_ + shared_ns_;
+    LayerRecord rec;
+    rec.group = group;
+    rec.step = step;
+    rec.layer = layer;
+    rec.moe_layer = moe_layer;
+    rec.attention_phase_ns = barrier(local_ns_, rec.attention_idle_ns);
+    local_ns_.setZero();
+
+    source_.sample(moe_layer, total_tokens, expert_tokens_);
+    routing_.route(policies::StepLayerLoad{expert_tokens_}, placement_.layers[static_cast<std::size_t>(moe_layer)],
+                   routed_);
+    price_experts(placement_.layers[static_cast<std::size_t>(moe_layer)]);
+    build_traffic();
+    const hardware::CollectiveCost a2a = hardware::all_to_all_cost(topo_, traffic_);
+    // The combine moves the same payload back along the reversed flows; the cost formula is symmetric
+    // in send and receive, so it costs what the dispatch costs.
+    rec.dispatch_ns = a2a.time_ns;
+    rec.combine_ns = a2a.time_ns;
+    rec.intra_bytes = 2.0 * a2a.intra_bytes;
+    rec.inter_bytes = 2.0 * a2a.inter_bytes;
+    rec.expert_max_ns = barrier(expert_ns_, rec.expert_idle_ns);
+    rec.expert_min_ns = expert_ns_.minCoeff();
+    rec.gpu_expert_ns = {expert_ns_.data(), static_cast<std::size_t>(gpus_)};
+    rec.gpu_tokens = gpu_pairs_;
+    rec.gpu_activated = gpu_activated_;
+
+    res.duration_ns += rec.attention_phase_ns + rec.dispatch_ns + rec.expert_max_ns + rec.combine_ns;
+    res.barrier_idle_ns += rec.attention_idle_ns + rec.expert_idle_ns;
+    res.comm_ns += rec.dispatch_ns + rec.combine_ns;
+    for (Observer* o : observers) {
+      o->on_layer(rec);
+    }
+    ++moe_layer;
+  }
+  local_ns_ += lm_head_ns_;
+  res.duration_ns += barrier(local_ns_, res.barrier_idle_ns) + step_overhead_ns_;
+  return res;
+}
+
+}  // namespace epsim::serving

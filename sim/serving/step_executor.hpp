@@ -1,0 +1,73 @@
+#pragma once
+// Prices one engine step of one EP group (DESIGN.md 3): every layer in lockstep. Per-GPU local work
+// (attention, dense FFN, router, shared experts) accumulates until the next collective; the dispatch
+// all-to-all starts when the slowest GPU is ready (barrier), expert FFNs run per GPU on the tokens the
+// routing policy gave them, and the combine all-to-all starts when the slowest expert GPU is done.
+// Layer timing is computed directly; buffers are allocated once, never in the step loop.
+#include <Eigen/Core>
+#include <span>
+#include <vector>
+
+#include "hardware/all_to_all.hpp"
+#include "hardware/cost_model.hpp"
+#include "hardware/topology.hpp"
+#include "models/model_spec.hpp"
+#include "policies/placement.hpp"
+#include "policies/routing_policy.hpp"
+#include "sim/serving/batch.hpp"
+#include "sim/serving/observer.hpp"
+#include "sim/serving/request_state.hpp"
+#include "workloads/routing_source.hpp"
+
+namespace epsim::serving {
+
+struct StepResult {
+  double duration_ns = 0.0;
+  double barrier_idle_ns = 0.0;  ///< GPU-ns waiting at barriers, summed over the group's GPUs
+  double comm_ns = 0.0;          ///< time in dispatch + combine
+};
+
+class StepExecutor {
+ public:
+  /// `gpu_offset`: the group's first GPU in the cost model; `group_topology`: the group's own layout.
+  StepExecutor(const models::ModelSpec& model, const hardware::CostModel& cost, int gpu_offset,
+               hardware::Topology group_topology, const policies::Placement& placement,
+               policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us);
+
+  /// Prices `batch`; calls observers' on_layer for every MoE layer.
+  StepResult run(const Batch& batch, const std::vector<RequestState>& requests, int group, std::int64_t step,
+                 std::span<Observer* const> observers);
+  std::span<const double> gpu_busy_ns() const { return {busy_ns_.data(), static_cast<std::size_t>(busy_ns_.size())}; }
+
+ private:
+  double kernel(int local_gpu, const core::KernelWork& w) const;
+  // Local phases of one step, identical for every layer of the step.
+  void price_local_phases(const Batch& batch);
+  void price_experts(const policies::LayerPlacement& placement);
+  // Fills traffic_ for a dispatch given token shares per origin and pairs per destination.
+  void build_traffic();
+  // Barrier: returns the slowest time, adds idle, adds to busy.
+  double barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns);
+
+  const models::ModelSpec& model_;
+  const hardware::CostModel& cost_;
+  int gpu_offset_;
+  int gpus_;
+  hardware::Topology topo_;
+  const policies::Placement& placement_;
+  policies::RoutingPolicy& routing_;
+  workloads::RoutingSource& source_;
+  double step_overhead_ns_;
+  double pair_bytes_;  // dispatch payload of one token-expert pair
+
+  // Per-GPU buffers.
+  Eigen::ArrayXd tokens_, share_, attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
+  Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_;
+  std::vector<std::int32_t> gpu_pairs_, gpu_activated_;
+  Eigen::ArrayXd node_pairs_, node_share_;
+  std::vector<std::int32_t> expert_tokens_;
+  policies::RoutedLoad routed_;
+  hardware::PerGpuTraffic traffic_;
+};
+
+}  // namespace epsim::serving

@@ -1,0 +1,28 @@
+#pragma once
+// Prompt / output length distributions: fixed, uniform (integers, inclusive) and lognormal by mean and
+// coefficient of variation, clamped to [min, max].
+#include <cstdint>
+#include <string>
+
+#include "sim/core/params.hpp"
+#include "sim/core/random_streams.hpp"
+
+namespace epsim::workloads {
+
+struct LengthDistribution {
+  enum class Kind : std::uint8_t { fixed, uniform, lognormal };
+  Kind kind = Kind::fixed;
+  std::int64_t value = 128;  ///< fixed
+  std::int64_t min = 1;      ///< uniform lower bound, lognormal clamp
+  std::int64_t max = 1;      ///< uniform upper bound, lognormal clamp
+  double mean = 128.0;       ///< lognormal mean
+  double cv = 1.0;           ///< lognormal coefficient of variation
+
+  std::int64_t sample(core::Rng& rng) const;
+  /// Expected value (of the unclamped distribution for lognormal).
+  double expected() const;
+};
+
+LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value);
+
+}  // namespace epsim::workloads

@@ -1,0 +1,16 @@
+#pragma once
+// A request as the workload produces it: when it arrives and how long its prompt and answer are.
+#include <cstdint>
+
+#include "sim/core/time.hpp"
+
+namespace epsim::workloads {
+
+struct RequestSpec {
+  std::int64_t id = 0;
+  core::Time arrival_ns = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;  ///< tokens to generate, >= 1 (the first comes out of prefill)
+};
+
+}  // namespace epsim::workloads
