@@ -1,0 +1,79 @@
+#include <array>
+#include <catch2/catch.hpp>
+#include <toml++/toml.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/params.hpp"
+
+using namespace epsim::core;
+using Catch::Contains;
+
+namespace {
+toml::table parse(std::string_view s) { return toml::parse(s); }
+}  // namespace
+
+TEST_CASE("values come from the highest layer that has them") {
+  const auto top = parse("a = 1\n");
+  const auto bottom = parse("a = 2\nb = 3.5\n");
+  ParamTable t({ParamLayer{&top, "top.toml"}, ParamLayer{&bottom, "bottom.toml"}}, "sec");
+  REQUIRE(t.integer("a", 0, "doc") == 1);
+  REQUIRE(t.real("b", 0.0, "doc") == 3.5);
+  REQUIRE(t.real("c", 7.0, "doc") == 7.0);
+  REQUIRE_NOTHROW(t.finish());
+}
+
+TEST_CASE("errors name the layer that supplied the bad value and the full key") {
+  const auto top = parse("x = 1\n");
+  const auto bottom = parse("rate = -3\n");
+  ParamTable t({ParamLayer{&top, "top.toml"}, ParamLayer{&bottom, "preset gpus/h100"}}, "sec");
+  REQUIRE_THROWS_WITH(t.real("rate", 1.0, "doc", k_positive),
+                      "preset gpus/h100: sec.rate: expected a number > 0, got -3");
+}
+
+TEST_CASE("type errors say what was expected and what was found") {
+  const auto tab = parse("n = \"many\"\nf = 1.5\nb = 1\nl = [1, \"x\"]\n");
+  ParamTable t({ParamLayer{&tab, "f.toml"}}, "");
+  REQUIRE_THROWS_WITH(t.integer("n", 0, "doc"), "f.toml: n: expected an integer, got the string \"many\"");
+  REQUIRE_THROWS_WITH(t.integer("f", 0, "doc", {0, 10}), "f.toml: f: expected an integer in [0, 10], got the number 1.5");
+  REQUIRE_THROWS_WITH(t.boolean("b", false, "doc"), "f.toml: b: expected true or false, got the integer 1");
+  REQUIRE_THROWS_WITH(t.real_list("l", "doc"), Contains("element 1: expected a number"));
+}
+
+TEST_CASE("unknown keys are reported with the valid ones") {
+  const auto tab = parse("alpha = 1\nbetta = 2\n");
+  ParamTable t({ParamLayer{&tab, "f.toml"}}, "sec");
+  t.integer("alpha", 0, "doc");
+  t.integer("beta", 0, "doc");
+  REQUIRE_THROWS_WITH(t.finish(), "f.toml: sec.betta: unknown key; valid keys here are: alpha, beta");
+}
+
+TEST_CASE("choices list the valid values") {
+  const auto tab = parse("kind = \"zipf\"\n");
+  ParamTable t({ParamLayer{&tab, "f.toml"}}, "");
+  constexpr std::array<std::string_view, 2> kinds{"fixed", "uniform"};
+  REQUIRE_THROWS_WITH(t.choice("kind", "fixed", "doc", kinds),
+                      "f.toml: kind: unknown value \"zipf\"; valid values are: fixed, uniform");
+}
+
+TEST_CASE("required keys fail when missing, nested tables keep the path") {
+  const auto tab = parse("[inner]\nx = 1\n");
+  ParamTable t({ParamLayer{&tab, "f.toml"}}, "root");
+  auto inner = t.table("inner", "doc");
+  REQUIRE_THROWS_WITH(inner.integer_required("y", "the y"), "f.toml: root.inner.y: missing required key (the y)");
+  const auto bad = parse("inner = 3\n");
+  ParamTable t2({ParamLayer{&bad, "g.toml"}}, "");
+  REQUIRE_THROWS_WITH(t2.table("inner", "doc"), "g.toml: inner: expected a table, got the integer 3");
+}
+
+TEST_CASE("documentation mode records every key with its default and never fails") {
+  ParamTable t(std::string("policy"));
+  REQUIRE(t.documenting());
+  REQUIRE(t.real("window", 16.0, "steps in the window", k_positive) == 16.0);
+  REQUIRE(t.integer_required("k", "restarts") == 0);
+  t.finish();
+  REQUIRE(t.docs().size() == 2);
+  REQUIRE(t.docs()[0].key == "policy.window");
+  REQUIRE(t.docs()[0].default_value == "16");
+  REQUIRE(t.docs()[0].description == "steps in the window");
+  REQUIRE(t.docs()[1].default_value.empty());
+}

@@ -1,0 +1,69 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <sstream>
+
+#include "experiments/cli.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Contains;
+
+namespace {
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+Result cli(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = epsim::experiments::run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+const std::string k_small = std::string(EPSIM_TEST_DATA_DIR) + "/small.toml";
+}  // namespace
+
+TEST_CASE("version and help") {
+  REQUIRE_THAT(cli({"--version"}).out, Catch::StartsWith("epsim 0."));
+  REQUIRE_THAT(cli({"--help"}).out, Contains("run [CONFIG]"));
+  REQUIRE_THAT(cli({"run", "--help"}).out, Contains("--set"));
+  REQUIRE(cli({}).code == 2);
+}
+
+TEST_CASE("list prints presets and policies with their parameters") {
+  const auto r = cli({"list"});
+  REQUIRE(r.code == 0);
+  REQUIRE_THAT(r.out, Contains("deepseek-v3"));
+  REQUIRE_THAT(r.out, Contains("mi300x"));
+  REQUIRE_THAT(r.out, Contains("linear"));
+  REQUIRE_THAT(r.out, Contains("even"));
+  const auto bad = cli({"list", "fruits"});
+  REQUIRE(bad.code == 2);
+  REQUIRE_THAT(bad.err, Contains("valid values are: models, gpus, policies"));
+}
+
+TEST_CASE("validate accepts a good config and rejects a bad one with one line") {
+  REQUIRE(cli({"validate", k_small}).code == 0);
+  const auto r = cli({"validate", k_small, "--set", "parallel.ep_size=3"});
+  REQUIRE(r.code == 2);
+  REQUIRE(r.err == "config error: --set: parallel.ep_size: must divide the cluster's 4 GPUs, got 3\n");
+  const auto missing = cli({"validate", "/nonexistent.toml"});
+  REQUIRE(missing.code == 2);
+  REQUIRE_THAT(missing.err, Contains("/nonexistent.toml: cannot open"));
+}
+
+TEST_CASE("run writes the results directory and a bad config writes nothing") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_test_out";
+  fs::remove_all(dir);
+  const auto bad = cli({"run", k_small, "--out", dir.string(), "--set", "workload.rate_rps=0"});
+  REQUIRE(bad.code == 2);
+  REQUIRE_FALSE(fs::exists(dir));
+  const auto ok = cli({"run", k_small, "--out", dir.string(), "--seed", "3"});
+  REQUIRE(ok.code == 0);
+  REQUIRE_THAT(ok.out, Contains("TTFT"));
+  REQUIRE(fs::exists(dir / "summary.json"));
+  REQUIRE(fs::exists(dir / "requests.csv"));
+  fs::remove_all(dir);
+  const auto unknown = cli({"run", k_small, "--bogus"});
+  REQUIRE(unknown.code == 2);
+  REQUIRE_THAT(unknown.err, Contains("bogus"));
+}

@@ -1,0 +1,108 @@
+// Golden scenario: tests/data/small.toml's summary is checked in (tests/data/small.summary.json) and
+// every metric must match within a relative tolerance; plus byte-identical reruns with the same seed.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "experiments/build_simulation.hpp"
+#include "experiments/experiment_config.hpp"
+#include "experiments/results_writer.hpp"
+
+using namespace epsim;
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Outputs {
+  std::string summary;
+  std::string requests;
+};
+
+Outputs run_small(const std::vector<std::string>& sets = {}) {
+  const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", sets);
+  serving::Simulator sim(experiments::build_simulation(cfg));
+  const auto res = sim.run();
+  return {experiments::summary_json(cfg, res), experiments::requests_csv(res)};
+}
+
+// Compares every number of `expected` with `actual` (relative tolerance), recursing into objects.
+void compare(const nlohmann::json& expected, const nlohmann::json& actual, const std::string& path) {
+  INFO(path);
+  if (expected.is_object()) {
+    REQUIRE(actual.is_object());
+    for (auto it = expected.begin(); it != expected.end(); ++it) {
+      REQUIRE(actual.contains(it.key()));
+      compare(it.value(), actual[it.key()], path + "." + it.key());
+    }
+  } else if (expected.is_array()) {
+    REQUIRE(actual.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      compare(expected[i], actual[i], path + "[" + std::to_string(i) + "]");
+    }
+  } else if (expected.is_number()) {
+    REQUIRE(actual.get<double>() == Approx(expected.get<double>()).epsilon(1e-6).margin(1e-9));
+  } else {
+    REQUIRE(actual == expected);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("golden scenario: the summary matches the checked-in one") {
+  const auto out = run_small();
+  const auto expected = nlohmann::json::parse(read(std::string(EPSIM_TEST_DATA_DIR) + "/small.summary.json"));
+  const auto actual = nlohmann::json::parse(out.summary);
+  compare(expected["metrics"], actual["metrics"], "metrics");
+  compare(expected["resolved"], actual["resolved"], "resolved");
+  REQUIRE(actual["seed"] == 7);
+}
+
+TEST_CASE("determinism: the same config and seed give byte-identical outputs") {
+  const auto a = run_small();
+  const auto b = run_small();
+  REQUIRE(a.summary == b.summary);
+  REQUIRE(a.requests == b.requests);
+  const auto c = run_small({"run.seed=8"});
+  REQUIRE(c.requests != a.requests);
+}
+
+TEST_CASE("per-request metrics recomputed from requests.csv match the summary") {
+  const auto out = run_small();
+  std::istringstream csv(out.requests);
+  std::string line;
+  std::getline(csv, line);  // header
+  std::vector<double> ttft;
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    std::string cell;
+    while (std::getline(ls, cell, ',')) {
+      f.push_back(cell);
+    }
+    ++rows;
+    const double arrival = std::stod(f[5]);
+    const double first = std::stod(f[6]);
+    ttft.push_back((first - arrival) / 1e6);
+  }
+  const auto j = nlohmann::json::parse(out.summary);
+  REQUIRE(rows == j["metrics"]["requests"].get<int>());
+  double mean = 0;
+  for (double x : ttft) {
+    mean += x;
+  }
+  mean /= static_cast<double>(ttft.size());
+  REQUIRE(j["metrics"]["ttft_ms"]["mean"].get<double>() == Approx(mean).epsilon(1e-9));
+  std::sort(ttft.begin(), ttft.end());
+  const double pos = 0.9 * static_cast<double>(ttft.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const double p90 = ttft[lo] + (ttft[lo + 1] - ttft[lo]) * (pos - static_cast<double>(lo));
+  REQUIRE(j["metrics"]["ttft_ms"]["p90"].get<double>() == Approx(p90).epsilon(1e-9));
+}

@@ -1,0 +1,62 @@
+#include <catch2/catch.hpp>
+
+#include "models/layer_work.hpp"
+#include "sim/core/params.hpp"
+
+using namespace epsim;
+
+namespace {
+models::ModelSpec preset(const std::string& name) {
+  core::ParamTable t({core::ParamLayer{&models::model_presets().get(name, "test", "model"), name}}, "model");
+  return models::parse_model_spec(t);
+}
+}  // namespace
+
+TEST_CASE("GQA attention of Qwen3-30B-A3B by hand") {
+  const auto m = preset("qwen3-30b-a3b");
+  // q: 2048 x (32*128) = 8388608; k+v: 2048 x (2*4*128) = 2097152; o: 4096 x 2048 = 8388608.
+  REQUIRE(models::attention_params(m) == 18874368.0);
+  // K and V of 4 heads x 128 dims in BF16.
+  REQUIRE(models::kv_bytes_per_token_layer(m) == 2048.0);
+  // Prefill chunk of 100 tokens after 50 cached: pairs = 100*50 + 100*101/2 = 10050.
+  models::AttentionBatch b{100.0, models::causal_pairs(50.0, 100.0), 50.0};
+  REQUIRE(b.score_pairs == 10050.0);
+  const auto w = models::attention_work(m, b);
+  // 2*100*18874368 + 4*32*128*10050 = 3774873600 + 164659200
+  REQUIRE(w.flops == 3774873600.0 + 164659200.0);
+  // weights 18874368*2 + activations 100*(2*2048)*2 + KV (50 read + 100 written) * 2048
+  REQUIRE(w.bytes == 37748736.0 + 819200.0 + 307200.0);
+  REQUIRE(w.precision == core::Precision::bf16);
+}
+
+TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)") {
+  const auto m = preset("deepseek-v3");
+  // q: 7168*1536 + 1536*128*(128+64); kv_a: 7168*(512+64); kv_b: 512*128*(128+128); o: 128*128*7168
+  const double params = 11010048.0 + 37748736.0 + 4128768.0 + 16777216.0 + 117440512.0;
+  REQUIRE(models::attention_params(m) == params);
+  // Compressed cache: (512 + 64) BF16 elements per token per layer.
+  REQUIRE(models::kv_bytes_per_token_layer(m) == 1152.0);
+  // One decode token with 1000 cached: 1001 pairs, each 2*128*576 + 2*128*512 FLOPs.
+  models::AttentionBatch b{1.0, models::causal_pairs(1000.0, 1.0), 1000.0};
+  const auto w = models::attention_work(m, b);
+  REQUIRE(w.flops == 2.0 * params + 1001.0 * (147456.0 + 131072.0));
+  // FP8 weights (1 byte) + activations 1*2*7168*2 + KV (1000 + 1) * 1152
+  REQUIRE(w.bytes == params + 28672.0 + 1001.0 * 1152.0);
+  REQUIRE(w.precision == core::Precision::fp8);
+}
+
+TEST_CASE("dense and expert FFN accounting by hand") {
+  const auto ds = preset("deepseek-v3");
+  // A first dense layer on 10 tokens: 2*10*3*7168*18432 FLOPs; FP8 weights 3*7168*18432 bytes.
+  const auto dense = models::dense_ffn_work(ds, 10.0, 18432.0);
+  REQUIRE(dense.flops == 7927234560.0);
+  REQUIRE(dense.bytes == 396361728.0 + 10.0 * 2.0 * 7168.0 * 2.0);
+  REQUIRE(models::expert_weight_bytes(ds) == 44040192.0);
+  // Experts: FLOPs follow padded tokens; bytes follow activated experts and real tokens.
+  const auto ex = models::expert_ffn_work(ds, 64.0, 40.0, 3.0);
+  REQUIRE(ex.flops == 2.0 * 64.0 * 3.0 * 7168.0 * 2048.0);
+  REQUIRE(ex.bytes == 3.0 * 44040192.0 + 40.0 * 2.0 * 7168.0 * 2.0);
+  REQUIRE(ex.kind == core::OpKind::expert_ffn);
+  const auto q30 = preset("qwen3-30b-a3b");
+  REQUIRE(models::expert_weight_bytes(q30) == 3.0 * 2048.0 * 768.0 * 2.0);
+}

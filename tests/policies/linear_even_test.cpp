@@ -1,0 +1,57 @@
+#include <catch2/catch.hpp>
+
+#include "policies/even_routing.hpp"
+#include "policies/linear_placement.hpp"
+#include "policies/registry.hpp"
+#include "sim/core/error.hpp"
+
+using namespace epsim::policies;
+
+TEST_CASE("linear placement: expert e of E on N GPUs goes to GPU floor(e / (E / N))") {
+  LinearPlacement lin;
+  const Placement p = lin.place(PlacementInput{3, 8, 4, 1, 2});
+  REQUIRE(p.layers.size() == 3);
+  for (const auto& l : p.layers) {
+    REQUIRE(l.phy2log == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+    for (int e = 0; e < 8; ++e) {
+      REQUIRE(l.logcnt[static_cast<std::size_t>(e)] == 1);
+      REQUIRE(l.gpu_of_slot(l.replicas(e)[0]) == e / 2);
+    }
+  }
+}
+
+TEST_CASE("linear placement leaves redundant slots empty and rejects uneven splits") {
+  LinearPlacement lin;
+  const Placement p = lin.place(PlacementInput{1, 4, 2, 1, 3});
+  REQUIRE(p.layers[0].phy2log == std::vector<int>{0, 1, -1, 2, 3, -1});
+  REQUIRE_THROWS_WITH(lin.place(PlacementInput{1, 6, 4, 1, 2}), Catch::Contains("do not divide evenly"));
+}
+
+TEST_CASE("log2phy is the inverse of phy2log, replica ranks in slot order") {
+  const LayerPlacement l = make_layer_placement(3, 2, 3, {0, 1, 2, 2, 0, 2});
+  REQUIRE(l.logcnt == std::vector<int>{2, 1, 3});
+  REQUIRE(l.max_replicas == 3);
+  REQUIRE(l.log2phy == std::vector<int>{0, 4, -1, 1, -1, -1, 2, 3, 5});
+  REQUIRE_THROWS_WITH(make_layer_placement(4, 2, 2, {0, 1, 2, 2}), Catch::Contains("expert 3 has no replica"));
+}
+
+TEST_CASE("even routing splits over replicas, remainders to the lowest ranks") {
+  const LayerPlacement l = make_layer_placement(3, 2, 3, {0, 1, 2, 2, 0, 2});
+  EvenRouting even;
+  RoutedLoad out{std::vector<std::int32_t>(6, -1)};
+  const std::vector<std::int32_t> load{7, 5, 10};
+  even.route(StepLayerLoad{load}, l, out);
+  // expert 0 (slots 0, 4): 4, 3; expert 1 (slot 1): 5; expert 2 (slots 2, 3, 5): 4, 3, 3.
+  REQUIRE(out.slot_tokens == std::vector<std::int32_t>{4, 5, 4, 3, 3, 3});
+}
+
+TEST_CASE("registries list their policies and reject unknown names with the valid ones") {
+  REQUIRE(placement_registry().find("linear") != nullptr);
+  REQUIRE(routing_registry().find("even") != nullptr);
+  const std::string msg = placement_registry().unknown_message("gem2");
+  REQUIRE_THAT(msg, Catch::StartsWith("unknown placement policy \"gem2\"; valid values are: "));
+  REQUIRE_THAT(msg, Catch::Contains("linear"));
+  REQUIRE(placement_registry().unknown_message("linear").empty());
+  epsim::core::ParamTable t(std::string("x"));
+  REQUIRE_THROWS_AS(routing_registry().create("nope", t), epsim::core::Error);
+}
