@@ -14,7 +14,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   serving::SimulationParts p{
       .model = cfg.model,
       .cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, cfg.cluster.speed_factors),
-      .topology = hardware::Topology(cfg.cluster.nodes, cfg.cluster.gpus_per_node, cfg.cluster.intra, cfg.cluster.inter),
+      .topology =
+          hardware::Topology(cfg.cluster.nodes, cfg.cluster.gpus_per_node, cfg.cluster.intra, cfg.cluster.inter),
       .placement = {},
       .make_routing = {},
       .routing_source = {},

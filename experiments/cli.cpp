@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <toml++/toml.h>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <filesystem>
-#include <toml++/toml.h>
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/experiment_config.hpp"
@@ -62,8 +62,8 @@ void set_log_level(const std::string& level) {
 
 po::options_description common_options() {
   po::options_description d("options");
-  d.add_options()("help,h", "show this help")(
-      "log-level", po::value<std::string>()->default_value("warn"), "trace, debug, info, warn, error, off");
+  d.add_options()("help,h", "show this help")("log-level", po::value<std::string>()->default_value("warn"),
+                                              "trace, debug, info, warn, error, off");
   return d;
 }
 
@@ -172,8 +172,9 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
     for (const std::string& name : hardware::gpu_presets().names()) {
       core::ParamTable t({core::ParamLayer{&hardware::gpu_presets().get(name, "", ""), name}}, "");
       const hardware::GpuSpec g = hardware::parse_gpu_spec(t);
-      out << fmt::format("  {:<10} {:<24} BF16 {:>6.0f} TFLOP/s, FP8 {:>6.0f} TFLOP/s, HBM {:>5.0f} GB/s, {:>4.0f} GiB\n",
-                         name, g.name, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
+      out << fmt::format(
+          "  {:<10} {:<24} BF16 {:>6.0f} TFLOP/s, FP8 {:>6.0f} TFLOP/s, HBM {:>5.0f} GB/s, {:>4.0f} GiB\n", name,
+          g.name, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
     }
   }
   if (what == "all" || what == "policies") {
@@ -194,7 +195,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << "epsim " << k_version << "\n";
     return 0;
   }
-  const std::string cmd = args[0];
+  const std::string& cmd = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   try {
     if (cmd == "run") {

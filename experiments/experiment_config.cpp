@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <array>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
@@ -69,10 +69,10 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
     quoted += '"';
     toml::table one;
     try {
-      one = toml::parse(std::string_view(key + " = " + value), std::string_view("--set"));
+      one = toml::parse(fmt::format("{} = {}", key, value), std::string_view("--set"));
     } catch (const toml::parse_error&) {
       try {
-        one = toml::parse(std::string_view(key + " = " + quoted), std::string_view("--set"));
+        one = toml::parse(fmt::format("{} = {}", key, quoted), std::string_view("--set"));
       } catch (const toml::parse_error&) {
         throw core::ConfigError("--set", key, "cannot parse \"" + s + "\" as key=value");
       }
@@ -91,8 +91,8 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 
   auto run = root.table("run", "run settings");
   cfg.seed = static_cast<std::uint64_t>(run.integer("seed", 42, "seed of every random stream", {0, INT64_MAX}));
-  cfg.serving.max_sim_time_s =
-      run.real("max_sim_time_s", 3600.0, "stop simulated time here (unfinished requests are reported)", core::k_positive);
+  cfg.serving.max_sim_time_s = run.real(
+      "max_sim_time_s", 3600.0, "stop simulated time here (unfinished requests are reported)", core::k_positive);
   run.finish();
 
   auto model = root.table("model", "model architecture: a preset and field overrides");
@@ -106,7 +106,8 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   auto gpu = root.table("gpu", "GPU type: a preset and field overrides");
   const std::string gpu_preset = gpu.string("preset", "", "GPU preset name (epsim list gpus)");
   if (!gpu_preset.empty()) {
-    gpu.add_layer({&hardware::gpu_presets().get(gpu_preset, source, "gpu.preset"), hardware::gpu_presets().label(gpu_preset)});
+    gpu.add_layer(
+        {&hardware::gpu_presets().get(gpu_preset, source, "gpu.preset"), hardware::gpu_presets().label(gpu_preset)});
   }
   cfg.gpu = hardware::parse_gpu_spec(gpu);
   gpu.finish();
@@ -124,14 +125,15 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   if (cfg.cluster.speed_factors.empty()) {
     cfg.cluster.speed_factors.assign(static_cast<std::size_t>(gpus), 1.0);
   } else if (static_cast<int>(cfg.cluster.speed_factors.size()) != gpus) {
-    cluster.fail("speed_factors", fmt::format("expected one factor per GPU ({} = {} nodes x {}), got {}", gpus,
-                                              cfg.cluster.nodes, cfg.cluster.gpus_per_node,
-                                              cfg.cluster.speed_factors.size()));
+    cluster.fail("speed_factors",
+                 fmt::format("expected one factor per GPU ({} = {} nodes x {}), got {}", gpus, cfg.cluster.nodes,
+                             cfg.cluster.gpus_per_node, cfg.cluster.speed_factors.size()));
   }
   cluster.finish();
 
   auto parallel = root.table("parallel", "parallelism");
-  cfg.ep_size = static_cast<int>(parallel.integer("ep_size", 0, "GPUs per expert-parallel group (0 = all GPUs)", {0, 1 << 20}));
+  cfg.ep_size =
+      static_cast<int>(parallel.integer("ep_size", 0, "GPUs per expert-parallel group (0 = all GPUs)", {0, 1 << 20}));
   if (cfg.ep_size == 0) {
     cfg.ep_size = gpus;
   }
@@ -191,8 +193,8 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 
   auto scheduler = root.table("scheduler", "continuous batching");
   cfg.serving.scheduler = serving::parse_scheduler(scheduler);
-  cfg.serving.step_overhead_us = scheduler.real("step_overhead_us", 0.0, "fixed CPU/scheduling time per step, us",
-                                                core::k_non_negative);
+  cfg.serving.step_overhead_us =
+      scheduler.real("step_overhead_us", 0.0, "fixed CPU/scheduling time per step, us", core::k_non_negative);
   scheduler.finish();
 
   auto slo = root.table("slo", "latency targets");

@@ -44,12 +44,9 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["tpot_ms"] = latency_json(s.tpot_ms);
   m["e2e_ms"] = latency_json(s.e2e_ms);
   m["inter_token_ms"] = latency_json(s.inter_token_ms);
-  m["slo"] = {{"ttft_ms", cfg.serving.slo.ttft_ms},
-              {"tpot_ms", cfg.serving.slo.tpot_ms},
-              {"attainment", s.slo_attainment},
-              {"ttft_attainment", s.slo_ttft_attainment},
-              {"tpot_attainment", s.slo_tpot_attainment},
-              {"goodput_rps", s.goodput_rps}};
+  m["slo"] = {{"ttft_ms", cfg.serving.slo.ttft_ms},       {"tpot_ms", cfg.serving.slo.tpot_ms},
+              {"attainment", s.slo_attainment},           {"ttft_attainment", s.slo_ttft_attainment},
+              {"tpot_attainment", s.slo_tpot_attainment}, {"goodput_rps", s.goodput_rps}};
   m["throughput_rps"] = s.throughput_rps;
   m["output_tokens_per_s"] = s.output_tokens_per_s;
   m["steps"] = s.steps;
@@ -101,7 +98,8 @@ std::string human_summary(const ExperimentConfig& cfg, const serving::Simulation
   line("requests: {} finished of {} in {:.2f} s simulated ({} steps, mean step {:.2f} ms){}\n", s.requests_finished,
        s.requests, s.makespan_s, s.steps, s.mean_step_ms, res.hit_time_limit ? "  [hit max_sim_time_s]" : "");
   line("{:<6} {:>10} {:>10} {:>10} {:>10}\n", "ms", "mean", "p50", "p90", "p99");
-  for (const auto& [name, l] : {std::pair{"TTFT", s.ttft_ms}, std::pair{"TPOT", s.tpot_ms}, std::pair{"E2E", s.e2e_ms}}) {
+  for (const auto& [name, l] :
+       {std::pair{"TTFT", s.ttft_ms}, std::pair{"TPOT", s.tpot_ms}, std::pair{"E2E", s.e2e_ms}}) {
     line("{:<6} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}\n", name, l.mean, l.p50, l.p90, l.p99);
   }
   line("SLO (TTFT <= {} ms, TPOT <= {} ms): attainment {:.1f} %, goodput {:.2f} req/s\n", cfg.serving.slo.ttft_ms,

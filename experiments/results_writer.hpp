@@ -14,8 +14,7 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
 /// One row per request, times in integer nanoseconds plus derived milliseconds.
 std::string requests_csv(const serving::SimulationResult& res);
 /// Creates `dir` if needed and writes both files into it.
-void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg,
-                   const serving::SimulationResult& res);
+void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res);
 /// A few human-readable lines for the terminal.
 std::string human_summary(const ExperimentConfig& cfg, const serving::SimulationResult& res);
 

@@ -12,14 +12,14 @@ namespace epsim::hardware {
 
 struct GpuSpec {
   std::string name;
-  double bf16_tflops = 0.0;  ///< peak dense BF16 TFLOP/s (no sparsity)
-  double fp8_tflops = 0.0;   ///< peak dense FP8 TFLOP/s; 0 = no FP8 (BF16 peak is used)
-  double hbm_gbps = 0.0;     ///< HBM bandwidth, GB/s (1e9 bytes/s)
-  double memory_gib = 0.0;   ///< HBM capacity, GiB
-  double tdp_w = 0.0;        ///< board power, W
-  double compute_efficiency = 0.7;  ///< achievable share of peak FLOP/s in large GEMMs
-  double memory_efficiency = 0.8;   ///< achievable share of HBM bandwidth in streaming kernels
-  double kernel_launch_us = 4.0;    ///< fixed overhead per kernel (launch + tail), microseconds
+  double bf16_tflops = 0.0;           ///< peak dense BF16 TFLOP/s (no sparsity)
+  double fp8_tflops = 0.0;            ///< peak dense FP8 TFLOP/s; 0 = no FP8 (BF16 peak is used)
+  double hbm_gbps = 0.0;              ///< HBM bandwidth, GB/s (1e9 bytes/s)
+  double memory_gib = 0.0;            ///< HBM capacity, GiB
+  double tdp_w = 0.0;                 ///< board power, W
+  double compute_efficiency = 0.7;    ///< achievable share of peak FLOP/s in large GEMMs
+  double memory_efficiency = 0.8;     ///< achievable share of HBM bandwidth in streaming kernels
+  double kernel_launch_us = 4.0;      ///< fixed overhead per kernel (launch + tail), microseconds
   std::int64_t moe_tile_tokens = 16;  ///< grouped-GEMM tile: tokens per expert are padded to it
 };
 

@@ -3,7 +3,9 @@
 namespace epsim::models {
 namespace {
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double d(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 core::KernelWork gemm(core::OpKind kind, core::Precision p, const ModelSpec& m, double tokens, double params,
                       double act_elems_per_token) {
@@ -27,8 +29,8 @@ double attention_params(const ModelSpec& m) {
   }
   const double heads = d(m.num_heads);
   const double qk_head = d(m.qk_nope_head_dim + m.qk_rope_head_dim);
-  const double q_proj = m.q_lora_rank > 0 ? h * d(m.q_lora_rank) + d(m.q_lora_rank) * heads * qk_head
-                                          : h * heads * qk_head;
+  const double q_proj =
+      m.q_lora_rank > 0 ? h * d(m.q_lora_rank) + d(m.q_lora_rank) * heads * qk_head : h * heads * qk_head;
   const double kv_a = h * d(m.kv_lora_rank + m.qk_rope_head_dim);
   const double kv_b = d(m.kv_lora_rank) * heads * d(m.qk_nope_head_dim + m.v_head_dim);
   const double o_proj = heads * d(m.v_head_dim) * h;
@@ -48,12 +50,12 @@ double expert_weight_bytes(const ModelSpec& m) {
 
 core::KernelWork attention_work(const ModelSpec& m, const AttentionBatch& b) {
   // Projections: input and output are hidden-wide.
-  core::KernelWork w = gemm(core::OpKind::attention, m.weight_precision(), m, b.tokens, attention_params(m),
-                            2.0 * d(m.hidden_size));
-  const double flops_per_pair = m.attention == AttentionKind::gqa
-                                    ? 4.0 * d(m.num_heads * m.head_dim)
-                                    : 2.0 * d(m.num_heads) * d(m.kv_lora_rank + m.qk_rope_head_dim) +
-                                          2.0 * d(m.num_heads) * d(m.kv_lora_rank);
+  core::KernelWork w =
+      gemm(core::OpKind::attention, m.weight_precision(), m, b.tokens, attention_params(m), 2.0 * d(m.hidden_size));
+  const double flops_per_pair =
+      m.attention == AttentionKind::gqa
+          ? 4.0 * d(m.num_heads * m.head_dim)
+          : 2.0 * d(m.num_heads) * d(m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * d(m.num_heads) * d(m.kv_lora_rank);
   w.flops += flops_per_pair * b.score_pairs;
   // Read the cached context, write the new tokens' KV.
   w.bytes += (b.kv_read_tokens + b.tokens) * kv_bytes_per_token_layer(m);
@@ -86,8 +88,8 @@ core::KernelWork router_work(const ModelSpec& m, double tokens) {
 
 core::KernelWork lm_head_work(const ModelSpec& m, double tokens) {
   // The LM head stays in BF16 in FP8 checkpoints.
-  core::KernelWork w = gemm(core::OpKind::lm_head, core::Precision::bf16, m, tokens,
-                            d(m.hidden_size) * d(m.vocab_size), d(m.hidden_size) + d(m.vocab_size));
+  core::KernelWork w = gemm(core::OpKind::lm_head, core::Precision::bf16, m, tokens, d(m.hidden_size) * d(m.vocab_size),
+                            d(m.hidden_size) + d(m.vocab_size));
   w.bytes += d(m.hidden_size) * d(m.vocab_size) * (2.0 - d(m.weight_bytes));
   return w;
 }

@@ -24,7 +24,9 @@ struct AttentionBatch {
 };
 
 /// Causal (query, key) pairs of a chunk of `chunk` new tokens after `context` cached ones.
-inline double causal_pairs(double context, double chunk) { return chunk * context + chunk * (chunk + 1.0) / 2.0; }
+inline double causal_pairs(double context, double chunk) {
+  return chunk * context + chunk * (chunk + 1.0) / 2.0;
+}
 
 /// Parameters of one layer's attention block (projections only).
 double attention_params(const ModelSpec& m);

@@ -12,7 +12,9 @@ constexpr std::array<std::string_view, 2> k_attention_kinds{"gqa", "mla"};
 constexpr std::array<std::string_view, 2> k_dtypes{"bf16", "fp8"};
 constexpr core::IntBounds k_dim{1, 1 << 20};
 
-std::int64_t dtype_bytes(const std::string& d) { return d == "fp8" ? 1 : 2; }
+std::int64_t dtype_bytes(const std::string& d) {
+  return d == "fp8" ? 1 : 2;
+}
 }  // namespace
 
 ModelSpec parse_model_spec(core::ParamTable& t) {
@@ -45,8 +47,8 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   m.activation_bytes = 2;
 
   if (m.top_k > m.routed_experts) {
-    t.fail("top_k", "must be <= routed_experts (" + std::to_string(m.routed_experts) + "), got " +
-                        std::to_string(m.top_k));
+    t.fail("top_k",
+           "must be <= routed_experts (" + std::to_string(m.routed_experts) + "), got " + std::to_string(m.top_k));
   }
   if (m.first_dense_layers >= m.num_layers) {
     t.fail("first_dense_layers", "must be < num_layers (" + std::to_string(m.num_layers) + ") so some layer is MoE");

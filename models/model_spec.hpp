@@ -19,9 +19,9 @@ struct ModelSpec {
   std::string name;
   std::int64_t hidden_size = 0;
   std::int64_t num_layers = 0;
-  std::int64_t first_dense_layers = 0;     ///< leading layers with a dense FFN instead of MoE
+  std::int64_t first_dense_layers = 0;       ///< leading layers with a dense FFN instead of MoE
   std::int64_t dense_intermediate_size = 0;  ///< FFN width of those dense layers
-  std::int64_t moe_intermediate_size = 0;  ///< FFN width of one routed (and shared) expert
+  std::int64_t moe_intermediate_size = 0;    ///< FFN width of one routed (and shared) expert
   std::int64_t routed_experts = 0;
   std::int64_t shared_experts = 0;
   std::int64_t top_k = 0;
@@ -42,9 +42,7 @@ struct ModelSpec {
 
   bool is_moe_layer(std::int64_t layer) const { return layer >= first_dense_layers; }
   std::int64_t num_moe_layers() const { return num_layers - first_dense_layers; }
-  core::Precision weight_precision() const {
-    return weight_bytes == 1 ? core::Precision::fp8 : core::Precision::bf16;
-  }
+  core::Precision weight_precision() const { return weight_bytes == 1 ? core::Precision::fp8 : core::Precision::bf16; }
 };
 
 /// Parses and validates a model spec (preset layered under user overrides).

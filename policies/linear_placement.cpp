@@ -19,7 +19,8 @@ Placement LinearPlacement::place(const PlacementInput& in) {
   std::vector<int> phy2log(static_cast<std::size_t>(in.num_gpus) * static_cast<std::size_t>(in.slots_per_gpu), -1);
   for (int e = 0; e < in.num_experts; ++e) {
     const int gpu = e / per_gpu;
-    phy2log[static_cast<std::size_t>(gpu * in.slots_per_gpu + e % per_gpu)] = e;
+    phy2log[static_cast<std::size_t>(gpu) * static_cast<std::size_t>(in.slots_per_gpu) +
+            static_cast<std::size_t>(e % per_gpu)] = e;
   }
   Placement p;
   const LayerPlacement layer = make_layer_placement(in.num_experts, in.num_gpus, in.slots_per_gpu, std::move(phy2log));

@@ -10,10 +10,10 @@ struct LayerPlacement {
   int num_experts = 0;
   int num_gpus = 0;
   int slots_per_gpu = 0;
-  int max_replicas = 0;        ///< width of a log2phy row
-  std::vector<int> phy2log;    ///< [gpu * slots_per_gpu + slot] -> logical expert, -1 = empty slot
-  std::vector<int> logcnt;     ///< [expert] -> number of replicas (>= 1)
-  std::vector<int> log2phy;    ///< [expert * max_replicas + rank] -> physical slot, -1 padded
+  int max_replicas = 0;      ///< width of a log2phy row
+  std::vector<int> phy2log;  ///< [gpu * slots_per_gpu + slot] -> logical expert, -1 = empty slot
+  std::vector<int> logcnt;   ///< [expert] -> number of replicas (>= 1)
+  std::vector<int> log2phy;  ///< [expert * max_replicas + rank] -> physical slot, -1 padded
 
   int num_slots() const { return num_gpus * slots_per_gpu; }
   int gpu_of_slot(int slot) const { return slot / slots_per_gpu; }

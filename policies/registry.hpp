@@ -51,9 +51,9 @@ class Registry {
 
   /// "unknown <kind> policy "x"; valid values are: a, b" for an unknown name, else "".
   std::string unknown_message(const std::string& name) const {
-    return find(name) ? std::string()
-                      : fmt::format("unknown {} policy \"{}\"; valid values are: {}", kind_, name,
-                                    fmt::join(names(), ", "));
+    return find(name)
+               ? std::string()
+               : fmt::format("unknown {} policy \"{}\"; valid values are: {}", kind_, name, fmt::join(names(), ", "));
   }
 
   /// Builds `name` with `params` (its options table); throws core::Error for an unknown name.

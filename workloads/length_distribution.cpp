@@ -10,8 +10,10 @@ namespace epsim::workloads {
 
 std::int64_t LengthDistribution::sample(core::Rng& rng) const {
   switch (kind) {
-    case Kind::fixed: return value;
-    case Kind::uniform: return boost::random::uniform_int_distribution<std::int64_t>(min, max)(rng);
+    case Kind::fixed:
+      return value;
+    case Kind::uniform:
+      return boost::random::uniform_int_distribution<std::int64_t>(min, max)(rng);
     case Kind::lognormal: {
       const double sigma2 = std::log1p(cv * cv);
       const double mu = std::log(mean) - sigma2 / 2.0;
@@ -24,9 +26,12 @@ std::int64_t LengthDistribution::sample(core::Rng& rng) const {
 
 double LengthDistribution::expected() const {
   switch (kind) {
-    case Kind::fixed: return static_cast<double>(value);
-    case Kind::uniform: return (static_cast<double>(min) + static_cast<double>(max)) / 2.0;
-    case Kind::lognormal: return mean;
+    case Kind::fixed:
+      return static_cast<double>(value);
+    case Kind::uniform:
+      return (static_cast<double>(min) + static_cast<double>(max)) / 2.0;
+    case Kind::lognormal:
+      return mean;
   }
   return 0.0;
 }

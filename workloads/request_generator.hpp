@@ -10,9 +10,9 @@
 namespace epsim::workloads {
 
 struct WorkloadConfig {
-  double rate_rps = 4.0;           ///< Poisson arrival rate, requests per second
-  std::int64_t num_requests = 0;   ///< stop after this many requests (0 = no count limit)
-  double duration_s = 0.0;         ///< stop generating arrivals after this time (0 = no time limit)
+  double rate_rps = 4.0;          ///< Poisson arrival rate, requests per second
+  std::int64_t num_requests = 0;  ///< stop after this many requests (0 = no count limit)
+  double duration_s = 0.0;        ///< stop generating arrivals after this time (0 = no time limit)
   LengthDistribution prompt;
   LengthDistribution output;
 };

@@ -12,8 +12,8 @@ namespace epsim::workloads {
 
 SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
   SyntheticRouterConfig c;
-  c.zipf_exponent = t.real("zipf_exponent", c.zipf_exponent,
-                           "skew of expert popularity: p ~ 1 / rank^s (0 = uniform)", {0.0, 10.0});
+  c.zipf_exponent =
+      t.real("zipf_exponent", c.zipf_exponent, "skew of expert popularity: p ~ 1 / rank^s (0 = uniform)", {0.0, 10.0});
   return c;
 }
 
@@ -57,7 +57,8 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
     throw core::Error("SyntheticRouter: need 1 <= top_k <= experts");
   }
   for (int r = experts - 1; r >= 0; --r) {
-    tail_mass_[static_cast<std::size_t>(r)] = tail_mass_[static_cast<std::size_t>(r) + 1] + sorted_p_[static_cast<std::size_t>(r)];
+    tail_mass_[static_cast<std::size_t>(r)] =
+        tail_mass_[static_cast<std::size_t>(r) + 1] + sorted_p_[static_cast<std::size_t>(r)];
   }
   // Each layer's hot set: a Fisher-Yates shuffle from a stream of its own, so the layout does not
   // depend on how many steps were drawn before.

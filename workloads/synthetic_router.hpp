@@ -37,9 +37,9 @@ class SyntheticRouter final : public RoutingSource {
   int layers_;
   int experts_;
   int top_k_;
-  std::vector<double> sorted_p_;        // probabilities by rank (same for every layer)
-  std::vector<double> tail_mass_;       // tail_mass_[r] = sum of sorted_p_[r..]
-  std::vector<int> ranking_;            // [layer][rank] -> expert
+  std::vector<double> sorted_p_;   // probabilities by rank (same for every layer)
+  std::vector<double> tail_mass_;  // tail_mass_[r] = sum of sorted_p_[r..]
+  std::vector<int> ranking_;       // [layer][rank] -> expert
   core::Rng rng_;
 };
 

@@ -1,8 +1,8 @@
 #include "sim/core/atomic_file.hpp"
 
+#include <unistd.h>
 #include <fstream>
 #include <system_error>
-#include <unistd.h>
 
 #include "sim/core/error.hpp"
 

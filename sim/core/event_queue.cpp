@@ -8,8 +8,8 @@ namespace epsim::core {
 
 EventId Engine::schedule_at(Time at, Callback cb) {
   if (at < now_) {
-    throw Error("Engine::schedule_at: time " + std::to_string(at) + " ns is before now (" +
-                std::to_string(now_) + " ns)");
+    throw Error("Engine::schedule_at: time " + std::to_string(at) + " ns is before now (" + std::to_string(now_) +
+                " ns)");
   }
   std::uint32_t slot = 0;
   if (!free_slots_.empty()) {

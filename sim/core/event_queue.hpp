@@ -52,9 +52,7 @@ class Engine {
     std::uint64_t seq = 0;  // seq of the event occupying the slot; 0 = free
     Callback cb;
   };
-  static bool later(const Entry& a, const Entry& b) {
-    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
-  }
+  static bool later(const Entry& a, const Entry& b) { return a.at != b.at ? a.at > b.at : a.seq > b.seq; }
   // Pops cancelled entries off the top; returns false when empty.
   bool settle_top();
 

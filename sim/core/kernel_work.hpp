@@ -6,11 +6,11 @@
 namespace epsim::core {
 
 enum class OpKind : std::uint8_t {
-  attention,      ///< attention projections + score/value products
-  dense_ffn,      ///< dense MLP (first dense layers, shared experts)
-  expert_ffn,     ///< grouped GEMM over the activated routed experts of one GPU
-  router,         ///< gate projection hidden -> experts
-  lm_head,        ///< vocabulary projection of the tokens that emit a token
+  attention,   ///< attention projections + score/value products
+  dense_ffn,   ///< dense MLP (first dense layers, shared experts)
+  expert_ffn,  ///< grouped GEMM over the activated routed experts of one GPU
+  router,      ///< gate projection hidden -> experts
+  lm_head,     ///< vocabulary projection of the tokens that emit a token
 };
 
 enum class Precision : std::uint8_t { bf16, fp8 };

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <cmath>
-#include <toml++/toml.h>
 
 #include "sim/core/error.hpp"
 
@@ -50,14 +50,29 @@ std::string describe_bounds(IntBounds b) {
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return fmt::format("the string \"{}\"", *n.value<std::string>());
-    case toml::node_type::integer: return fmt::format("the integer {}", *n.value<std::int64_t>());
-    case toml::node_type::floating_point: return fmt::format("the number {}", *n.value<double>());
-    case toml::node_type::boolean: return *n.value<bool>() ? "true" : "false";
-    default: return "a date/time";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return fmt::format("the string \"{}\"", n.value_or(std::string()));
+    case toml::node_type::integer:
+      return fmt::format("the integer {}", n.value_or(std::int64_t{0}));
+    case toml::node_type::floating_point:
+      return fmt::format("the number {}", n.value_or(0.0));
+    case toml::node_type::boolean:
+      return n.value_or(false) ? "true" : "false";
+    default:
+      return "a date/time";
   }
+}
+
+// The value of a TOML integer or float as a double; nullopt for any other type.
+std::optional<double> number_of(const toml::node& n) {
+  if (n.is_floating_point() || n.is_integer()) {
+    return n.value<double>();
+  }
+  return std::nullopt;
 }
 
 bool in_bounds(double v, RealBounds b) {
@@ -94,7 +109,9 @@ std::string ParamTable::full_key(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
-bool ParamTable::contains(std::string_view key) const { return find(key, nullptr) != nullptr; }
+bool ParamTable::contains(std::string_view key) const {
+  return find(key, nullptr) != nullptr;
+}
 
 const toml::node* ParamTable::find(std::string_view key, const ParamLayer** from) const {
   for (const ParamLayer& layer : layers_) {
@@ -135,20 +152,16 @@ std::optional<double> ParamTable::read_real(std::string_view key, RealBounds b) 
   if (!n) {
     return std::nullopt;
   }
-  std::optional<double> v;
-  if (n->is_floating_point()) {
-    v = *n->value<double>();
-  } else if (n->is_integer()) {
-    v = static_cast<double>(*n->value<std::int64_t>());
-  }
+  const std::optional<double> v = number_of(*n);
   const std::string range = describe_bounds(b);
-  if (!v) {
+  if (!v.has_value()) {
     fail(key, fmt::format("expected a number{}{}, got {}", range.empty() ? "" : " ", range, type_name(*n)));
   }
-  if (!in_bounds(*v, b)) {
-    fail(key, fmt::format("expected a number {}, got {}", range, format_real(*v)));
+  const double x = v.value_or(0.0);
+  if (!in_bounds(x, b)) {
+    fail(key, fmt::format("expected a number {}, got {}", range, format_real(x)));
   }
-  return v;
+  return x;
 }
 
 std::optional<std::int64_t> ParamTable::read_integer(std::string_view key, IntBounds b) {
@@ -160,7 +173,7 @@ std::optional<std::int64_t> ParamTable::read_integer(std::string_view key, IntBo
   if (!n->is_integer()) {
     fail(key, fmt::format("expected an integer{}{}, got {}", range.empty() ? "" : " ", range, type_name(*n)));
   }
-  const std::int64_t v = *n->value<std::int64_t>();
+  const std::int64_t v = n->value_or(std::int64_t{0});
   if (v < b.min || v > b.max) {
     fail(key, fmt::format("expected an integer {}, got {}", range, v));
   }
@@ -212,7 +225,7 @@ bool ParamTable::boolean(std::string_view key, bool def, std::string_view doc) {
   if (!n->is_boolean()) {
     fail(key, "expected true or false, got " + type_name(*n));
   }
-  return *n->value<bool>();
+  return n->value_or(false);
 }
 
 std::string ParamTable::string(std::string_view key, std::string_view def, std::string_view doc) {
@@ -224,7 +237,7 @@ std::string ParamTable::string(std::string_view key, std::string_view def, std::
   if (!n->is_string()) {
     fail(key, "expected a string, got " + type_name(*n));
   }
-  return *n->value<std::string>();
+  return n->value_or(std::string());
 }
 
 std::string ParamTable::choice(std::string_view key, std::string_view def, std::string_view doc,
@@ -238,7 +251,7 @@ std::string ParamTable::choice(std::string_view key, std::string_view def, std::
   if (!n->is_string()) {
     fail(key, "expected one of " + valid + ", got " + type_name(*n));
   }
-  std::string v = *n->value<std::string>();
+  std::string v = n->value_or(std::string());
   if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
     fail(key, fmt::format("unknown value \"{}\"; valid values are: {}", v, valid));
   }
@@ -259,17 +272,12 @@ std::vector<double> ParamTable::real_list(std::string_view key, std::string_view
   }
   for (std::size_t i = 0; i < arr->size(); ++i) {
     const toml::node& e = *arr->get(i);
-    std::optional<double> v;
-    if (e.is_floating_point()) {
-      v = *e.value<double>();
-    } else if (e.is_integer()) {
-      v = static_cast<double>(*e.value<std::int64_t>());
+    const std::optional<double> v = number_of(e);
+    if (!v.has_value() || !in_bounds(v.value_or(0.0), b)) {
+      fail(key,
+           fmt::format("element {}: expected a number{}{}, got {}", i, range.empty() ? "" : " ", range, type_name(e)));
     }
-    if (!v || !in_bounds(*v, b)) {
-      fail(key, fmt::format("element {}: expected a number{}{}, got {}", i, range.empty() ? "" : " ", range,
-                            type_name(e)));
-    }
-    out.push_back(*v);
+    out.push_back(v.value_or(0.0));
   }
   return out;
 }

@@ -29,15 +29,17 @@ std::vector<std::string> PresetCatalog::names() const {
   return out;
 }
 
-bool PresetCatalog::contains(const std::string& name) const { return tables_.count(name) > 0; }
+bool PresetCatalog::contains(const std::string& name) const {
+  return tables_.count(name) > 0;
+}
 
 const toml::table& PresetCatalog::get(const std::string& name, const std::string& source,
                                       const std::string& key) const {
   auto it = tables_.find(name);
   if (it == tables_.end()) {
-    throw ConfigError(source, key,
-                      fmt::format("unknown {} preset \"{}\"; valid names are: {}", kind_, name,
-                                  fmt::join(names(), ", ")));
+    throw ConfigError(
+        source, key,
+        fmt::format("unknown {} preset \"{}\"; valid names are: {}", kind_, name, fmt::join(names(), ", ")));
   }
   return *it->second;
 }

@@ -22,9 +22,7 @@ class RandomStreams {
   /// The seed of a purpose's stream; `index` separates several streams of one purpose (e.g. per GPU).
   std::uint64_t stream_seed(std::string_view purpose, std::uint64_t index = 0) const;
   /// A fresh engine for a purpose: the same (seed, purpose, index) always yields the same sequence.
-  Rng stream(std::string_view purpose, std::uint64_t index = 0) const {
-    return Rng(stream_seed(purpose, index));
-  }
+  Rng stream(std::string_view purpose, std::uint64_t index = 0) const { return Rng(stream_seed(purpose, index)); }
 
  private:
   std::uint64_t seed_;

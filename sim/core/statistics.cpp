@@ -24,8 +24,12 @@ void RunningStats::add(double x) {
   max_ = std::max(max_, x);
 }
 
-double RunningStats::variance() const { return n_ > 1 ? m2_ / static_cast<double>(n_ - 1) : 0.0; }
-double RunningStats::stddev() const { return std::sqrt(variance()); }
+double RunningStats::variance() const {
+  return n_ > 1 ? m2_ / static_cast<double>(n_ - 1) : 0.0;
+}
+double RunningStats::stddev() const {
+  return std::sqrt(variance());
+}
 
 double quantile_inplace(std::vector<double>& values, double q) {
   if (values.empty()) {
@@ -40,9 +44,7 @@ double quantile_inplace(std::vector<double>& values, double q) {
 }
 
 QuantileSketch::QuantileSketch(double rel_error, double min_value, double max_value)
-    : gamma_((1.0 + rel_error) / (1.0 - rel_error)),
-      log_gamma_(std::log(gamma_)),
-      min_value_(min_value) {
+    : gamma_((1.0 + rel_error) / (1.0 - rel_error)), log_gamma_(std::log(gamma_)), min_value_(min_value) {
   if (!(rel_error > 0.0 && rel_error < 1.0) || !(min_value > 0.0) || !(max_value > min_value)) {
     throw Error("QuantileSketch: need 0 < rel_error < 1 and 0 < min_value < max_value");
   }

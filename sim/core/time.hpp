@@ -13,11 +13,23 @@ inline constexpr Time k_ns_per_ms = 1'000'000;
 inline constexpr Time k_ns_per_s = 1'000'000'000;
 
 /// Rounds a duration in (fractional) nanoseconds to the engine's integer nanoseconds.
-inline Time round_ns(double ns) { return static_cast<Time>(std::llround(ns)); }
-inline Time from_seconds(double s) { return round_ns(s * static_cast<double>(k_ns_per_s)); }
-inline Time from_ms(double ms) { return round_ns(ms * static_cast<double>(k_ns_per_ms)); }
-inline double to_seconds(Time t) { return static_cast<double>(t) / static_cast<double>(k_ns_per_s); }
-inline double to_ms(Time t) { return static_cast<double>(t) / static_cast<double>(k_ns_per_ms); }
-inline double to_us(Time t) { return static_cast<double>(t) / static_cast<double>(k_ns_per_us); }
+inline Time round_ns(double ns) {
+  return static_cast<Time>(std::llround(ns));
+}
+inline Time from_seconds(double s) {
+  return round_ns(s * static_cast<double>(k_ns_per_s));
+}
+inline Time from_ms(double ms) {
+  return round_ns(ms * static_cast<double>(k_ns_per_ms));
+}
+inline double to_seconds(Time t) {
+  return static_cast<double>(t) / static_cast<double>(k_ns_per_s);
+}
+inline double to_ms(Time t) {
+  return static_cast<double>(t) / static_cast<double>(k_ns_per_ms);
+}
+inline double to_us(Time t) {
+  return static_cast<double>(t) / static_cast<double>(k_ns_per_us);
+}
 
 }  // namespace epsim::core

@@ -7,11 +7,11 @@
 namespace epsim::serving {
 
 struct BatchEntry {
-  int request = 0;            ///< index into the simulator's request table
-  std::int64_t tokens = 0;    ///< new tokens this step (prefill chunk, or 1 for a decode)
-  std::int64_t context = 0;   ///< tokens already in the request's KV cache before this step
+  int request = 0;           ///< index into the simulator's request table
+  std::int64_t tokens = 0;   ///< new tokens this step (prefill chunk, or 1 for a decode)
+  std::int64_t context = 0;  ///< tokens already in the request's KV cache before this step
   bool prefill = false;
-  bool emits_token = false;   ///< decode, or the chunk that completes the prompt
+  bool emits_token = false;  ///< decode, or the chunk that completes the prompt
 };
 
 struct Batch {

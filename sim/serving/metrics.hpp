@@ -64,17 +64,17 @@ class MetricsCollector final : public Observer {
 };
 
 struct RunSummary {
-  std::int64_t requests = 0;           ///< requests that arrived
+  std::int64_t requests = 0;  ///< requests that arrived
   std::int64_t requests_finished = 0;
-  double makespan_s = 0.0;             ///< from time 0 to the end of the last step
-  LatencySummary ttft_ms;              ///< finished requests
-  LatencySummary tpot_ms;              ///< per-request mean, requests with >= 2 output tokens
+  double makespan_s = 0.0;  ///< from time 0 to the end of the last step
+  LatencySummary ttft_ms;   ///< finished requests
+  LatencySummary tpot_ms;   ///< per-request mean, requests with >= 2 output tokens
   LatencySummary e2e_ms;
-  LatencySummary inter_token_ms;       ///< pooled over all decode tokens (streaming, +-0.5 %)
-  double slo_attainment = 0.0;         ///< share of arrived requests meeting both targets
+  LatencySummary inter_token_ms;  ///< pooled over all decode tokens (streaming, +-0.5 %)
+  double slo_attainment = 0.0;    ///< share of arrived requests meeting both targets
   double slo_ttft_attainment = 0.0;
   double slo_tpot_attainment = 0.0;
-  double goodput_rps = 0.0;            ///< SLO-meeting requests per second of makespan
+  double goodput_rps = 0.0;  ///< SLO-meeting requests per second of makespan
   double throughput_rps = 0.0;
   double output_tokens_per_s = 0.0;
   std::int64_t steps = 0;

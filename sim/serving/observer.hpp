@@ -12,8 +12,8 @@ namespace epsim::serving {
 struct LayerRecord {
   int group = 0;
   std::int64_t step = 0;
-  int layer = 0;      ///< model layer index
-  int moe_layer = 0;  ///< index among MoE layers
+  int layer = 0;                    ///< model layer index
+  int moe_layer = 0;                ///< index among MoE layers
   double attention_phase_ns = 0.0;  ///< slowest GPU's local work before dispatch
   double attention_idle_ns = 0.0;   ///< sum over GPUs of (slowest - own) before dispatch
   double dispatch_ns = 0.0;
@@ -38,8 +38,8 @@ struct StepRecord {
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
   std::int64_t requests = 0;
-  double barrier_idle_ns = 0.0;          ///< GPU-ns spent waiting at barriers, summed over GPUs
-  std::span<const double> gpu_busy_ns;   ///< per GPU of the group: time in its own kernels
+  double barrier_idle_ns = 0.0;         ///< GPU-ns spent waiting at barriers, summed over GPUs
+  std::span<const double> gpu_busy_ns;  ///< per GPU of the group: time in its own kernels
 };
 
 class Observer {

@@ -7,8 +7,8 @@ namespace epsim::serving {
 
 struct RequestState {
   workloads::RequestSpec spec;
-  int group = 0;  ///< EP group serving it
-  int rank = 0;   ///< DP attention rank (GPU within the group) that owns it
+  int group = 0;               ///< EP group serving it
+  int rank = 0;                ///< DP attention rank (GPU within the group) that owns it
   std::int64_t prefilled = 0;  ///< prompt tokens already processed
   std::int64_t generated = 0;  ///< output tokens emitted
   core::Time first_token_ns = -1;
@@ -21,8 +21,9 @@ struct RequestState {
   double e2e_ms() const { return core::to_ms(finish_ns - spec.arrival_ns); }
   /// Mean time per output token after the first; 0 for single-token answers.
   double tpot_ms() const {
-    return spec.output_tokens > 1 ? core::to_ms(finish_ns - first_token_ns) / static_cast<double>(spec.output_tokens - 1)
-                                  : 0.0;
+    return spec.output_tokens > 1
+               ? core::to_ms(finish_ns - first_token_ns) / static_cast<double>(spec.output_tokens - 1)
+               : 0.0;
   }
 };
 

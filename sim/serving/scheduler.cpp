@@ -20,7 +20,9 @@ int Scheduler::least_loaded_rank() const {
   return best;
 }
 
-void Scheduler::enqueue(int rank, int request) { ranks_[static_cast<std::size_t>(rank)].waiting.push_back(request); }
+void Scheduler::enqueue(int rank, int request) {
+  ranks_[static_cast<std::size_t>(rank)].waiting.push_back(request);
+}
 
 bool Scheduler::idle() const {
   return std::all_of(ranks_.begin(), ranks_.end(),
@@ -52,8 +54,7 @@ bool Scheduler::form_batch(const std::vector<RequestState>& requests, Batch& out
       }
       if (!r.prefill_done()) {
         const std::int64_t chunk = std::min(r.spec.prompt_tokens - r.prefilled, budget);
-        out.entries.push_back(
-            BatchEntry{idx, chunk, r.prefilled, true, r.prefilled + chunk == r.spec.prompt_tokens});
+        out.entries.push_back(BatchEntry{idx, chunk, r.prefilled, true, r.prefilled + chunk == r.spec.prompt_tokens});
         out.prefill_tokens += chunk;
         budget -= chunk;
       }

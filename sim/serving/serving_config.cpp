@@ -6,8 +6,8 @@ SchedulerConfig parse_scheduler(core::ParamTable& t) {
   SchedulerConfig c;
   c.max_batch_tokens = t.integer("max_batch_tokens", c.max_batch_tokens,
                                  "token budget of one step per DP rank (decodes + prefill chunks)", {1, 1 << 24});
-  c.max_running_requests = t.integer("max_running_requests", c.max_running_requests,
-                                     "requests admitted per DP rank at once", {1, 1 << 20});
+  c.max_running_requests =
+      t.integer("max_running_requests", c.max_running_requests, "requests admitted per DP rank at once", {1, 1 << 20});
   return c;  // the caller reads the engine-level keys of the same table and calls finish()
 }
 

@@ -19,8 +19,8 @@ struct SloConfig {
 struct ServingConfig {
   SchedulerConfig scheduler;
   SloConfig slo;
-  int ep_size = 0;               ///< GPUs per expert-parallel group (one DP attention rank each)
-  double step_overhead_us = 0.0;  ///< fixed CPU/scheduling time added to every step
+  int ep_size = 0;                 ///< GPUs per expert-parallel group (one DP attention rank each)
+  double step_overhead_us = 0.0;   ///< fixed CPU/scheduling time added to every step
   double max_sim_time_s = 3600.0;  ///< hard stop of simulated time (unfinished requests are reported)
 };
 

@@ -24,7 +24,8 @@ struct Simulator::Group {
         gpu_offset(offset),
         routing(std::move(r)),
         scheduler(topo.num_gpus(), p.serving.scheduler),
-        executor(p.model, *p.cost, offset, topo, p.placement, *routing, *p.routing_source, p.serving.step_overhead_us) {}
+        executor(p.model, *p.cost, offset, topo, p.placement, *routing, *p.routing_source, p.serving.step_overhead_us) {
+  }
 };
 
 hardware::Topology group_topology(const hardware::Topology& cluster, int ep_size) {
@@ -117,8 +118,8 @@ SimulationResult Simulator::run() {
   SimulationResult res;
   res.hit_time_limit = engine_.pending() > 0;
   res.end_ns = last_step_end_ns_;
-  res.summary = summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_,
-                              static_cast<int>(groups_.size()));
+  res.summary =
+      summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_, static_cast<int>(groups_.size()));
   res.requests = std::move(requests_);
   return res;
 }

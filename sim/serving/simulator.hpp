@@ -28,7 +28,7 @@ struct SimulationParts {
   models::ModelSpec model;
   std::unique_ptr<hardware::CostModel> cost;  ///< covers every GPU of the cluster
   hardware::Topology topology;
-  policies::Placement placement;              ///< of one EP group (every group uses it)
+  policies::Placement placement;                                           ///< of one EP group (every group uses it)
   std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
   std::unique_ptr<workloads::RoutingSource> routing_source;
   workloads::WorkloadConfig workload;

@@ -8,8 +8,7 @@ namespace epsim::serving {
 
 StepExecutor::StepExecutor(const models::ModelSpec& model, const hardware::CostModel& cost, int gpu_offset,
                            hardware::Topology group_topology, const policies::Placement& placement,
-                           policies::RoutingPolicy& routing, workloads::RoutingSource& source,
-                           double step_overhead_us)
+                           policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us)
     : model_(model),
       cost_(cost),
       gpu_offset_(gpu_offset),
@@ -54,19 +53,24 @@ void StepExecutor::price_local_phases(const Batch& batch) {
     }
     tokens_(g) = ab.tokens;
     attention_ns_(g) = kernel(g, models::attention_work(model_, ab));
-    dense_ns_(g) = model_.first_dense_layers > 0
-                       ? kernel(g, models::dense_ffn_work(model_, ab.tokens, static_cast<double>(model_.dense_intermediate_size)))
-                       : 0.0;
+    dense_ns_(g) =
+        model_.first_dense_layers > 0
+            ? kernel(g, models::dense_ffn_work(model_, ab.tokens, static_cast<double>(model_.dense_intermediate_size)))
+            : 0.0;
     router_ns_(g) = kernel(g, models::router_work(model_, ab.tokens));
     shared_ns_(g) = model_.shared_experts > 0
-                        ? kernel(g, models::dense_ffn_work(model_, ab.tokens,
-                                                           static_cast<double>(model_.moe_intermediate_size *
-                                                                               model_.shared_experts)))
+                        ? kernel(g, models::dense_ffn_work(
+                                        model_, ab.tokens,
+                                        static_cast<double>(model_.moe_intermediate_size * model_.shared_experts)))
                         : 0.0;
     lm_head_ns_(g) = kernel(g, models::lm_head_work(model_, emit));
   }
   const double total = tokens_.sum();
-  share_ = total > 0.0 ? Eigen::ArrayXd(tokens_ / total) : Eigen::ArrayXd::Zero(gpus_);
+  if (total > 0.0) {
+    share_ = tokens_ / total;
+  } else {
+    share_.setZero();
+  }
   node_share_.setZero();
   for (int g = 0; g < gpus_; ++g) {
     node_share_(topo_.node_of(g)) += share_(g);

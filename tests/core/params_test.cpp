@@ -1,6 +1,6 @@
+#include <toml++/toml.h>
 #include <array>
 #include <catch2/catch.hpp>
-#include <toml++/toml.h>
 
 #include "sim/core/error.hpp"
 #include "sim/core/params.hpp"
@@ -9,7 +9,9 @@ using namespace epsim::core;
 using Catch::Contains;
 
 namespace {
-toml::table parse(std::string_view s) { return toml::parse(s); }
+toml::table parse(std::string_view s) {
+  return toml::parse(s);
+}
 }  // namespace
 
 TEST_CASE("values come from the highest layer that has them") {
@@ -34,7 +36,8 @@ TEST_CASE("type errors say what was expected and what was found") {
   const auto tab = parse("n = \"many\"\nf = 1.5\nb = 1\nl = [1, \"x\"]\n");
   ParamTable t({ParamLayer{&tab, "f.toml"}}, "");
   REQUIRE_THROWS_WITH(t.integer("n", 0, "doc"), "f.toml: n: expected an integer, got the string \"many\"");
-  REQUIRE_THROWS_WITH(t.integer("f", 0, "doc", {0, 10}), "f.toml: f: expected an integer in [0, 10], got the number 1.5");
+  REQUIRE_THROWS_WITH(t.integer("f", 0, "doc", {0, 10}),
+                      "f.toml: f: expected an integer in [0, 10], got the number 1.5");
   REQUIRE_THROWS_WITH(t.boolean("b", false, "doc"), "f.toml: b: expected true or false, got the integer 1");
   REQUIRE_THROWS_WITH(t.real_list("l", "doc"), Contains("element 1: expected a number"));
 }

@@ -1,6 +1,6 @@
+#include <toml++/toml.h>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <toml++/toml.h>
 
 #include "sim/core/params.hpp"
 #include "sim/core/statistics.hpp"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Lint: clang-format (check only) over every tracked C++ file, then clang-tidy (.clang-tidy allow-list)
+# over the library and CLI sources, using BUILD_DIR/compile_commands.json.
+#   scripts/lint.sh [BUILD_DIR]        (default build/dev)
+#   scripts/lint.sh --fix              (reformat in place instead of checking; no clang-tidy)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fmt=$(command -v clang-format-15 || true)
+tidy=$(command -v clang-tidy-15 || true)
+if [ -z "$fmt" ] || [ -z "$tidy" ]; then
+  echo "lint: clang-format-15 and clang-tidy-15 are needed (scripts/install-deps.sh installs them)" >&2
+  exit 2
+fi
+mapfile -t files < <(git ls-files '*.cpp' '*.hpp')
+if [ "${1:-}" = "--fix" ]; then
+  "$fmt" -i "${files[@]}"
+  exit 0
+fi
+build=${1:-build/dev}
+echo "lint: clang-format on ${#files[@]} files"
+"$fmt" --dry-run --Werror "${files[@]}"
+mapfile -t sources < <(git ls-files 'sim/*.cpp' 'hardware/*.cpp' 'models/*.cpp' 'workloads/*.cpp' 'policies/*.cpp' 'experiments/*.cpp')
+echo "lint: clang-tidy on ${#sources[@]} sources"
+"$tidy" -p "$build" --quiet "${sources[@]}"
+echo "lint: clean"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: installs dependencies (skipping what is present), builds everything with the
+# release preset (-Wall -Wextra -Werror) and runs every test through CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release
+ctest --preset release -j "$(nproc)"
