@@ -45,10 +45,11 @@ void bench(const std::string& label, const std::vector<std::string>& sets) {
   const auto res = sim.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto& s = res.summary;
-  fmt::print("{:<34} {:>7} steps in {:6.2f} s wall: {:>8.0f} steps/s, {:>7.1f} simulated s / wall s "
-             "(mean step {:.2f} ms, {} requests)\n",
-             label, s.steps, wall, static_cast<double>(s.steps) / wall, s.makespan_s / wall, s.mean_step_ms,
-             s.requests_finished);
+  fmt::print(
+      "{:<34} {:>7} steps in {:6.2f} s wall: {:>8.0f} steps/s, {:>7.1f} simulated s / wall s "
+      "(mean step {:.2f} ms, {} requests)\n",
+      label, s.steps, wall, static_cast<double>(s.steps) / wall, s.makespan_s / wall, s.mean_step_ms,
+      s.requests_finished);
 }
 
 }  // namespace
