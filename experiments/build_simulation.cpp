@@ -11,11 +11,15 @@
 namespace epsim::experiments {
 
 serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
+  const core::RandomStreams streams(cfg.seed);
+  auto network = std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
   serving::SimulationParts p{
       .model = cfg.model,
-      .cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, cfg.cluster.speed_factors),
-      .topology =
-          hardware::Topology(cfg.cluster.nodes, cfg.cluster.gpus_per_node, cfg.cluster.intra, cfg.cluster.inter),
+      .cost =
+          std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability, streams),
+      .topology = network->port_view(),
+      .network = cfg.collective_model == "ports" ? nullptr : network,
+      .graph_collectives_max_gpus = cfg.collective_model == "graph" ? (1 << 30) : cfg.graph_max_gpus,
       .placement = {},
       .make_routing = {},
       .routing_source = {},
@@ -41,7 +45,6 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
     core::ParamTable t({core::ParamLayer{routing_opts.get(), source}}, "policy.routing_options");
     return policies::routing_registry().create(routing_name, t);
   };
-  const core::RandomStreams streams(cfg.seed);
   p.routing_source = std::make_unique<workloads::SyntheticRouter>(
       cfg.router, static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts),
       static_cast<int>(cfg.model.top_k), streams);

@@ -9,9 +9,13 @@
 #include <filesystem>
 
 #include "experiments/build_simulation.hpp"
+#include "experiments/cost_table.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/results_writer.hpp"
+#include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "hardware/link_types.hpp"
+#include "hardware/variability.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
@@ -29,7 +33,8 @@ constexpr const char* k_usage = R"(usage: epsim <command> [options]
 commands:
   run [CONFIG]      run a simulation (no CONFIG: the embedded demo) and write a results directory
   validate CONFIG   check a configuration without running it
-  list [WHAT]       list presets and policies: models, gpus, policies (default: all)
+  list [WHAT]       list presets and policies: models, gpus, clusters, links, policies (default: all)
+  cost              print a model's per-layer cost curve on a GPU (tokens -> us, active bound)
 
 options:
   --help            show help (also: epsim <command> --help)
@@ -145,17 +150,19 @@ void list_registry(const Registry& r, std::ostream& out) {
 
 int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description d = common_options();
-  d.add_options()("what", po::value<std::string>()->default_value("all"), "models, gpus, policies or all");
+  d.add_options()("what", po::value<std::string>()->default_value("all"),
+                  "models, gpus, clusters, links, policies or all");
   po::positional_options_description pos;
   pos.add("what", 1);
   const po::variables_map vm = parse(args, d, pos);
   if (vm.count("help")) {
-    out << "usage: epsim list [models|gpus|policies]\n\n" << d;
+    out << "usage: epsim list [models|gpus|clusters|links|policies]\n\n" << d;
     return 0;
   }
   const std::string what = vm["what"].as<std::string>();
-  if (what != "all" && what != "models" && what != "gpus" && what != "policies") {
-    throw UsageError("list: unknown \"" + what + "\"; valid values are: models, gpus, policies");
+  if (what != "all" && what != "models" && what != "gpus" && what != "clusters" && what != "links" &&
+      what != "policies") {
+    throw UsageError("list: unknown \"" + what + "\"; valid values are: models, gpus, clusters, links, policies");
   }
   if (what == "all" || what == "models") {
     out << "models:\n";
@@ -177,10 +184,90 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
           g.name, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
     }
   }
+  if (what == "all" || what == "clusters") {
+    out << "clusters:\n";
+    for (const std::string& name : hardware::cluster_presets().names()) {
+      core::ParamTable t({core::ParamLayer{&hardware::cluster_presets().get(name, "", ""), name}}, "");
+      const hardware::ClusterSpec c = hardware::parse_cluster_spec(t);
+      out << fmt::format("  {:<14} {:<40} {} GPUs/node of {}, scale-up {:.0f} GB/s/dir, NIC {:.1f} GB/s x {}/node\n",
+                         name, c.name, c.gpus_per_node, c.gpu, c.scale_up_link.bw_gbps, c.nic_link.bw_gbps,
+                         c.nics_per_node);
+    }
+    out << "variability presets: " << fmt::format("{}", fmt::join(hardware::variability_preset_names(), ", ")) << "\n";
+  }
+  if (what == "all" || what == "links") {
+    out << "links:\n";
+    for (const std::string& name : hardware::link_type_names()) {
+      const hardware::LinkSpec l = hardware::link_type(name);
+      out << fmt::format("  {:<16} {:>7.2f} GB/s per direction, {:.2f} us per hop\n", name, l.bw_gbps, l.latency_us);
+    }
+  }
   if (what == "all" || what == "policies") {
     list_registry(policies::placement_registry(), out);
     list_registry(policies::routing_registry(), out);
   }
+  return 0;
+}
+
+std::vector<std::int64_t> parse_token_list(const std::string& s) {
+  std::vector<std::int64_t> out;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    const std::size_t comma = std::min(s.find(',', pos), s.size());
+    const std::string item = s.substr(pos, comma - pos);
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 1) {
+        throw std::invalid_argument(item);
+      }
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw UsageError("--tokens: expected a comma-separated list of positive integers, got \"" + item + "\"");
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d = common_options();
+  d.add_options()("gpu", po::value<std::string>()->required(), "GPU preset (epsim list gpus)")(
+      "model", po::value<std::string>()->required(), "model preset (epsim list models)")(
+      "tokens", po::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192"),
+      "comma-separated token counts")("experts-active", po::value<std::int64_t>()->default_value(0),
+                                      "activated experts on the GPU (0 = min(tokens, local experts))")(
+      "local-experts", po::value<std::int64_t>()->default_value(0), "experts resident on the GPU (0 = routed / 8)")(
+      "context", po::value<std::int64_t>()->default_value(1024), "cached tokens behind each decode token")(
+      "speed", po::value<double>()->default_value(1.0), "the GPU's speed factor")("csv", "print CSV");
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
+    out << "usage: epsim cost --gpu NAME --model NAME [--tokens LIST] [--experts-active N] [--context N] [--csv]\n\n"
+        << d;
+    return 0;
+  }
+  const po::variables_map vm = parse(args, d, {});
+  const std::string gpu_name = vm["gpu"].as<std::string>();
+  const std::string model_name = vm["model"].as<std::string>();
+  if (const std::string m = hardware::gpu_presets().unknown_message(gpu_name); !m.empty()) {
+    throw UsageError("--gpu: " + m);
+  }
+  if (const std::string m = models::model_presets().unknown_message(model_name); !m.empty()) {
+    throw UsageError("--model: " + m);
+  }
+  core::ParamTable gt({core::ParamLayer{&hardware::gpu_presets().get(gpu_name, "", ""), gpu_name}}, "gpu");
+  core::ParamTable mt({core::ParamLayer{&models::model_presets().get(model_name, "", ""), model_name}}, "model");
+  CostTableOptions o;
+  o.tokens = parse_token_list(vm["tokens"].as<std::string>());
+  o.experts_active = vm["experts-active"].as<std::int64_t>();
+  o.local_experts = vm["local-experts"].as<std::int64_t>();
+  o.context = vm["context"].as<std::int64_t>();
+  o.speed = vm["speed"].as<double>();
+  o.csv = vm.count("csv") > 0;
+  if (o.experts_active < 0 || o.local_experts < 0 || o.context < 0 || !(o.speed > 0.0)) {
+    throw UsageError("--experts-active, --local-experts and --context must be >= 0 and --speed > 0");
+  }
+  out << cost_table(models::parse_model_spec(mt), hardware::parse_gpu_spec(gt), o);
   return 0;
 }
 
@@ -207,7 +294,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (cmd == "list") {
       return cmd_list(rest, out);
     }
-    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: run, validate, list\n";
+    if (cmd == "cost") {
+      return cmd_cost(rest, out);
+    }
+    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: run, validate, list, cost\n";
     return 2;
   } catch (const UsageError& e) {
     err << "epsim " << cmd << ": " << e.what() << "\n";

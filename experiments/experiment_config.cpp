@@ -12,6 +12,7 @@
 #include "policies/routing_policy.hpp"
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/random_streams.hpp"
 
 namespace epsim::experiments {
 
@@ -98,37 +99,50 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   auto model = root.table("model", "model architecture: a preset and field overrides");
   const std::string model_preset = model.string("preset", "", "model preset name (epsim list models)");
   if (!model_preset.empty()) {
-    model.add_layer({&models::model_presets().get(model_preset, source, "model.preset"),
-                     models::model_presets().label(model_preset)});
+    model.add_layer(core::preset_layer(model, "preset", models::model_presets(), model_preset));
   }
   cfg.model = models::parse_model_spec(model);
 
+  // The cluster first: its preset names the default GPU.
+  auto cluster = root.table("cluster", "cluster shape, links, variability (a preset and field overrides)");
+  const std::string cluster_preset = cluster.string("preset", "", "cluster preset name (epsim list clusters)");
+  if (!cluster_preset.empty()) {
+    cluster.add_layer(core::preset_layer(cluster, "preset", hardware::cluster_presets(), cluster_preset));
+  }
+  cfg.cluster = hardware::parse_cluster_spec(cluster);
+
   auto gpu = root.table("gpu", "GPU type: a preset and field overrides");
-  const std::string gpu_preset = gpu.string("preset", "", "GPU preset name (epsim list gpus)");
+  const std::string gpu_preset = gpu.string("preset", cfg.cluster.gpu, "GPU preset name (default: the cluster's)");
   if (!gpu_preset.empty()) {
-    gpu.add_layer(
-        {&hardware::gpu_presets().get(gpu_preset, source, "gpu.preset"), hardware::gpu_presets().label(gpu_preset)});
+    gpu.add_layer(core::preset_layer(gpu, "preset", hardware::gpu_presets(), gpu_preset));
   }
   cfg.gpu = hardware::parse_gpu_spec(gpu);
   gpu.finish();
 
-  auto cluster = root.table("cluster", "cluster size, links and per-GPU speed");
-  cfg.cluster.nodes = static_cast<int>(cluster.integer("nodes", 1, "nodes", {1, 4096}));
-  cfg.cluster.gpus_per_node = static_cast<int>(cluster.integer("gpus_per_node", 8, "GPUs per node", {1, 1024}));
-  auto intra = cluster.table("intra_node", "link between GPUs of a node");
-  cfg.cluster.intra = hardware::parse_link(intra, cfg.cluster.intra);
-  auto inter = cluster.table("inter_node", "link between nodes (per GPU NIC)");
-  cfg.cluster.inter = hardware::parse_link(inter, cfg.cluster.inter);
-  cfg.cluster.speed_factors = cluster.real_list(
-      "speed_factors", "speed of each GPU relative to nominal (0.88 = 12 % slow); default all 1", {0.0, 10.0, true});
   const int gpus = cfg.cluster.num_gpus();
-  if (cfg.cluster.speed_factors.empty()) {
-    cfg.cluster.speed_factors.assign(static_cast<std::size_t>(gpus), 1.0);
-  } else if (static_cast<int>(cfg.cluster.speed_factors.size()) != gpus) {
-    cluster.fail("speed_factors",
-                 fmt::format("expected one factor per GPU ({} = {} nodes x {}), got {}", gpus, cfg.cluster.nodes,
-                             cfg.cluster.gpus_per_node, cfg.cluster.speed_factors.size()));
+  const std::vector<double> factors = cluster.real_list(
+      "speed_factors", "shorthand for variability.kind = \"explicit\": one factor per GPU (0.88 = 12 % slow)",
+      {0.0, 10.0, true});
+  auto variability = cluster.table("variability", "GPU-to-GPU speed variability");
+  cfg.variability = hardware::parse_variability(variability, gpus, cfg.gpu.tdp_w);
+  variability.finish();
+  if (!factors.empty()) {
+    if (cfg.variability.kind != hardware::VariabilityConfig::Kind::none) {
+      cluster.fail("speed_factors", "give either speed_factors or [cluster.variability], not both");
+    }
+    if (static_cast<int>(factors.size()) != gpus) {
+      cluster.fail("speed_factors", fmt::format("expected one factor per GPU ({} = {} nodes x {}), got {}", gpus,
+                                                cfg.cluster.nodes, cfg.cluster.gpus_per_node, factors.size()));
+    }
+    cfg.variability.kind = hardware::VariabilityConfig::Kind::explicit_list;
+    cfg.variability.factors = factors;
   }
+  static constexpr std::array<std::string_view, 3> k_collective_models{"auto", "graph", "ports"};
+  cfg.collective_model =
+      cluster.choice("collective_model", "auto", "all-to-all costing: graph (exact paths), ports (per-GPU ports), auto",
+                     k_collective_models);
+  cfg.graph_max_gpus = static_cast<int>(
+      cluster.integer("graph_max_gpus", 16, "auto: largest EP group costed on the graph", {1, 1 << 20}));
   cluster.finish();
 
   auto parallel = root.table("parallel", "parallelism");
@@ -211,6 +225,10 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 }
 
 }  // namespace
+
+std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg) {
+  return hardware::sample_speed_factors(cfg.variability, cfg.cluster.num_gpus(), core::RandomStreams(cfg.seed));
+}
 
 ExperimentConfig load_config_text(std::string_view text, const std::string& source,
                                   const std::vector<std::string>& sets) {

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/topology.hpp"
+#include "hardware/variability.hpp"
 #include "models/model_spec.hpp"
 #include "sim/serving/serving_config.hpp"
 #include "workloads/request_generator.hpp"
@@ -21,15 +23,6 @@ class table;
 
 namespace epsim::experiments {
 
-struct ClusterConfig {
-  int nodes = 1;
-  int gpus_per_node = 8;
-  hardware::LinkSpec intra{450.0, 3.0};
-  hardware::LinkSpec inter{50.0, 5.0};
-  std::vector<double> speed_factors;  ///< one per GPU (filled with 1 when not given)
-  int num_gpus() const { return nodes * gpus_per_node; }
-};
-
 struct PolicyConfig {
   std::string placement = "linear";
   std::string routing = "even";
@@ -42,7 +35,12 @@ struct ExperimentConfig {
   std::uint64_t seed = 42;
   models::ModelSpec model;
   hardware::GpuSpec gpu;
-  ClusterConfig cluster;
+  hardware::ClusterSpec cluster;
+  hardware::VariabilityConfig variability;
+  /// "graph": all-to-alls costed exactly on the network graph; "ports": per-GPU port model; "auto":
+  /// graph for EP groups of at most graph_max_gpus GPUs, ports above.
+  std::string collective_model = "auto";
+  int graph_max_gpus = 16;
   int ep_size = 0;
   int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
   workloads::WorkloadConfig workload;
@@ -61,6 +59,9 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
 /// The same from TOML text (e.g. the embedded demo), `source` naming it in messages.
 ExperimentConfig load_config_text(std::string_view text, const std::string& source,
                                   const std::vector<std::string>& sets);
+
+/// The static speed factor of every GPU: drawn from cfg.variability with the run's seed.
+std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg);
 
 /// The demo configuration shipped in the binary (examples/demo.toml).
 std::string_view embedded_demo_config();

@@ -28,6 +28,8 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"model", cfg.model.name},
       {"gpu", cfg.gpu.name},
       {"gpus", cfg.cluster.num_gpus()},
+      {"cluster", cfg.cluster.name},
+      {"speed_factors", resolved_speed_factors(cfg)},
       {"ep_size", cfg.ep_size},
       {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
       {"slots_per_gpu", cfg.slots_per_gpu()},
@@ -93,8 +95,9 @@ std::string human_summary(const ExperimentConfig& cfg, const serving::Simulation
   auto line = [&]<class... A>(fmt::format_string<A...> f, A&&... args) {
     fmt::format_to(std::back_inserter(out), f, std::forward<A>(args)...);
   };
-  line("{} on {} x {} ({} GPUs, EP{}), placement {}, routing {}\n", cfg.model.name, cfg.cluster.nodes, cfg.gpu.name,
-       cfg.cluster.num_gpus(), cfg.ep_size, cfg.policy.placement, cfg.policy.routing);
+  line("{} on {} node(s) x {} {} ({} GPUs, EP{}), placement {}, routing {}\n", cfg.model.name, cfg.cluster.nodes,
+       cfg.cluster.gpus_per_node, cfg.gpu.name, cfg.cluster.num_gpus(), cfg.ep_size, cfg.policy.placement,
+       cfg.policy.routing);
   line("requests: {} finished of {} in {:.2f} s simulated ({} steps, mean step {:.2f} ms){}\n", s.requests_finished,
        s.requests, s.makespan_s, s.steps, s.mean_step_ms, res.hit_time_limit ? "  [hit max_sim_time_s]" : "");
   line("{:<6} {:>10} {:>10} {:>10} {:>10}\n", "ms", "mean", "p50", "p90", "p99");

@@ -1,10 +1,11 @@
 #pragma once
 // The one interface through which the serving engine and the policies ask how long a kernel takes on a
 // given GPU (DESIGN.md 4: "the roofline lives in hardware/ only"). Implementations: the roofline with
-// per-GPU speed factors; later, measured profiles.
+// per-GPU variability; later, measured profiles.
 #include <cstdint>
 
 #include "sim/core/kernel_work.hpp"
+#include "sim/core/time.hpp"
 
 namespace epsim::hardware {
 
@@ -12,11 +13,17 @@ class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual int num_gpus() const = 0;
-  /// Duration of one kernel on GPU `gpu`, in nanoseconds.
+  /// Expected duration of one kernel on GPU `gpu` at the model's current time, in nanoseconds.
+  /// Deterministic: policies may call it freely without disturbing the simulation's random streams.
   virtual double kernel_ns(int gpu, const core::KernelWork& work) const = 0;
-  /// Tokens one expert's GEMM really computes on `gpu` for `tokens` routed tokens: rounded up to the
-  /// kernel tile (0 stays 0), which gives expert latency its staircase shape.
-  virtual std::int64_t padded_expert_tokens(int gpu, std::int64_t tokens) const = 0;
+  /// Grouped-GEMM tile of an MoE call of `m_tokens` token-expert pairs over `local_experts` experts on
+  /// `gpu`: every expert's tokens are padded up to a multiple of it.
+  virtual std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const = 0;
+  /// Moves time-dependent state (speed drift) to `now`; `now` never decreases.
+  virtual void advance_to(core::Time /*now*/) {}
+  /// A multiplicative noise sample for one kernel on `gpu` (1 when the model has no jitter).
+  virtual double jitter(int /*gpu*/) { return 1.0; }
+  virtual bool has_jitter() const { return false; }
 };
 
 }  // namespace epsim::hardware

@@ -10,18 +10,32 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
   GpuSpec g;
   g.name = t.string("name", "", "display name of the GPU");
   g.bf16_tflops = t.real_required("bf16_tflops", "peak dense BF16 TFLOP/s", core::k_positive);
+  g.fp16_tflops = t.real("fp16_tflops", 0.0, "peak dense FP16 TFLOP/s (0 = as BF16)", core::k_non_negative);
+  if (g.fp16_tflops == 0.0) {
+    g.fp16_tflops = g.bf16_tflops;
+  }
   g.fp8_tflops = t.real("fp8_tflops", 0.0, "peak dense FP8 TFLOP/s (0 = no FP8 support)", core::k_non_negative);
-  g.hbm_gbps = t.real_required("hbm_gbps", "HBM bandwidth in GB/s", core::k_positive);
-  g.memory_gib = t.real_required("memory_gib", "HBM capacity in GiB", core::k_positive);
-  g.tdp_w = t.real("tdp_w", 0.0, "board power in W (informational)", core::k_non_negative);
-  g.compute_efficiency =
-      t.real("compute_efficiency", g.compute_efficiency, "achievable share of peak FLOP/s", {0.0, 1.0, true});
-  g.memory_efficiency =
-      t.real("memory_efficiency", g.memory_efficiency, "achievable share of HBM bandwidth", {0.0, 1.0, true});
+  g.hbm_gbps = t.real_required("hbm_gbps", "memory bandwidth in GB/s", core::k_positive);
+  g.memory_gib = t.real_required("memory_gib", "memory capacity in GiB", core::k_positive);
+  g.tdp_w = t.real("tdp_w", 0.0, "board power in W", core::k_non_negative);
+  g.scale_up_link = t.string("scale_up_link", "", "link type of the scale-up fabric (informational)");
+  auto eff = t.table("efficiency", "achievable efficiencies per kernel family");
+  for (int k = 0; k < core::k_op_kinds; ++k) {
+    const auto kind = static_cast<core::OpKind>(k);
+    auto e = eff.table(core::op_kind_name(kind), "efficiency of this kernel family");
+    Efficiency& x = g.efficiency[static_cast<std::size_t>(k)];
+    x.compute = e.real("compute", x.compute, "achievable share of peak FLOP/s", {0.0, 1.0, true});
+    x.memory = e.real("memory", x.memory, "achievable share of memory bandwidth", {0.0, 1.0, true});
+    e.finish();
+  }
+  eff.finish();
   g.kernel_launch_us =
       t.real("kernel_launch_us", g.kernel_launch_us, "fixed overhead per kernel in microseconds", core::k_non_negative);
-  g.moe_tile_tokens = t.integer("moe_tile_tokens", g.moe_tile_tokens,
-                                "grouped-GEMM tile (tokens per expert are padded up to it)", {1, 4096});
+  g.moe_tile_small = t.integer("moe_tile_small", g.moe_tile_small, "grouped-GEMM tile for small MoE calls", {1, 4096});
+  g.moe_tile_large = t.integer("moe_tile_large", g.moe_tile_large, "grouped-GEMM tile for large MoE calls", {1, 4096});
+  g.moe_tile_threshold =
+      t.integer("moe_tile_threshold", 0,
+                "largest M (token-expert pairs) using the small tile; 0 = the local expert count", {0, 1 << 24});
   return g;
 }
 

@@ -1,27 +1,59 @@
 #pragma once
-// A GPU's datasheet numbers plus the kernel-level constants of the roofline (achievable efficiencies,
-// launch overhead, MoE tile). Presets are TOML files in hardware/presets/gpus/, embedded in the binary.
+// A GPU's datasheet numbers plus the kernel-level constants of the roofline: achievable efficiencies per
+// kernel family, launch overhead, and the grouped-GEMM tile rule. Presets are TOML files in
+// hardware/presets/gpus/ (each cites its source), embedded in the binary.
+#include <array>
 #include <cstdint>
 #include <string>
-#include <vector>
 
+#include "sim/core/kernel_work.hpp"
 #include "sim/core/params.hpp"
 #include "sim/core/presets.hpp"
 
 namespace epsim::hardware {
 
+/// Achievable share of peak compute and of peak memory bandwidth for one kernel family.
+struct Efficiency {
+  double compute = 0.7;
+  double memory = 0.8;
+};
+
 struct GpuSpec {
   std::string name;
-  double bf16_tflops = 0.0;           ///< peak dense BF16 TFLOP/s (no sparsity)
-  double fp8_tflops = 0.0;            ///< peak dense FP8 TFLOP/s; 0 = no FP8 (BF16 peak is used)
-  double hbm_gbps = 0.0;              ///< HBM bandwidth, GB/s (1e9 bytes/s)
-  double memory_gib = 0.0;            ///< HBM capacity, GiB
-  double tdp_w = 0.0;                 ///< board power, W
-  double compute_efficiency = 0.7;    ///< achievable share of peak FLOP/s in large GEMMs
-  double memory_efficiency = 0.8;     ///< achievable share of HBM bandwidth in streaming kernels
-  double kernel_launch_us = 4.0;      ///< fixed overhead per kernel (launch + tail), microseconds
-  std::int64_t moe_tile_tokens = 16;  ///< grouped-GEMM tile: tokens per expert are padded to it
+  double bf16_tflops = 0.0;   ///< peak dense BF16 TFLOP/s (no sparsity, FP32 accumulation)
+  double fp16_tflops = 0.0;   ///< peak dense FP16 TFLOP/s
+  double fp8_tflops = 0.0;    ///< peak dense FP8 TFLOP/s; 0 = no FP8 (BF16 peak is used)
+  double hbm_gbps = 0.0;      ///< memory bandwidth, GB/s (1e9 bytes/s)
+  double memory_gib = 0.0;    ///< memory capacity, GiB
+  double tdp_w = 0.0;         ///< board power, W
+  std::string scale_up_link;  ///< link type of its scale-up fabric (informational)
+  /// Per OpKind (index = static_cast<int>(kind)).
+  std::array<Efficiency, core::k_op_kinds> efficiency{
+      Efficiency{0.75, 0.85},  // dense_gemm
+      Efficiency{0.65, 0.80},  // expert_ffn (grouped GEMM, ragged tiles)
+      Efficiency{0.60, 0.80},  // attention_prefill
+      Efficiency{0.50, 0.75},  // attention_decode (paged KV gathers)
+  };
+  double kernel_launch_us = 4.0;  ///< fixed overhead per kernel (launch + tail), microseconds
+  /// Grouped-GEMM tile, vLLM's default rule: tokens per expert are padded to `moe_tile_small` when the
+  /// GPU's MoE call has M <= threshold tokens (threshold 0 = its local expert count, vLLM's M <= E),
+  /// else to `moe_tile_large`.
+  std::int64_t moe_tile_small = 16;
+  std::int64_t moe_tile_large = 64;
+  std::int64_t moe_tile_threshold = 0;
+
+  const Efficiency& eff(core::OpKind k) const { return efficiency[static_cast<std::size_t>(k)]; }
+  /// The tile for an MoE call of `m_tokens` token-expert pairs over `local_experts` experts.
+  std::int64_t moe_tile(std::int64_t m_tokens, std::int64_t local_experts) const {
+    const std::int64_t threshold = moe_tile_threshold > 0 ? moe_tile_threshold : local_experts;
+    return m_tokens <= threshold ? moe_tile_small : moe_tile_large;
+  }
 };
+
+/// Rounds `tokens` up to a multiple of `tile` (0 stays 0).
+inline std::int64_t pad_to_tile(std::int64_t tokens, std::int64_t tile) {
+  return (tokens + tile - 1) / tile * tile;
+}
 
 /// Parses a GPU spec from a table (a preset layered under user overrides); validates every field.
 GpuSpec parse_gpu_spec(core::ParamTable& t);

@@ -1,48 +1,108 @@
 #include "hardware/roofline.hpp"
 
 #include <algorithm>
+#include <boost/random/normal_distribution.hpp>
+#include <cmath>
 
 #include "sim/core/error.hpp"
 
 namespace epsim::hardware {
 
-double achievable_flop_per_ns(const GpuSpec& gpu, core::Precision p) {
+double peak_flop_per_ns(const GpuSpec& gpu, core::Precision p) {
   const double tflops = (p == core::Precision::fp8 && gpu.fp8_tflops > 0.0) ? gpu.fp8_tflops : gpu.bf16_tflops;
-  return tflops * 1e3 * gpu.compute_efficiency;  // 1 TFLOP/s = 1e12 / 1e9 = 1e3 FLOP per ns
+  return tflops * 1e3;  // 1 TFLOP/s = 1e12 / 1e9 = 1e3 FLOP per ns
 }
 
-double achievable_bytes_per_ns(const GpuSpec& gpu) {
-  return gpu.hbm_gbps * gpu.memory_efficiency;  // 1 GB/s = 1 byte per ns
+double achievable_flop_per_ns(const GpuSpec& gpu, core::OpKind kind, core::Precision p) {
+  return peak_flop_per_ns(gpu, p) * gpu.eff(kind).compute;
+}
+
+double achievable_bytes_per_ns(const GpuSpec& gpu, core::OpKind kind) {
+  return gpu.hbm_gbps * gpu.eff(kind).memory;  // 1 GB/s = 1 byte per ns
+}
+
+double intensity_over_ridge(const GpuSpec& gpu, const core::KernelWork& work) {
+  if (work.bytes <= 0.0) {
+    return work.flops > 0.0 ? 1e9 : 0.0;
+  }
+  const double ridge = achievable_flop_per_ns(gpu, work.kind, work.precision) / achievable_bytes_per_ns(gpu, work.kind);
+  return work.flops / work.bytes / ridge;
 }
 
 KernelCost roofline_cost(const GpuSpec& gpu, const core::KernelWork& work, double speed) {
   KernelCost c;
-  c.compute_ns = work.flops / achievable_flop_per_ns(gpu, work.precision);
-  c.memory_ns = work.bytes / achievable_bytes_per_ns(gpu);
+  c.compute_ns = work.flops / achievable_flop_per_ns(gpu, work.kind, work.precision);
+  c.memory_ns = work.bytes / achievable_bytes_per_ns(gpu, work.kind);
   c.bound = c.compute_ns >= c.memory_ns ? Bound::compute : Bound::memory;
   c.total_ns = std::max(c.compute_ns, c.memory_ns) / speed + gpu.kernel_launch_us * 1e3;
   return c;
 }
 
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors)
-    : gpu_(std::move(gpu)), speed_(std::move(speed_factors)) {
-  if (speed_.empty()) {
+    : gpu_(std::move(gpu)), base_speed_(std::move(speed_factors)), speed_(base_speed_) {
+  stress_.enabled = false;
+  if (base_speed_.empty()) {
     throw core::Error("RooflineCostModel: no GPUs");
   }
-  for (const double s : speed_) {
+  for (const double s : base_speed_) {
     if (!(s > 0.0)) {
       throw core::Error("RooflineCostModel: speed factors must be > 0");
     }
   }
 }
 
-double RooflineCostModel::kernel_ns(int gpu, const core::KernelWork& work) const {
-  return roofline_cost(gpu_, work, speed_[static_cast<std::size_t>(gpu)]).total_ns;
+RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors, const VariabilityConfig& dynamics,
+                                     const core::RandomStreams& streams)
+    : RooflineCostModel(std::move(gpu), std::move(speed_factors)) {
+  stress_ = dynamics.stress;
+  drift_ = dynamics.drift;
+  jitter_sigma_ = std::sqrt(std::log1p(dynamics.jitter.cv * dynamics.jitter.cv));
+  drift_state_.assign(base_speed_.size(), 0.0);
+  for (std::size_t g = 0; g < base_speed_.size(); ++g) {
+    drift_rng_.push_back(streams.stream("drift", g));
+    jitter_rng_.push_back(streams.stream("jitter", g));
+  }
 }
 
-std::int64_t RooflineCostModel::padded_expert_tokens(int /*gpu*/, std::int64_t tokens) const {
-  const std::int64_t tile = gpu_.moe_tile_tokens;
-  return (tokens + tile - 1) / tile * tile;
+double RooflineCostModel::effective_speed(int gpu, const core::KernelWork& work) const {
+  const double s = speed_[static_cast<std::size_t>(gpu)];
+  if (s == 1.0) {
+    return 1.0;
+  }
+  return 1.0 + (s - 1.0) * stress_weight(stress_, intensity_over_ridge(gpu_, work));
+}
+
+double RooflineCostModel::kernel_ns(int gpu, const core::KernelWork& work) const {
+  return roofline_cost(gpu_, work, effective_speed(gpu, work)).total_ns;
+}
+
+std::int64_t RooflineCostModel::moe_tile(int /*gpu*/, std::int64_t m_tokens, std::int64_t local_experts) const {
+  return gpu_.moe_tile(m_tokens, local_experts);
+}
+
+void RooflineCostModel::advance_to(core::Time now) {
+  if (drift_.stddev <= 0.0 || now <= now_) {
+    now_ = std::max(now_, now);
+    return;
+  }
+  // Exact Ornstein-Uhlenbeck transition over dt: d' = d e^(-dt/tau) + stddev sqrt(1 - e^(-2 dt/tau)) N(0, 1).
+  const double decay = std::exp(-core::to_seconds(now - now_) / drift_.time_constant_s);
+  const double noise = drift_.stddev * std::sqrt(1.0 - decay * decay);
+  boost::random::normal_distribution<double> n01;
+  for (std::size_t g = 0; g < base_speed_.size(); ++g) {
+    drift_state_[g] = drift_state_[g] * decay + noise * n01(drift_rng_[g]);
+    speed_[g] = std::max(base_speed_[g] * (1.0 + drift_state_[g]), 0.05);
+  }
+  now_ = now;
+}
+
+double RooflineCostModel::jitter(int gpu) {
+  if (jitter_sigma_ <= 0.0) {
+    return 1.0;
+  }
+  // Lognormal with mean 1: exp(N(-sigma^2 / 2, sigma)).
+  boost::random::normal_distribution<double> n(-jitter_sigma_ * jitter_sigma_ / 2.0, jitter_sigma_);
+  return std::exp(n(jitter_rng_[static_cast<std::size_t>(gpu)]));
 }
 
 }  // namespace epsim::hardware

@@ -1,11 +1,14 @@
 #pragma once
-// Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw) / speed + launch.
-// `speed` is the GPU's variability factor (1 = nominal; 0.88 = 12 % slow): it stretches the kernel
-// body, not the fixed launch overhead, which is mostly host-side.
+// Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw) / speed + launch,
+// with achievable rates = peak x the efficiency of the kernel's family. `speed` is the GPU's effective
+// speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch
+// overhead, which is mostly host-side.
 #include <vector>
 
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "hardware/variability.hpp"
+#include "sim/core/random_streams.hpp"
 
 namespace epsim::hardware {
 
@@ -18,26 +21,51 @@ struct KernelCost {
   Bound bound = Bound::memory;
 };
 
-/// Achievable FLOP/s (in FLOP per ns) of `gpu` for a precision: FP8 falls back to BF16 when absent.
-double achievable_flop_per_ns(const GpuSpec& gpu, core::Precision p);
-/// Achievable HBM bytes per ns.
-double achievable_bytes_per_ns(const GpuSpec& gpu);
+/// Peak FLOP per ns of `gpu` for a precision: FP8 falls back to BF16 when the GPU has none.
+double peak_flop_per_ns(const GpuSpec& gpu, core::Precision p);
+/// Achievable FLOP per ns and bytes per ns for a kernel family.
+double achievable_flop_per_ns(const GpuSpec& gpu, core::OpKind kind, core::Precision p);
+double achievable_bytes_per_ns(const GpuSpec& gpu, core::OpKind kind);
+/// The kernel's arithmetic intensity (FLOP/byte) over the GPU's ridge point for its family: > 1 is
+/// compute-bound, < 1 memory-bound.
+double intensity_over_ridge(const GpuSpec& gpu, const core::KernelWork& work);
 /// The roofline of one kernel on `gpu` running at `speed` times nominal speed.
 KernelCost roofline_cost(const GpuSpec& gpu, const core::KernelWork& work, double speed = 1.0);
 
-/// Cost model of a cluster of identical GPU models that differ only by a constant speed factor each.
+/// Cost model of a cluster of one GPU model whose devices differ by a speed factor each, expressed per
+/// kernel by stress (variability.hpp), optionally drifting over time and jittering per kernel.
 class RooflineCostModel final : public CostModel {
  public:
+  /// No stress dependence, drift or jitter: every kernel runs at exactly its GPU's factor.
   RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors);
-  int num_gpus() const override { return static_cast<int>(speed_.size()); }
+  /// Full variability dynamics; drift and jitter draw from `streams` ("drift", "jitter", per GPU).
+  RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors, const VariabilityConfig& dynamics,
+                    const core::RandomStreams& streams);
+
+  int num_gpus() const override { return static_cast<int>(base_speed_.size()); }
   double kernel_ns(int gpu, const core::KernelWork& work) const override;
-  std::int64_t padded_expert_tokens(int gpu, std::int64_t tokens) const override;
+  std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const override;
+  void advance_to(core::Time now) override;
+  double jitter(int gpu) override;
+  bool has_jitter() const override { return jitter_sigma_ > 0.0; }
+
   const GpuSpec& gpu() const { return gpu_; }
+  /// The GPU's speed factor now (static factor x drift).
   double speed(int gpu) const { return speed_[static_cast<std::size_t>(gpu)]; }
+  /// The factor a kernel of this work actually runs at on `gpu` (stress-weighted).
+  double effective_speed(int gpu, const core::KernelWork& work) const;
 
  private:
   GpuSpec gpu_;
+  std::vector<double> base_speed_;
   std::vector<double> speed_;
+  StressConfig stress_;
+  DriftConfig drift_;
+  double jitter_sigma_ = 0.0;
+  std::vector<double> drift_state_;  // relative deviation per GPU
+  std::vector<core::Rng> drift_rng_;
+  std::vector<core::Rng> jitter_rng_;
+  core::Time now_ = 0;
 };
 
 }  // namespace epsim::hardware

@@ -48,22 +48,33 @@ double expert_weight_bytes(const ModelSpec& m) {
   return 3.0 * d(m.hidden_size) * d(m.moe_intermediate_size) * d(m.weight_bytes);
 }
 
-core::KernelWork attention_work(const ModelSpec& m, const AttentionBatch& b) {
-  // Projections: input and output are hidden-wide.
-  core::KernelWork w =
-      gemm(core::OpKind::attention, m.weight_precision(), m, b.tokens, attention_params(m), 2.0 * d(m.hidden_size));
-  const double flops_per_pair =
-      m.attention == AttentionKind::gqa
-          ? 4.0 * d(m.num_heads * m.head_dim)
-          : 2.0 * d(m.num_heads) * d(m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * d(m.num_heads) * d(m.kv_lora_rank);
-  w.flops += flops_per_pair * b.score_pairs;
-  // Read the cached context, write the new tokens' KV.
-  w.bytes += (b.kv_read_tokens + b.tokens) * kv_bytes_per_token_layer(m);
+core::KernelWork attention_projection_work(const ModelSpec& m, double tokens) {
+  return gemm(core::OpKind::dense_gemm, m.weight_precision(), m, tokens, attention_params(m), 2.0 * d(m.hidden_size));
+}
+
+core::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatch& b, core::OpKind kind) {
+  core::KernelWork w;
+  w.kind = kind;
+  w.precision = core::Precision::bf16;  // attention math runs in BF16 (FP8 KV is dequantised)
+  w.tokens = b.tokens;
+  const double heads = d(m.num_heads);
+  double flops_per_pair = 0.0;
+  double act_per_token = 0.0;  // query in + attention output, elements
+  if (m.attention == AttentionKind::gqa) {
+    flops_per_pair = 4.0 * heads * d(m.head_dim);
+    act_per_token = 2.0 * heads * d(m.head_dim);
+  } else {
+    flops_per_pair = 2.0 * heads * d(m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * heads * d(m.kv_lora_rank);
+    act_per_token = heads * d(m.kv_lora_rank + m.qk_rope_head_dim) + heads * d(m.kv_lora_rank);
+  }
+  w.flops = flops_per_pair * b.score_pairs;
+  w.bytes =
+      (b.kv_read_tokens + b.tokens) * kv_bytes_per_token_layer(m) + b.tokens * act_per_token * d(m.activation_bytes);
   return w;
 }
 
 core::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate) {
-  return gemm(core::OpKind::dense_ffn, m.weight_precision(), m, tokens, 3.0 * d(m.hidden_size) * intermediate,
+  return gemm(core::OpKind::dense_gemm, m.weight_precision(), m, tokens, 3.0 * d(m.hidden_size) * intermediate,
               2.0 * d(m.hidden_size));
 }
 
@@ -80,7 +91,7 @@ core::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, doubl
 
 core::KernelWork router_work(const ModelSpec& m, double tokens) {
   // The gate runs in BF16 even for FP8 models.
-  core::KernelWork w = gemm(core::OpKind::router, core::Precision::bf16, m, tokens,
+  core::KernelWork w = gemm(core::OpKind::dense_gemm, core::Precision::bf16, m, tokens,
                             d(m.hidden_size) * d(m.routed_experts), d(m.hidden_size) + d(m.routed_experts));
   w.bytes += d(m.hidden_size) * d(m.routed_experts) * (2.0 - d(m.weight_bytes));
   return w;
@@ -88,8 +99,8 @@ core::KernelWork router_work(const ModelSpec& m, double tokens) {
 
 core::KernelWork lm_head_work(const ModelSpec& m, double tokens) {
   // The LM head stays in BF16 in FP8 checkpoints.
-  core::KernelWork w = gemm(core::OpKind::lm_head, core::Precision::bf16, m, tokens, d(m.hidden_size) * d(m.vocab_size),
-                            d(m.hidden_size) + d(m.vocab_size));
+  core::KernelWork w = gemm(core::OpKind::dense_gemm, core::Precision::bf16, m, tokens,
+                            d(m.hidden_size) * d(m.vocab_size), d(m.hidden_size) + d(m.vocab_size));
   w.bytes += d(m.hidden_size) * d(m.vocab_size) * (2.0 - d(m.weight_bytes));
   return w;
 }

@@ -4,9 +4,10 @@
 //
 // Conventions (documented in docs/models.md):
 // - GEMM of t tokens by a (k x n) weight: 2*t*k*n FLOPs; bytes = weights + t*(k + n) activations.
-// - Attention core: per (query token, visible key) pair, QK^T and PV products. GQA: 4*heads*head_dim
-//   FLOPs per pair; MLA in its absorbed form (as inference engines run it): 2*heads*(kv_lora + rope) +
-//   2*heads*kv_lora per pair, reading the compressed cache.
+// - Attention = projections (a dense GEMM over all new tokens) + a core kernel per phase: per (query,
+//   visible key) pair, QK^T and PV products. GQA: 4*heads*head_dim FLOPs per pair; MLA in its absorbed
+//   form (as inference engines run it): 2*heads*(kv_lora + rope) + 2*heads*kv_lora per pair, reading
+//   the compressed cache. Core bytes: KV read (context) and written (new tokens) + query and output.
 // - Expert FFN (SwiGLU: gate, up, down): 6*hidden*moe_intermediate FLOPs per *padded* token; bytes =
 //   the weights of every *activated* expert + the real tokens' activations in and out.
 #include <cstdint>
@@ -16,9 +17,9 @@
 
 namespace epsim::models {
 
-/// The attention work of one GPU for one layer and step, summed over its requests.
+/// The attention core work of one phase (prefill or decode) on one GPU for one layer and step.
 struct AttentionBatch {
-  double tokens = 0.0;          ///< new tokens (prefill chunk tokens + one per decode)
+  double tokens = 0.0;          ///< new tokens (prefill chunk tokens, or one per decode)
   double score_pairs = 0.0;     ///< (query, key) pairs, causal within a prefill chunk
   double kv_read_tokens = 0.0;  ///< cached tokens read from the KV cache (context before this step)
 };
@@ -35,7 +36,10 @@ double kv_bytes_per_token_layer(const ModelSpec& m);
 /// Bytes of one routed expert's weights.
 double expert_weight_bytes(const ModelSpec& m);
 
-core::KernelWork attention_work(const ModelSpec& m, const AttentionBatch& b);
+/// QKV and output projections of `tokens` tokens (a dense GEMM).
+core::KernelWork attention_projection_work(const ModelSpec& m, double tokens);
+/// Attention scores and values of one phase: `kind` is attention_prefill or attention_decode.
+core::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatch& b, core::OpKind kind);
 /// Dense SwiGLU FFN of width `intermediate` on `tokens` tokens (dense layers, shared experts).
 core::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate);
 /// Routed experts of one GPU: `padded_tokens` computed, `tokens` real, `activated` experts' weights read.

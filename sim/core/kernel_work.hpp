@@ -5,18 +5,32 @@
 
 namespace epsim::core {
 
+/// Kernel families with their own achievable efficiencies (and, later, their own measured profiles).
 enum class OpKind : std::uint8_t {
-  attention,   ///< attention projections + score/value products
-  dense_ffn,   ///< dense MLP (first dense layers, shared experts)
-  expert_ffn,  ///< grouped GEMM over the activated routed experts of one GPU
-  router,      ///< gate projection hidden -> experts
-  lm_head,     ///< vocabulary projection of the tokens that emit a token
+  dense_gemm,         ///< projections, dense FFN, shared experts, router, LM head
+  expert_ffn,         ///< grouped GEMM over the activated routed experts of one GPU
+  attention_prefill,  ///< attention scores/values of prefill tokens (FlashAttention-like)
+  attention_decode,   ///< attention of decode tokens over their KV cache (paged decode kernel)
 };
+inline constexpr int k_op_kinds = 4;
+inline constexpr const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::dense_gemm:
+      return "dense_gemm";
+    case OpKind::expert_ffn:
+      return "expert_ffn";
+    case OpKind::attention_prefill:
+      return "attention_prefill";
+    case OpKind::attention_decode:
+      return "attention_decode";
+  }
+  return "?";
+}
 
 enum class Precision : std::uint8_t { bf16, fp8 };
 
 struct KernelWork {
-  OpKind kind = OpKind::dense_ffn;
+  OpKind kind = OpKind::dense_gemm;
   Precision precision = Precision::bf16;
   double flops = 0.0;   ///< floating-point operations (multiply-add = 2)
   double bytes = 0.0;   ///< bytes moved to/from HBM (weights + activations + KV cache)

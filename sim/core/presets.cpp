@@ -33,6 +33,20 @@ bool PresetCatalog::contains(const std::string& name) const {
   return tables_.count(name) > 0;
 }
 
+std::string PresetCatalog::unknown_message(const std::string& name) const {
+  return contains(name)
+             ? std::string()
+             : fmt::format("unknown {} preset \"{}\"; valid names are: {}", kind_, name, fmt::join(names(), ", "));
+}
+
+ParamLayer preset_layer(const ParamTable& t, std::string_view key, const PresetCatalog& catalog,
+                        const std::string& name) {
+  if (const std::string unknown = catalog.unknown_message(name); !unknown.empty()) {
+    t.fail(key, unknown);
+  }
+  return ParamLayer{&catalog.get(name, "", ""), catalog.label(name)};
+}
+
 const toml::table& PresetCatalog::get(const std::string& name, const std::string& source,
                                       const std::string& key) const {
   auto it = tables_.find(name);

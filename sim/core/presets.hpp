@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/core/embedded_file.hpp"
+#include "sim/core/params.hpp"
 
 namespace toml {
 inline namespace v3 {
@@ -29,10 +30,17 @@ class PresetCatalog {
   const toml::table& get(const std::string& name, const std::string& source, const std::string& key) const;
   /// Source label for messages about a preset's own values, e.g. "preset models/deepseek-v3".
   std::string label(const std::string& name) const { return "preset " + kind_ + "/" + name; }
+  /// "unknown <kind> preset "x"; valid names are: ..." (empty if `name` exists).
+  std::string unknown_message(const std::string& name) const;
 
  private:
   std::string kind_;
   std::map<std::string, std::unique_ptr<toml::table>> tables_;
 };
+
+/// The layer for preset `name` that `t`'s key `key` named; an unknown name fails on that key, so the
+/// message names the file (or --set) the name came from.
+ParamLayer preset_layer(const ParamTable& t, std::string_view key, const PresetCatalog& catalog,
+                        const std::string& name);
 
 }  // namespace epsim::core

@@ -6,7 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "hardware/collectives.hpp"
 #include "hardware/cost_model.hpp"
+#include "hardware/network_graph.hpp"
 #include "hardware/topology.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement.hpp"
@@ -27,7 +29,11 @@ namespace epsim::serving {
 struct SimulationParts {
   models::ModelSpec model;
   std::unique_ptr<hardware::CostModel> cost;  ///< covers every GPU of the cluster
-  hardware::Topology topology;
+  hardware::Topology topology;                ///< two-level view for the port model of all-to-all
+  /// The cluster graph; when set, EP groups of at most `graph_collectives_max_gpus` GPUs cost their
+  /// all-to-alls exactly on it (full traffic matrix over routed paths), larger ones use the port model.
+  std::shared_ptr<const hardware::NetworkGraph> network;
+  int graph_collectives_max_gpus = 16;
   policies::Placement placement;                                           ///< of one EP group (every group uses it)
   std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
   std::unique_ptr<workloads::RoutingSource> routing_source;

@@ -2,15 +2,18 @@
 
 #include <algorithm>
 
+#include "hardware/gpu_spec.hpp"
 #include "models/layer_work.hpp"
 
 namespace epsim::serving {
 
-StepExecutor::StepExecutor(const models::ModelSpec& model, const hardware::CostModel& cost, int gpu_offset,
+StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                            hardware::Topology group_topology, const policies::Placement& placement,
-                           policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us)
+                           policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
+                           hardware::CollectiveCoster* coster)
     : model_(model),
       cost_(cost),
+      coster_(coster),
       gpu_offset_(gpu_offset),
       gpus_(group_topology.num_gpus()),
       topo_(group_topology),
@@ -30,20 +33,29 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, const hardware::CostM
   expert_tokens_.assign(static_cast<std::size_t>(model.routed_experts), 0);
   routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
   traffic_.resize(gpus_);
+  if (coster_ != nullptr) {
+    traffic_matrix_.setZero(gpus_, gpus_);
+  }
 }
 
-double StepExecutor::kernel(int local_gpu, const core::KernelWork& w) const {
+double StepExecutor::kernel(int local_gpu, const core::KernelWork& w) {
   // A GPU with no tokens for a kernel does not launch it.
-  return w.tokens > 0.0 ? cost_.kernel_ns(gpu_offset_ + local_gpu, w) : 0.0;
+  if (w.tokens <= 0.0) {
+    return 0.0;
+  }
+  const double ns = cost_.kernel_ns(gpu_offset_ + local_gpu, w);
+  return cost_.has_jitter() ? ns * cost_.jitter(gpu_offset_ + local_gpu) : ns;
 }
 
 void StepExecutor::price_local_phases(const Batch& batch) {
   for (int g = 0; g < gpus_; ++g) {
-    models::AttentionBatch ab;
+    models::AttentionBatch prefill;
+    models::AttentionBatch decode;
     double emit = 0.0;
     for (int i = batch.rank_begin[static_cast<std::size_t>(g)]; i < batch.rank_begin[static_cast<std::size_t>(g) + 1];
          ++i) {
       const BatchEntry& e = batch.entries[static_cast<std::size_t>(i)];
+      models::AttentionBatch& ab = e.prefill ? prefill : decode;
       const auto tokens = static_cast<double>(e.tokens);
       const auto context = static_cast<double>(e.context);
       ab.tokens += tokens;
@@ -51,18 +63,21 @@ void StepExecutor::price_local_phases(const Batch& batch) {
       ab.kv_read_tokens += context;
       emit += e.emits_token ? 1.0 : 0.0;
     }
-    tokens_(g) = ab.tokens;
-    attention_ns_(g) = kernel(g, models::attention_work(model_, ab));
+    const double tokens = prefill.tokens + decode.tokens;
+    tokens_(g) = tokens;
+    attention_ns_(g) = kernel(g, models::attention_projection_work(model_, tokens)) +
+                       kernel(g, models::attention_core_work(model_, prefill, core::OpKind::attention_prefill)) +
+                       kernel(g, models::attention_core_work(model_, decode, core::OpKind::attention_decode));
     dense_ns_(g) =
         model_.first_dense_layers > 0
-            ? kernel(g, models::dense_ffn_work(model_, ab.tokens, static_cast<double>(model_.dense_intermediate_size)))
+            ? kernel(g, models::dense_ffn_work(model_, tokens, static_cast<double>(model_.dense_intermediate_size)))
             : 0.0;
-    router_ns_(g) = kernel(g, models::router_work(model_, ab.tokens));
-    shared_ns_(g) = model_.shared_experts > 0
-                        ? kernel(g, models::dense_ffn_work(
-                                        model_, ab.tokens,
-                                        static_cast<double>(model_.moe_intermediate_size * model_.shared_experts)))
-                        : 0.0;
+    router_ns_(g) = kernel(g, models::router_work(model_, tokens));
+    shared_ns_(g) =
+        model_.shared_experts > 0
+            ? kernel(g, models::dense_ffn_work(
+                            model_, tokens, static_cast<double>(model_.moe_intermediate_size * model_.shared_experts)))
+            : 0.0;
     lm_head_ns_(g) = kernel(g, models::lm_head_work(model_, emit));
   }
   const double total = tokens_.sum();
@@ -81,15 +96,17 @@ void StepExecutor::price_experts(const policies::LayerPlacement& placement) {
   const int slots = placement.slots_per_gpu;
   for (int g = 0; g < gpus_; ++g) {
     std::int64_t tokens = 0;
-    std::int64_t padded = 0;
     std::int32_t activated = 0;
     for (int s = g * slots; s < (g + 1) * slots; ++s) {
       const std::int32_t n = routed_.slot_tokens[static_cast<std::size_t>(s)];
-      if (n > 0) {
-        tokens += n;
-        padded += cost_.padded_expert_tokens(gpu_offset_ + g, n);
-        ++activated;
-      }
+      tokens += n;
+      activated += n > 0 ? 1 : 0;
+    }
+    // The tile depends on the size of the GPU's whole MoE call (vLLM picks its config by M).
+    const std::int64_t tile = cost_.moe_tile(gpu_offset_ + g, tokens, slots);
+    std::int64_t padded = 0;
+    for (int s = g * slots; s < (g + 1) * slots; ++s) {
+      padded += hardware::pad_to_tile(routed_.slot_tokens[static_cast<std::size_t>(s)], tile);
     }
     gpu_pairs_[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(tokens);
     gpu_activated_[static_cast<std::size_t>(g)] = activated;
@@ -99,9 +116,13 @@ void StepExecutor::price_experts(const policies::LayerPlacement& placement) {
   }
 }
 
-void StepExecutor::build_traffic() {
+hardware::CollectiveCost StepExecutor::dispatch_cost() {
   // Tokens of origin GPU o are a share_o fraction of every expert's tokens (they come from the batch as
-  // a whole), so o sends share_o * pairs_h token copies to GPU h; nothing crosses the wire for o == h.
+  // a whole), so o sends share_o * pairs_h token copies to GPU h; nothing crosses a wire for o == h.
+  if (coster_ != nullptr) {
+    traffic_matrix_.noalias() = (share_ * pair_bytes_).matrix() * pairs_.matrix().transpose();
+    return coster_->cost(traffic_matrix_, gpu_offset_);
+  }
   node_pairs_.setZero();
   for (int g = 0; g < gpus_; ++g) {
     node_pairs_(topo_.node_of(g)) += pairs_(g);
@@ -114,6 +135,7 @@ void StepExecutor::build_traffic() {
     traffic_.recv_intra(g) = pairs_(g) * (node_share_(n) - share_(g)) * pair_bytes_;
     traffic_.recv_inter(g) = pairs_(g) * (1.0 - node_share_(n)) * pair_bytes_;
   }
+  return hardware::all_to_all_cost(topo_, traffic_);
 }
 
 double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
@@ -123,9 +145,10 @@ double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
   return slowest;
 }
 
-StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>& /*requests*/, int group,
-                             std::int64_t step, std::span<Observer* const> observers) {
+StepResult StepExecutor::run(const Batch& batch, core::Time now, int group, std::int64_t step,
+                             std::span<Observer* const> observers) {
   StepResult res;
+  cost_.advance_to(now);
   busy_ns_.setZero();
   local_ns_.setZero();
   price_local_phases(batch);
@@ -150,8 +173,7 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     routing_.route(policies::StepLayerLoad{expert_tokens_}, placement_.layers[static_cast<std::size_t>(moe_layer)],
                    routed_);
     price_experts(placement_.layers[static_cast<std::size_t>(moe_layer)]);
-    build_traffic();
-    const hardware::CollectiveCost a2a = hardware::all_to_all_cost(topo_, traffic_);
+    const hardware::CollectiveCost a2a = dispatch_cost();
     // The combine moves the same payload back along the reversed flows; the cost formula is symmetric
     // in send and receive, so it costs what the dispatch costs.
     rec.dispatch_ns = a2a.time_ns;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hardware/all_to_all.hpp"
+#include "hardware/collectives.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/topology.hpp"
 #include "models/model_spec.hpp"
@@ -29,28 +30,32 @@ struct StepResult {
 
 class StepExecutor {
  public:
-  /// `gpu_offset`: the group's first GPU in the cost model; `group_topology`: the group's own layout.
-  StepExecutor(const models::ModelSpec& model, const hardware::CostModel& cost, int gpu_offset,
+  /// `gpu_offset`: the group's first GPU in the cost model; `group_topology`: the group's own layout for
+  /// the port model of all-to-all; `coster`: when given, all-to-alls are costed exactly on the network
+  /// graph from the full traffic matrix instead.
+  StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                hardware::Topology group_topology, const policies::Placement& placement,
-               policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us);
+               policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
+               hardware::CollectiveCoster* coster = nullptr);
 
-  /// Prices `batch`; calls observers' on_layer for every MoE layer.
-  StepResult run(const Batch& batch, const std::vector<RequestState>& requests, int group, std::int64_t step,
+  /// Prices `batch` starting at `now`; calls observers' on_layer for every MoE layer.
+  StepResult run(const Batch& batch, core::Time now, int group, std::int64_t step,
                  std::span<Observer* const> observers);
   std::span<const double> gpu_busy_ns() const { return {busy_ns_.data(), static_cast<std::size_t>(busy_ns_.size())}; }
 
  private:
-  double kernel(int local_gpu, const core::KernelWork& w) const;
+  double kernel(int local_gpu, const core::KernelWork& w);
   // Local phases of one step, identical for every layer of the step.
   void price_local_phases(const Batch& batch);
   void price_experts(const policies::LayerPlacement& placement);
-  // Fills traffic_ for a dispatch given token shares per origin and pairs per destination.
-  void build_traffic();
+  // Costs the dispatch from token shares per origin and token-expert pairs per destination.
+  hardware::CollectiveCost dispatch_cost();
   // Barrier: returns the slowest time, adds idle, adds to busy.
   double barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns);
 
   const models::ModelSpec& model_;
-  const hardware::CostModel& cost_;
+  hardware::CostModel& cost_;
+  hardware::CollectiveCoster* coster_;
   int gpu_offset_;
   int gpus_;
   hardware::Topology topo_;
@@ -68,6 +73,7 @@ class StepExecutor {
   std::vector<std::int32_t> expert_tokens_;
   policies::RoutedLoad routed_;
   hardware::PerGpuTraffic traffic_;
+  Eigen::MatrixXd traffic_matrix_;  // graph mode only
 };
 
 }  // namespace epsim::serving

@@ -36,9 +36,29 @@ TEST_CASE("list prints presets and policies with their parameters") {
   REQUIRE_THAT(r.out, Contains("mi300x"));
   REQUIRE_THAT(r.out, Contains("linear"));
   REQUIRE_THAT(r.out, Contains("even"));
+  REQUIRE_THAT(r.out, Contains("gb200-nvl72"));
+  REQUIRE_THAT(r.out, Contains("nvlink5"));
+  REQUIRE_THAT(r.out, Contains("gem-l40"));
   const auto bad = cli({"list", "fruits"});
   REQUIRE(bad.code == 2);
-  REQUIRE_THAT(bad.err, Contains("valid values are: models, gpus, policies"));
+  REQUIRE_THAT(bad.err, Contains("valid values are: models, gpus, clusters, links, policies"));
+}
+
+TEST_CASE("cost prints the per-layer cost curve with the active bound") {
+  const auto r = cli({"cost", "--gpu", "h100", "--model", "mixtral-8x7b", "--tokens", "1,4096", "--csv"});
+  REQUIRE(r.code == 0);
+  // One Mixtral expert on H100: 1 token is weight-streaming (memory) bound, 4096 tokens compute-bound;
+  // 4096 tokens is the roofline_test's hand-computed 2248.861 us.
+  REQUIRE_THAT(r.out, Contains("\n1,1,"));
+  REQUIRE_THAT(r.out, Contains(",memory,"));
+  REQUIRE_THAT(r.out, Contains("4096,1,2248.86"));
+  REQUIRE_THAT(r.out, Contains(",compute,"));
+  const auto bad = cli({"cost", "--gpu", "h100", "--model", "mixtral-8x7b", "--tokens", "1,x"});
+  REQUIRE(bad.code == 2);
+  REQUIRE_THAT(bad.err, Contains("--tokens: expected a comma-separated list of positive integers, got \"x\""));
+  const auto missing = cli({"cost", "--gpu", "h100"});
+  REQUIRE(missing.code == 2);
+  REQUIRE_THAT(missing.err, Contains("model"));
 }
 
 TEST_CASE("validate accepts a good config and rejects a bad one with one line") {

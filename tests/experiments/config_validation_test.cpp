@@ -1,5 +1,6 @@
 // Bad configurations must fail at load with one message naming the source, the key and what was
 // expected. Each case edits a known-good config (tests/data/small.toml).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -44,7 +45,7 @@ TEST_CASE("the good config loads") {
   REQUIRE(cfg.model.name == "Mixtral-8x7B");
   REQUIRE(cfg.cluster.num_gpus() == 4);
   REQUIRE(cfg.slots_per_gpu() == 2);
-  REQUIRE(cfg.cluster.speed_factors[1] == 0.9);
+  REQUIRE(cfg.variability.factors[1] == 0.9);
 }
 
 TEST_CASE("config errors name the file, the key and what was expected") {
@@ -53,6 +54,10 @@ TEST_CASE("config errors name the file, the key and what was expected") {
     std::vector<std::string> sets;
     std::string expected;
   };
+  // The line of the workload rate in the good config, for the TOML syntax error case.
+  const std::string good = good_config();
+  const auto rate_line =
+      1 + std::count(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(good.find("rate_rps")), '\n');
   const std::vector<Case> cases = {
       // 1. unknown top-level table
       {good_config() + "\n[fancy]\nx = 1\n", {}, "bad.toml: fancy: unknown key; valid keys here are: cluster, gpu"},
@@ -71,7 +76,8 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       // 6. unknown GPU preset
       {edit("\"h100\"", "\"h900\""),
        {},
-       "bad.toml: gpu.preset: unknown gpus preset \"h900\"; valid names are: b200, h100, h200, mi300x"},
+       "bad.toml: gpu.preset: unknown gpus preset \"h900\"; valid names are: a100, b200, gb200, h100, h200, l40, "
+       "mi300x"},
       // 7. unknown placement policy
       {edit("placement = \"linear\"", "placement = \"magic\""),
        {},
@@ -100,7 +106,9 @@ TEST_CASE("config errors name the file, the key and what was expected") {
        "bad.toml: parallel.redundant_experts: routed experts + redundant slots (8 + 2) must divide evenly over ep_size "
        "= 4 GPUs"},
       // 14. invalid TOML
-      {edit("rate_rps = 4.0", "rate_rps = = 4.0"), {}, "bad.toml: line 28, column"},
+      {edit("rate_rps = 4.0", "rate_rps = = 4.0"),
+       {},
+       "bad.toml: line " + std::to_string(rate_line) + ", column 12: invalid TOML"},
       // 15. uniform lengths with min > max
       {edit("min = 64", "min = 4096"), {}, "bad.toml: workload.prompt_tokens.min: must be <= max (1024)"},
       // 16. a workload that never ends
@@ -112,10 +120,7 @@ TEST_CASE("config errors name the file, the key and what was expected") {
        {},
        "bad.toml: scheduler.max_batch_tokens: expected an integer in [1, 16777216], got 0"},
       // 18. a section that is not a table
-      {edit("[cluster.intra_node]\nbw_gbps = 450.0\nlatency_us = 3.0",
-            "[cluster.intra_node]\nbw_gbps = 450.0\nlatency_us = 3.0\n[cluster.inter_node.x]"),
-       {},
-       "bad.toml: cluster.inter_node.x: unknown key"},
+      {edit("[parallel]", "[cluster.inter_node.x]\n[parallel]"), {}, "bad.toml: cluster.inter_node.x: unknown key"},
       // 19. unknown attention kind in an override
       {edit("preset = \"mixtral-8x7b\"", "preset = \"mixtral-8x7b\"\nattention = \"linear\""),
        {},
@@ -144,6 +149,33 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       {edit("preset = \"h100\"", "preset = \"h100\"\nhbm_gbps = true"),
        {},
        "bad.toml: gpu.hbm_gbps: expected a number > 0, got true"},
+      // 27. unknown link type, with the valid ones
+      {edit("[parallel]", "[cluster.intra_node]\nlink = \"nvlink9\"\n[parallel]"),
+       {},
+       "bad.toml: cluster.intra_node.link: unknown link type \"nvlink9\"; valid values are: eth_100g"},
+      // 28. unknown cluster preset
+      {edit("preset = \"hgx-h100\"", "preset = \"hgx-h900\""),
+       {},
+       "bad.toml: cluster.preset: unknown clusters preset \"hgx-h900\"; valid names are: gb200-nvl72"},
+      // 29. power caps, one per GPU
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]",
+            "[cluster.variability]\nkind = \"power_cap\"\npower_caps_w = [418, 600]"),
+       {},
+       "bad.toml: cluster.variability.power_caps_w: expected one cap per GPU (4), got 2"},
+      // 30. both speed factors and a variability table
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]",
+            "speed_factors = [1.0, 0.9, 1.0, 1.0]\n[cluster.variability]\nkind = \"normal\""),
+       {},
+       "bad.toml: cluster.speed_factors: give either speed_factors or [cluster.variability], not both"},
+      // 31. a multi-node cluster without a scale-out fabric
+      {good_config(),
+       {"cluster.scale_out=none"},
+       "--set: cluster.scale_out: a cluster of 2 nodes needs a scale-out fabric (rail or fat_tree)"},
+      // 32. unknown variability preset
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]", "[cluster.variability]\npreset = \"gem-h100\""),
+       {},
+       "bad.toml: cluster.variability.preset: unknown variability preset \"gem-h100\"; valid names are: gem-l40, "
+       "sinha-sc22"},
   };
   int i = 0;
   for (const Case& c : cases) {

@@ -21,11 +21,16 @@ TEST_CASE("GQA attention of Qwen3-30B-A3B by hand") {
   // Prefill chunk of 100 tokens after 50 cached: pairs = 100*50 + 100*101/2 = 10050.
   models::AttentionBatch b{100.0, models::causal_pairs(50.0, 100.0), 50.0};
   REQUIRE(b.score_pairs == 10050.0);
-  const auto w = models::attention_work(m, b);
-  // 2*100*18874368 + 4*32*128*10050 = 3774873600 + 164659200
-  REQUIRE(w.flops == 3774873600.0 + 164659200.0);
-  // weights 18874368*2 + activations 100*(2*2048)*2 + KV (50 read + 100 written) * 2048
-  REQUIRE(w.bytes == 37748736.0 + 819200.0 + 307200.0);
+  // Projections: 2*100*18874368 FLOPs; weights 18874368*2 + activations 100*(2*2048)*2 bytes.
+  const auto proj = models::attention_projection_work(m, 100.0);
+  REQUIRE(proj.flops == 3774873600.0);
+  REQUIRE(proj.bytes == 37748736.0 + 819200.0);
+  REQUIRE(proj.kind == core::OpKind::dense_gemm);
+  // Core: 4*32*128 FLOPs per pair; KV (50 read + 100 written) * 2048 + query/output 100*(2*32*128)*2.
+  const auto w = models::attention_core_work(m, b, core::OpKind::attention_prefill);
+  REQUIRE(w.flops == 164659200.0);
+  REQUIRE(w.bytes == 307200.0 + 1638400.0);
+  REQUIRE(w.kind == core::OpKind::attention_prefill);
   REQUIRE(w.precision == core::Precision::bf16);
 }
 
@@ -38,11 +43,15 @@ TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)
   REQUIRE(models::kv_bytes_per_token_layer(m) == 1152.0);
   // One decode token with 1000 cached: 1001 pairs, each 2*128*576 + 2*128*512 FLOPs.
   models::AttentionBatch b{1.0, models::causal_pairs(1000.0, 1.0), 1000.0};
-  const auto w = models::attention_work(m, b);
-  REQUIRE(w.flops == 2.0 * params + 1001.0 * (147456.0 + 131072.0));
-  // FP8 weights (1 byte) + activations 1*2*7168*2 + KV (1000 + 1) * 1152
-  REQUIRE(w.bytes == params + 28672.0 + 1001.0 * 1152.0);
-  REQUIRE(w.precision == core::Precision::fp8);
+  const auto proj = models::attention_projection_work(m, 1.0);
+  REQUIRE(proj.flops == 2.0 * params);
+  // FP8 weights (1 byte) + activations 1*2*7168*2
+  REQUIRE(proj.bytes == params + 28672.0);
+  REQUIRE(proj.precision == core::Precision::fp8);
+  const auto w = models::attention_core_work(m, b, core::OpKind::attention_decode);
+  REQUIRE(w.flops == 1001.0 * (147456.0 + 131072.0));
+  // KV (1000 + 1) * 1152 + absorbed query 128*(512+64) and output 128*512 BF16 elements
+  REQUIRE(w.bytes == 1001.0 * 1152.0 + (73728.0 + 65536.0) * 2.0);
 }
 
 TEST_CASE("dense and expert FFN accounting by hand") {

@@ -44,15 +44,17 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
   g.bf16_tflops = 100.0;  // 100e3 FLOP per ns at efficiency 1
   g.hbm_gbps = 1000.0;    // 1000 bytes per ns at efficiency 1
   g.memory_gib = 80.0;
-  g.compute_efficiency = 1.0;
-  g.memory_efficiency = 1.0;
+  g.efficiency.fill(hardware::Efficiency{1.0, 1.0});
   g.kernel_launch_us = 1.0;
-  g.moe_tile_tokens = 16;
+  g.moe_tile_small = 16;
+  g.moe_tile_large = 16;
 
   serving::SimulationParts p{
       .model = m,
       .cost = std::make_unique<hardware::RooflineCostModel>(g, std::vector<double>{1.0, 0.5}),
       .topology = hardware::Topology(1, 2, hardware::LinkSpec{100.0, 2.0}, hardware::LinkSpec{10.0, 5.0}),
+      .network = nullptr,  // port model: 2 us + bytes / 100 GB/s
+      .graph_collectives_max_gpus = 0,
       .placement = policies::LinearPlacement().place(policies::PlacementInput{1, 4, 2, 1, 2}),
       .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
       .routing_source = std::make_unique<FixedRouting>(),
@@ -74,13 +76,15 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
   REQUIRE(r.rank == 0);  // the only request lands on GPU 0; GPU 1 only hosts experts 2 and 3
 
   const double launch = 1000.0;
-  // Attention on GPU 0: projections 4 * 1024 * 1024 params; 64 * 65 / 2 causal pairs at 4 * 8 * 128 FLOPs;
-  // bytes: BF16 weights, activations in/out, KV written for 64 tokens (2 * 8 * 128 * 2 bytes each).
+  // Attention on GPU 0 = projections (a GEMM over 4 * 1024 * 1024 BF16 params, activations in and out)
+  // + the prefill core: 64 * 65 / 2 causal pairs at 4 * 8 * 128 FLOPs; KV written for 64 tokens
+  // (2 * 8 * 128 * 2 bytes each) and query + output (2 * 8 * 128 BF16 elements per token). No decode kernel.
   const double attn_params = 4.0 * 1024 * 1024;
-  const double attn_flops = 2.0 * 64 * attn_params + 4.0 * 8 * 128 * 2080;
-  const double attn_bytes = attn_params * 2 + 64.0 * 2 * 1024 * 2 + 64.0 * 4096;
-  const double attention = std::max(attn_flops / 100e3, attn_bytes / 1000.0) + launch;
-  REQUIRE(attention == Approx(9912.896));
+  const double projections =
+      std::max(2.0 * 64 * attn_params / 100e3, (attn_params * 2 + 64.0 * 2 * 1024 * 2) / 1000.0) + launch;
+  const double prefill_core = std::max(4.0 * 8 * 128 * 2080 / 100e3, (64.0 * 4096 + 64.0 * 2048 * 2) / 1000.0) + launch;
+  const double attention = projections + prefill_core;
+  REQUIRE(attention == Approx(9650.752 + 1524.288));
   // Router: 1024 x 4 gate; reads weights and 64 x (1024 + 4) activations.
   const double router = std::max(2.0 * 64 * 4096 / 100e3, (4096.0 * 2 + 64.0 * 1028 * 2) / 1000.0) + launch;
   REQUIRE(router == Approx(1139.776));
@@ -96,7 +100,7 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
   // LM head for the one token that completes the prompt: 1024 x 1000.
   const double lm_head = std::max(2.0 * 1024000 / 100e3, (1024000.0 * 2 + (1024.0 + 1000) * 2) / 1000.0) + launch;
   const double step = attention + router + dispatch + gpu1 + dispatch + lm_head + 10000.0;
-  REQUIRE(step == Approx(44538.448));
+  REQUIRE(step == Approx(45800.592));
 
   REQUIRE(r.first_token_ns - r.spec.arrival_ns == core::round_ns(step));
   REQUIRE(r.finish_ns == r.first_token_ns);

@@ -1,0 +1,67 @@
+#include "hardware/collectives.hpp"
+
+#include <algorithm>
+
+namespace epsim::hardware {
+
+CollectiveCoster::CollectiveCoster(const NetworkGraph& graph)
+    : graph_(graph), arc_bytes_(static_cast<std::size_t>(graph.num_arcs()), 0.0) {
+  touched_.reserve(arc_bytes_.size());
+}
+
+CollectiveCost CollectiveCoster::cost(const Eigen::MatrixXd& bytes, int gpu_offset) {
+  for (const int a : touched_) {
+    arc_bytes_[static_cast<std::size_t>(a)] = 0.0;
+  }
+  touched_.clear();
+  CollectiveCost c;
+  double latency = 0.0;
+  const auto n = static_cast<int>(bytes.rows());
+  for (int s = 0; s < n; ++s) {
+    for (int d = 0; d < n; ++d) {
+      const double b = bytes(s, d);
+      if (s == d || b <= 0.0) {
+        continue;
+      }
+      const int gs = gpu_offset + s;
+      const int gd = gpu_offset + d;
+      (graph_.node_of(gs) == graph_.node_of(gd) ? c.intra_bytes : c.inter_bytes) += b;
+      latency = std::max(latency, graph_.path_latency_ns(gs, gd));
+      for (const int a : graph_.path(gs, gd)) {
+        double& load = arc_bytes_[static_cast<std::size_t>(a)];
+        if (load == 0.0) {
+          touched_.push_back(a);
+        }
+        load += b;
+      }
+    }
+  }
+  bottleneck_ = -1;
+  double busiest_ns = 0.0;
+  for (const int a : touched_) {
+    const double t = arc_bytes_[static_cast<std::size_t>(a)] / graph_.arc(a).bw_gbps;
+    if (t > busiest_ns || (t == busiest_ns && a < bottleneck_)) {
+      busiest_ns = t;
+      bottleneck_ = a;
+    }
+  }
+  if (bottleneck_ >= 0) {
+    c.time_ns = graph_.collective_overhead_ns() + latency + busiest_ns;
+  }
+  return c;
+}
+
+Eigen::MatrixXd all_gather_traffic(const Eigen::ArrayXd& bytes) {
+  const auto n = static_cast<Eigen::Index>(bytes.size());
+  Eigen::MatrixXd m = bytes.matrix().replicate(1, n);
+  m.diagonal().setZero();
+  return m;
+}
+
+Eigen::MatrixXd all_reduce_traffic(int gpus, double bytes) {
+  Eigen::MatrixXd m = Eigen::MatrixXd::Constant(gpus, gpus, gpus > 1 ? 2.0 * bytes / gpus : 0.0);
+  m.diagonal().setZero();
+  return m;
+}
+
+}  // namespace epsim::hardware

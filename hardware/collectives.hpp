@@ -1,0 +1,40 @@
+#pragma once
+// Collective costs from the actual traffic matrix (bytes from every GPU to every GPU) over the network
+// graph: every flow takes its route, bytes add up on each arc, and the collective takes
+//   overhead + the largest route latency among its flows + max over arcs (arc bytes / arc bandwidth),
+// i.e. the most loaded link or endpoint decides. All-gather, all-reduce and point-to-point transfers
+// are expressed as traffic matrices too.
+#include <Eigen/Core>
+#include <vector>
+
+#include "hardware/all_to_all.hpp"
+#include "hardware/network_graph.hpp"
+
+namespace epsim::hardware {
+
+/// Costs collectives on a graph; holds the per-arc workspace, so one instance per user (not thread-safe).
+class CollectiveCoster {
+ public:
+  explicit CollectiveCoster(const NetworkGraph& graph);
+
+  /// `bytes(s, d)`: bytes from GPU gpu_offset + s to GPU gpu_offset + d (the diagonal is ignored).
+  CollectiveCost cost(const Eigen::MatrixXd& bytes, int gpu_offset = 0);
+  /// Bytes each arc carried in the last cost() call, and the arc that decided it (-1 if none).
+  const std::vector<double>& arc_bytes() const { return arc_bytes_; }
+  int bottleneck_arc() const { return bottleneck_; }
+  const NetworkGraph& graph() const { return graph_; }
+
+ private:
+  const NetworkGraph& graph_;
+  std::vector<double> arc_bytes_;
+  std::vector<int> touched_;
+  int bottleneck_ = -1;
+};
+
+/// All-gather: every GPU sends its `bytes[s]` to every other GPU of the group.
+Eigen::MatrixXd all_gather_traffic(const Eigen::ArrayXd& bytes);
+/// All-reduce of `bytes` per GPU over `gpus` GPUs, as the ring algorithm's volume: each GPU sends
+/// 2 (n - 1) / n x bytes in total, spread evenly over its peers.
+Eigen::MatrixXd all_reduce_traffic(int gpus, double bytes);
+
+}  // namespace epsim::hardware

@@ -1,0 +1,54 @@
+#include "hardware/link_types.hpp"
+
+#include <fmt/format.h>
+
+#include <span>
+#include <toml++/toml.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/presets.hpp"
+
+namespace epsim::hardware {
+
+std::span<const core::EmbeddedFile> embedded_links();
+
+namespace {
+const toml::table& links_table() {
+  static const core::PresetCatalog catalog("links", embedded_links());
+  return catalog.get("links", "links.toml", "");
+}
+}  // namespace
+
+std::vector<std::string> link_type_names() {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : links_table()) {
+    out.emplace_back(k.str());
+  }
+  return out;
+}
+
+LinkSpec link_type(const std::string& name) {
+  const toml::table* t = links_table().get_as<toml::table>(name);
+  if (t == nullptr) {
+    throw core::Error(fmt::format("unknown link type \"{}\"; valid values are: {}", name, fmt::join(link_type_names(), ", ")));
+  }
+  return LinkSpec{t->get("bw_gbps")->value_or(0.0), t->get("latency_us")->value_or(0.0)};
+}
+
+LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) {
+  const std::string type = t.string("link", default_type, "link type (see hardware/presets/links.toml)");
+  LinkSpec base;
+  try {
+    base = link_type(type);
+  } catch (const core::Error& e) {
+    t.fail("link", e.what());
+  }
+  LinkSpec l;
+  l.bw_gbps = t.real("bw_gbps", base.bw_gbps, "bandwidth per direction, GB/s (default: the link type's)", core::k_positive);
+  l.latency_us = t.real("latency_us", base.latency_us, "latency of one hop, microseconds (default: the type's)",
+                        core::k_non_negative);
+  t.finish();
+  return l;
+}
+
+}  // namespace epsim::hardware

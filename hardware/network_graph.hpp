@@ -1,0 +1,71 @@
+#pragma once
+// The cluster as a Boost graph of GPUs, scale-up switches, PCIe switches, host root complexes, NICs and
+// leaf/spine switches; every physical link is two arcs (one per direction, each with the link's
+// bandwidth). Each GPU pair's route is the fewest-hop path that does not transit another GPU (ties:
+// the first found in insertion order, so routes are deterministic); routes are precomputed.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hardware/cluster_spec.hpp"
+#include "hardware/topology.hpp"
+
+namespace epsim::hardware {
+
+enum class VertexKind : std::uint8_t { gpu, scale_up_switch, pcie_switch, host, nic, leaf, spine };
+
+class NetworkGraph {
+ public:
+  struct Arc {
+    int from = 0;
+    int to = 0;
+    double bw_gbps = 0.0;     ///< bytes per ns
+    double latency_ns = 0.0;  ///< added by traversing the arc
+  };
+  struct Vertex {
+    VertexKind kind = VertexKind::gpu;
+    int node = -1;  ///< -1 for switches shared by nodes
+  };
+
+  explicit NetworkGraph(const ClusterSpec& spec);
+
+  int num_gpus() const { return gpus_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int node_of(int gpu) const { return gpu / gpus_per_node_; }
+  std::size_t num_vertices() const { return vertices_.size(); }
+  const Vertex& vertex(int v) const { return vertices_[static_cast<std::size_t>(v)]; }
+  int num_arcs() const { return static_cast<int>(arcs_.size()); }
+  const Arc& arc(int id) const { return arcs_[static_cast<std::size_t>(id)]; }
+  double collective_overhead_ns() const { return overhead_ns_; }
+
+  /// Arc ids from `src` to `dst` (empty when src == dst).
+  std::span<const int> path(int src, int dst) const;
+  /// Sum of the latencies of the path's arcs.
+  double path_latency_ns(int src, int dst) const { return latency_[pair(src, dst)]; }
+
+  /// The two-level summary the fast port model uses: per-GPU scale-up and scale-out bandwidth, and
+  /// the largest intra- and inter-node path latency (plus the collective overhead) as alphas.
+  Topology port_view() const;
+
+ private:
+  std::size_t pair(int src, int dst) const {
+    return static_cast<std::size_t>(src) * static_cast<std::size_t>(gpus_) + static_cast<std::size_t>(dst);
+  }
+  int add_vertex(VertexKind kind, int node);
+  void add_link(int a, int b, const LinkSpec& link);
+  void compute_routes();
+
+  int gpus_;
+  int gpus_per_node_;
+  double overhead_ns_;
+  LinkSpec scale_up_;
+  double inter_bw_per_gpu_;
+  std::vector<Vertex> vertices_;
+  std::vector<Arc> arcs_;
+  std::vector<std::uint64_t> path_begin_;  // [pair] -> offset into path_arcs_ (size pairs + 1)
+  std::vector<int> path_arcs_;
+  std::vector<double> latency_;
+};
+
+}  // namespace epsim::hardware
