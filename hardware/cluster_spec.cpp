@@ -21,14 +21,18 @@ ClusterSpec parse_cluster_spec(core::ParamTable& t) {
   c.name = t.string("name", "", "display name");
   c.gpu = t.string("gpu", "", "GPU preset the cluster is made of (default of [gpu] preset)");
   c.nodes = static_cast<int>(t.integer("nodes", c.nodes, "nodes", {1, 1 << 16}));
-  c.gpus_per_node = static_cast<int>(t.integer("gpus_per_node", c.gpus_per_node, "GPUs per node (scale-up domain)", {1, 1024}));
+  c.gpus_per_node =
+      static_cast<int>(t.integer("gpus_per_node", c.gpus_per_node, "GPUs per node (scale-up domain)", {1, 1024}));
   const std::string up = t.choice("scale_up", "switch", "fabric inside a node", k_scale_up);
   c.scale_up = up == "mesh" ? ScaleUp::mesh : up == "pcie" ? ScaleUp::pcie : ScaleUp::switch_fabric;
   const std::string out = t.choice("scale_out", "rail", "fabric between nodes", k_scale_out);
   c.scale_out = out == "fat_tree" ? ScaleOut::fat_tree : out == "none" ? ScaleOut::none : ScaleOut::rail;
-  c.nics_per_node = static_cast<int>(t.integer("nics_per_node", c.gpus_per_node, "scale-out NICs per node (default: one per GPU)", {1, 1024}));
-  c.gpus_per_pcie_switch = static_cast<int>(t.integer("gpus_per_pcie_switch", 1, "pcie scale-up: GPUs sharing a PCIe switch uplink", {1, 64}));
-  c.leaf_radix = static_cast<int>(t.integer("leaf_radix", c.leaf_radix, "fat tree: NIC ports per leaf switch", {1, 4096}));
+  c.nics_per_node = static_cast<int>(
+      t.integer("nics_per_node", c.gpus_per_node, "scale-out NICs per node (default: one per GPU)", {1, 1024}));
+  c.gpus_per_pcie_switch = static_cast<int>(
+      t.integer("gpus_per_pcie_switch", 1, "pcie scale-up: GPUs sharing a PCIe switch uplink", {1, 64}));
+  c.leaf_radix =
+      static_cast<int>(t.integer("leaf_radix", c.leaf_radix, "fat tree: NIC ports per leaf switch", {1, 4096}));
   c.oversubscription = t.real("oversubscription", 1.0, "leaf downlink / uplink bandwidth ratio", {1.0, 64.0});
   c.collective_overhead_us = t.real("collective_overhead_us", c.collective_overhead_us,
                                     "fixed software cost of one collective, microseconds", core::k_non_negative);

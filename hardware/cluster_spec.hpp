@@ -25,11 +25,11 @@ struct ClusterSpec {
   LinkSpec pcie_link{63.0, 1.0};       ///< GPU <-> NIC / host, PCIe switch <-> root complex (pcie)
   int gpus_per_pcie_switch = 1;        ///< pcie scale-up: GPUs sharing one switch uplink
   ScaleOut scale_out = ScaleOut::rail;
-  LinkSpec nic_link{50.0, 1.0};        ///< NIC <-> leaf switch
-  int nics_per_node = 8;               ///< rail needs one per GPU
-  int leaf_radix = 32;                 ///< fat tree: NIC ports per leaf switch
-  double oversubscription = 1.0;       ///< leaf downlink / uplink bandwidth ratio
-  double collective_overhead_us = 5.0; ///< fixed software cost of one collective (launch, sync)
+  LinkSpec nic_link{50.0, 1.0};         ///< NIC <-> leaf switch
+  int nics_per_node = 8;                ///< rail needs one per GPU
+  int leaf_radix = 32;                  ///< fat tree: NIC ports per leaf switch
+  double oversubscription = 1.0;        ///< leaf downlink / uplink bandwidth ratio
+  double collective_overhead_us = 5.0;  ///< fixed software cost of one collective (launch, sync)
 
   int num_gpus() const { return nodes * gpus_per_node; }
 };

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <span>
 #include <toml++/toml.h>
+#include <span>
 
 #include "sim/core/error.hpp"
 #include "sim/core/presets.hpp"
@@ -30,7 +30,8 @@ std::vector<std::string> link_type_names() {
 LinkSpec link_type(const std::string& name) {
   const toml::table* t = links_table().get_as<toml::table>(name);
   if (t == nullptr) {
-    throw core::Error(fmt::format("unknown link type \"{}\"; valid values are: {}", name, fmt::join(link_type_names(), ", ")));
+    throw core::Error(
+        fmt::format("unknown link type \"{}\"; valid values are: {}", name, fmt::join(link_type_names(), ", ")));
   }
   return LinkSpec{t->get("bw_gbps")->value_or(0.0), t->get("latency_us")->value_or(0.0)};
 }
@@ -44,7 +45,8 @@ LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) 
     t.fail("link", e.what());
   }
   LinkSpec l;
-  l.bw_gbps = t.real("bw_gbps", base.bw_gbps, "bandwidth per direction, GB/s (default: the link type's)", core::k_positive);
+  l.bw_gbps =
+      t.real("bw_gbps", base.bw_gbps, "bandwidth per direction, GB/s (default: the link type's)", core::k_positive);
   l.latency_us = t.real("latency_us", base.latency_us, "latency of one hop, microseconds (default: the type's)",
                         core::k_non_negative);
   t.finish();

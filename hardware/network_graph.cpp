@@ -180,7 +180,8 @@ void NetworkGraph::compute_routes() {
         continue;
       }
       if (!reached[static_cast<std::size_t>(dst)]) {
-        throw core::Error("network graph: GPU " + std::to_string(dst) + " is unreachable from GPU " + std::to_string(src));
+        throw core::Error("network graph: GPU " + std::to_string(dst) + " is unreachable from GPU " +
+                          std::to_string(src));
       }
       reversed.clear();
       for (auto v = static_cast<std::size_t>(dst); v != static_cast<std::size_t>(src);) {
@@ -210,7 +211,8 @@ Topology NetworkGraph::port_view() const {
   for (int s = 0; s < gpus_; ++s) {
     for (int d = 0; d < gpus_; ++d) {
       const double l = latency_[pair(s, d)];
-      (node_of(s) == node_of(d) ? intra_lat : inter_lat) = std::max(node_of(s) == node_of(d) ? intra_lat : inter_lat, l);
+      (node_of(s) == node_of(d) ? intra_lat : inter_lat) =
+          std::max(node_of(s) == node_of(d) ? intra_lat : inter_lat, l);
     }
   }
   const int nodes = gpus_ / gpus_per_node_;

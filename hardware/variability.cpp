@@ -21,8 +21,8 @@ std::span<const core::EmbeddedFile> embedded_variability();
 
 namespace {
 
-constexpr std::array<std::string_view, 7> k_kinds{"none", "explicit", "normal", "lognormal",
-                                                  "empirical", "mixture", "power_cap"};
+constexpr std::array<std::string_view, 7> k_kinds{"none",      "explicit", "normal",   "lognormal",
+                                                  "empirical", "mixture",  "power_cap"};
 constexpr double k_min_speed = 0.05;  // a normal draw below this would be a broken GPU, not a slow one
 
 const core::PresetCatalog& presets() {
@@ -32,7 +32,9 @@ const core::PresetCatalog& presets() {
 
 }  // namespace
 
-std::vector<std::string> variability_preset_names() { return presets().names(); }
+std::vector<std::string> variability_preset_names() {
+  return presets().names();
+}
 
 double stress_weight(const StressConfig& c, double x) {
   if (!c.enabled || x >= c.x_high) {
@@ -65,7 +67,8 @@ double power_cap_speed(const VariabilityConfig& c, double cap_w) {
 
 VariabilityConfig parse_variability(core::ParamTable& t, int gpus, double tdp_w) {
   VariabilityConfig c;
-  const std::string preset = t.string("preset", "", "variability preset: " + fmt::format("{}", fmt::join(presets().names(), ", ")));
+  const std::string preset =
+      t.string("preset", "", "variability preset: " + fmt::format("{}", fmt::join(presets().names(), ", ")));
   if (!preset.empty()) {
     c.table_name = preset;
     t.add_layer(core::preset_layer(t, "preset", presets(), preset));
@@ -75,25 +78,35 @@ VariabilityConfig parse_variability(core::ParamTable& t, int gpus, double tdp_w)
   c.factors = t.real_list("factors", "explicit: speed factor of each GPU", {0.0, 10.0, true});
   c.cv = t.real("cv", c.cv, "normal/lognormal/mixture: standard deviation of the factor (mean 1)", {0.0, 1.0});
   c.table = t.real_list("table", "empirical: speed factors sampled with replacement", {0.0, 10.0, true});
-  c.outlier_probability = t.real("outlier_probability", 0.0, "mixture: chance a GPU is an outlier", core::k_unit_interval);
-  c.outlier_slowdown_min = t.real("outlier_slowdown_min", c.outlier_slowdown_min, "mixture: least outlier slowdown (x time)", {1.0, 100.0});
-  c.outlier_slowdown_max = t.real("outlier_slowdown_max", c.outlier_slowdown_max, "mixture: largest outlier slowdown (x time)", {1.0, 100.0});
+  c.outlier_probability =
+      t.real("outlier_probability", 0.0, "mixture: chance a GPU is an outlier", core::k_unit_interval);
+  c.outlier_slowdown_min =
+      t.real("outlier_slowdown_min", c.outlier_slowdown_min, "mixture: least outlier slowdown (x time)", {1.0, 100.0});
+  c.outlier_slowdown_max = t.real("outlier_slowdown_max", c.outlier_slowdown_max,
+                                  "mixture: largest outlier slowdown (x time)", {1.0, 100.0});
   c.power_caps_w = t.real_list("power_caps_w", "power_cap: cap of each GPU in W", core::k_positive);
   c.tdp_w = t.real("tdp_w", tdp_w, "power_cap: uncapped power in W (default: the GPU's TDP)", core::k_non_negative);
-  c.power_exponent = t.real("power_exponent", c.power_exponent, "power_cap: throughput = (cap / tdp)^exponent", {0.0, 4.0});
-  c.curve_power_fraction = t.real_list("curve_power_fraction", "power_cap: curve points, cap / tdp (increasing)", {0.0, 1.0, true});
-  c.curve_throughput = t.real_list("curve_throughput", "power_cap: throughput fraction at each curve point", {0.0, 1.0, true});
+  c.power_exponent =
+      t.real("power_exponent", c.power_exponent, "power_cap: throughput = (cap / tdp)^exponent", {0.0, 4.0});
+  c.curve_power_fraction =
+      t.real_list("curve_power_fraction", "power_cap: curve points, cap / tdp (increasing)", {0.0, 1.0, true});
+  c.curve_throughput =
+      t.real_list("curve_throughput", "power_cap: throughput fraction at each curve point", {0.0, 1.0, true});
 
   auto stress = t.table("stress", "stress dependence (ViBE): how much of a GPU's deviation a kernel shows");
   c.stress.enabled = stress.boolean("enabled", true, "blend variability by arithmetic intensity");
-  c.stress.memory_bound_weight = stress.real("memory_bound_weight", c.stress.memory_bound_weight,
-                                             "share of the deviation shown by memory-bound kernels", core::k_unit_interval);
-  c.stress.x_low = stress.real("x_low", c.stress.x_low, "intensity / ridge point at or below which w = memory_bound_weight", core::k_positive);
-  c.stress.x_high = stress.real("x_high", c.stress.x_high, "intensity / ridge point at or above which w = 1", core::k_positive);
+  c.stress.memory_bound_weight =
+      stress.real("memory_bound_weight", c.stress.memory_bound_weight,
+                  "share of the deviation shown by memory-bound kernels", core::k_unit_interval);
+  c.stress.x_low = stress.real("x_low", c.stress.x_low,
+                               "intensity / ridge point at or below which w = memory_bound_weight", core::k_positive);
+  c.stress.x_high =
+      stress.real("x_high", c.stress.x_high, "intensity / ridge point at or above which w = 1", core::k_positive);
   stress.finish();
   auto drift = t.table("drift", "slow Ornstein-Uhlenbeck drift of each GPU's speed");
   c.drift.stddev = drift.real("stddev", 0.0, "stationary std of the relative drift (0 = none)", {0.0, 0.5});
-  c.drift.time_constant_s = drift.real("time_constant_s", c.drift.time_constant_s, "mean-reversion time, s", core::k_positive);
+  c.drift.time_constant_s =
+      drift.real("time_constant_s", c.drift.time_constant_s, "mean-reversion time, s", core::k_positive);
   drift.finish();
   auto jitter = t.table("jitter", "per-kernel multiplicative noise");
   c.jitter.cv = jitter.real("cv", 0.0, "coefficient of variation of each kernel's duration (0 = none)", {0.0, 1.0});

@@ -25,7 +25,7 @@ struct StressConfig {
 double stress_weight(const StressConfig& c, double intensity_over_ridge);
 
 struct DriftConfig {
-  double stddev = 0.0;            ///< stationary std of the relative drift (0 = no drift)
+  double stddev = 0.0;             ///< stationary std of the relative drift (0 = no drift)
   double time_constant_s = 600.0;  ///< mean-reversion time of the OU process
 };
 
@@ -36,11 +36,11 @@ struct JitterConfig {
 struct VariabilityConfig {
   enum class Kind : std::uint8_t { none, explicit_list, normal, lognormal, empirical, mixture, power_cap };
   Kind kind = Kind::none;
-  std::vector<double> factors;  ///< explicit_list: one per GPU
-  double cv = 0.05;             ///< normal / lognormal / mixture base: std of the factor (mean 1)
-  std::vector<double> table;    ///< empirical: values sampled with replacement
-  std::string table_name;       ///< empirical: preset the table came from ("" = inline)
-  double outlier_probability = 0.0;  ///< mixture: chance a GPU is an outlier
+  std::vector<double> factors;        ///< explicit_list: one per GPU
+  double cv = 0.05;                   ///< normal / lognormal / mixture base: std of the factor (mean 1)
+  std::vector<double> table;          ///< empirical: values sampled with replacement
+  std::string table_name;             ///< empirical: preset the table came from ("" = inline)
+  double outlier_probability = 0.0;   ///< mixture: chance a GPU is an outlier
   double outlier_slowdown_min = 1.2;  ///< mixture: outliers take this ...
   double outlier_slowdown_max = 1.5;  ///< ... to this many times longer (uniform)
   std::vector<double> power_caps_w;   ///< power_cap: one per GPU

@@ -1,8 +1,8 @@
 // The cluster graph (paths in the presets), graph-exact collective costs checked by hand, the port model
 // equal to the graph on rank-1 traffic over switch + rail fabrics, and link-sharing transfers.
+#include <toml++/toml.h>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
-#include <toml++/toml.h>
 
 #include "hardware/all_to_all.hpp"
 #include "hardware/cluster_spec.hpp"
@@ -18,8 +18,8 @@ namespace {
 
 ClusterSpec cluster(const std::string& preset, std::string_view overrides = "") {
   const toml::table over = toml::parse(overrides);
-  core::ParamTable t({core::ParamLayer{&over, "test"}, core::ParamLayer{&cluster_presets().get(preset, "", ""), preset}},
-                     "cluster");
+  core::ParamTable t(
+      {core::ParamLayer{&over, "test"}, core::ParamLayer{&cluster_presets().get(preset, "", ""), preset}}, "cluster");
   return parse_cluster_spec(t);
 }
 
@@ -34,9 +34,9 @@ TEST_CASE("path lengths and latencies in the NVL72 and 2-node HGX presets") {
 
   const NetworkGraph hgx(cluster("hgx-h200", "nodes = 2"));
   REQUIRE(hgx.num_gpus() == 16);
-  REQUIRE(hgx.path(0, 7).size() == 2);  // inside a node: NVSwitch
-  REQUIRE(hgx.path(0, 8).size() == 4);  // same rail: GPU -> NIC -> leaf -> NIC -> GPU
-  REQUIRE(hgx.path(0, 9).size() == 6);  // across rails: ... leaf -> spine -> leaf ...
+  REQUIRE(hgx.path(0, 7).size() == 2);                   // inside a node: NVSwitch
+  REQUIRE(hgx.path(0, 8).size() == 4);                   // same rail: GPU -> NIC -> leaf -> NIC -> GPU
+  REQUIRE(hgx.path(0, 9).size() == 6);                   // across rails: ... leaf -> spine -> leaf ...
   REQUIRE(hgx.path_latency_ns(0, 8) == Approx(4000.0));  // PCIe 5 (1 us) x 2 + NDR (1 us) x 2
   REQUIRE(hgx.path_latency_ns(0, 9) == Approx(6000.0));
   // Routes never pass through another GPU.

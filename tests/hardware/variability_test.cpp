@@ -1,7 +1,7 @@
+#include <toml++/toml.h>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <toml++/toml.h>
 
 #include "hardware/gpu_spec.hpp"
 #include "hardware/roofline.hpp"
