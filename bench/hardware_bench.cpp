@@ -3,9 +3,9 @@
 // GPUs (HGX H200 nodes, rail-optimised NDR) with the exact graph model and with the port model.
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <chrono>
-#include <toml++/toml.h>
 
 #include "hardware/all_to_all.hpp"
 #include "hardware/cluster_spec.hpp"
@@ -93,9 +93,10 @@ void all_to_all(int nodes) {
     sink += hardware::all_to_all_cost(ports, tr).time_ns;
   }
   const double port_us = seconds_since(t0) / port_reps * 1e6;
-  fmt::print("all-to-all on {:>4} GPUs: graph build {:.3f} s ({} vertices, {} arcs); graph costing {:>10.1f} us; "
-             "port model {:.3f} us (checksum {:.3e})\n",
-             n, build_s, g.num_vertices(), g.num_arcs(), graph_us, port_us, sink);
+  fmt::print(
+      "all-to-all on {:>4} GPUs: graph build {:.3f} s ({} vertices, {} arcs); graph costing {:>10.1f} us; "
+      "port model {:.3f} us (checksum {:.3e})\n",
+      n, build_s, g.num_vertices(), g.num_arcs(), graph_us, port_us, sink);
 }
 
 }  // namespace

@@ -133,7 +133,7 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out) {
   const ExperimentConfig cfg = load(vm);
   out << fmt::format("{}: ok ({} on {} x {} GPUs, EP{}, {} requests at {} req/s)\n", cfg.source, cfg.model.name,
                      cfg.cluster.num_gpus(), cfg.gpu.name, cfg.ep_size, cfg.workload.num_requests,
-                     cfg.workload.rate_rps);
+                     cfg.workload.arrivals.rate_rps);
   return 0;
 }
 

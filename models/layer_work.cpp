@@ -1,5 +1,7 @@
 #include "models/layer_work.hpp"
 
+#include <algorithm>
+
 namespace epsim::models {
 namespace {
 
@@ -46,6 +48,53 @@ double kv_bytes_per_token_layer(const ModelSpec& m) {
 
 double expert_weight_bytes(const ModelSpec& m) {
   return 3.0 * d(m.hidden_size) * d(m.moe_intermediate_size) * d(m.weight_bytes);
+}
+
+double chunked_causal_pairs(std::int64_t context, std::int64_t chunk, std::int64_t window) {
+  // Sum over positions p in [context, context + chunk) of (p mod window) + 1, window by window.
+  double pairs = 0.0;
+  std::int64_t p = context;
+  const std::int64_t end = context + chunk;
+  while (p < end) {
+    const std::int64_t in_window = p % window;
+    const std::int64_t run = std::min(end - p, window - in_window);  // positions left in this window
+    // (in_window + 1) + ... + (in_window + run)
+    pairs += static_cast<double>(run) * static_cast<double>(in_window) +
+             static_cast<double>(run) * static_cast<double>(run + 1) / 2.0;
+    p += run;
+  }
+  return pairs;
+}
+
+namespace {
+double expert_params(const ModelSpec& m) {
+  return 3.0 * d(m.hidden_size) * d(m.moe_intermediate_size);
+}
+double moe_layer_params(const ModelSpec& m, double experts) {
+  return attention_params(m) + d(m.hidden_size) * d(m.routed_experts) +
+         (d(m.shared_experts) + experts) * expert_params(m);
+}
+double embedding_params(const ModelSpec& m) {
+  return d(m.vocab_size) * d(m.hidden_size) * (m.tie_word_embeddings ? 1.0 : 2.0);
+}
+double dense_layer_params(const ModelSpec& m) {
+  return attention_params(m) + 3.0 * d(m.hidden_size) * d(m.dense_intermediate_size);
+}
+}  // namespace
+
+double total_params(const ModelSpec& m) {
+  const double moe = d(m.num_moe_layers());
+  return embedding_params(m) + (d(m.num_layers) - moe) * dense_layer_params(m) +
+         moe * moe_layer_params(m, d(m.routed_experts));
+}
+
+double active_params(const ModelSpec& m) {
+  const double moe = d(m.num_moe_layers());
+  return embedding_params(m) + (d(m.num_layers) - moe) * dense_layer_params(m) + moe * moe_layer_params(m, d(m.top_k));
+}
+
+double non_expert_weight_bytes(const ModelSpec& m) {
+  return (total_params(m) - d(m.num_moe_layers()) * d(m.routed_experts) * expert_params(m)) * d(m.weight_bytes);
 }
 
 core::KernelWork attention_projection_work(const ModelSpec& m, double tokens) {

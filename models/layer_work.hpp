@@ -28,6 +28,20 @@ struct AttentionBatch {
 inline double causal_pairs(double context, double chunk) {
   return chunk * context + chunk * (chunk + 1.0) / 2.0;
 }
+/// The same under chunked (local) attention with window `window`: a query at position p sees the keys
+/// from floor(p / window) * window to p.
+double chunked_causal_pairs(std::int64_t context, std::int64_t chunk, std::int64_t window);
+/// Keys a chunked-attention query at position `context` reads from the cache: context mod window.
+inline double chunked_kv_read(std::int64_t context, std::int64_t window) {
+  return static_cast<double>(context % window);
+}
+
+/// Parameters of the whole model (embedding, LM head unless tied, attention, dense FFNs, routers, shared
+/// and routed experts; norms are negligible and left out), and those one token activates (top-k experts).
+double total_params(const ModelSpec& m);
+double active_params(const ModelSpec& m);
+/// Weight bytes of everything but the routed experts (replicated on every EP rank with DP attention).
+double non_expert_weight_bytes(const ModelSpec& m);
 
 /// Parameters of one layer's attention block (projections only).
 double attention_params(const ModelSpec& m);

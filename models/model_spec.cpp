@@ -26,6 +26,8 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
       t.integer("first_dense_layers", 0, "leading layers with a dense FFN (DeepSeek first_k_dense_replace)", {0, 1000});
   m.dense_intermediate_size =
       t.integer("dense_intermediate_size", 0, "FFN width of the leading dense layers", {0, 1 << 20});
+  m.moe_layer_step =
+      t.integer("moe_layer_step", 1, "every step-th layer after the dense ones is MoE (Llama-4 interleave)", {1, 64});
   m.moe_intermediate_size = t.integer_required("moe_intermediate_size", "FFN width of one expert", k_dim);
   m.routed_experts = t.integer_required("routed_experts", "routed experts per MoE layer", {1, 65536});
   m.shared_experts = t.integer("shared_experts", 0, "always-active shared experts per MoE layer", {0, 64});
@@ -41,7 +43,12 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   m.qk_nope_head_dim = t.integer("qk_nope_head_dim", 0, "MLA non-rotary query/key head dim", {0, 4096});
   m.qk_rope_head_dim = t.integer("qk_rope_head_dim", 0, "MLA rotary query/key head dim", {0, 4096});
   m.v_head_dim = t.integer("v_head_dim", 0, "MLA value head dim", {0, 4096});
+  m.attention_chunk_size =
+      t.integer("attention_chunk_size", 0, "local attention window of chunked layers (0 = none)", {0, 1 << 24});
+  m.full_attention_every =
+      t.integer("full_attention_every", 0, "with chunks: every n-th layer attends globally (0 = none)", {0, 1024});
   m.vocab_size = t.integer_required("vocab_size", "vocabulary size", {1, 1 << 24});
+  m.tie_word_embeddings = t.boolean("tie_word_embeddings", false, "the LM head shares the embedding matrix");
   m.weight_bytes = dtype_bytes(t.choice("weight_dtype", "bf16", "dtype of the weights", k_dtypes));
   m.kv_cache_bytes = dtype_bytes(t.choice("kv_cache_dtype", "bf16", "dtype of the KV cache", k_dtypes));
   m.activation_bytes = 2;
@@ -53,8 +60,11 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   if (m.first_dense_layers >= m.num_layers) {
     t.fail("first_dense_layers", "must be < num_layers (" + std::to_string(m.num_layers) + ") so some layer is MoE");
   }
-  if (m.first_dense_layers > 0 && m.dense_intermediate_size == 0) {
-    t.fail("dense_intermediate_size", "must be > 0 when first_dense_layers > 0");
+  if ((m.first_dense_layers > 0 || m.moe_layer_step > 1) && m.dense_intermediate_size == 0) {
+    t.fail("dense_intermediate_size", "must be > 0 when the model has dense layers");
+  }
+  if (!t.documenting() && m.num_moe_layers() == 0) {
+    t.fail("moe_layer_step", "leaves no MoE layer");
   }
   if (m.routed_experts % m.expert_groups != 0) {
     t.fail("expert_groups", "must divide routed_experts (" + std::to_string(m.routed_experts) + ")");

@@ -20,6 +20,7 @@ struct ModelSpec {
   std::int64_t hidden_size = 0;
   std::int64_t num_layers = 0;
   std::int64_t first_dense_layers = 0;       ///< leading layers with a dense FFN instead of MoE
+  std::int64_t moe_layer_step = 1;  ///< after those, every step-th layer is MoE (Llama-4 interleave)
   std::int64_t dense_intermediate_size = 0;  ///< FFN width of those dense layers
   std::int64_t moe_intermediate_size = 0;    ///< FFN width of one routed (and shared) expert
   std::int64_t routed_experts = 0;
@@ -35,13 +36,22 @@ struct ModelSpec {
   std::int64_t qk_nope_head_dim = 0;
   std::int64_t qk_rope_head_dim = 0;
   std::int64_t v_head_dim = 0;
+  std::int64_t attention_chunk_size = 0;  ///< Llama-4: local (chunked) attention window, 0 = none
+  std::int64_t full_attention_every = 0;  ///< with chunks: every n-th layer attends globally (Llama-4: 4)
   std::int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
   std::int64_t weight_bytes = 2;      ///< bytes per weight element (2 = BF16, 1 = FP8)
   std::int64_t kv_cache_bytes = 2;    ///< bytes per KV-cache element
   std::int64_t activation_bytes = 2;  ///< bytes per activation element (dispatch/combine payload)
 
-  bool is_moe_layer(std::int64_t layer) const { return layer >= first_dense_layers; }
-  std::int64_t num_moe_layers() const { return num_layers - first_dense_layers; }
+  bool is_moe_layer(std::int64_t layer) const {
+    return layer >= first_dense_layers && (layer - first_dense_layers) % moe_layer_step == moe_layer_step - 1;
+  }
+  std::int64_t num_moe_layers() const { return (num_layers - first_dense_layers) / moe_layer_step; }
+  /// Whether `layer` uses chunked (local) attention.
+  bool is_chunked_attention_layer(std::int64_t layer) const {
+    return attention_chunk_size > 0 && (full_attention_every == 0 || (layer + 1) % full_attention_every != 0);
+  }
   core::Precision weight_precision() const { return weight_bytes == 1 ? core::Precision::fp8 : core::Precision::bf16; }
 };
 

@@ -11,7 +11,7 @@ if [ -z "$fmt" ] || [ -z "$tidy" ]; then
   echo "lint: clang-format-15 and clang-tidy-15 are needed (scripts/install-deps.sh installs them)" >&2
   exit 2
 fi
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp')
 if [ "${1:-}" = "--fix" ]; then
   "$fmt" -i "${files[@]}"
   exit 0
@@ -19,7 +19,7 @@ fi
 build=${1:-build/dev}
 echo "lint: clang-format on ${#files[@]} files"
 "$fmt" --dry-run --Werror "${files[@]}"
-mapfile -t sources < <(git ls-files 'sim/*.cpp' 'hardware/*.cpp' 'models/*.cpp' 'workloads/*.cpp' 'policies/*.cpp' 'experiments/*.cpp')
+mapfile -t sources < <(git ls-files --cached --others --exclude-standard 'sim/*.cpp' 'hardware/*.cpp' 'models/*.cpp' 'workloads/*.cpp' 'policies/*.cpp' 'experiments/*.cpp')
 echo "lint: clang-tidy on ${#sources[@]} sources"
 "$tidy" -p "$build" --quiet "${sources[@]}"
 echo "lint: clean"

@@ -1,12 +1,30 @@
 #include "workloads/length_distribution.hpp"
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <array>
 #include <boost/random/lognormal_distribution.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <cmath>
+#include <numeric>
+#include <span>
+
+#include "sim/core/presets.hpp"
 
 namespace epsim::workloads {
+
+std::span<const core::EmbeddedFile> embedded_lengths();
+
+namespace {
+const core::PresetCatalog& tables() {
+  static const core::PresetCatalog catalog("length tables", embedded_lengths());
+  return catalog;
+}
+}  // namespace
+
+std::vector<std::string> length_table_names() {
+  return tables().names();
+}
 
 std::int64_t LengthDistribution::sample(core::Rng& rng) const {
   switch (kind) {
@@ -20,6 +38,8 @@ std::int64_t LengthDistribution::sample(core::Rng& rng) const {
       const double x = boost::random::lognormal_distribution<double>(mu, std::sqrt(sigma2))(rng);
       return std::clamp(static_cast<std::int64_t>(std::llround(x)), min, max);
     }
+    case Kind::empirical:
+      return values[boost::random::uniform_int_distribution<std::size_t>(0, values.size() - 1)(rng)];
   }
   return value;
 }
@@ -32,12 +52,15 @@ double LengthDistribution::expected() const {
       return (static_cast<double>(min) + static_cast<double>(max)) / 2.0;
     case Kind::lognormal:
       return mean;
+    case Kind::empirical:
+      return static_cast<double>(std::accumulate(values.begin(), values.end(), std::int64_t{0})) /
+             static_cast<double>(values.size());
   }
   return 0.0;
 }
 
 LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value) {
-  static constexpr std::array<std::string_view, 3> kinds{"fixed", "uniform", "lognormal"};
+  static constexpr std::array<std::string_view, 4> kinds{"fixed", "uniform", "lognormal", "empirical"};
   LengthDistribution d;
   const std::string kind = t.choice("distribution", "fixed", "length distribution", kinds);
   constexpr core::IntBounds len{1, 1 << 22};
@@ -46,10 +69,31 @@ LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t d
   d.max = t.integer("max", 1 << 20, "largest length (uniform, lognormal clamp)", len);
   d.mean = t.real("mean", static_cast<double>(default_value), "mean length (lognormal)", core::k_positive);
   d.cv = t.real("cv", 1.0, "coefficient of variation (lognormal)", core::k_positive);
+  const std::string table = t.string("table", "", "empirical: a shipped table (sharegpt-prompt, sharegpt-output)");
+  const std::vector<double> inline_values =
+      t.real_list("values", "empirical: lengths sampled with replacement", {1.0, 1 << 22});
   if (kind == "uniform") {
     d.kind = LengthDistribution::Kind::uniform;
   } else if (kind == "lognormal") {
     d.kind = LengthDistribution::Kind::lognormal;
+  } else if (kind == "empirical") {
+    d.kind = LengthDistribution::Kind::empirical;
+    std::vector<double> src = inline_values;
+    if (!table.empty()) {
+      const core::ParamLayer layer = core::preset_layer(t, "table", tables(), table);
+      for (const auto& node : *layer.table->get_as<toml::array>("values")) {
+        src.push_back(node.value_or(0.0));
+      }
+    }
+    if (src.empty()) {
+      t.fail("values", "an empirical distribution needs values or a table");
+    }
+    for (const double v : src) {
+      if (v != std::floor(v)) {
+        t.fail("values", "lengths must be whole numbers of tokens");
+      }
+      d.values.push_back(static_cast<std::int64_t>(v));
+    }
   }
   if (d.kind != LengthDistribution::Kind::fixed && d.min > d.max) {
     t.fail("min", "must be <= max (" + std::to_string(d.max) + ")");

@@ -1,8 +1,10 @@
 #pragma once
-// Prompt / output length distributions: fixed, uniform (integers, inclusive) and lognormal by mean and
-// coefficient of variation, clamped to [min, max].
+// Prompt / output length distributions: fixed, uniform (integers, inclusive), lognormal by mean and
+// coefficient of variation (clamped to [min, max]), and empirical tables sampled with replacement
+// (inline values, or a shipped table: "sharegpt-prompt", "sharegpt-output").
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/core/params.hpp"
 #include "sim/core/random_streams.hpp"
@@ -10,13 +12,14 @@
 namespace epsim::workloads {
 
 struct LengthDistribution {
-  enum class Kind : std::uint8_t { fixed, uniform, lognormal };
+  enum class Kind : std::uint8_t { fixed, uniform, lognormal, empirical };
   Kind kind = Kind::fixed;
-  std::int64_t value = 128;  ///< fixed
-  std::int64_t min = 1;      ///< uniform lower bound, lognormal clamp
-  std::int64_t max = 1;      ///< uniform upper bound, lognormal clamp
-  double mean = 128.0;       ///< lognormal mean
-  double cv = 1.0;           ///< lognormal coefficient of variation
+  std::int64_t value = 128;          ///< fixed
+  std::int64_t min = 1;              ///< uniform lower bound, lognormal clamp
+  std::int64_t max = 1;              ///< uniform upper bound, lognormal clamp
+  double mean = 128.0;               ///< lognormal mean
+  double cv = 1.0;                   ///< lognormal coefficient of variation
+  std::vector<std::int64_t> values;  ///< empirical table
 
   std::int64_t sample(core::Rng& rng) const;
   /// Expected value (of the unclamped distribution for lognormal).
@@ -24,5 +27,7 @@ struct LengthDistribution {
 };
 
 LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value);
+/// Names of the shipped empirical tables.
+std::vector<std::string> length_table_names();
 
 }  // namespace epsim::workloads

@@ -1,16 +1,21 @@
 #include "workloads/request_generator.hpp"
 
-#include <boost/random/exponential_distribution.hpp>
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "sim/core/error.hpp"
 
 namespace epsim::workloads {
 
 WorkloadConfig parse_workload(core::ParamTable& t) {
   WorkloadConfig c;
-  c.rate_rps = t.real("rate_rps", c.rate_rps, "Poisson arrival rate, requests per second", core::k_positive);
+  c.arrivals = parse_arrivals(t);
   c.num_requests = t.integer("num_requests", 200, "requests to generate (0 = limited by duration_s)", {0, 1LL << 40});
   c.duration_s = t.real("duration_s", 0.0, "generate arrivals for this many seconds (0 = limited by num_requests)",
                         core::k_non_negative);
-  if (!t.documenting() && c.num_requests == 0 && c.duration_s == 0.0) {
+  if (!t.documenting() && c.num_requests == 0 && c.duration_s == 0.0 &&
+      c.arrivals.kind != ArrivalConfig::Kind::replay) {
     t.fail("num_requests", "set num_requests or duration_s (both are 0: the workload would never end)");
   }
   auto prompt = t.table("prompt_tokens", "prompt length distribution");
@@ -22,23 +27,86 @@ WorkloadConfig parse_workload(core::ParamTable& t) {
 }
 
 RequestGenerator::RequestGenerator(const WorkloadConfig& cfg, const core::RandomStreams& streams)
-    : cfg_(cfg), arrival_rng_(streams.stream("arrivals")), length_rng_(streams.stream("lengths")) {}
+    : cfg_(cfg), arrivals_(cfg.arrivals, streams.stream("arrivals")), length_rng_(streams.stream("lengths")) {
+  if (cfg_.arrivals.kind == ArrivalConfig::Kind::replay) {
+    replay_ = std::make_unique<std::ifstream>(cfg_.arrivals.replay_file);
+    if (!*replay_) {
+      throw core::Error(cfg_.arrivals.replay_file + ": cannot open the arrival replay file");
+    }
+  }
+}
+
+RequestGenerator::~RequestGenerator() = default;
+
+std::optional<RequestSpec> RequestGenerator::next_replayed() {
+  std::string line;
+  while (std::getline(*replay_, line)) {
+    ++replay_line_;
+    if (line.empty() || line[0] == '#' || (replay_line_ == 1 && line.rfind("arrival", 0) == 0)) {
+      continue;  // blank, comment or header
+    }
+    const auto fail = [&](const std::string& what) -> core::Error {
+      return core::Error(fmt::format("{}: line {}: {}", cfg_.arrivals.replay_file, replay_line_, what));
+    };
+    std::stringstream ss(line);
+    std::string cell;
+    std::vector<std::string> cells;
+    while (std::getline(ss, cell, ',')) {
+      cells.push_back(cell);
+    }
+    if (cells.empty() || cells.size() == 2 || cells.size() > 3) {
+      throw fail("expected arrival_s or arrival_s,prompt_tokens,output_tokens, got \"" + line + "\"");
+    }
+    double arrival_s = 0.0;
+    std::int64_t prompt = 0;
+    std::int64_t output = 0;
+    try {
+      std::size_t used = 0;
+      arrival_s = std::stod(cells[0], &used);
+      if (used != cells[0].size()) {
+        throw std::invalid_argument(cells[0]);
+      }
+      if (cells.size() == 3) {
+        prompt = std::stoll(cells[1]);
+        output = std::stoll(cells[2]);
+      }
+    } catch (const std::exception&) {
+      throw fail("not a number in \"" + line + "\"");
+    }
+    const core::Time at = core::from_seconds(arrival_s);
+    if (arrival_s < 0.0 || at < last_replayed_ns_) {
+      throw fail("arrival times must be >= 0 and non-decreasing");
+    }
+    if (cells.size() == 3 && (prompt < 1 || output < 1)) {
+      throw fail("prompt_tokens and output_tokens must be >= 1");
+    }
+    last_replayed_ns_ = at;
+    RequestSpec r;
+    r.arrival_ns = at;
+    r.prompt_tokens = cells.size() == 3 ? prompt : cfg_.prompt.sample(length_rng_);
+    r.output_tokens = cells.size() == 3 ? output : cfg_.output.sample(length_rng_);
+    return r;
+  }
+  return std::nullopt;
+}
 
 std::optional<RequestSpec> RequestGenerator::next() {
   if (cfg_.num_requests > 0 && issued_ >= cfg_.num_requests) {
     return std::nullopt;
   }
-  const double gap_s = boost::random::exponential_distribution<double>(cfg_.rate_rps)(arrival_rng_);
-  const core::Time at = clock_ns_ + core::from_seconds(gap_s);
-  if (cfg_.duration_s > 0.0 && at > core::from_seconds(cfg_.duration_s)) {
+  std::optional<RequestSpec> r;
+  if (replay_) {
+    r = next_replayed();
+  } else {
+    r.emplace();
+    r->arrival_ns = arrivals_.next();
+    r->prompt_tokens = cfg_.prompt.sample(length_rng_);
+    r->output_tokens = cfg_.output.sample(length_rng_);
+  }
+  if (!r || (cfg_.duration_s > 0.0 && r->arrival_ns > core::from_seconds(cfg_.duration_s))) {
     return std::nullopt;
   }
-  clock_ns_ = at;
-  RequestSpec r;
-  r.id = issued_++;
-  r.arrival_ns = at;
-  r.prompt_tokens = cfg_.prompt.sample(length_rng_);
-  r.output_tokens = cfg_.output.sample(length_rng_);
+  r->id = issued_++;
   return r;
 }
 

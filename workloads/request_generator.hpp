@@ -1,16 +1,20 @@
 #pragma once
-// Produces requests one at a time (never the whole list): Poisson arrivals at a rate, lengths from two
-// distributions, each from its own random stream so changing one never shifts the other.
+// Produces requests one at a time (never the whole list): arrivals from an arrival process or a
+// replayed CSV, lengths from two distributions (or the CSV), each purpose on its own random stream so
+// changing one never shifts the other.
+#include <fstream>
+#include <memory>
 #include <optional>
 
 #include "sim/core/random_streams.hpp"
+#include "workloads/arrival_process.hpp"
 #include "workloads/length_distribution.hpp"
 #include "workloads/request.hpp"
 
 namespace epsim::workloads {
 
 struct WorkloadConfig {
-  double rate_rps = 4.0;          ///< Poisson arrival rate, requests per second
+  ArrivalConfig arrivals;
   std::int64_t num_requests = 0;  ///< stop after this many requests (0 = no count limit)
   double duration_s = 0.0;        ///< stop generating arrivals after this time (0 = no time limit)
   LengthDistribution prompt;
@@ -22,15 +26,21 @@ WorkloadConfig parse_workload(core::ParamTable& t);
 class RequestGenerator {
  public:
   RequestGenerator(const WorkloadConfig& cfg, const core::RandomStreams& streams);
-  /// The next request, or nullopt when the count or duration limit is reached.
+  ~RequestGenerator();
+  /// The next request, or nullopt when the count or duration limit (or the replay file) is exhausted.
+  /// Throws core::Error naming the replay file and line on a malformed row.
   std::optional<RequestSpec> next();
 
  private:
+  std::optional<RequestSpec> next_replayed();
+
   WorkloadConfig cfg_;
-  core::Rng arrival_rng_;
+  ArrivalProcess arrivals_;
   core::Rng length_rng_;
-  core::Time clock_ns_ = 0;
   std::int64_t issued_ = 0;
+  std::unique_ptr<std::ifstream> replay_;
+  std::int64_t replay_line_ = 0;
+  core::Time last_replayed_ns_ = 0;
 };
 
 }  // namespace epsim::workloads

@@ -22,8 +22,8 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       source_(source),
       step_overhead_ns_(step_overhead_us * 1e3),
       pair_bytes_(static_cast<double>(model.hidden_size * model.activation_bytes)) {
-  for (Eigen::ArrayXd* a : {&tokens_, &share_, &attention_ns_, &dense_ns_, &router_ns_, &shared_ns_, &lm_head_ns_,
-                            &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
+  for (Eigen::ArrayXd* a : {&tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
+                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
     a->setZero(gpus_);
   }
   gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
@@ -51,6 +51,9 @@ void StepExecutor::price_local_phases(const Batch& batch) {
   for (int g = 0; g < gpus_; ++g) {
     models::AttentionBatch prefill;
     models::AttentionBatch decode;
+    models::AttentionBatch prefill_chunked;  // the same requests under chunked (local) attention
+    models::AttentionBatch decode_chunked;
+    const std::int64_t window = model_.attention_chunk_size;
     double emit = 0.0;
     for (int i = batch.rank_begin[static_cast<std::size_t>(g)]; i < batch.rank_begin[static_cast<std::size_t>(g) + 1];
          ++i) {
@@ -62,14 +65,27 @@ void StepExecutor::price_local_phases(const Batch& batch) {
       ab.score_pairs += models::causal_pairs(context, tokens);
       ab.kv_read_tokens += context;
       emit += e.emits_token ? 1.0 : 0.0;
+      if (window > 0) {
+        models::AttentionBatch& cb = e.prefill ? prefill_chunked : decode_chunked;
+        cb.tokens += tokens;
+        cb.score_pairs += models::chunked_causal_pairs(e.context, e.tokens, window);
+        cb.kv_read_tokens += models::chunked_kv_read(e.context, window);
+      }
     }
     const double tokens = prefill.tokens + decode.tokens;
     tokens_(g) = tokens;
-    attention_ns_(g) = kernel(g, models::attention_projection_work(model_, tokens)) +
+    const double projections = kernel(g, models::attention_projection_work(model_, tokens));
+    attention_ns_(g) = projections +
                        kernel(g, models::attention_core_work(model_, prefill, core::OpKind::attention_prefill)) +
                        kernel(g, models::attention_core_work(model_, decode, core::OpKind::attention_decode));
+    chunked_attention_ns_(g) =
+        window > 0
+            ? projections +
+                  kernel(g, models::attention_core_work(model_, prefill_chunked, core::OpKind::attention_prefill)) +
+                  kernel(g, models::attention_core_work(model_, decode_chunked, core::OpKind::attention_decode))
+            : 0.0;
     dense_ns_(g) =
-        model_.first_dense_layers > 0
+        model_.num_moe_layers() < model_.num_layers
             ? kernel(g, models::dense_ffn_work(model_, tokens, static_cast<double>(model_.dense_intermediate_size)))
             : 0.0;
     router_ns_(g) = kernel(g, models::router_work(model_, tokens));
@@ -155,7 +171,7 @@ StepResult StepExecutor::run(const Batch& batch, core::Time now, int group, std:
   const auto total_tokens = static_cast<std::int64_t>(tokens_.sum());
   int moe_layer = 0;
   for (int layer = 0; layer < model_.num_layers; ++layer) {
-    local_ns_ += attention_ns_;
+    local_ns_ += model_.is_chunked_attention_layer(layer) ? chunked_attention_ns_ : attention_ns_;
     if (!model_.is_moe_layer(layer)) {
       local_ns_ += dense_ns_;
       continue;

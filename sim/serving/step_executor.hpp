@@ -66,7 +66,7 @@ class StepExecutor {
   double pair_bytes_;  // dispatch payload of one token-expert pair
 
   // Per-GPU buffers.
-  Eigen::ArrayXd tokens_, share_, attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
+  Eigen::ArrayXd tokens_, share_, attention_ns_, chunked_attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
   Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_;
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_;
   Eigen::ArrayXd node_pairs_, node_share_;

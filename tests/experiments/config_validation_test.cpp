@@ -72,7 +72,7 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       // 5. unknown model preset, with the valid names
       {edit("\"mixtral-8x7b\"", "\"mixtral-9x9b\""),
        {},
-       "bad.toml: model.preset: unknown models preset \"mixtral-9x9b\"; valid names are: deepseek-v3, mixtral-8x7b"},
+       "bad.toml: model.preset: unknown models preset \"mixtral-9x9b\"; valid names are: deepseek-v2-lite, deepseek-v3, deepseekmoe-16b"},
       // 6. unknown GPU preset
       {edit("\"h100\"", "\"h900\""),
        {},
@@ -188,7 +188,7 @@ TEST_CASE("config errors name the file, the key and what was expected") {
 TEST_CASE("set overrides change values and keep the rest of the file") {
   const auto cfg = experiments::load_config_text(good_config(), "small.toml",
                                                  {"workload.rate_rps=9.5", "policy.placement=linear", "model.top_k=1"});
-  REQUIRE(cfg.workload.rate_rps == 9.5);
+  REQUIRE(cfg.workload.arrivals.rate_rps == 9.5);
   REQUIRE(cfg.model.top_k == 1);
   REQUIRE(cfg.model.hidden_size == 4096);
 }

@@ -62,7 +62,7 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
       .serving = {},
       .seed = 1,
   };
-  p.workload.rate_rps = 1.0;
+  p.workload.arrivals.rate_rps = 1.0;
   p.workload.num_requests = 1;
   p.workload.prompt.value = 64;
   p.workload.output.value = 1;

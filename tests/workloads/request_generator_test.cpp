@@ -10,7 +10,7 @@ using namespace epsim;
 
 TEST_CASE("Poisson arrivals: inter-arrival mean and CV within confidence bounds") {
   workloads::WorkloadConfig cfg;
-  cfg.rate_rps = 25.0;
+  cfg.arrivals.rate_rps = 25.0;
   cfg.num_requests = 100000;
   workloads::RequestGenerator gen(cfg, core::RandomStreams(3));
   core::RunningStats gaps;
@@ -30,7 +30,7 @@ TEST_CASE("Poisson arrivals: inter-arrival mean and CV within confidence bounds"
 
 TEST_CASE("the duration limit stops arrivals") {
   workloads::WorkloadConfig cfg;
-  cfg.rate_rps = 10.0;
+  cfg.arrivals.rate_rps = 10.0;
   cfg.num_requests = 0;
   cfg.duration_s = 100.0;
   workloads::RequestGenerator gen(cfg, core::RandomStreams(1));

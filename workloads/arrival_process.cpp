@@ -1,0 +1,76 @@
+#include "workloads/arrival_process.hpp"
+
+#include <array>
+#include <boost/random/exponential_distribution.hpp>
+#include <boost/random/gamma_distribution.hpp>
+#include <limits>
+
+namespace epsim::workloads {
+
+ArrivalConfig parse_arrivals(core::ParamTable& t) {
+  static constexpr std::array<std::string_view, 4> k_kinds{"poisson", "gamma", "onoff", "replay"};
+  ArrivalConfig c;
+  const std::string kind = t.choice("arrival", "poisson", "arrival process", k_kinds);
+  c.kind = kind == "gamma"    ? ArrivalConfig::Kind::gamma
+           : kind == "onoff"  ? ArrivalConfig::Kind::onoff
+           : kind == "replay" ? ArrivalConfig::Kind::replay
+                              : ArrivalConfig::Kind::poisson;
+  c.rate_rps = t.real("rate_rps", c.rate_rps, "mean arrival rate, requests per second", core::k_positive);
+  c.cv = t.real("arrival_cv", c.cv, "gamma: coefficient of variation of inter-arrival gaps", {0.01, 100.0});
+  c.on_s = t.real("burst_on_s", c.on_s, "onoff: mean ON period, s", core::k_positive);
+  c.off_s = t.real("burst_off_s", c.off_s, "onoff: mean OFF period, s", core::k_positive);
+  c.off_rate_fraction = t.real("burst_off_rate_fraction", 0.0, "onoff: OFF-period rate / ON-period rate", {0.0, 1.0});
+  c.replay_file = t.string("replay_file", "", "replay: CSV with arrival_s[,prompt_tokens,output_tokens] per line");
+  if (!t.documenting() && c.kind == ArrivalConfig::Kind::replay && c.replay_file.empty()) {
+    t.fail("replay_file", "arrival = \"replay\" needs a replay_file");
+  }
+  return c;
+}
+
+ArrivalProcess::ArrivalProcess(const ArrivalConfig& cfg, core::Rng rng) : cfg_(cfg), rng_(rng) {}
+
+double ArrivalProcess::next_onoff_gap_s() {
+  // Walk through ON/OFF periods: in each, the next arrival is exponential at the period's rate (memoryless,
+  // so a period ending before it simply restarts the draw in the next period).
+  const double on_rate = cfg_.on_rate_rps();
+  const double off_rate = on_rate * cfg_.off_rate_fraction;
+  double gap = 0.0;
+  for (;;) {
+    if (period_left_s_ < 0.0) {
+      period_left_s_ = boost::random::exponential_distribution<double>(1.0 / (on_ ? cfg_.on_s : cfg_.off_s))(rng_);
+    }
+    const double rate = on_ ? on_rate : off_rate;
+    const double draw = rate > 0.0 ? boost::random::exponential_distribution<double>(rate)(rng_)
+                                   : std::numeric_limits<double>::infinity();
+    if (draw <= period_left_s_) {
+      period_left_s_ -= draw;
+      return gap + draw;
+    }
+    gap += period_left_s_;
+    period_left_s_ = -1.0;
+    on_ = !on_;
+  }
+}
+
+core::Time ArrivalProcess::next() {
+  double gap_s = 0.0;
+  switch (cfg_.kind) {
+    case ArrivalConfig::Kind::poisson:
+    case ArrivalConfig::Kind::replay:
+      gap_s = boost::random::exponential_distribution<double>(cfg_.rate_rps)(rng_);
+      break;
+    case ArrivalConfig::Kind::gamma: {
+      // Shape k = 1 / cv^2, scale = 1 / (rate k): mean 1 / rate, CV = cv.
+      const double k = 1.0 / (cfg_.cv * cfg_.cv);
+      gap_s = boost::random::gamma_distribution<double>(k, 1.0 / (cfg_.rate_rps * k))(rng_);
+      break;
+    }
+    case ArrivalConfig::Kind::onoff:
+      gap_s = next_onoff_gap_s();
+      break;
+  }
+  clock_ns_ += core::from_seconds(gap_s);
+  return clock_ns_;
+}
+
+}  // namespace epsim::workloads

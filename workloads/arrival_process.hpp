@@ -1,0 +1,49 @@
+#pragma once
+// Arrival processes (inter-arrival gaps): Poisson; Gamma with a coefficient of variation (burstiness:
+// CV 1 is Poisson, above 1 burstier, below more regular); on/off bursts (a two-state modulated Poisson
+// process: exponential ON and OFF periods with their own rates, the ON rate set so the long-run mean is
+// the configured rate). Replay of a timestamped CSV lives in request_replay.hpp.
+#include <cstdint>
+
+#include "sim/core/params.hpp"
+#include "sim/core/random_streams.hpp"
+#include "sim/core/time.hpp"
+
+namespace epsim::workloads {
+
+struct ArrivalConfig {
+  enum class Kind : std::uint8_t { poisson, gamma, onoff, replay };
+  Kind kind = Kind::poisson;
+  double rate_rps = 4.0;           ///< long-run mean arrival rate
+  double cv = 1.0;                 ///< gamma: coefficient of variation of the gaps
+  double on_s = 5.0;               ///< onoff: mean ON period
+  double off_s = 5.0;              ///< onoff: mean OFF period
+  double off_rate_fraction = 0.0;  ///< onoff: OFF rate / ON rate
+  std::string replay_file;         ///< replay: CSV of arrival_s[,prompt_tokens,output_tokens]
+
+  /// onoff: the rate during ON periods that gives `rate_rps` on average.
+  double on_rate_rps() const { return rate_rps * (on_s + off_s) / (on_s + off_rate_fraction * off_s); }
+};
+
+/// Reads the arrival keys of [workload] (process, rate_rps, cv, on/off, replay_file).
+ArrivalConfig parse_arrivals(core::ParamTable& t);
+
+/// Generates arrival times one at a time from the "arrivals" random stream.
+class ArrivalProcess {
+ public:
+  ArrivalProcess(const ArrivalConfig& cfg, core::Rng rng);
+  /// The next arrival time (absolute, ns).
+  core::Time next();
+
+ private:
+  double next_onoff_gap_s();
+
+  ArrivalConfig cfg_;
+  core::Rng rng_;
+  core::Time clock_ns_ = 0;
+  // onoff state: whether ON, and the time left in the current period.
+  bool on_ = true;
+  double period_left_s_ = -1.0;
+};
+
+}  // namespace epsim::workloads
