@@ -20,7 +20,7 @@ struct ModelSpec {
   std::int64_t hidden_size = 0;
   std::int64_t num_layers = 0;
   std::int64_t first_dense_layers = 0;       ///< leading layers with a dense FFN instead of MoE
-  std::int64_t moe_layer_step = 1;  ///< after those, every step-th layer is MoE (Llama-4 interleave)
+  std::int64_t moe_layer_step = 1;           ///< after those, every step-th layer is MoE (Llama-4 interleave)
   std::int64_t dense_intermediate_size = 0;  ///< FFN width of those dense layers
   std::int64_t moe_intermediate_size = 0;    ///< FFN width of one routed (and shared) expert
   std::int64_t routed_experts = 0;

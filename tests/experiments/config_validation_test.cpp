@@ -72,7 +72,8 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       // 5. unknown model preset, with the valid names
       {edit("\"mixtral-8x7b\"", "\"mixtral-9x9b\""),
        {},
-       "bad.toml: model.preset: unknown models preset \"mixtral-9x9b\"; valid names are: deepseek-v2-lite, deepseek-v3, deepseekmoe-16b"},
+       "bad.toml: model.preset: unknown models preset \"mixtral-9x9b\"; valid names are: deepseek-v2-lite, "
+       "deepseek-v3, deepseekmoe-16b"},
       // 6. unknown GPU preset
       {edit("\"h100\"", "\"h900\""),
        {},
