@@ -1,10 +1,29 @@
 #pragma once
-// Where the per-step expert loads come from: a synthetic generator or (later) a replayed trace. The
-// serving engine asks, for each MoE layer of a step, how the step's tokens pick their experts.
+// Where the per-step expert loads come from: a synthetic generator or a replayed trace. For each engine
+// step the engine first calls begin_step() with what the batch is made of, then, for each MoE layer in
+// order, sample() for the token-expert counts of the step's tokens.
 #include <cstdint>
 #include <span>
 
+#include "sim/core/time.hpp"
+
 namespace epsim::workloads {
+
+/// One request's share of a step.
+struct RequestTokens {
+  std::int64_t request_id = 0;
+  core::Time arrival_ns = 0;
+  std::int64_t tokens = 0;
+  bool prefill = false;
+};
+
+struct StepContext {
+  core::Time now_ns = 0;
+  std::int64_t tokens = 0;  ///< all tokens of the step (every rank of the EP group)
+  std::int64_t prefill_tokens = 0;
+  std::int64_t decode_tokens = 0;
+  std::span<const RequestTokens> requests;  ///< may be empty when the caller has no per-request view
+};
 
 class RoutingSource {
  public:
@@ -12,10 +31,14 @@ class RoutingSource {
   virtual int num_moe_layers() const = 0;
   virtual int num_experts() const = 0;
   virtual int top_k() const = 0;
+  /// Starts a step.
+  virtual void begin_step(const StepContext& /*ctx*/) {}
   /// Fills `tokens_per_expert` (size num_experts) with the token-expert assignments of `tokens` tokens
   /// in MoE layer `layer` (0-based among MoE layers) for the current step; counts sum to tokens * top_k
   /// and none exceeds `tokens` (a token picks distinct experts).
   virtual void sample(int layer, std::int64_t tokens, std::span<std::int32_t> tokens_per_expert) = 0;
+  /// True when a replayed trace has ended and is not looping: no further step can be routed.
+  virtual bool exhausted() const { return false; }
 };
 
 }  // namespace epsim::workloads

@@ -1,69 +1,124 @@
 #include "workloads/synthetic_router.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <boost/random/binomial_distribution.hpp>
+#include <array>
+#include <boost/random/bernoulli_distribution.hpp>
+#include <boost/random/normal_distribution.hpp>
+#include <boost/random/uniform_01.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <cmath>
 #include <numeric>
 
 #include "sim/core/error.hpp"
+#include "workloads/multinomial.hpp"
 
 namespace epsim::workloads {
 
 SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
+  static constexpr std::array<std::string_view, 3> k_drifts{"none", "shift", "random_walk"};
   SyntheticRouterConfig c;
   c.zipf_exponent =
-      t.real("zipf_exponent", c.zipf_exponent, "skew of expert popularity: p ~ 1 / rank^s (0 = uniform)", {0.0, 10.0});
+      t.real("zipf_exponent", c.zipf_exponent,
+             "prefill skew: p ~ 1 / rank^s (0 = uniform; 0.4 = hottest of 128 at ~4.2x uniform)", {0.0, 10.0});
+  c.decode_zipf_exponent = t.real("decode_zipf_exponent", -1.0, "decode skew (< 0: same as prefill)", {-1.0, 10.0});
+  c.topics = static_cast<int>(t.integer("topics", c.topics, "request topics", {1, 64}));
+  c.topic_spread =
+      t.real("topic_spread", c.topic_spread, "std of the log popularity factor between topics", {0.0, 5.0});
+  c.topic_mix = t.real_list("topic_mix", "initial topic mix (empty = uniform)", core::k_non_negative);
+  const std::string drift = t.choice("drift", "none", "how the topic mix moves over time", k_drifts);
+  c.drift = drift == "shift"         ? SyntheticRouterConfig::Drift::shift
+            : drift == "random_walk" ? SyntheticRouterConfig::Drift::random_walk
+                                     : SyntheticRouterConfig::Drift::none;
+  c.drift_target_mix = t.real_list("drift_target_mix", "shift: the mix after the shift (empty = all on the last topic)",
+                                   core::k_non_negative);
+  c.drift_start_s = t.real("drift_start_s", c.drift_start_s, "shift: start time, s", core::k_non_negative);
+  c.drift_duration_s = t.real("drift_duration_s", c.drift_duration_s, "shift: duration, s", core::k_non_negative);
+  c.drift_strength =
+      t.real("drift_strength", c.drift_strength, "random walk: std of each topic logit", core::k_non_negative);
+  c.drift_time_constant_s =
+      t.real("drift_time_constant_s", c.drift_time_constant_s, "random walk: mean-reversion time, s", core::k_positive);
+  c.temporal_groups = static_cast<int>(t.integer("temporal_groups", 0, "bursty expert groups per layer", {0, 1024}));
+  c.temporal_group_size = static_cast<int>(t.integer("temporal_group_size", 2, "experts per bursty group", {1, 64}));
+  c.burst_fraction = t.real("burst_fraction", c.burst_fraction, "share of steps a group bursts", {0.0, 1.0, true});
+  c.burst_mean_steps = t.real("burst_mean_steps", c.burst_mean_steps, "mean burst length in steps", {1.0, 1e6});
+  c.burst_multiplier = t.real("burst_multiplier", c.burst_multiplier,
+                              "in a burst each member takes this x the uniform share", core::k_positive);
+  if (t.documenting()) {
+    return c;
+  }
+  if (!c.topic_mix.empty() && static_cast<int>(c.topic_mix.size()) != c.topics) {
+    t.fail("topic_mix", fmt::format("expected one weight per topic ({}), got {}", c.topics, c.topic_mix.size()));
+  }
+  if (!c.drift_target_mix.empty() && static_cast<int>(c.drift_target_mix.size()) != c.topics) {
+    t.fail("drift_target_mix",
+           fmt::format("expected one weight per topic ({}), got {}", c.topics, c.drift_target_mix.size()));
+  }
+  if (c.burst_fraction >= 1.0 / (1.0 + 1.0 / c.burst_mean_steps) && c.temporal_groups > 0) {
+    // P(start) = f / (1 - f) / L must stay a probability.
+    t.fail("burst_fraction", "too large for burst_mean_steps (bursts would have to start more than always)");
+  }
   return c;
 }
 
 std::vector<double> capped_zipf_probabilities(int n, double exponent, int top_k) {
-  std::vector<double> w(static_cast<std::size_t>(n));
+  std::vector<double> p(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    w[static_cast<std::size_t>(r)] = std::pow(static_cast<double>(r + 1), -exponent);
+    p[static_cast<std::size_t>(r)] = std::pow(static_cast<double>(r + 1), -exponent);
   }
-  // Water-filling: the hottest experts are pinned at the cap 1/k, the rest share the remaining mass in
-  // proportion to their weights; repeat until no free expert exceeds the cap.
-  const double cap = 1.0 / static_cast<double>(top_k);
-  std::vector<double> p(w.size());
-  std::size_t pinned = 0;
-  for (;;) {
-    const double free_weight = std::accumulate(w.begin() + static_cast<std::ptrdiff_t>(pinned), w.end(), 0.0);
-    const double free_mass = 1.0 - cap * static_cast<double>(pinned);
-    for (std::size_t i = 0; i < pinned; ++i) {
-      p[i] = cap;
-    }
-    for (std::size_t i = pinned; i < w.size(); ++i) {
-      p[i] = w[i] / free_weight * free_mass;
-    }
-    if (pinned == w.size() || p[pinned] <= cap * (1.0 + 1e-12)) {
-      break;
-    }
-    ++pinned;  // weights are sorted descending, so the next one to exceed the cap is at `pinned`
+  const double sum = std::accumulate(p.begin(), p.end(), 0.0);
+  for (double& x : p) {
+    x /= sum;
   }
+  water_fill_cap(p, 1.0 / static_cast<double>(top_k));
   return p;
 }
 
+namespace {
+std::vector<double> normalised(std::vector<double> v, int n) {
+  if (v.empty()) {
+    v.assign(static_cast<std::size_t>(n), 1.0);
+  }
+  const double sum = std::accumulate(v.begin(), v.end(), 0.0);
+  for (double& x : v) {
+    x = sum > 0.0 ? x / sum : 1.0 / static_cast<double>(n);
+  }
+  return v;
+}
+}  // namespace
+
 SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layers, int experts, int top_k,
                                  const core::RandomStreams& streams)
-    : layers_(moe_layers),
+    : cfg_(cfg),
+      layers_(moe_layers),
       experts_(experts),
       top_k_(top_k),
-      sorted_p_(capped_zipf_probabilities(experts, cfg.zipf_exponent, top_k)),
-      tail_mass_(static_cast<std::size_t>(experts) + 1, 0.0),
+      topic_seed_(streams.stream_seed("routing-topics", 1)),
       ranking_(static_cast<std::size_t>(moe_layers) * static_cast<std::size_t>(experts)),
-      rng_(streams.stream("routing")) {
+      rng_(streams.stream("routing")),
+      burst_rng_(streams.stream("routing-bursts")),
+      drift_rng_(streams.stream("routing-drift")) {
   if (top_k < 1 || top_k > experts) {
     throw core::Error("SyntheticRouter: need 1 <= top_k <= experts");
   }
-  for (int r = experts - 1; r >= 0; --r) {
-    tail_mass_[static_cast<std::size_t>(r)] =
-        tail_mass_[static_cast<std::size_t>(r) + 1] + sorted_p_[static_cast<std::size_t>(r)];
+  if (cfg_.temporal_groups * cfg_.temporal_group_size > experts / 2) {
+    throw core::Error(fmt::format("synthetic routing: {} temporal groups of {} experts exceed half of the {} experts",
+                                  cfg_.temporal_groups, cfg_.temporal_group_size, experts));
   }
-  // Each layer's hot set: a Fisher-Yates shuffle from a stream of its own, so the layout does not
-  // depend on how many steps were drawn before.
+  cfg_.topic_mix = normalised(cfg_.topic_mix, cfg_.topics);
+  if (cfg_.drift_target_mix.empty()) {
+    cfg_.drift_target_mix.assign(static_cast<std::size_t>(cfg_.topics), 0.0);
+    cfg_.drift_target_mix.back() = 1.0;
+  }
+  cfg_.drift_target_mix = normalised(cfg_.drift_target_mix, cfg_.topics);
+  const double decode_s = cfg_.decode_zipf_exponent < 0.0 ? cfg_.zipf_exponent : cfg_.decode_zipf_exponent;
+  base_p_[0] = capped_zipf_probabilities(experts, cfg_.zipf_exponent, top_k);
+  base_p_[1] = capped_zipf_probabilities(experts, decode_s, top_k);
+
+  // Each layer's hot set: a Fisher-Yates shuffle from a stream of its own.
   core::Rng layout = streams.stream("routing-layout");
-  for (int l = 0; l < moe_layers; ++l) {
+  for (int l = 0; l < layers_; ++l) {
     auto first = ranking_.begin() + static_cast<std::ptrdiff_t>(l) * experts;
     std::iota(first, first + experts, 0);
     for (int i = experts - 1; i > 0; --i) {
@@ -71,6 +126,54 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
       std::swap(first[i], first[j]);
     }
   }
+  // Temporal groups: consecutive experts from a quarter down the ranking (warm, not the hottest).
+  const int members = cfg_.temporal_groups * cfg_.temporal_group_size;
+  is_temporal_.assign(static_cast<std::size_t>(layers_) * static_cast<std::size_t>(experts), false);
+  for (int l = 0; l < layers_; ++l) {
+    for (int m = 0; m < members; ++m) {
+      const int e = ranking(l)[static_cast<std::size_t>(experts / 4 + m)];
+      temporal_.push_back(e);
+      is_temporal_[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] =
+          true;
+    }
+  }
+  // Topic x phase x layer distributions.
+  core::Rng topic_rng = streams.stream("routing-topics");
+  boost::random::normal_distribution<double> n01;
+  dist_.assign(
+      static_cast<std::size_t>(cfg_.topics) * 2 * static_cast<std::size_t>(layers_) * static_cast<std::size_t>(experts),
+      0.0);
+  std::vector<double> factor(static_cast<std::size_t>(experts));
+  const double sd = cfg_.topic_spread;
+  for (int t = 0; t < cfg_.topics; ++t) {
+    for (int l = 0; l < layers_; ++l) {
+      for (double& f : factor) {
+        f = std::exp(sd * n01(topic_rng) - sd * sd / 2.0);
+      }
+      for (int ph = 0; ph < 2; ++ph) {
+        double* row = &dist_[idx(t, ph, l)];
+        for (int r = 0; r < experts; ++r) {
+          const int e = ranking(l)[static_cast<std::size_t>(r)];
+          const bool temporal = is_temporal_[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) +
+                                             static_cast<std::size_t>(e)];
+          row[e] = temporal ? 0.0 : base_p_[ph][static_cast<std::size_t>(r)] * factor[static_cast<std::size_t>(e)];
+        }
+        const double sum = std::accumulate(row, row + experts, 0.0);
+        for (int e = 0; e < experts; ++e) {
+          row[e] /= sum;
+        }
+      }
+    }
+  }
+  // Bursts start from their stationary distribution.
+  bursting_.resize(static_cast<std::size_t>(layers_) * static_cast<std::size_t>(cfg_.temporal_groups));
+  boost::random::bernoulli_distribution<double> on(cfg_.burst_fraction);
+  for (std::size_t i = 0; i < bursting_.size(); ++i) {
+    bursting_[i] = on(burst_rng_);
+  }
+  logits_.assign(static_cast<std::size_t>(cfg_.topics), 0.0);
+  step_weight_.assign(static_cast<std::size_t>(cfg_.topics) * 2, 0.0);
+  mixed_.resize(static_cast<std::size_t>(experts));
 }
 
 std::span<const int> SyntheticRouter::ranking(int layer) const {
@@ -78,34 +181,152 @@ std::span<const int> SyntheticRouter::ranking(int layer) const {
           static_cast<std::size_t>(experts_)};
 }
 
+std::span<const int> SyntheticRouter::temporal_experts(int layer) const {
+  const auto members = static_cast<std::size_t>(cfg_.temporal_groups * cfg_.temporal_group_size);
+  return {temporal_.data() + static_cast<std::size_t>(layer) * members, members};
+}
+
+std::vector<double> SyntheticRouter::topic_mix(core::Time t) const {
+  using D = SyntheticRouterConfig::Drift;
+  std::vector<double> mix = cfg_.topic_mix;
+  if (cfg_.drift == D::shift) {
+    const double s = core::to_seconds(t);
+    const double f = cfg_.drift_duration_s > 0.0
+                         ? std::clamp((s - cfg_.drift_start_s) / cfg_.drift_duration_s, 0.0, 1.0)
+                         : (s >= cfg_.drift_start_s ? 1.0 : 0.0);
+    for (std::size_t i = 0; i < mix.size(); ++i) {
+      mix[i] = (1.0 - f) * mix[i] + f * cfg_.drift_target_mix[i];
+    }
+  } else if (cfg_.drift == D::random_walk) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < mix.size(); ++i) {
+      mix[i] = mix[i] * std::exp(logits_[i]);
+      sum += mix[i];
+    }
+    for (double& x : mix) {
+      x /= sum;
+    }
+  }
+  return mix;
+}
+
+int SyntheticRouter::topic_of(std::int64_t request_id, core::Time arrival_ns) {
+  const auto id = static_cast<std::size_t>(request_id);
+  if (id < request_topic_.size() && request_topic_[id] >= 0) {
+    return request_topic_[id];
+  }
+  if (id >= request_topic_.size()) {
+    request_topic_.resize(std::max(id + 1, request_topic_.size() * 2), -1);
+  }
+  // Each request's own generator, so the topic does not depend on the order requests are first seen.
+  core::Rng r(core::mix64(topic_seed_ ^ core::mix64(static_cast<std::uint64_t>(request_id))));
+  const double u = boost::random::uniform_01<double>()(r);
+  const std::vector<double> mix = topic_mix(arrival_ns);
+  int topic = 0;
+  double acc = mix[0];
+  while (u >= acc && topic + 1 < cfg_.topics) {
+    acc += mix[static_cast<std::size_t>(++topic)];
+  }
+  request_topic_[id] = static_cast<std::int8_t>(topic);
+  return topic;
+}
+
+void SyntheticRouter::advance_drift(core::Time now) {
+  if (cfg_.drift != SyntheticRouterConfig::Drift::random_walk || now <= drift_time_) {
+    return;
+  }
+  const double decay = std::exp(-core::to_seconds(now - drift_time_) / cfg_.drift_time_constant_s);
+  const double noise = cfg_.drift_strength * std::sqrt(1.0 - decay * decay);
+  boost::random::normal_distribution<double> n01;
+  for (double& x : logits_) {
+    x = x * decay + noise * n01(drift_rng_);
+  }
+  drift_time_ = now;
+}
+
+void SyntheticRouter::advance_bursts() {
+  if (cfg_.temporal_groups == 0) {
+    return;
+  }
+  // Two-state Markov chain: a burst ends with probability 1 / L, starts with f / (1 - f) / L, so the
+  // stationary share of bursting steps is f and bursts last L steps on average.
+  const double p_end = 1.0 / cfg_.burst_mean_steps;
+  const double p_start = cfg_.burst_fraction / (1.0 - cfg_.burst_fraction) * p_end;
+  boost::random::uniform_01<double> u;
+  for (std::size_t i = 0; i < bursting_.size(); ++i) {
+    const double x = u(burst_rng_);
+    bursting_[i] = bursting_[i] ? x >= p_end : x < p_start;
+  }
+}
+
+void SyntheticRouter::begin_step(const StepContext& ctx) {
+  advance_drift(ctx.now_ns);
+  advance_bursts();
+  std::fill(step_weight_.begin(), step_weight_.end(), 0.0);
+  if (!ctx.requests.empty()) {
+    for (const RequestTokens& r : ctx.requests) {
+      const int t = topic_of(r.request_id, r.arrival_ns);
+      step_weight_[static_cast<std::size_t>(t) * 2 + (r.prefill ? 0 : 1)] += static_cast<double>(r.tokens);
+    }
+  } else {
+    // No per-request view: the current mix, split by phase.
+    const std::vector<double> mix = topic_mix(ctx.now_ns);
+    const double prefill =
+        ctx.tokens > 0 ? static_cast<double>(ctx.prefill_tokens) / static_cast<double>(ctx.tokens) : 1.0;
+    for (std::size_t t = 0; t < mix.size(); ++t) {
+      step_weight_[t * 2] = mix[t] * prefill;
+      step_weight_[t * 2 + 1] = mix[t] * (1.0 - prefill);
+    }
+  }
+  const double sum = std::accumulate(step_weight_.begin(), step_weight_.end(), 0.0);
+  if (sum <= 0.0) {
+    step_weight_[0] = 1.0;
+  } else {
+    for (double& w : step_weight_) {
+      w /= sum;
+    }
+  }
+}
+
 void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
-  std::fill(out.begin(), out.end(), 0);
-  const std::span<const int> order = ranking(layer);
-  // Multinomial by conditional binomials in popularity order: stops as soon as all picks are placed,
-  // so small decode batches cost O(picks), not O(experts).
-  std::int64_t remaining = tokens * top_k_;
-  std::int64_t overflow = 0;
-  for (int r = 0; r < experts_ && remaining > 0; ++r) {
-    const double q = sorted_p_[static_cast<std::size_t>(r)] / tail_mass_[static_cast<std::size_t>(r)];
-    std::int64_t n = remaining;
-    if (q < 1.0) {
-      n = boost::random::binomial_distribution<std::int64_t, double>(remaining, std::min(q, 1.0))(rng_);
+  std::fill(mixed_.begin(), mixed_.end(), 0.0);
+  for (int t = 0; t < cfg_.topics; ++t) {
+    for (int ph = 0; ph < 2; ++ph) {
+      const double w = step_weight_[static_cast<std::size_t>(t) * 2 + static_cast<std::size_t>(ph)];
+      if (w > 0.0) {
+        const double* row = &dist_[idx(t, ph, layer)];
+        for (int e = 0; e < experts_; ++e) {
+          mixed_[static_cast<std::size_t>(e)] += w * row[e];
+        }
+      }
     }
-    remaining -= n;
-    if (n > tokens) {  // a token cannot pick an expert twice: pass the excess down the ranking
-      overflow += n - tokens;
-      n = tokens;
+  }
+  if (cfg_.temporal_groups > 0) {
+    // Bursting members take burst_multiplier x the uniform share each; the rest is rescaled.
+    const double share = cfg_.burst_multiplier / static_cast<double>(experts_);
+    const std::span<const int> members = temporal_experts(layer);
+    double burst_mass = 0.0;
+    for (int g = 0; g < cfg_.temporal_groups; ++g) {
+      if (bursting_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(cfg_.temporal_groups) +
+                    static_cast<std::size_t>(g)]) {
+        for (int m = 0; m < cfg_.temporal_group_size; ++m) {
+          mixed_[static_cast<std::size_t>(members[static_cast<std::size_t>(g * cfg_.temporal_group_size + m)])] = share;
+          burst_mass += share;
+        }
+      }
     }
-    out[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])] = static_cast<std::int32_t>(n);
+    if (burst_mass > 0.0) {
+      const double scale = 1.0 - burst_mass;  // the non-temporal experts held all the mass
+      for (int e = 0; e < experts_; ++e) {
+        if (!is_temporal_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(experts_) +
+                          static_cast<std::size_t>(e)]) {
+          mixed_[static_cast<std::size_t>(e)] *= scale;
+        }
+      }
+    }
   }
-  // Rare: place clipped picks on the most popular experts that still have room.
-  for (int r = 0; overflow > 0 && r < experts_; ++r) {
-    auto& slot = out[static_cast<std::size_t>(order[static_cast<std::size_t>(r)])];
-    const std::int64_t room = tokens - slot;
-    const std::int64_t add = std::min(room, overflow);
-    slot = static_cast<std::int32_t>(slot + add);
-    overflow -= add;
-  }
+  water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
+  multinomial_capped(rng_, tokens * top_k_, tokens, mixed_, ranking(layer), out);
 }
 
 }  // namespace epsim::workloads

@@ -1,8 +1,19 @@
 #pragma once
-// Synthetic routing: per MoE layer, a Zipf-like popularity p_e ~ 1 / rank_e^s over a layer-specific
-// random ranking of the experts (so every layer has its own hot set). Probabilities are capped at
-// 1 / top_k by water-filling, because a token picks top_k *distinct* experts and so no expert can take
-// more than all tokens. A step's token-expert counts are one multinomial draw of tokens * top_k picks.
+// Synthetic routing whose statistics follow what the papers observed (docs/workloads.md):
+// - per MoE layer, Zipf-like popularity p ~ 1 / rank^s over a layer-specific random ranking (its own hot
+//   set); the hot experts are the *consistent* ones, active in most steps (GEM); s = 0.4 puts the
+//   hottest of 128 experts at about 4.2x the uniform share, as GEM measured on Qwen3-235B;
+// - *topics*: each request draws a topic at arrival; a topic perturbs every expert's popularity by a
+//   lognormal factor (spread `topic_spread`), so batches with different topic mixes route differently;
+// - *drift*: the topic mix moves over time (a scheduled shift from one mix to another, or a random walk
+//   of its logits), for ViBE's and DIRECTOR's dynamic studies;
+// - *temporal* experts: groups that fire together in bursts (a two-state Markov chain per group) and are
+//   silent otherwise; in a burst each member takes `burst_multiplier` x the uniform share (GEM: Llama-4-
+//   Scout's experts 0 and 3, correlated at r = 0.88, active in ~17 % of steps with ~3x tokens);
+// - *phases*: decode tokens may follow a different skew than prefill tokens.
+// A step's distribution mixes the topic x phase distributions by the step's tokens, caps every expert at
+// 1 / top_k (a token picks distinct experts) and draws one multinomial of tokens x top_k picks.
+#include <string>
 #include <vector>
 
 #include "sim/core/params.hpp"
@@ -12,7 +23,23 @@
 namespace epsim::workloads {
 
 struct SyntheticRouterConfig {
-  double zipf_exponent = 0.8;  ///< s in p ~ 1 / rank^s (0 = uniform)
+  double zipf_exponent = 0.4;        ///< prefill skew s in p ~ 1 / rank^s (0 = uniform)
+  double decode_zipf_exponent = -1;  ///< decode skew (< 0: same as prefill)
+  int topics = 4;                    ///< request topics
+  double topic_spread = 0.5;         ///< std of the log popularity factor between topics (0 = identical)
+  std::vector<double> topic_mix;     ///< initial mix (empty = uniform)
+  enum class Drift : std::uint8_t { none, shift, random_walk };
+  Drift drift = Drift::none;
+  std::vector<double> drift_target_mix;  ///< shift: the mix after the shift (empty = all on the last topic)
+  double drift_start_s = 10.0;           ///< shift: when the shift starts
+  double drift_duration_s = 10.0;        ///< shift: how long it takes (linear)
+  double drift_strength = 1.0;           ///< random walk: stationary std of each topic logit
+  double drift_time_constant_s = 30.0;   ///< random walk: mean-reversion time
+  int temporal_groups = 0;               ///< bursty groups per layer
+  int temporal_group_size = 2;
+  double burst_fraction = 0.17;   ///< share of steps a group is bursting
+  double burst_mean_steps = 4.0;  ///< mean burst length in steps
+  double burst_multiplier = 3.0;  ///< in a burst, each member takes this x the uniform share
 };
 
 SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t);
@@ -27,20 +54,48 @@ class SyntheticRouter final : public RoutingSource {
   int num_moe_layers() const override { return layers_; }
   int num_experts() const override { return experts_; }
   int top_k() const override { return top_k_; }
+  void begin_step(const StepContext& ctx) override;
   void sample(int layer, std::int64_t tokens, std::span<std::int32_t> tokens_per_expert) override;
 
-  /// Expert ids of `layer` from most to least popular, and their probabilities in that order.
+  /// Expert ids of `layer` from most to least popular (by the base Zipf ranking).
   std::span<const int> ranking(int layer) const;
-  std::span<const double> sorted_probabilities() const { return sorted_p_; }
+  /// The base (topic-free, burst-free) prefill probabilities by rank, and the decode ones.
+  std::span<const double> sorted_probabilities() const { return base_p_[0]; }
+  /// The temporal groups of `layer` (expert ids, group-major).
+  std::span<const int> temporal_experts(int layer) const;
+  /// The topic mix at time `t` (shift drift is a function of time; the random walk is its current state).
+  std::vector<double> topic_mix(core::Time t) const;
+  int topic_of(std::int64_t request_id, core::Time arrival_ns);
 
  private:
+  std::size_t idx(int topic, int phase, int layer) const {
+    return ((static_cast<std::size_t>(topic) * 2 + static_cast<std::size_t>(phase)) *
+                static_cast<std::size_t>(layers_) +
+            static_cast<std::size_t>(layer)) *
+           static_cast<std::size_t>(experts_);
+  }
+  void advance_drift(core::Time now);
+  void advance_bursts();
+
+  SyntheticRouterConfig cfg_;
   int layers_;
   int experts_;
   int top_k_;
-  std::vector<double> sorted_p_;   // probabilities by rank (same for every layer)
-  std::vector<double> tail_mass_;  // tail_mass_[r] = sum of sorted_p_[r..]
+  std::uint64_t topic_seed_;
+  std::vector<double> base_p_[2];  // by rank, per phase
   std::vector<int> ranking_;       // [layer][rank] -> expert
-  core::Rng rng_;
+  std::vector<double> dist_;       // [topic][phase][layer][expert], each row sums to 1
+  std::vector<int> temporal_;      // [layer][group * size + member] -> expert
+  std::vector<bool> is_temporal_;  // [layer][expert]
+  std::vector<bool> bursting_;     // [layer][group]
+  std::vector<double> logits_;     // random-walk drift state per topic
+  core::Time drift_time_ = 0;
+  std::vector<std::int8_t> request_topic_;  // by request id; -1 = not drawn yet
+  std::vector<double> step_weight_;         // [topic][phase] share of the step's tokens
+  std::vector<double> mixed_;               // workspace: this step's distribution for one layer
+  core::Rng rng_;                           // counts
+  core::Rng burst_rng_;
+  core::Rng drift_rng_;
 };
 
 }  // namespace epsim::workloads

@@ -87,7 +87,7 @@ void Simulator::try_start_step(Group& g) {
   }
   g.busy = true;
   g.step_start_ns = engine_.now();
-  g.last = g.executor.run(g.batch, engine_.now(), g.index, g.steps, observers_);
+  g.last = g.executor.run(g.batch, requests_, engine_.now(), g.index, g.steps, observers_);
   engine_.schedule_after(core::round_ns(g.last.duration_ns), [this, &g] { on_step_end(g); });
 }
 

@@ -161,10 +161,17 @@ double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
   return slowest;
 }
 
-StepResult StepExecutor::run(const Batch& batch, core::Time now, int group, std::int64_t step,
-                             std::span<Observer* const> observers) {
+StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group,
+                             std::int64_t step, std::span<Observer* const> observers) {
   StepResult res;
   cost_.advance_to(now);
+  step_requests_.clear();
+  for (const BatchEntry& e : batch.entries) {
+    const RequestState& r = requests[static_cast<std::size_t>(e.request)];
+    step_requests_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, e.tokens, e.prefill});
+  }
+  source_.begin_step(workloads::StepContext{now, batch.prefill_tokens + batch.decode_tokens, batch.prefill_tokens,
+                                            batch.decode_tokens, step_requests_});
   busy_ns_.setZero();
   local_ns_.setZero();
   price_local_phases(batch);

@@ -39,8 +39,8 @@ class StepExecutor {
                hardware::CollectiveCoster* coster = nullptr);
 
   /// Prices `batch` starting at `now`; calls observers' on_layer for every MoE layer.
-  StepResult run(const Batch& batch, core::Time now, int group, std::int64_t step,
-                 std::span<Observer* const> observers);
+  StepResult run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group,
+                 std::int64_t step, std::span<Observer* const> observers);
   std::span<const double> gpu_busy_ns() const { return {busy_ns_.data(), static_cast<std::size_t>(busy_ns_.size())}; }
 
  private:
@@ -71,6 +71,7 @@ class StepExecutor {
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_;
   Eigen::ArrayXd node_pairs_, node_share_;
   std::vector<std::int32_t> expert_tokens_;
+  std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
   policies::RoutedLoad routed_;
   hardware::PerGpuTraffic traffic_;
   Eigen::MatrixXd traffic_matrix_;  // graph mode only

@@ -2,9 +2,43 @@
 #include <numeric>
 #include <vector>
 
+#include "sim/core/statistics.hpp"
+#include "workloads/multinomial.hpp"
 #include "workloads/synthetic_router.hpp"
 
 using namespace epsim;
+using workloads::SyntheticRouterConfig;
+
+namespace {
+
+SyntheticRouterConfig plain(double s) {
+  SyntheticRouterConfig c;
+  c.zipf_exponent = s;
+  c.topics = 1;
+  c.topic_spread = 0.0;
+  return c;
+}
+
+void step(workloads::SyntheticRouter& r, std::int64_t tokens, core::Time now = 0) {
+  r.begin_step(workloads::StepContext{now, tokens, tokens, 0, {}});
+}
+
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto n = static_cast<double>(a.size());
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n;
+  const double mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double sab = 0;
+  double saa = 0;
+  double sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return sab / std::sqrt(saa * sbb);
+}
+
+}  // namespace
 
 TEST_CASE("Zipf probabilities are capped at 1/k by water-filling (hand example)") {
   // Weights 1, 1/2, 1/3, 1/4 (sum 25/12): p = 0.48, 0.24, 0.16, 0.12. With k = 3 the cap is 1/3: the top
@@ -17,30 +51,33 @@ TEST_CASE("Zipf probabilities are capped at 1/k by water-filling (hand example)"
   const auto uncapped = workloads::capped_zipf_probabilities(4, 1.0, 2);
   REQUIRE(uncapped[0] == Approx(0.48));
   REQUIRE(uncapped[3] == Approx(0.12));
-  const auto uniform = workloads::capped_zipf_probabilities(8, 0.0, 2);
-  for (double x : uniform) {
+  for (double x : workloads::capped_zipf_probabilities(8, 0.0, 2)) {
     REQUIRE(x == Approx(0.125));
   }
 }
 
 TEST_CASE("every step's counts sum to tokens x top_k and never exceed the token count") {
-  workloads::SyntheticRouter r({1.2}, 4, 64, 8, core::RandomStreams(1));
+  SyntheticRouterConfig c;
+  c.zipf_exponent = 1.2;
+  c.temporal_groups = 2;
+  workloads::SyntheticRouter r(c, 4, 64, 8, core::RandomStreams(1));
   std::vector<std::int32_t> counts(64);
   for (std::int64_t tokens : {1, 3, 17, 256, 4096}) {
+    step(r, tokens);
     for (int layer = 0; layer < 4; ++layer) {
       r.sample(layer, tokens, counts);
       REQUIRE(std::accumulate(counts.begin(), counts.end(), std::int64_t{0}) == tokens * 8);
-      for (auto c : counts) {
-        REQUIRE(c >= 0);
-        REQUIRE(c <= tokens);
+      for (auto x : counts) {
+        REQUIRE(x >= 0);
+        REQUIRE(x <= tokens);
       }
     }
   }
 }
 
-TEST_CASE("each layer has its own hot set and long-run shares match the probabilities") {
+TEST_CASE("long-run shares match the probabilities; each layer has its own hot set") {
   const int experts = 16;
-  workloads::SyntheticRouter r({1.0}, 2, experts, 2, core::RandomStreams(4));
+  workloads::SyntheticRouter r(plain(1.0), 2, experts, 2, core::RandomStreams(4));
   REQUIRE(std::vector<int>(r.ranking(0).begin(), r.ranking(0).end()) !=
           std::vector<int>(r.ranking(1).begin(), r.ranking(1).end()));
   std::vector<double> total(experts, 0.0);
@@ -48,6 +85,7 @@ TEST_CASE("each layer has its own hot set and long-run shares match the probabil
   const int steps = 2000;
   const std::int64_t tokens = 64;
   for (int s = 0; s < steps; ++s) {
+    step(r, tokens);
     r.sample(0, tokens, counts);
     for (int e = 0; e < experts; ++e) {
       total[static_cast<std::size_t>(e)] += counts[static_cast<std::size_t>(e)];
@@ -56,22 +94,132 @@ TEST_CASE("each layer has its own hot set and long-run shares match the probabil
   const double picks = static_cast<double>(steps * tokens * 2);
   const auto p = r.sorted_probabilities();
   for (int rank = 0; rank < experts; ++rank) {
-    const int e = r.ranking(0)[static_cast<std::size_t>(rank)];
-    const double share = total[static_cast<std::size_t>(e)] / picks;
-    const double sd = std::sqrt(p[static_cast<std::size_t>(rank)] * (1 - p[static_cast<std::size_t>(rank)]) / picks);
+    const double share = total[static_cast<std::size_t>(r.ranking(0)[static_cast<std::size_t>(rank)])] / picks;
+    const double pr = p[static_cast<std::size_t>(rank)];
     INFO("rank " << rank);
-    REQUIRE(std::abs(share - p[static_cast<std::size_t>(rank)]) < 5 * sd + 1e-4);
+    REQUIRE(std::abs(share - pr) < 5 * std::sqrt(pr * (1 - pr) / picks) + 1e-4);
   }
 }
 
+TEST_CASE("the default skew puts the hottest of 128 experts at about 4.2x the uniform share (GEM, Qwen3-235B)") {
+  workloads::SyntheticRouter r(plain(0.4), 1, 128, 8, core::RandomStreams(6));
+  REQUIRE(r.sorted_probabilities()[0] * 128.0 == Approx(4.2).margin(0.15));
+  std::vector<double> total(128, 0.0);
+  std::vector<std::int32_t> counts(128);
+  for (int s = 0; s < 500; ++s) {
+    step(r, 256);
+    r.sample(0, 256, counts);
+    for (int e = 0; e < 128; ++e) {
+      total[static_cast<std::size_t>(e)] += counts[static_cast<std::size_t>(e)];
+    }
+  }
+  const double mean = std::accumulate(total.begin(), total.end(), 0.0) / 128.0;
+  REQUIRE(*std::max_element(total.begin(), total.end()) / mean == Approx(4.2).margin(0.3));
+}
+
+TEST_CASE("a planted temporal pair fires together in ~17 % of steps with ~3x the uniform share") {
+  // GEM, Llama-4-Scout: experts 0 and 3 correlated at r = 0.88, active in ~17 % of steps with ~3x tokens.
+  SyntheticRouterConfig c = plain(0.4);
+  c.temporal_groups = 1;
+  c.temporal_group_size = 2;
+  workloads::SyntheticRouter r(c, 1, 16, 1, core::RandomStreams(9));
+  const auto pair = r.temporal_experts(0);
+  REQUIRE(pair.size() == 2);
+  std::vector<double> a;
+  std::vector<double> b;
+  std::vector<std::int32_t> counts(16);
+  const std::int64_t tokens = 512;
+  int active = 0;
+  core::RunningStats burst_share;
+  const int steps = 20000;
+  for (int s = 0; s < steps; ++s) {
+    step(r, tokens);
+    r.sample(0, tokens, counts);
+    const double x = counts[static_cast<std::size_t>(pair[0])];
+    const double y = counts[static_cast<std::size_t>(pair[1])];
+    a.push_back(x);
+    b.push_back(y);
+    if (x > 0) {
+      ++active;
+      burst_share.add(x / static_cast<double>(tokens) * 16.0);
+    }
+  }
+  REQUIRE(static_cast<double>(active) / steps == Approx(0.17).margin(0.02));
+  REQUIRE(burst_share.mean() == Approx(3.0).margin(0.1));
+  REQUIRE(pearson(a, b) > 0.85);
+}
+
+TEST_CASE("topics make batches differ, and a topic shift moves the distribution; no drift does not") {
+  SyntheticRouterConfig c;
+  c.topics = 2;
+  c.topic_spread = 1.0;
+  c.drift = SyntheticRouterConfig::Drift::shift;
+  c.topic_mix = {1.0, 0.0};
+  c.drift_target_mix = {0.0, 1.0};
+  c.drift_start_s = 10.0;
+  c.drift_duration_s = 0.0;
+  workloads::SyntheticRouter r(c, 1, 32, 2, core::RandomStreams(2));
+  REQUIRE(r.topic_mix(core::from_seconds(5.0))[0] == 1.0);
+  REQUIRE(r.topic_mix(core::from_seconds(15.0))[1] == 1.0);
+  auto window = [&](double t) {
+    std::vector<double> sum(32, 0.0);
+    std::vector<std::int32_t> counts(32);
+    for (int s = 0; s < 300; ++s) {
+      const workloads::RequestTokens req{1000 + s, core::from_seconds(t), 64, true};
+      r.begin_step(workloads::StepContext{core::from_seconds(t), 64, 64, 0, std::span(&req, 1)});
+      r.sample(0, 64, counts);
+      for (int e = 0; e < 32; ++e) {
+        sum[static_cast<std::size_t>(e)] += counts[static_cast<std::size_t>(e)];
+      }
+    }
+    return sum;
+  };
+  auto cosine_distance = [](const std::vector<double>& x, const std::vector<double>& y) {
+    double xy = 0;
+    double xx = 0;
+    double yy = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      xy += x[i] * y[i];
+      xx += x[i] * x[i];
+      yy += y[i] * y[i];
+    }
+    return 1.0 - xy / std::sqrt(xx * yy);
+  };
+  const auto before1 = window(1.0);
+  const auto before2 = window(2.0);
+  const auto after = window(20.0);
+  REQUIRE(cosine_distance(before1, before2) < 0.01);
+  REQUIRE(cosine_distance(before1, after) > 0.05);
+}
+
 TEST_CASE("the router is reproducible from the seed") {
-  workloads::SyntheticRouter a({0.8}, 3, 32, 4, core::RandomStreams(77));
-  workloads::SyntheticRouter b({0.8}, 3, 32, 4, core::RandomStreams(77));
+  SyntheticRouterConfig c;
+  c.temporal_groups = 1;
+  workloads::SyntheticRouter a(c, 3, 32, 4, core::RandomStreams(77));
+  workloads::SyntheticRouter b(c, 3, 32, 4, core::RandomStreams(77));
   std::vector<std::int32_t> ca(32);
   std::vector<std::int32_t> cb(32);
   for (int s = 0; s < 100; ++s) {
+    step(a, 100);
+    step(b, 100);
     a.sample(s % 3, 100, ca);
     b.sample(s % 3, 100, cb);
     REQUIRE(ca == cb);
+  }
+}
+
+TEST_CASE("multinomial draws respect the cap and water-filling preserves the mass") {
+  std::vector<double> p{0.7, 0.2, 0.1};
+  workloads::water_fill_cap(p, 0.5);
+  REQUIRE(p[0] == Approx(0.5));
+  REQUIRE(p[1] == Approx(0.2 / 0.3 * 0.5));
+  REQUIRE(p[0] + p[1] + p[2] == Approx(1.0));
+  core::Rng rng(1);
+  std::vector<std::int32_t> out(3);
+  const std::vector<int> order{0, 1, 2};
+  for (int i = 0; i < 100; ++i) {
+    workloads::multinomial_capped(rng, 20, 10, p, order, out);
+    REQUIRE(out[0] + out[1] + out[2] == 20);
+    REQUIRE(*std::max_element(out.begin(), out.end()) <= 10);
   }
 }
