@@ -45,9 +45,14 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
     core::ParamTable t({core::ParamLayer{routing_opts.get(), source}}, "policy.routing_options");
     return policies::routing_registry().create(routing_name, t);
   };
-  p.routing_source = std::make_unique<workloads::SyntheticRouter>(
-      cfg.router, static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts),
-      static_cast<int>(cfg.model.top_k), streams);
+  const auto layers = static_cast<int>(cfg.model.num_moe_layers());
+  const auto experts = static_cast<int>(cfg.model.routed_experts);
+  const auto top_k = static_cast<int>(cfg.model.top_k);
+  if (cfg.routing_source == "trace") {
+    p.routing_source = std::make_unique<workloads::TraceRoutingSource>(cfg.trace, layers, experts, top_k, streams);
+  } else {
+    p.routing_source = std::make_unique<workloads::SyntheticRouter>(cfg.router, layers, experts, top_k, streams);
+  }
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include "experiments/cost_table.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/results_writer.hpp"
+#include "experiments/trace_commands.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/link_types.hpp"
@@ -35,6 +36,7 @@ commands:
   validate CONFIG   check a configuration without running it
   list [WHAT]       list presets and policies: models, gpus, clusters, links, policies (default: all)
   cost              print a model's per-layer cost curve on a GPU (tokens -> us, active bound)
+  trace             make, inspect and convert routing traces: gen, stats, convert
 
 options:
   --help            show help (also: epsim <command> --help)
@@ -297,7 +299,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (cmd == "cost") {
       return cmd_cost(rest, out);
     }
-    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: run, validate, list, cost\n";
+    if (cmd == "trace") {
+      try {
+        return trace_command(rest, out);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
+    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: run, validate, list, cost, trace\n";
     return 2;
   } catch (const UsageError& e) {
     err << "epsim " << cmd << ": " << e.what() << "\n";

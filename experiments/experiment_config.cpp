@@ -13,6 +13,7 @@
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"
+#include "workloads/trace_io.hpp"
 
 namespace epsim::experiments {
 
@@ -83,7 +84,7 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
   return out;
 }
 
-constexpr std::array<std::string_view, 1> k_sources{"synthetic"};
+constexpr std::array<std::string_view, 2> k_sources{"synthetic", "trace"};
 
 ExperimentConfig parse_all(const toml::table& file, const std::string& source, const toml::table& sets) {
   ExperimentConfig cfg;
@@ -176,8 +177,32 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.workload = workloads::parse_workload(workload);
 
   auto routing = root.table("routing", "where expert loads come from");
-  routing.choice("source", "synthetic", "routing source", k_sources);
+  cfg.routing_source =
+      routing.choice("source", "synthetic", "routing source: synthetic generator or a trace", k_sources);
   cfg.router = workloads::parse_synthetic_router(routing);
+  cfg.trace.file = routing.string("trace_file", "", "trace: the routing trace to replay (epsim trace gen / convert)");
+  cfg.trace.loop = routing.boolean("trace_loop", true, "trace: start again at the end (false: the run stops there)");
+  if (cfg.routing_source == "trace") {
+    if (cfg.trace.file.empty()) {
+      routing.fail("trace_file", "source = \"trace\" needs a trace_file");
+    }
+    // Check the trace's shape now, so a mismatch is a config error before anything runs.
+    try {
+      const workloads::TraceReader reader(cfg.trace.file);
+      const auto& h = reader.header();
+      if (h.moe_layers() != cfg.model.num_moe_layers() || h.experts() != cfg.model.routed_experts ||
+          h.top_k() != cfg.model.top_k) {
+        routing.fail("trace_file",
+                     fmt::format("the trace has {} MoE layers x {} experts, top-{}; the model has {} x {}, top-{}",
+                                 h.moe_layers(), h.experts(), h.top_k(), cfg.model.num_moe_layers(),
+                                 cfg.model.routed_experts, cfg.model.top_k));
+      }
+    } catch (const core::ConfigError&) {
+      throw;
+    } catch (const core::Error& e) {
+      routing.fail("trace_file", e.what());
+    }
+  }
   routing.finish();
 
   auto policy = root.table("policy", "placement and routing policies (epsim list policies)");

@@ -14,6 +14,7 @@
 #include "sim/serving/serving_config.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/synthetic_router.hpp"
+#include "workloads/trace_replay.hpp"
 
 namespace toml {
 inline namespace v3 {
@@ -44,7 +45,9 @@ struct ExperimentConfig {
   int ep_size = 0;
   int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
   workloads::WorkloadConfig workload;
+  std::string routing_source = "synthetic";  ///< "synthetic" or "trace"
   workloads::SyntheticRouterConfig router;
+  workloads::TraceReplayConfig trace;
   PolicyConfig policy;
   serving::ServingConfig serving;
   /// The effective configuration (file + --set), for the echo in summary.json; JSON text.

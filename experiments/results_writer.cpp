@@ -41,6 +41,7 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["requests"] = s.requests;
   m["requests_finished"] = s.requests_finished;
   m["hit_time_limit"] = res.hit_time_limit;
+  m["routing_exhausted"] = res.routing_exhausted;
   m["makespan_s"] = s.makespan_s;
   m["ttft_ms"] = latency_json(s.ttft_ms);
   m["tpot_ms"] = latency_json(s.tpot_ms);

@@ -17,6 +17,30 @@ void PerGpuTraffic::set_zero() {
   recv_inter.setZero();
 }
 
+void aggregate_traffic(const Topology& topo, const Eigen::MatrixXd& bytes, PerGpuTraffic& out) {
+  const auto n = static_cast<int>(bytes.rows());
+  if (out.send_intra.size() != n) {
+    out.resize(n);
+  } else {
+    out.set_zero();
+  }
+  for (int s = 0; s < n; ++s) {
+    for (int d = 0; d < n; ++d) {
+      if (s == d) {
+        continue;
+      }
+      const double b = bytes(s, d);
+      if (topo.node_of(s) == topo.node_of(d)) {
+        out.send_intra(s) += b;
+        out.recv_intra(d) += b;
+      } else {
+        out.send_inter(s) += b;
+        out.recv_inter(d) += b;
+      }
+    }
+  }
+}
+
 CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& t) {
   CollectiveCost c;
   c.intra_bytes = t.send_intra.sum();

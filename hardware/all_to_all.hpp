@@ -29,4 +29,7 @@ struct CollectiveCost {
 
 CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& traffic);
 
+/// Per-GPU aggregates of a full traffic matrix (bytes(s, d), diagonal ignored) into `out` (resized).
+void aggregate_traffic(const Topology& topo, const Eigen::MatrixXd& bytes, PerGpuTraffic& out);
+
 }  // namespace epsim::hardware

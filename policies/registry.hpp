@@ -43,6 +43,7 @@ class Registry {
 
   std::vector<std::string> names() const {
     std::vector<std::string> out;
+    out.reserve(entries_.size());
     for (const Entry& e : entries_) {
       out.push_back(e.name);
     }

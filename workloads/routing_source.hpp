@@ -37,6 +37,12 @@ class RoutingSource {
   /// in MoE layer `layer` (0-based among MoE layers) for the current step; counts sum to tokens * top_k
   /// and none exceeds `tokens` (a token picks distinct experts).
   virtual void sample(int layer, std::int64_t tokens, std::span<std::int32_t> tokens_per_expert) = 0;
+  /// Tokens per (origin GPU, expert) of `layer` in the current step, row-major into `out` (size
+  /// origins x experts), when the source knows where tokens come from for exactly `origins` GPUs and
+  /// `tokens` tokens; false otherwise (the engine then assumes origins follow where requests live).
+  virtual bool origin_counts(int /*layer*/, int /*origins*/, std::int64_t /*tokens*/, std::span<std::int32_t> /*out*/) {
+    return false;
+  }
   /// True when a replayed trace has ended and is not looping: no further step can be routed.
   virtual bool exhausted() const { return false; }
 };

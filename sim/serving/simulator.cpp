@@ -88,6 +88,10 @@ void Simulator::try_start_step(Group& g) {
   g.busy = true;
   g.step_start_ns = engine_.now();
   g.last = g.executor.run(g.batch, requests_, engine_.now(), g.index, g.steps, observers_);
+  if (!g.last.routed) {
+    routing_exhausted_ = true;  // a finished, non-looping trace: this group serves no further step
+    return;
+  }
   engine_.schedule_after(core::round_ns(g.last.duration_ns), [this, &g] { on_step_end(g); });
 }
 
@@ -118,6 +122,7 @@ SimulationResult Simulator::run() {
   engine_.run_until(limit);
   SimulationResult res;
   res.hit_time_limit = engine_.pending() > 0;
+  res.routing_exhausted = routing_exhausted_;
   res.end_ns = last_step_end_ns_;
   res.summary =
       summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_, static_cast<int>(groups_.size()));

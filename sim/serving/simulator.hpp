@@ -47,6 +47,7 @@ struct SimulationResult {
   RunSummary summary;
   core::Time end_ns = 0;
   bool hit_time_limit = false;
+  bool routing_exhausted = false;  ///< a replayed, non-looping trace ended before the workload did
 };
 
 class Simulator {
@@ -74,6 +75,7 @@ class Simulator {
   std::vector<RequestState> requests_;
   std::size_t next_group_ = 0;
   core::Time last_step_end_ns_ = 0;
+  bool routing_exhausted_ = false;
 };
 
 /// The topology of one EP group of `ep_size` GPUs cut from `cluster` (whole nodes, or part of one).

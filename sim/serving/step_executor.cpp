@@ -33,9 +33,8 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
   expert_tokens_.assign(static_cast<std::size_t>(model.routed_experts), 0);
   routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
   traffic_.resize(gpus_);
-  if (coster_ != nullptr) {
-    traffic_matrix_.setZero(gpus_, gpus_);
-  }
+  traffic_matrix_.setZero(gpus_, gpus_);
+  origin_counts_.assign(static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(model.routed_experts), 0);
 }
 
 double StepExecutor::kernel(int local_gpu, const core::KernelWork& w) {
@@ -132,7 +131,31 @@ void StepExecutor::price_experts(const policies::LayerPlacement& placement) {
   }
 }
 
-hardware::CollectiveCost StepExecutor::dispatch_cost() {
+hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacement& placement, bool per_origin) {
+  if (per_origin) {
+    // Known origins: origin o's tokens of expert e follow e's split over its replicas.
+    traffic_matrix_.setZero();
+    const auto experts = static_cast<std::size_t>(placement.num_experts);
+    for (int e = 0; e < placement.num_experts; ++e) {
+      const std::int32_t n = expert_tokens_[static_cast<std::size_t>(e)];
+      if (n == 0) {
+        continue;
+      }
+      for (const int s : placement.replicas(e)) {
+        const double frac = routed_.slot_tokens[static_cast<std::size_t>(s)] / static_cast<double>(n) * pair_bytes_;
+        const int h = placement.gpu_of_slot(s);
+        for (int o = 0; o < gpus_; ++o) {
+          traffic_matrix_(o, h) +=
+              origin_counts_[static_cast<std::size_t>(o) * experts + static_cast<std::size_t>(e)] * frac;
+        }
+      }
+    }
+    if (coster_ != nullptr) {
+      return coster_->cost(traffic_matrix_, gpu_offset_);
+    }
+    hardware::aggregate_traffic(topo_, traffic_matrix_, traffic_);
+    return hardware::all_to_all_cost(topo_, traffic_);
+  }
   // Tokens of origin GPU o are a share_o fraction of every expert's tokens (they come from the batch as
   // a whole), so o sends share_o * pairs_h token copies to GPU h; nothing crosses a wire for o == h.
   if (coster_ != nullptr) {
@@ -172,6 +195,10 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
   }
   source_.begin_step(workloads::StepContext{now, batch.prefill_tokens + batch.decode_tokens, batch.prefill_tokens,
                                             batch.decode_tokens, step_requests_});
+  if (source_.exhausted()) {
+    res.routed = false;
+    return res;
+  }
   busy_ns_.setZero();
   local_ns_.setZero();
   price_local_phases(batch);
@@ -196,7 +223,9 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     routing_.route(policies::StepLayerLoad{expert_tokens_}, placement_.layers[static_cast<std::size_t>(moe_layer)],
                    routed_);
     price_experts(placement_.layers[static_cast<std::size_t>(moe_layer)]);
-    const hardware::CollectiveCost a2a = dispatch_cost();
+    const bool per_origin = source_.origin_counts(moe_layer, gpus_, total_tokens, origin_counts_);
+    const hardware::CollectiveCost a2a =
+        dispatch_cost(placement_.layers[static_cast<std::size_t>(moe_layer)], per_origin);
     // The combine moves the same payload back along the reversed flows; the cost formula is symmetric
     // in send and receive, so it costs what the dispatch costs.
     rec.dispatch_ns = a2a.time_ns;

@@ -23,6 +23,7 @@
 namespace epsim::serving {
 
 struct StepResult {
+  bool routed = true;  ///< false: the routing source is exhausted (a finished, non-looping trace); no step ran
   double duration_ns = 0.0;
   double barrier_idle_ns = 0.0;  ///< GPU-ns waiting at barriers, summed over the group's GPUs
   double comm_ns = 0.0;          ///< time in dispatch + combine
@@ -48,8 +49,9 @@ class StepExecutor {
   // Local phases of one step, identical for every layer of the step.
   void price_local_phases(const Batch& batch);
   void price_experts(const policies::LayerPlacement& placement);
-  // Costs the dispatch from token shares per origin and token-expert pairs per destination.
-  hardware::CollectiveCost dispatch_cost();
+  // Costs the dispatch from token shares per origin and token-expert pairs per destination, or from the
+  // routing source's per-origin counts when `per_origin`.
+  hardware::CollectiveCost dispatch_cost(const policies::LayerPlacement& placement, bool per_origin);
   // Barrier: returns the slowest time, adds idle, adds to busy.
   double barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns);
 
@@ -74,7 +76,8 @@ class StepExecutor {
   std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
   policies::RoutedLoad routed_;
   hardware::PerGpuTraffic traffic_;
-  Eigen::MatrixXd traffic_matrix_;  // graph mode only
+  Eigen::MatrixXd traffic_matrix_;           // graph mode, or per-origin counts
+  std::vector<std::int32_t> origin_counts_;  // [origin][expert] from the routing source, when it has them
 };
 
 }  // namespace epsim::serving

@@ -1,0 +1,173 @@
+#include "experiments/trace_commands.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+
+#include "experiments/experiment_config.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "workloads/trace_stats.hpp"
+#include "workloads/trace_tools.hpp"
+
+namespace po = boost::program_options;
+
+namespace epsim::experiments {
+namespace {
+
+constexpr const char* k_usage = R"(usage: epsim trace <gen|stats|convert> [options]
+
+  gen [CONFIG] --out FILE   synthesise a trace from a config's model and [routing] (default: the demo's)
+  stats FILE                skew, Gini, activity, correlated pairs, per-GPU shares, drift of a trace
+  convert IN OUT            CSV (step,layer,expert,tokens) or per-token JSON -> trace, or trace -> CSV
+)";
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& d,
+                        const po::positional_options_description& pos) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  return vm;
+}
+
+int gen(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d("trace gen options");
+  d.add_options()("help,h", "help")("config", po::value<std::string>(), "experiment TOML (default: the embedded demo)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a config key")(
+      "out", po::value<std::string>()->required(), "trace file to write")(
+      "steps", po::value<std::int64_t>()->default_value(1000), "steps")(
+      "tokens", po::value<std::int64_t>()->default_value(256), "tokens per step")(
+      "prefill-share", po::value<double>()->default_value(0.0), "share of each step's tokens that are prefill")(
+      "step-ms", po::value<double>()->default_value(50.0), "simulated ms between steps (drives topic drift)")(
+      "tokens-per-request", po::value<std::int64_t>()->default_value(64), "tokens per request (topic blocks)")(
+      "origin-gpus", po::value<int>()->default_value(0), "record tokens per (origin GPU, expert) over this many GPUs")(
+      "token-experts", "record every token's top-k expert ids");
+  po::positional_options_description pos;
+  pos.add("config", 1);
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    out << "usage: epsim trace gen [CONFIG] --out FILE [options]\n\n" << d;
+    return 0;
+  }
+  const auto vm = parse(args, d, pos);
+  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const ExperimentConfig cfg = vm.count("config") ? load_config(vm["config"].as<std::string>(), sets)
+                                                  : load_config_text(embedded_demo_config(), "embedded demo", sets);
+  workloads::SynthesisOptions o;
+  o.steps = vm["steps"].as<std::int64_t>();
+  o.tokens = vm["tokens"].as<std::int64_t>();
+  o.prefill_share = vm["prefill-share"].as<double>();
+  o.step_ms = vm["step-ms"].as<double>();
+  o.tokens_per_request = vm["tokens-per-request"].as<std::int64_t>();
+  o.origin_gpus = vm["origin-gpus"].as<int>();
+  o.token_experts = vm.count("token-experts") > 0;
+  if (o.steps < 1 || o.tokens < 1 || o.tokens_per_request < 1 || o.origin_gpus < 0 || o.prefill_share < 0.0 ||
+      o.prefill_share > 1.0) {
+    throw std::invalid_argument(
+        "--steps, --tokens, --tokens-per-request must be >= 1, --origin-gpus >= 0, "
+        "--prefill-share in [0, 1]");
+  }
+  workloads::SyntheticRouter router(cfg.router, static_cast<int>(cfg.model.num_moe_layers()),
+                                    static_cast<int>(cfg.model.routed_experts), static_cast<int>(cfg.model.top_k),
+                                    core::RandomStreams(cfg.seed));
+  const std::string path = vm["out"].as<std::string>();
+  workloads::generate_trace(path, router, cfg.model.name, o);
+  out << fmt::format("wrote {}: {} steps of {} tokens, {} MoE layers x {} experts, top-{}\n", path, o.steps, o.tokens,
+                     cfg.model.num_moe_layers(), cfg.model.routed_experts, cfg.model.top_k);
+  return 0;
+}
+
+int stats(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d("trace stats options");
+  d.add_options()("help,h", "help")("trace", po::value<std::string>()->required(), "trace file")(
+      "ep", po::value<int>()->default_value(8), "EP size for the per-GPU shares under linear placement")(
+      "window", po::value<int>()->default_value(100), "steps per drift window")(
+      "pairs", po::value<int>()->default_value(3), "correlated pairs per layer")("per-layer", "a row per layer")(
+      "json", po::value<std::string>(), "also write the statistics as JSON to this file");
+  po::positional_options_description pos;
+  pos.add("trace", 1);
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    out << "usage: epsim trace stats FILE [--ep N] [--window W] [--pairs K] [--per-layer] [--json OUT]\n\n" << d;
+    return 0;
+  }
+  const auto vm = parse(args, d, pos);
+  workloads::StatsOptions o;
+  o.ep_size = vm["ep"].as<int>();
+  o.window = vm["window"].as<int>();
+  o.top_pairs = vm["pairs"].as<int>();
+  if (o.window < 1 || o.top_pairs < 0) {
+    throw std::invalid_argument("--window must be >= 1 and --pairs >= 0");
+  }
+  const auto st = workloads::compute_trace_stats(vm["trace"].as<std::string>(), o);
+  out << workloads::format_trace_stats(st, vm.count("per-layer") > 0);
+  if (vm.count("json")) {
+    core::write_file_atomically(vm["json"].as<std::string>(), workloads::trace_stats_json(st));
+  }
+  return 0;
+}
+
+int convert(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d("trace convert options");
+  d.add_options()("help,h", "help")("in", po::value<std::string>()->required(), "input: .csv, .json or a trace")(
+      "out", po::value<std::string>()->required(), "output: .csv, or a trace")("layers", po::value<std::uint32_t>(),
+                                                                               "CSV input: MoE layers")(
+      "experts", po::value<std::uint32_t>(), "CSV input: experts per layer")("top-k", po::value<std::uint32_t>(),
+                                                                             "CSV input: experts per token")(
+      "model", po::value<std::string>()->default_value(""), "CSV input: model name for the header");
+  po::positional_options_description pos;
+  pos.add("in", 1).add("out", 1);
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    out << "usage: epsim trace convert IN OUT [--layers L --experts E --top-k K]\n\n" << d;
+    return 0;
+  }
+  const auto vm = parse(args, d, pos);
+  const std::filesystem::path in = vm["in"].as<std::string>();
+  const std::filesystem::path to = vm["out"].as<std::string>();
+  std::int64_t steps = 0;
+  if (in.extension() == ".csv") {
+    if (!vm.count("layers") || !vm.count("experts") || !vm.count("top-k")) {
+      throw std::invalid_argument("converting a CSV needs --layers, --experts and --top-k");
+    }
+    trace::Header h;
+    h.set_version(1);
+    h.set_model(vm["model"].as<std::string>());
+    h.set_moe_layers(vm["layers"].as<std::uint32_t>());
+    h.set_experts(vm["experts"].as<std::uint32_t>());
+    h.set_top_k(vm["top-k"].as<std::uint32_t>());
+    steps = workloads::import_csv(in, h, to);
+  } else if (in.extension() == ".json") {
+    steps = workloads::import_token_json(in, to);
+  } else if (to.extension() == ".csv") {
+    steps = workloads::export_csv(in, to);
+  } else {
+    throw std::invalid_argument("convert: give a .csv or .json input (to a trace), or a trace input and a .csv output");
+  }
+  out << fmt::format("converted {} steps: {} -> {}\n", steps, in.string(), to.string());
+  return 0;
+}
+
+}  // namespace
+
+int trace_command(const std::vector<std::string>& args, std::ostream& out) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    out << k_usage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "gen") {
+    return gen(rest, out);
+  }
+  if (args[0] == "stats") {
+    return stats(rest, out);
+  }
+  if (args[0] == "convert") {
+    return convert(rest, out);
+  }
+  throw std::invalid_argument("unknown trace command \"" + args[0] + "\"; valid commands are: gen, stats, convert");
+}
+
+}  // namespace epsim::experiments

@@ -1,0 +1,73 @@
+#include "workloads/trace_replay.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/core/error.hpp"
+#include "workloads/multinomial.hpp"
+
+namespace epsim::workloads {
+
+TraceRoutingSource::TraceRoutingSource(const TraceReplayConfig& cfg, int moe_layers, int experts, int top_k,
+                                       const core::RandomStreams& streams)
+    : cfg_(cfg), reader_(cfg.file), rng_(streams.stream("routing")) {
+  const trace::Header& h = reader_.header();
+  if (static_cast<int>(h.moe_layers()) != moe_layers || static_cast<int>(h.experts()) != experts ||
+      static_cast<int>(h.top_k()) != top_k) {
+    throw core::Error(fmt::format("{}: the trace has {} MoE layers x {} experts, top-{}; the model has {} x {}, top-{}",
+                                  cfg.file, h.moe_layers(), h.experts(), h.top_k(), moe_layers, experts, top_k));
+  }
+  p_.resize(static_cast<std::size_t>(experts));
+  order_.resize(static_cast<std::size_t>(experts));
+}
+
+void TraceRoutingSource::begin_step(const StepContext& /*ctx*/) {
+  if (exhausted_) {
+    return;
+  }
+  if (!reader_.next(step_)) {
+    if (!cfg_.loop || reader_.steps_read() == 0) {
+      exhausted_ = true;
+      return;
+    }
+    reader_.rewind();
+    ++loops_;
+    if (!reader_.next(step_)) {
+      exhausted_ = true;
+      return;
+    }
+  }
+  ++replayed_;
+}
+
+void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
+  const trace::LayerLoad& l = step_.layers(layer);
+  if (static_cast<std::int64_t>(step_.tokens()) == tokens) {
+    std::copy(l.expert_tokens().begin(), l.expert_tokens().end(), out.begin());
+    return;
+  }
+  // Resample the recorded shares to the simulated token count.
+  const double sum = std::accumulate(l.expert_tokens().begin(), l.expert_tokens().end(), 0.0);
+  for (std::size_t e = 0; e < p_.size(); ++e) {
+    p_[e] = sum > 0.0 ? l.expert_tokens(static_cast<int>(e)) / sum : 1.0 / static_cast<double>(p_.size());
+  }
+  water_fill_cap(p_, 1.0 / static_cast<double>(top_k()));
+  std::iota(order_.begin(), order_.end(), 0);
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](int a, int b) { return p_[static_cast<std::size_t>(a)] > p_[static_cast<std::size_t>(b)]; });
+  multinomial_capped(rng_, tokens * top_k(), tokens, p_, order_, out);
+}
+
+bool TraceRoutingSource::origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) {
+  if (exhausted_ || static_cast<int>(reader_.header().origin_gpus()) != origins ||
+      static_cast<std::int64_t>(step_.tokens()) != tokens) {
+    return false;
+  }
+  const auto& src = step_.layers(layer).origin_expert_tokens();
+  std::copy(src.begin(), src.end(), out.begin());
+  return true;
+}
+
+}  // namespace epsim::workloads

@@ -1,0 +1,59 @@
+#pragma once
+// Statistics of a routing trace, so synthetic and real traces can be compared (DESIGN.md 5): per MoE
+// layer, the skew of expert loads (max/mean, max/min, Gini of the trace's total per-expert load, and the
+// mean per-step max/mean), the share of steps each expert is active, the most correlated expert pairs
+// (Pearson correlation of per-step counts), each GPU's token share under linear placement for an EP
+// size, and drift (cosine distance between the load vectors of consecutive windows). Streams the trace.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "workloads/routing_trace.pb.h"
+
+namespace epsim::workloads {
+
+struct ExpertPair {
+  int a = 0;
+  int b = 0;
+  double correlation = 0.0;
+};
+
+struct LayerStats {
+  double max_over_mean = 0.0;         ///< of total per-expert load over the trace
+  double max_over_min = 0.0;          ///< of total per-expert load (infinite if an expert is never routed to)
+  double gini = 0.0;                  ///< of total per-expert load (0 = even)
+  double step_max_over_mean = 0.0;    ///< mean over steps of the step's max / mean expert load
+  std::vector<double> active_share;   ///< per expert: share of steps with at least one token
+  std::vector<ExpertPair> top_pairs;  ///< most correlated pairs, descending
+  std::vector<double> gpu_share;      ///< per GPU of the EP group under linear placement: share of tokens
+  double gpu_max_over_mean = 0.0;
+  double drift_mean = 0.0;  ///< mean cosine distance between consecutive windows
+  double drift_max = 0.0;
+  double drift_first_last = 0.0;  ///< cosine distance between the first and the last window
+};
+
+struct TraceStats {
+  trace::Header header;
+  std::int64_t steps = 0;
+  std::int64_t tokens = 0;
+  std::vector<LayerStats> layers;
+};
+
+struct StatsOptions {
+  int ep_size = 8;    ///< GPUs for the per-GPU share under linear placement (must divide experts)
+  int window = 100;   ///< steps per drift window
+  int top_pairs = 5;  ///< correlated pairs reported per layer
+};
+
+TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOptions& o);
+/// A human-readable summary (per layer, and the averages over layers).
+std::string format_trace_stats(const TraceStats& s, bool per_layer);
+/// The same as JSON text.
+std::string trace_stats_json(const TraceStats& s);
+/// Gini coefficient of non-negative values (0 = all equal, -> 1 = all mass on one).
+double gini(std::vector<double> values);
+/// 1 - cosine similarity.
+double cosine_distance(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace epsim::workloads

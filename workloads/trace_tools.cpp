@@ -1,0 +1,290 @@
+#include "workloads/trace_tools.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "workloads/trace_io.hpp"
+
+namespace epsim::workloads {
+
+trace::Step synthesize_step(SyntheticRouter& router, std::int64_t index, const SynthesisOptions& o) {
+  const int experts = router.num_experts();
+  const int k = router.top_k();
+  const std::int64_t tokens = o.tokens;
+  const auto prefill = static_cast<std::int64_t>(std::llround(static_cast<double>(tokens) * o.prefill_share));
+  // Requests: blocks of tokens_per_request tokens, ids advancing with the step so topics vary.
+  std::vector<RequestTokens> reqs;
+  const core::Time now = core::from_ms(o.step_ms * static_cast<double>(index));
+  for (std::int64_t t = 0, r = 0; t < tokens; t += o.tokens_per_request, ++r) {
+    const std::int64_t n = std::min(o.tokens_per_request, tokens - t);
+    reqs.push_back(RequestTokens{index * 1000003 + r, now, n, t < prefill});
+  }
+  router.begin_step(StepContext{now, tokens, prefill, tokens - prefill, reqs});
+  trace::Step step;
+  step.set_index(static_cast<std::uint64_t>(index));
+  step.set_tokens(static_cast<std::uint32_t>(tokens));
+  step.set_phase(prefill == tokens ? trace::PHASE_PREFILL : prefill == 0 ? trace::PHASE_DECODE : trace::PHASE_MIXED);
+  std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
+  std::vector<int> order(static_cast<std::size_t>(experts));
+  std::vector<std::uint32_t> token_ids(static_cast<std::size_t>(tokens * k));
+  for (int l = 0; l < router.num_moe_layers(); ++l) {
+    router.sample(l, tokens, counts);
+    trace::LayerLoad* layer = step.add_layers();
+    for (const std::int32_t c : counts) {
+      layer->add_expert_tokens(static_cast<std::uint32_t>(c));
+    }
+    if (!o.token_experts && o.origin_gpus == 0) {
+      continue;
+    }
+    // Deal each expert's picks to consecutive tokens (cyclically), experts by decreasing count: a run of
+    // at most `tokens` equal ids lands on distinct tokens, so every token gets k distinct experts.
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return counts[static_cast<std::size_t>(a)] > counts[static_cast<std::size_t>(b)];
+    });
+    std::int64_t pick = 0;
+    for (const int e : order) {
+      for (std::int32_t c = 0; c < counts[static_cast<std::size_t>(e)]; ++c, ++pick) {
+        const std::int64_t token = pick % tokens;
+        const std::int64_t slot = pick / tokens;
+        token_ids[static_cast<std::size_t>(token * k + slot)] = static_cast<std::uint32_t>(e);
+      }
+    }
+    if (o.token_experts) {
+      for (const std::uint32_t id : token_ids) {
+        layer->add_token_experts(id);
+      }
+    }
+    if (o.origin_gpus > 0) {
+      // Tokens live on origin GPUs in contiguous blocks.
+      std::vector<std::uint32_t> origin(static_cast<std::size_t>(o.origin_gpus) * static_cast<std::size_t>(experts), 0);
+      for (std::int64_t t = 0; t < tokens; ++t) {
+        const std::int64_t g = t * o.origin_gpus / tokens;
+        for (int s = 0; s < k; ++s) {
+          ++origin[static_cast<std::size_t>(g) * static_cast<std::size_t>(experts) +
+                   token_ids[static_cast<std::size_t>(t * k + s)]];
+        }
+      }
+      for (const std::uint32_t c : origin) {
+        layer->add_origin_expert_tokens(c);
+      }
+    }
+  }
+  return step;
+}
+
+trace::Header generate_trace(const std::filesystem::path& path, SyntheticRouter& router, const std::string& model,
+                             const SynthesisOptions& o) {
+  trace::Header h;
+  h.set_version(1);
+  h.set_model(model);
+  h.set_moe_layers(static_cast<std::uint32_t>(router.num_moe_layers()));
+  h.set_experts(static_cast<std::uint32_t>(router.num_experts()));
+  h.set_top_k(static_cast<std::uint32_t>(router.top_k()));
+  h.set_source("synthetic");
+  h.set_origin_gpus(static_cast<std::uint32_t>(o.origin_gpus));
+  h.set_has_token_experts(o.token_experts);
+  TraceWriter w(path, h);
+  for (std::int64_t s = 0; s < o.steps; ++s) {
+    w.write(synthesize_step(router, s, o));
+  }
+  w.close();
+  return h;
+}
+
+std::int64_t import_csv(const std::filesystem::path& csv, trace::Header header, const std::filesystem::path& out) {
+  std::ifstream in(csv);
+  if (!in) {
+    throw core::Error(csv.string() + ": cannot open the CSV");
+  }
+  if (header.source().empty()) {
+    header.set_source(csv.filename().string());
+  }
+  header.set_origin_gpus(0);
+  header.set_has_token_experts(false);
+  TraceWriter w(out, header);
+  const std::uint32_t layers = header.moe_layers();
+  const std::uint32_t experts = header.experts();
+  std::vector<std::uint32_t> counts(static_cast<std::size_t>(layers) * experts);
+  std::int64_t current = -1;
+  std::int64_t written = 0;
+  const auto flush = [&] {
+    if (current < 0) {
+      return;
+    }
+    trace::Step step;
+    step.set_index(static_cast<std::uint64_t>(current));
+    const std::uint64_t picks = std::accumulate(counts.begin(), counts.begin() + experts, std::uint64_t{0});
+    if (picks % header.top_k() != 0) {
+      throw core::Error(fmt::format("{}: step {}, layer 0: expert counts sum to {}, not a multiple of top_k = {}",
+                                    csv.string(), current, picks, header.top_k()));
+    }
+    step.set_tokens(static_cast<std::uint32_t>(picks / header.top_k()));
+    for (std::uint32_t l = 0; l < layers; ++l) {
+      trace::LayerLoad* layer = step.add_layers();
+      for (std::uint32_t e = 0; e < experts; ++e) {
+        layer->add_expert_tokens(counts[l * experts + e]);
+      }
+    }
+    w.write(step);  // validates: every layer must sum to tokens x top_k
+    ++written;
+    std::fill(counts.begin(), counts.end(), 0);
+  };
+  std::string line;
+  std::int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#' || (line_no == 1 && line.rfind("step", 0) == 0)) {
+      continue;
+    }
+    std::stringstream ss(line);
+    std::string cell;
+    std::vector<long long> v;
+    try {
+      while (std::getline(ss, cell, ',')) {
+        std::size_t used = 0;
+        v.push_back(std::stoll(cell, &used));
+        if (used != cell.size()) {
+          throw std::invalid_argument(cell);
+        }
+      }
+    } catch (const std::exception&) {
+      throw core::Error(fmt::format("{}: line {}: expected integers step,layer,expert,tokens, got \"{}\"", csv.string(),
+                                    line_no, line));
+    }
+    if (v.size() != 4 || v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0) {
+      throw core::Error(
+          fmt::format("{}: line {}: expected four non-negative integers step,layer,expert,tokens, got \"{}\"",
+                      csv.string(), line_no, line));
+    }
+    if (v[1] >= layers || v[2] >= experts) {
+      throw core::Error(fmt::format("{}: line {}: layer {} / expert {} out of range ({} layers, {} experts)",
+                                    csv.string(), line_no, v[1], v[2], layers, experts));
+    }
+    if (v[0] != current) {
+      if (v[0] < current) {
+        throw core::Error(fmt::format("{}: line {}: step {} after step {} (rows must be grouped by increasing step)",
+                                      csv.string(), line_no, v[0], current));
+      }
+      flush();
+      current = v[0];
+    }
+    counts[static_cast<std::size_t>(v[1]) * experts + static_cast<std::size_t>(v[2])] +=
+        static_cast<std::uint32_t>(v[3]);
+  }
+  flush();
+  w.close();
+  return written;
+}
+
+std::int64_t import_token_json(const std::filesystem::path& json, const std::filesystem::path& out) {
+  std::ifstream in(json);
+  if (!in) {
+    throw core::Error(json.string() + ": cannot open the JSON dump");
+  }
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw core::Error(json.string() + ": invalid JSON: " + e.what());
+  }
+  const auto need = [&](const char* key) -> const nlohmann::json& {
+    if (!j.contains(key)) {
+      throw core::Error(fmt::format("{}: missing key \"{}\"", json.string(), key));
+    }
+    return j[key];
+  };
+  trace::Header h;
+  h.set_version(1);
+  h.set_model(j.value("model", ""));
+  h.set_experts(need("experts").get<std::uint32_t>());
+  h.set_top_k(need("top_k").get<std::uint32_t>());
+  h.set_source(json.filename().string());
+  h.set_has_token_experts(true);
+  const nlohmann::json& steps = need("steps");
+  if (!steps.is_array() || steps.empty() || !steps[0].contains("layers")) {
+    throw core::Error(json.string() + ": \"steps\" must be a non-empty array of {\"layers\": [...]}");
+  }
+  h.set_moe_layers(static_cast<std::uint32_t>(steps[0]["layers"].size()));
+  TraceWriter w(out, h);
+  std::int64_t index = 0;
+  for (const auto& s : steps) {
+    const auto& layers = s.at("layers");
+    trace::Step step;
+    step.set_index(static_cast<std::uint64_t>(index));
+    if (layers.empty()) {
+      throw core::Error(fmt::format("{}: step {}: no layers", json.string(), index));
+    }
+    step.set_tokens(static_cast<std::uint32_t>(layers[0].size()));
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      trace::LayerLoad* layer = step.add_layers();
+      std::vector<std::uint32_t> counts(h.experts(), 0);
+      if (layers[l].size() != step.tokens()) {
+        throw core::Error(fmt::format("{}: step {}, layer {}: {} tokens, layer 0 has {}", json.string(), index, l,
+                                      layers[l].size(), step.tokens()));
+      }
+      for (const auto& token : layers[l]) {
+        if (token.size() != h.top_k()) {
+          throw core::Error(fmt::format("{}: step {}, layer {}: a token has {} experts, expected top_k = {}",
+                                        json.string(), index, l, token.size(), h.top_k()));
+        }
+        for (const auto& id : token) {
+          const auto e = id.get<std::uint32_t>();
+          if (e >= h.experts()) {
+            throw core::Error(fmt::format("{}: step {}, layer {}: expert id {} out of range [0, {})", json.string(),
+                                          index, l, e, h.experts()));
+          }
+          layer->add_token_experts(e);
+          ++counts[e];
+        }
+      }
+      for (const std::uint32_t c : counts) {
+        layer->add_expert_tokens(c);
+      }
+    }
+    w.write(step);
+    ++index;
+  }
+  w.close();
+  return index;
+}
+
+std::int64_t export_csv(const std::filesystem::path& trace_path, const std::filesystem::path& csv) {
+  TraceReader r(trace_path);
+  std::filesystem::path tmp = csv;
+  tmp += ".tmp";
+  std::int64_t n = 0;
+  {
+    std::ofstream out(tmp);
+    if (!out) {
+      throw core::Error("cannot write " + tmp.string());
+    }
+    out << "step,layer,expert,tokens\n";
+    trace::Step s;
+    while (r.next(s)) {
+      for (int l = 0; l < s.layers_size(); ++l) {
+        for (int e = 0; e < s.layers(l).expert_tokens_size(); ++e) {
+          if (const std::uint32_t c = s.layers(l).expert_tokens(e); c > 0) {
+            out << s.index() << ',' << l << ',' << e << ',' << c << '\n';
+          }
+        }
+      }
+      ++n;
+    }
+    if (!out) {
+      throw core::Error("failed writing " + tmp.string());
+    }
+  }
+  std::filesystem::rename(tmp, csv);
+  return n;
+}
+
+}  // namespace epsim::workloads
