@@ -54,6 +54,16 @@ TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)
   REQUIRE(w.bytes == 1001.0 * 1152.0 + (73728.0 + 65536.0) * 2.0);
 }
 
+TEST_CASE("chunked attention pairs by hand") {
+  // Window 4: a query at position p sees (p mod 4) + 1 keys. Positions 2..9: 3 4 1 2 3 4 1 2 = 20.
+  REQUIRE(models::chunked_causal_pairs(2, 8, 4) == 20.0);
+  // A whole window from its start is a causal triangle: 4 * 5 / 2.
+  REQUIRE(models::chunked_causal_pairs(8, 4, 4) == 10.0);
+  // Windows larger than the context give the full causal count.
+  REQUIRE(models::chunked_causal_pairs(50, 100, 8192) == models::causal_pairs(50, 100));
+  REQUIRE(models::chunked_kv_read(10000, 8192) == 1808.0);
+}
+
 TEST_CASE("dense and expert FFN accounting by hand") {
   const auto ds = preset("deepseek-v3");
   // A first dense layer on 10 tokens: 2*10*3*7168*18432 FLOPs; FP8 weights 3*7168*18432 bytes.

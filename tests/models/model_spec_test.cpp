@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "models/layer_work.hpp"
 #include "models/model_spec.hpp"
 #include "sim/core/params.hpp"
 
@@ -12,8 +13,10 @@ models::ModelSpec preset(const std::string& name) {
 }
 }  // namespace
 
-TEST_CASE("the four required presets exist and parse") {
-  for (const char* name : {"mixtral-8x7b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3"}) {
+TEST_CASE("every required preset exists and parses") {
+  for (const char* name :
+       {"mixtral-8x7b", "mixtral-8x22b", "deepseek-v2-lite", "deepseekmoe-16b", "deepseek-v3", "qwen3-30b-a3b",
+        "qwen3-235b-a22b", "llama-4-scout-17b-16e", "hunyuan-a13b", "olmoe-1b-7b"}) {
     INFO(name);
     REQUIRE(models::model_presets().contains(name));
     REQUIRE_NOTHROW(preset(name));
@@ -71,4 +74,78 @@ TEST_CASE("preset values equal the published config.json values") {
   CHECK(ds.v_head_dim == 128);
   CHECK(ds.vocab_size == 129280);
   CHECK(ds.weight_bytes == 1);
+
+  const auto x22 = preset("mixtral-8x22b");
+  CHECK(x22.hidden_size == 6144);
+  CHECK(x22.num_layers == 56);
+  CHECK(x22.moe_intermediate_size == 16384);
+  CHECK(x22.num_heads == 48);
+  CHECK(x22.num_kv_heads == 8);
+
+  const auto lite = preset("deepseek-v2-lite");
+  CHECK(lite.attention == models::AttentionKind::mla);
+  CHECK(lite.q_lora_rank == 0);
+  CHECK(lite.kv_lora_rank == 512);
+  CHECK(lite.num_heads == 16);
+  CHECK(lite.first_dense_layers == 1);
+  CHECK(lite.dense_intermediate_size == 10944);
+  CHECK(lite.moe_intermediate_size == 1408);
+  CHECK(lite.routed_experts == 64);
+  CHECK(lite.shared_experts == 2);
+  CHECK(lite.top_k == 6);
+
+  const auto dsmoe = preset("deepseekmoe-16b");
+  CHECK(dsmoe.attention == models::AttentionKind::gqa);
+  CHECK(dsmoe.num_kv_heads == 16);
+  CHECK(dsmoe.num_layers == 28);
+
+  const auto scout = preset("llama-4-scout-17b-16e");
+  CHECK(scout.hidden_size == 5120);
+  CHECK(scout.routed_experts == 16);
+  CHECK(scout.top_k == 1);
+  CHECK(scout.shared_experts == 1);
+  CHECK(scout.vocab_size == 202048);
+  CHECK(scout.attention_chunk_size == 8192);
+  // NoPE layers 3, 7, ..., 47 attend globally; the other 36 are chunked.
+  int chunked = 0;
+  for (int l = 0; l < 48; ++l) {
+    chunked += scout.is_chunked_attention_layer(l) ? 1 : 0;
+  }
+  CHECK(chunked == 36);
+  CHECK_FALSE(scout.is_chunked_attention_layer(3));
+
+  const auto hy = preset("hunyuan-a13b");
+  CHECK(hy.routed_experts == 64);
+  CHECK(hy.top_k == 8);
+  CHECK(hy.vocab_size == 128167);
+  CHECK(hy.tie_word_embeddings);
+
+  const auto olmoe = preset("olmoe-1b-7b");
+  CHECK(olmoe.num_layers == 16);
+  CHECK(olmoe.moe_intermediate_size == 1024);
+  CHECK(olmoe.vocab_size == 50304);
+}
+
+TEST_CASE("parameter counts from the presets match the published totals") {
+  // Total / active parameters as their authors publish them (billions). Norms are not counted, so a
+  // 2 % tolerance on totals, 5 % on active counts.
+  struct Case {
+    const char* name;
+    double total;
+    double active;
+  };
+  const Case cases[] = {
+      {"mixtral-8x7b", 46.7, 12.9},     {"mixtral-8x22b", 141.0, 39.0}, {"qwen3-30b-a3b", 30.5, 3.3},
+      {"qwen3-235b-a22b", 235.0, 22.0}, {"deepseek-v3", 671.0, 37.0},   {"llama-4-scout-17b-16e", 109.0, 17.0},
+      {"hunyuan-a13b", 80.0, 13.0},     {"olmoe-1b-7b", 6.9, 1.3},      {"deepseekmoe-16b", 16.4, 0.0},
+      {"deepseek-v2-lite", 15.7, 0.0},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const auto m = preset(c.name);
+    REQUIRE(models::total_params(m) / 1e9 == Approx(c.total).epsilon(0.02));
+    if (c.active > 0.0) {
+      REQUIRE(models::active_params(m) / 1e9 == Approx(c.active).epsilon(0.05));
+    }
+  }
 }

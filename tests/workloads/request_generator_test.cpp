@@ -1,6 +1,8 @@
 #include <toml++/toml.h>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "sim/core/params.hpp"
 #include "sim/core/statistics.hpp"
@@ -93,5 +95,86 @@ TEST_CASE("arrivals and lengths use separate streams") {
   workloads::RequestGenerator gb(b, core::RandomStreams(9));
   for (int i = 0; i < 50; ++i) {
     REQUIRE(ga.next()->arrival_ns == gb.next()->arrival_ns);
+  }
+}
+
+TEST_CASE("Gamma arrivals have the configured mean and CV") {
+  workloads::ArrivalConfig c;
+  c.kind = workloads::ArrivalConfig::Kind::gamma;
+  c.rate_rps = 10.0;
+  c.cv = 2.0;
+  workloads::ArrivalProcess a(c, core::Rng(12));
+  core::RunningStats gaps;
+  core::Time prev = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const core::Time t = a.next();
+    gaps.add(core::to_seconds(t - prev));
+    prev = t;
+  }
+  // Mean 0.1 s with sd 0.2 s per gap: the sample mean's sd is 0.2 / sqrt(2e5) = 4.5e-4.
+  REQUIRE(gaps.mean() == Approx(0.1).margin(5 * 4.5e-4));
+  REQUIRE(gaps.stddev() / gaps.mean() == Approx(2.0).margin(0.06));
+}
+
+TEST_CASE("on/off bursts keep the configured mean rate and are burstier than Poisson") {
+  workloads::ArrivalConfig c;
+  c.kind = workloads::ArrivalConfig::Kind::onoff;
+  c.rate_rps = 20.0;
+  c.on_s = 2.0;
+  c.off_s = 6.0;
+  c.off_rate_fraction = 0.1;
+  // ON rate: 20 * 8 / (2 + 0.6) = 61.54/s; OFF rate 6.15/s.
+  REQUIRE(c.on_rate_rps() == Approx(20.0 * 8.0 / 2.6));
+  workloads::ArrivalProcess a(c, core::Rng(13));
+  core::RunningStats gaps;
+  core::Time prev = 0;
+  core::Time t = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) {
+    t = a.next();
+    gaps.add(core::to_seconds(t - prev));
+    prev = t;
+  }
+  // Over ~10,000 s (~1,250 ON/OFF cycles) the count is within a few % of rate x time.
+  REQUIRE(static_cast<double>(n) / core::to_seconds(t) == Approx(20.0).epsilon(0.04));
+  REQUIRE(gaps.stddev() / gaps.mean() > 1.3);
+}
+
+TEST_CASE("replayed arrivals come from the CSV; malformed rows name the line") {
+  const auto path = std::filesystem::temp_directory_path() / "epsim_replay_test.csv";
+  std::ofstream(path) << "arrival_s,prompt_tokens,output_tokens\n0.5,100,10\n# comment\n1.25,200,20\n";
+  workloads::WorkloadConfig cfg;
+  cfg.arrivals.kind = workloads::ArrivalConfig::Kind::replay;
+  cfg.arrivals.replay_file = path.string();
+  workloads::RequestGenerator gen(cfg, core::RandomStreams(1));
+  const auto a = gen.next();
+  REQUIRE(a->arrival_ns == 500000000);
+  REQUIRE(a->prompt_tokens == 100);
+  const auto b = gen.next();
+  REQUIRE(b->arrival_ns == 1250000000);
+  REQUIRE(b->output_tokens == 20);
+  REQUIRE(b->id == 1);
+  REQUIRE_FALSE(gen.next());
+  std::ofstream(path) << "0.5,100,10\n0.2,5,5\n";
+  workloads::RequestGenerator bad(cfg, core::RandomStreams(1));
+  REQUIRE(bad.next());
+  REQUIRE_THROWS_WITH(bad.next(),
+                      Catch::Contains("epsim_replay_test.csv: line 2: arrival times must be >= 0 and non-decreasing"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the shipped ShareGPT-like tables have the published means (about 220 in, 200 out)") {
+  for (const auto& [table, mean] : {std::pair{"sharegpt-prompt", 220.0}, std::pair{"sharegpt-output", 200.0}}) {
+    const toml::table t = toml::parse(std::string("distribution = \"empirical\"\ntable = \"") + table + "\"\n");
+    core::ParamTable p({core::ParamLayer{&t, "test"}}, "len");
+    const auto d = workloads::parse_length_distribution(p, 1);
+    REQUIRE(d.values.size() == 256);
+    REQUIRE(d.expected() == Approx(mean).margin(0.5));
+    core::Rng rng(7);
+    core::RunningStats s;
+    for (int i = 0; i < 100000; ++i) {
+      s.add(static_cast<double>(d.sample(rng)));
+    }
+    REQUIRE(s.mean() == Approx(mean).epsilon(0.02));
   }
 }
