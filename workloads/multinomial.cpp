@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/random/binomial_distribution.hpp>
+#include <boost/random/uniform_01.hpp>
+#include <boost/random/uniform_int_distribution.hpp>
 
 namespace epsim::workloads {
 
@@ -30,6 +32,70 @@ void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, st
     out[e] = static_cast<std::int32_t>(n);
   }
   // Rare: place clipped picks on the earliest categories that still have room.
+  for (std::size_t r = 0; overflow > 0 && r < order.size(); ++r) {
+    auto& slot = out[static_cast<std::size_t>(order[r])];
+    const std::int64_t add = std::min(cap - slot, overflow);
+    slot = static_cast<std::int32_t>(slot + add);
+    overflow -= add;
+  }
+}
+
+void AliasTable::build(std::span<const double> p) {
+  const auto n = p.size();
+  prob_.resize(n);
+  alias_.resize(n);
+  small_.clear();
+  large_.clear();
+  double sum = 0.0;
+  for (const double x : p) {
+    sum += x;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    prob_[i] = p[i] / sum * static_cast<double>(n);
+    alias_[i] = static_cast<int>(i);
+    (prob_[i] < 1.0 ? small_ : large_).push_back(static_cast<int>(i));
+  }
+  while (!small_.empty() && !large_.empty()) {
+    const int s = small_.back();
+    small_.pop_back();
+    const int l = large_.back();
+    alias_[static_cast<std::size_t>(s)] = l;
+    prob_[static_cast<std::size_t>(l)] -= 1.0 - prob_[static_cast<std::size_t>(s)];
+    if (prob_[static_cast<std::size_t>(l)] < 1.0) {
+      large_.pop_back();
+      small_.push_back(l);
+    }
+  }
+  for (const int i : large_) {
+    prob_[static_cast<std::size_t>(i)] = 1.0;  // rounding leftovers
+  }
+  for (const int i : small_) {
+    prob_[static_cast<std::size_t>(i)] = 1.0;
+  }
+}
+
+int AliasTable::draw(core::Rng& rng) const {
+  const auto i = boost::random::uniform_int_distribution<std::size_t>(0, prob_.size() - 1)(rng);
+  return boost::random::uniform_01<double>()(rng) < prob_[i] ? static_cast<int>(i) : alias_[i];
+}
+
+void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
+                        std::span<const int> order, std::span<std::int32_t> out, AliasTable& alias) {
+  if (picks > 4 * static_cast<std::int64_t>(p.size())) {
+    multinomial_capped(rng, picks, cap, p, order, out);
+    return;
+  }
+  std::fill(out.begin(), out.end(), 0);
+  alias.build(p);
+  std::int64_t overflow = 0;
+  for (std::int64_t i = 0; i < picks; ++i) {
+    std::int32_t& c = out[static_cast<std::size_t>(alias.draw(rng))];
+    if (c < cap) {
+      ++c;
+    } else {
+      ++overflow;
+    }
+  }
   for (std::size_t r = 0; overflow > 0 && r < order.size(); ++r) {
     auto& slot = out[static_cast<std::size_t>(order[r])];
     const std::int64_t add = std::min(cap - slot, overflow);

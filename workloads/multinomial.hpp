@@ -4,11 +4,30 @@
 // exceed `cap` (a token picks distinct experts): any excess is passed to the next categories in order.
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "sim/core/random_streams.hpp"
 
 namespace epsim::workloads {
 
+/// Walker/Vose alias table: O(n) build into reused buffers, O(1) draws. (Boost's discrete_distribution
+/// implements the same method but allocates on every rebuild, and the step loop must not allocate.)
+class AliasTable {
+ public:
+  void build(std::span<const double> p);
+  int draw(core::Rng& rng) const;
+
+ private:
+  std::vector<double> prob_;
+  std::vector<int> alias_;
+  std::vector<int> small_;
+  std::vector<int> large_;
+};
+
+/// Draws picks one by one from the alias table for small draws (picks <= 4 x categories) and by
+/// conditional binomials otherwise; both are exact multinomial draws. `alias` is a reusable workspace.
+void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
+                        std::span<const int> order, std::span<std::int32_t> out, AliasTable& alias);
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
                         std::span<const int> order, std::span<std::int32_t> out);
 

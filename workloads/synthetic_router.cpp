@@ -326,7 +326,7 @@ void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int3
     }
   }
   water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
-  multinomial_capped(rng_, tokens * top_k_, tokens, mixed_, ranking(layer), out);
+  multinomial_capped(rng_, tokens * top_k_, tokens, mixed_, ranking(layer), out, alias_);
 }
 
 }  // namespace epsim::workloads

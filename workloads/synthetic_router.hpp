@@ -18,6 +18,7 @@
 
 #include "sim/core/params.hpp"
 #include "sim/core/random_streams.hpp"
+#include "workloads/multinomial.hpp"
 #include "workloads/routing_source.hpp"
 
 namespace epsim::workloads {
@@ -65,6 +66,8 @@ class SyntheticRouter final : public RoutingSource {
   std::span<const int> temporal_experts(int layer) const;
   /// The topic mix at time `t` (shift drift is a function of time; the random walk is its current state).
   std::vector<double> topic_mix(core::Time t) const;
+  /// The topic of a request (drawn once, from the mix at its arrival). Ids are dense (0, 1, 2, ...): the
+  /// cache is indexed by id.
   int topic_of(std::int64_t request_id, core::Time arrival_ns);
 
  private:
@@ -93,6 +96,7 @@ class SyntheticRouter final : public RoutingSource {
   std::vector<std::int8_t> request_topic_;  // by request id; -1 = not drawn yet
   std::vector<double> step_weight_;         // [topic][phase] share of the step's tokens
   std::vector<double> mixed_;               // workspace: this step's distribution for one layer
+  AliasTable alias_;                        // workspace for small draws
   core::Rng rng_;                           // counts
   core::Rng burst_rng_;
   core::Rng drift_rng_;

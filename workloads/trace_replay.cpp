@@ -57,7 +57,7 @@ void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::i
   std::iota(order_.begin(), order_.end(), 0);
   std::stable_sort(order_.begin(), order_.end(),
                    [&](int a, int b) { return p_[static_cast<std::size_t>(a)] > p_[static_cast<std::size_t>(b)]; });
-  multinomial_capped(rng_, tokens * top_k(), tokens, p_, order_, out);
+  multinomial_capped(rng_, tokens * top_k(), tokens, p_, order_, out, alias_);
 }
 
 bool TraceRoutingSource::origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) {

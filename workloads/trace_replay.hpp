@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/random_streams.hpp"
+#include "workloads/multinomial.hpp"
 #include "workloads/routing_source.hpp"
 #include "workloads/trace_io.hpp"
 
@@ -44,6 +45,7 @@ class TraceRoutingSource final : public RoutingSource {
   core::Rng rng_;
   std::vector<double> p_;
   std::vector<int> order_;
+  AliasTable alias_;
 };
 
 }  // namespace epsim::workloads

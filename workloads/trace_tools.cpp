@@ -23,9 +23,10 @@ trace::Step synthesize_step(SyntheticRouter& router, std::int64_t index, const S
   // Requests: blocks of tokens_per_request tokens, ids advancing with the step so topics vary.
   std::vector<RequestTokens> reqs;
   const core::Time now = core::from_ms(o.step_ms * static_cast<double>(index));
+  const std::int64_t per_step = (tokens + o.tokens_per_request - 1) / o.tokens_per_request;
   for (std::int64_t t = 0, r = 0; t < tokens; t += o.tokens_per_request, ++r) {
     const std::int64_t n = std::min(o.tokens_per_request, tokens - t);
-    reqs.push_back(RequestTokens{index * 1000003 + r, now, n, t < prefill});
+    reqs.push_back(RequestTokens{index * per_step + r, now, n, t < prefill});  // dense ids, as the engine's
   }
   router.begin_step(StepContext{now, tokens, prefill, tokens - prefill, reqs});
   trace::Step step;

@@ -87,3 +87,39 @@ TEST_CASE("run writes the results directory and a bad config writes nothing") {
   REQUIRE(unknown.code == 2);
   REQUIRE_THAT(unknown.err, Contains("bogus"));
 }
+
+TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_trace";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string trace = (dir / "mix.trace").string();
+  // Mixtral-8x7B, the golden config's model: 32 MoE layers x 8 experts, top-2.
+  const auto gen = cli({"trace", "gen", k_small, "--out", trace, "--steps", "200", "--tokens", "64"});
+  REQUIRE(gen.code == 0);
+  REQUIRE_THAT(gen.out, Contains("200 steps of 64 tokens, 32 MoE layers x 8 experts, top-2"));
+  const auto stats = cli({"trace", "stats", trace, "--ep", "4", "--json", (dir / "s.json").string()});
+  REQUIRE(stats.code == 0);
+  REQUIRE_THAT(stats.out, Contains("200 steps"));
+  REQUIRE(fs::exists(dir / "s.json"));
+  const auto conv = cli({"trace", "convert", trace, (dir / "mix.csv").string()});
+  REQUIRE(conv.code == 0);
+  const auto back = cli({"trace", "convert", (dir / "mix.csv").string(), (dir / "back.trace").string(), "--layers",
+                         "32", "--experts", "8", "--top-k", "2"});
+  REQUIRE(back.code == 0);
+  // Replaying: the run routes from the trace (resampled to each step's token count).
+  const auto run = cli({"run", k_small, "--out", (dir / "out").string(), "--set", "routing.source=trace", "--set",
+                        "routing.trace_file=\"" + trace + "\""});
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  // A trace of another shape is a config error naming the key.
+  const auto bad = cli({"validate", k_small, "--set", "model.top_k=1", "--set", "routing.source=trace", "--set",
+                        "routing.trace_file=\"" + trace + "\""});
+  REQUIRE(bad.code == 2);
+  REQUIRE_THAT(
+      bad.err,
+      Contains("routing.trace_file: the trace has 32 MoE layers x 8 experts, top-2; the model has 32 x 8, top-1"));
+  const auto usage = cli({"trace", "frobnicate"});
+  REQUIRE(usage.code == 2);
+  REQUIRE_THAT(usage.err, Contains("valid commands are: gen, stats, convert"));
+  fs::remove_all(dir);
+}

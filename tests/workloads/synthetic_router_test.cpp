@@ -223,3 +223,32 @@ TEST_CASE("multinomial draws respect the cap and water-filling preserves the mas
     REQUIRE(*std::max_element(out.begin(), out.end()) <= 10);
   }
 }
+
+TEST_CASE("the alias-table path draws the same distribution as the binomial path") {
+  // Small draws (picks <= 4 x categories) go through the alias table; compare both paths' long-run
+  // shares with the probabilities.
+  const std::vector<double> p{0.4, 0.3, 0.2, 0.1};
+  const std::vector<int> order{0, 1, 2, 3};
+  workloads::AliasTable alias;
+  core::Rng rng(3);
+  std::vector<double> small(4, 0.0);
+  std::vector<double> large(4, 0.0);
+  std::vector<std::int32_t> out(4);
+  for (int i = 0; i < 20000; ++i) {
+    workloads::multinomial_capped(rng, 10, 10, p, order, out, alias);  // alias path
+    for (int e = 0; e < 4; ++e) {
+      small[static_cast<std::size_t>(e)] += out[static_cast<std::size_t>(e)];
+    }
+    workloads::multinomial_capped(rng, 100, 100, p, order, out, alias);  // binomial path
+    for (int e = 0; e < 4; ++e) {
+      large[static_cast<std::size_t>(e)] += out[static_cast<std::size_t>(e)];
+    }
+  }
+  for (int e = 0; e < 4; ++e) {
+    const double pe = p[static_cast<std::size_t>(e)];
+    REQUIRE(small[static_cast<std::size_t>(e)] / 200000.0 ==
+            Approx(pe).margin(5 * std::sqrt(pe * (1 - pe) / 200000.0)));
+    REQUIRE(large[static_cast<std::size_t>(e)] / 2000000.0 ==
+            Approx(pe).margin(5 * std::sqrt(pe * (1 - pe) / 2000000.0)));
+  }
+}
