@@ -6,6 +6,7 @@
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
+#include "sim/serving/memory_plan.hpp"
 #include "workloads/synthetic_router.hpp"
 
 namespace epsim::experiments {
@@ -20,6 +21,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
       .topology = network->port_view(),
       .network = cfg.collective_model == "ports" ? nullptr : network,
       .graph_collectives_max_gpus = cfg.collective_model == "graph" ? (1 << 30) : cfg.graph_max_gpus,
+      .kv_blocks_per_gpu =
+          serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler).kv_blocks,
       .placement = {},
       .make_routing = {},
       .routing_source = {},

@@ -13,6 +13,7 @@
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"
+#include "sim/serving/memory_plan.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::experiments {
@@ -171,6 +172,11 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
                               cfg.model.routed_experts, cfg.redundant_experts, cfg.ep_size));
   }
   cfg.serving.ep_size = cfg.ep_size;
+  static constexpr std::array<std::string_view, 2> k_balancers{"round_robin", "least_outstanding"};
+  cfg.serving.load_balancer = parallel.choice("load_balancer", "round_robin", "how requests are spread over EP groups",
+                                              k_balancers) == "least_outstanding"
+                                  ? serving::LoadBalancer::least_outstanding
+                                  : serving::LoadBalancer::round_robin;
   parallel.finish();
 
   auto workload = root.table("workload", "request arrivals and lengths");
@@ -235,6 +241,19 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.serving.step_overhead_us =
       scheduler.real("step_overhead_us", 0.0, "fixed CPU/scheduling time per step, us", core::k_non_negative);
   scheduler.finish();
+
+  {
+    const serving::MemoryPlan mem =
+        serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler);
+    if (mem.kv_blocks < 1) {
+      scheduler.fail(
+          "gpu_memory_utilization",
+          fmt::format("no room for the KV cache: {:.1f} GiB of weights per GPU ({} expert slots) + {:.1f} GiB "
+                      "reserve exceed {:.1f} GiB x {} of {}",
+                      mem.weights_gib, cfg.slots_per_gpu(), cfg.serving.scheduler.activation_reserve_gib,
+                      cfg.gpu.memory_gib, cfg.serving.scheduler.gpu_memory_utilization, cfg.gpu.name));
+    }
+  }
 
   auto slo = root.table("slo", "latency targets");
   cfg.serving.slo = serving::parse_slo(slo);

@@ -6,6 +6,7 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/serving/memory_plan.hpp"
 #include "version.hpp"
 
 namespace epsim::experiments {
@@ -19,6 +20,8 @@ nlohmann::ordered_json latency_json(const serving::LatencySummary& s) {
 
 std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
   const serving::RunSummary& s = res.summary;
+  const serving::MemoryPlan memory =
+      serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler);
   nlohmann::ordered_json j;
   j["epsim_version"] = k_version;
   j["seed"] = cfg.seed;
@@ -33,6 +36,9 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"ep_size", cfg.ep_size},
       {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
       {"slots_per_gpu", cfg.slots_per_gpu()},
+      {"weights_gib_per_gpu", memory.weights_gib},
+      {"kv_cache_gib_per_gpu", memory.kv_gib},
+      {"kv_cache_tokens_per_gpu", memory.kv_blocks * cfg.serving.scheduler.kv_block_tokens},
       {"moe_layers", cfg.model.num_moe_layers()},
       {"placement", cfg.policy.placement},
       {"routing", cfg.policy.routing},
@@ -40,6 +46,8 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   nlohmann::ordered_json m;
   m["requests"] = s.requests;
   m["requests_finished"] = s.requests_finished;
+  m["requests_rejected"] = s.requests_rejected;
+  m["preemptions"] = s.preemptions;
   m["hit_time_limit"] = res.hit_time_limit;
   m["routing_exhausted"] = res.routing_exhausted;
   m["makespan_s"] = s.makespan_s;
@@ -65,15 +73,18 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
 
 std::string requests_csv(const serving::SimulationResult& res) {
   std::string out =
-      "id,group,rank,prompt_tokens,output_tokens,arrival_ns,first_token_ns,finish_ns,ttft_ms,tpot_ms,e2e_ms\n";
+      "id,group,rank,prompt_tokens,output_tokens,arrival_ns,first_token_ns,finish_ns,ttft_ms,tpot_ms,e2e_ms,"
+      "preemptions,"
+      "rejected\n";
   for (const serving::RequestState& r : res.requests) {
     if (r.finished()) {
-      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{}\n", r.spec.id, r.group, r.rank,
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},0\n", r.spec.id, r.group, r.rank,
                      r.spec.prompt_tokens, r.spec.output_tokens, r.spec.arrival_ns, r.first_token_ns, r.finish_ns,
-                     r.ttft_ms(), r.tpot_ms(), r.e2e_ms());
+                     r.ttft_ms(), r.tpot_ms(), r.e2e_ms(), r.preemptions);
     } else {
-      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},,,,\n", r.spec.id, r.group, r.rank,
-                     r.spec.prompt_tokens, r.spec.output_tokens, r.spec.arrival_ns, r.first_token_ns);
+      fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},,,,,{},{}\n", r.spec.id, r.group, r.rank,
+                     r.spec.prompt_tokens, r.spec.output_tokens, r.spec.arrival_ns, r.first_token_ns, r.preemptions,
+                     r.rejected ? 1 : 0);
     }
   }
   return out;

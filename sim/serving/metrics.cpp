@@ -60,6 +60,8 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   std::int64_t met_tpot = 0;
   std::int64_t output_tokens = 0;
   for (const RequestState& r : requests) {
+    s.requests_rejected += r.rejected ? 1 : 0;
+    s.preemptions += r.preemptions;
     if (!r.finished()) {
       continue;  // unfinished requests count as SLO misses
     }

@@ -66,9 +66,11 @@ class MetricsCollector final : public Observer {
 struct RunSummary {
   std::int64_t requests = 0;  ///< requests that arrived
   std::int64_t requests_finished = 0;
-  double makespan_s = 0.0;  ///< from time 0 to the end of the last step
-  LatencySummary ttft_ms;   ///< finished requests
-  LatencySummary tpot_ms;   ///< per-request mean, requests with >= 2 output tokens
+  std::int64_t requests_rejected = 0;  ///< could never fit in a rank's KV cache
+  std::int64_t preemptions = 0;        ///< recompute preemptions, all requests
+  double makespan_s = 0.0;             ///< from time 0 to the end of the last step
+  LatencySummary ttft_ms;              ///< finished requests
+  LatencySummary tpot_ms;              ///< per-request mean, requests with >= 2 output tokens
   LatencySummary e2e_ms;
   LatencySummary inter_token_ms;  ///< pooled over all decode tokens (streaming, +-0.5 %)
   double slo_attainment = 0.0;    ///< share of arrived requests meeting both targets

@@ -1,10 +1,19 @@
 #include "sim/serving/scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace epsim::serving {
 
-Scheduler::Scheduler(int ranks, SchedulerConfig cfg) : cfg_(cfg), ranks_(static_cast<std::size_t>(ranks)) {}
+Scheduler::Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_rank)
+    : cfg_(cfg), ranks_(static_cast<std::size_t>(ranks)) {
+  // "Unlimited" stays far from overflow when multiplied by the block size.
+  const std::int64_t blocks = kv_blocks_per_rank > 0 ? kv_blocks_per_rank : (std::int64_t{1} << 40);
+  for (Rank& r : ranks_) {
+    r.kv = KvCache(blocks, cfg_.kv_block_tokens);
+  }
+}
 
 int Scheduler::least_loaded_rank() const {
   int best = 0;
@@ -20,8 +29,25 @@ int Scheduler::least_loaded_rank() const {
   return best;
 }
 
-void Scheduler::enqueue(int rank, int request) {
-  ranks_[static_cast<std::size_t>(rank)].waiting.push_back(request);
+std::size_t Scheduler::outstanding() const {
+  std::size_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += r.waiting.size() + r.running.size();
+  }
+  return n;
+}
+
+bool Scheduler::enqueue(int rank, int request, std::vector<RequestState>& requests) {
+  Rank& rk = ranks_[static_cast<std::size_t>(rank)];
+  RequestState& r = requests[static_cast<std::size_t>(request)];
+  r.prefill_target = r.spec.prompt_tokens;
+  // Its whole context must fit in the rank's cache at some point, or it would wait forever.
+  if (rk.kv.blocks_for(r.spec.prompt_tokens + r.spec.output_tokens) > rk.kv.blocks()) {
+    r.rejected = true;
+    return false;
+  }
+  rk.waiting.push_back(request);
+  return true;
 }
 
 bool Scheduler::idle() const {
@@ -29,45 +55,97 @@ bool Scheduler::idle() const {
                      [](const Rank& r) { return r.waiting.empty() && r.running.empty(); });
 }
 
-bool Scheduler::form_batch(const std::vector<RequestState>& requests, Batch& out) {
+bool Scheduler::grow(Rank& rank, RequestState& r, std::int64_t tokens) {
+  const std::int64_t extra = rank.kv.extra_for(r.kv_blocks, tokens);
+  if (!rank.kv.can_take(extra)) {
+    return false;
+  }
+  rank.kv.take(extra);
+  r.kv_blocks += extra;
+  return true;
+}
+
+void Scheduler::preempt(Rank& rank, std::size_t index, std::vector<RequestState>& requests) {
+  const int idx = rank.running[index];
+  RequestState& r = requests[static_cast<std::size_t>(idx)];
+  rank.kv.give(r.kv_blocks);
+  r.kv_blocks = 0;
+  r.prefilled = 0;
+  // Recompute: the prompt and every token generated so far, then the next token comes out.
+  r.prefill_target = r.spec.prompt_tokens + r.generated;
+  ++r.preemptions;
+  ++preemptions_;
+  rank.running.erase(rank.running.begin() + static_cast<std::ptrdiff_t>(index));
+  rank.waiting.push_front(idx);
+}
+
+std::int64_t Scheduler::fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks) {
+  std::int64_t chunk = std::min(r.prefill_target - r.prefilled, budget);
+  // Tokens that fit: the free blocks (less the reserve) plus the room left in the request's last block.
+  const auto usable =
+      static_cast<std::int64_t>(std::floor(static_cast<double>(rank.kv.free_blocks()) - reserve_blocks));
+  const std::int64_t room =
+      std::max<std::int64_t>(0, usable) * rank.kv.block_tokens() + (r.kv_blocks * rank.kv.block_tokens() - r.prefilled);
+  chunk = std::min(chunk, room);
+  return std::max<std::int64_t>(0, chunk);
+}
+
+bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
   out.clear(ranks());
   for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
     Rank& rank = ranks_[ri];
     std::int64_t budget = cfg_.max_batch_tokens;
-    // Decodes first: they are latency-critical and cost one token each.
-    for (const int idx : rank.running) {
-      const RequestState& r = requests[static_cast<std::size_t>(idx)];
-      if (budget == 0) {
+    const std::int64_t preempted_before = preemptions_;
+    // Decodes first: latency-critical, one token each. A decode that cannot grow its cache preempts the
+    // youngest running request (possibly itself).
+    for (std::size_t i = 0; i < rank.running.size() && budget > 0; ++i) {
+      RequestState& r = requests[static_cast<std::size_t>(rank.running[i])];
+      if (!r.prefill_done()) {
+        continue;
+      }
+      const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;  // context + this token
+      bool fits = grow(rank, r, tokens_after);
+      while (!fits && rank.running.size() - 1 > i) {
+        preempt(rank, rank.running.size() - 1, requests);
+        fits = grow(rank, r, tokens_after);
+      }
+      if (!fits) {
+        preempt(rank, i, requests);
         break;
       }
-      if (r.prefill_done()) {
-        out.entries.push_back(BatchEntry{idx, 1, r.spec.prompt_tokens + r.generated - 1, false, true});
-        out.decode_tokens += 1;
-        budget -= 1;
-      }
+      out.entries.push_back(BatchEntry{rank.running[i], 1, tokens_after - 1, false, true});
+      out.decode_tokens += 1;
+      budget -= 1;
     }
-    // Then continuing chunked prefills, in admission order.
+    // Then continuing chunked prefills, in admission order, as far as memory allows (no preemption).
     for (const int idx : rank.running) {
-      const RequestState& r = requests[static_cast<std::size_t>(idx)];
+      RequestState& r = requests[static_cast<std::size_t>(idx)];
       if (budget == 0) {
         break;
       }
       if (!r.prefill_done()) {
-        const std::int64_t chunk = std::min(r.spec.prompt_tokens - r.prefilled, budget);
-        out.entries.push_back(BatchEntry{idx, chunk, r.prefilled, true, r.prefilled + chunk == r.spec.prompt_tokens});
-        out.prefill_tokens += chunk;
-        budget -= chunk;
+        const std::int64_t chunk = fit_chunk(rank, r, budget, 0.0);
+        if (chunk > 0 && grow(rank, r, r.prefilled + chunk)) {
+          out.entries.push_back(BatchEntry{idx, chunk, r.prefilled, true, r.prefilled + chunk == r.prefill_target});
+          out.prefill_tokens += chunk;
+          budget -= chunk;
+        }
       }
     }
-    // Then admissions, FCFS.
-    while (budget > 0 && !rank.waiting.empty() &&
+    // Then admissions, FCFS: the head of the queue waits for memory (nothing overtakes it). As in vLLM V1,
+    // a step that had to preempt admits nobody.
+    const double reserve = cfg_.kv_watermark * static_cast<double>(rank.kv.blocks());
+    while (budget > 0 && preemptions_ == preempted_before && !rank.waiting.empty() &&
            static_cast<std::int64_t>(rank.running.size()) < cfg_.max_running_requests) {
       const int idx = rank.waiting.front();
+      RequestState& r = requests[static_cast<std::size_t>(idx)];
+      const std::int64_t chunk = fit_chunk(rank, r, budget, reserve);
+      if (chunk == 0 || !grow(rank, r, chunk)) {
+        break;
+      }
       rank.waiting.pop_front();
       rank.running.push_back(idx);
-      const RequestState& r = requests[static_cast<std::size_t>(idx)];
-      const std::int64_t chunk = std::min(r.spec.prompt_tokens, budget);
-      out.entries.push_back(BatchEntry{idx, chunk, 0, true, chunk == r.spec.prompt_tokens});
+      out.entries.push_back(BatchEntry{idx, chunk, 0, true, chunk == r.prefill_target});
       out.prefill_tokens += chunk;
       budget -= chunk;
     }
@@ -84,8 +162,15 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
     if (e.prefill) {
       r.prefilled += e.tokens;
       if (e.emits_token) {
-        r.generated = 1;
-        r.first_token_ns = now;
+        // The (re)computed context emits the next token.
+        if (r.first_token_ns < 0) {
+          r.first_token_ns = now;
+        } else {
+          for (Observer* o : observers) {
+            o->on_token(r, now - r.last_token_ns);
+          }
+        }
+        r.generated += 1;
         r.last_token_ns = now;
       }
     } else {
@@ -106,7 +191,15 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
   }
   if (any_finished) {
     for (Rank& rank : ranks_) {
-      std::erase_if(rank.running, [&](int idx) { return requests[static_cast<std::size_t>(idx)].finished(); });
+      std::erase_if(rank.running, [&](int idx) {
+        RequestState& r = requests[static_cast<std::size_t>(idx)];
+        if (r.finished()) {
+          rank.kv.give(r.kv_blocks);
+          r.kv_blocks = 0;
+          return true;
+        }
+        return false;
+      });
     }
   }
 }

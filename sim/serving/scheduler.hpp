@@ -1,13 +1,17 @@
 #pragma once
-// Continuous batching for one EP group with DP attention: every GPU (rank) owns its requests, FCFS.
-// Each step a rank spends its token budget on, in order: one token for each running decode, the next
-// chunk of each running partially-prefilled request (chunked prefill), then new admissions while the
-// running-request limit allows.
+// Continuous batching for one EP group with DP attention: every GPU (rank) owns its requests and its
+// paged KV cache, FCFS. Each step a rank spends its token budget on, in order: one token for each
+// running decode, the next chunk of each running partially-prefilled request (chunked prefill), then new
+// admissions while the running-request limit and the KV cache allow (vLLM V1: blocks are allocated for
+// the tokens scheduled). A decode that finds no free block preempts the youngest running request by
+// recompute: its blocks are freed and it goes back to the head of the queue, to recompute its prompt and
+// the tokens it generated before emitting the next one.
 #include <deque>
 #include <vector>
 
 #include "sim/core/time.hpp"
 #include "sim/serving/batch.hpp"
+#include "sim/serving/kv_cache.hpp"
 #include "sim/serving/observer.hpp"
 #include "sim/serving/request_state.hpp"
 #include "sim/serving/serving_config.hpp"
@@ -16,26 +20,41 @@ namespace epsim::serving {
 
 class Scheduler {
  public:
-  Scheduler(int ranks, SchedulerConfig cfg);
+  /// `kv_blocks_per_rank` = 0: unlimited KV memory.
+  Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_rank = 0);
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
   /// The rank with the fewest outstanding (waiting + running) requests; ties go to the lowest rank.
   int least_loaded_rank() const;
-  void enqueue(int rank, int request);
+  /// Outstanding requests of the whole group.
+  std::size_t outstanding() const;
+  /// Queues a request on `rank`; returns false (and marks it rejected) if it can never fit in the rank's
+  /// KV cache.
+  bool enqueue(int rank, int request, std::vector<RequestState>& requests);
   /// Fills `out` with the next step's work; returns false if there is none.
-  bool form_batch(const std::vector<RequestState>& requests, Batch& out);
+  bool form_batch(std::vector<RequestState>& requests, Batch& out);
   /// Applies a finished step at time `now`: advances requests, emits tokens, retires finished ones.
   void complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
                 std::span<Observer* const> observers);
   bool idle() const;
+  const KvCache& kv(int rank) const { return ranks_[static_cast<std::size_t>(rank)].kv; }
+  std::int64_t preemptions() const { return preemptions_; }
 
  private:
   struct Rank {
     std::deque<int> waiting;
     std::vector<int> running;
+    KvCache kv;
   };
+  // Grows `r`'s cache to `tokens` tokens if the blocks are free.
+  static bool grow(Rank& rank, RequestState& r, std::int64_t tokens);
+  void preempt(Rank& rank, std::size_t index, std::vector<RequestState>& requests);
+  // Tokens of a prefill chunk that fit in the budget and the free KV blocks.
+  static std::int64_t fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks);
+
   SchedulerConfig cfg_;
   std::vector<Rank> ranks_;
+  std::int64_t preemptions_ = 0;
 };
 
 }  // namespace epsim::serving

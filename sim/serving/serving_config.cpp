@@ -8,6 +8,12 @@ SchedulerConfig parse_scheduler(core::ParamTable& t) {
                                  "token budget of one step per DP rank (decodes + prefill chunks)", {1, 1 << 24});
   c.max_running_requests =
       t.integer("max_running_requests", c.max_running_requests, "requests admitted per DP rank at once", {1, 1 << 20});
+  c.kv_block_tokens = t.integer("kv_block_tokens", c.kv_block_tokens, "tokens per KV-cache block", {1, 4096});
+  c.kv_watermark = t.real("kv_watermark", c.kv_watermark, "share of KV blocks admissions leave free", {0.0, 0.5});
+  c.gpu_memory_utilization = t.real("gpu_memory_utilization", c.gpu_memory_utilization,
+                                    "share of GPU memory for weights + KV cache", {0.0, 1.0, true});
+  c.activation_reserve_gib = t.real("activation_reserve_gib", c.activation_reserve_gib,
+                                    "memory kept per GPU for activations and workspaces, GiB", core::k_non_negative);
   return c;  // the caller reads the engine-level keys of the same table and calls finish()
 }
 

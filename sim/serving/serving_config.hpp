@@ -9,6 +9,10 @@ namespace epsim::serving {
 struct SchedulerConfig {
   std::int64_t max_batch_tokens = 8192;     ///< tokens per DP rank per step (decodes + prefill chunks)
   std::int64_t max_running_requests = 256;  ///< requests admitted per DP rank at once
+  std::int64_t kv_block_tokens = 16;        ///< tokens per KV-cache block (paged attention)
+  double kv_watermark = 0.01;               ///< admissions leave this share of the blocks free
+  double gpu_memory_utilization = 0.9;      ///< share of GPU memory for weights + KV cache (vLLM's knob)
+  double activation_reserve_gib = 1.0;      ///< memory kept for activations and workspaces, per GPU
 };
 
 struct SloConfig {
@@ -16,8 +20,11 @@ struct SloConfig {
   double tpot_ms = 100.0;   ///< time-per-output-token target (per-request mean)
 };
 
+enum class LoadBalancer : std::uint8_t { round_robin, least_outstanding };
+
 struct ServingConfig {
   SchedulerConfig scheduler;
+  LoadBalancer load_balancer = LoadBalancer::round_robin;  ///< how requests are spread over EP groups
   SloConfig slo;
   int ep_size = 0;                 ///< GPUs per expert-parallel group (one DP attention rank each)
   double step_overhead_us = 0.0;   ///< fixed CPU/scheduling time added to every step

@@ -24,7 +24,7 @@ struct Simulator::Group {
       : index(idx),
         gpu_offset(offset),
         routing(std::move(r)),
-        scheduler(topo.num_gpus(), p.serving.scheduler),
+        scheduler(topo.num_gpus(), p.serving.scheduler, p.kv_blocks_per_gpu),
         executor(p.model, *p.cost, offset, topo, p.placement, *routing, *p.routing_source, p.serving.step_overhead_us) {
   }
 };
@@ -69,15 +69,26 @@ void Simulator::schedule_next_arrival() {
 }
 
 void Simulator::on_arrival(workloads::RequestSpec spec) {
-  Group& g = *groups_[next_group_];
+  const bool least = parts_.serving.load_balancer == LoadBalancer::least_outstanding;
+  std::size_t gi = least ? 0 : next_group_;
+  if (least) {
+    // The group with the fewest outstanding requests; ties to the lowest index.
+    for (std::size_t i = 0; i < groups_.size(); ++i) {
+      if (groups_[i]->scheduler.outstanding() < groups_[gi]->scheduler.outstanding()) {
+        gi = i;
+      }
+    }
+  }
   next_group_ = (next_group_ + 1) % groups_.size();
+  Group& g = *groups_[gi];
   RequestState r;
   r.spec = spec;
   r.group = g.index;
   r.rank = g.scheduler.least_loaded_rank();
   requests_.push_back(r);
-  g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1));
-  try_start_step(g);
+  if (g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1), requests_)) {
+    try_start_step(g);
+  }
   schedule_next_arrival();
 }
 

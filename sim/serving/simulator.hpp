@@ -34,7 +34,8 @@ struct SimulationParts {
   /// all-to-alls exactly on it (full traffic matrix over routed paths), larger ones use the port model.
   std::shared_ptr<const hardware::NetworkGraph> network;
   int graph_collectives_max_gpus = 16;
-  policies::Placement placement;                                           ///< of one EP group (every group uses it)
+  std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
+  policies::Placement placement;       ///< of one EP group (every group uses it)
   std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
   std::unique_ptr<workloads::RoutingSource> routing_source;
   workloads::WorkloadConfig workload;

@@ -17,7 +17,7 @@ RequestState req(std::int64_t id, std::int64_t prompt, std::int64_t output) {
 TEST_CASE("chunked prefill: a long prompt is split into budget-sized chunks, then decodes") {
   Scheduler s(1, SchedulerConfig{4096, 16});
   std::vector<RequestState> reqs{req(0, 10000, 3)};
-  s.enqueue(0, 0);
+  s.enqueue(0, 0, reqs);
   Batch b;
   std::vector<std::int64_t> chunks;
   core::Time t = 0;
@@ -43,7 +43,7 @@ TEST_CASE("decodes come before prefill chunks and admissions respect the budget 
   Scheduler s(1, SchedulerConfig{100, 2});
   std::vector<RequestState> reqs{req(0, 10, 5), req(1, 150, 5), req(2, 10, 5)};
   for (int i = 0; i < 3; ++i) {
-    s.enqueue(0, i);
+    s.enqueue(0, i, reqs);
   }
   Batch b;
   REQUIRE(s.form_batch(reqs, b));
@@ -66,11 +66,85 @@ TEST_CASE("decodes come before prefill chunks and admissions respect the budget 
 
 TEST_CASE("requests go to the least loaded rank, ties to the lowest") {
   Scheduler s(3, SchedulerConfig{});
+  std::vector<RequestState> reqs{req(0, 10, 1), req(1, 10, 1), req(2, 10, 1), req(3, 10, 1)};
   REQUIRE(s.least_loaded_rank() == 0);
-  s.enqueue(0, 0);
+  s.enqueue(0, 0, reqs);
   REQUIRE(s.least_loaded_rank() == 1);
-  s.enqueue(1, 1);
-  s.enqueue(2, 2);
-  s.enqueue(2, 3);
+  s.enqueue(1, 1, reqs);
+  s.enqueue(2, 2, reqs);
+  s.enqueue(2, 3, reqs);
   REQUIRE(s.least_loaded_rank() == 0);
+}
+
+namespace {
+// Runs the scheduler alone, one time unit per step, until idle; returns the step each request emitted
+// its first token in and the number of steps.
+int drain(Scheduler& s, std::vector<RequestState>& reqs, std::vector<std::vector<int>>* batches = nullptr) {
+  Batch b;
+  int step = 0;
+  while (s.form_batch(reqs, b)) {
+    if (batches != nullptr) {
+      std::vector<int> ids;
+      for (const auto& e : b.entries) {
+        ids.push_back(e.request);
+      }
+      batches->push_back(ids);
+    }
+    s.complete(b, reqs, ++step, {});
+    REQUIRE(step < 10000);
+  }
+  return step;
+}
+}  // namespace
+
+TEST_CASE("KV admission waits for memory: the second request starts when the first frees its blocks") {
+  // 10 blocks of 16 tokens. A: 150-token prompt + 5 tokens (155 -> 10 blocks); B: 20 + 5.
+  SchedulerConfig cfg{4096, 16};
+  cfg.kv_watermark = 0.0;
+  Scheduler s(1, cfg, 10);
+  std::vector<RequestState> reqs{req(0, 150, 5), req(1, 20, 5)};
+  s.enqueue(0, 0, reqs);
+  s.enqueue(0, 1, reqs);
+  drain(s, reqs);
+  // A: prefill at step 1, decodes at 2..5 (finishes at 5). B cannot get a block before step 6.
+  REQUIRE(reqs[0].first_token_ns == 1);
+  REQUIRE(reqs[0].finish_ns == 5);
+  REQUIRE(reqs[1].first_token_ns == 6);
+  REQUIRE(reqs[1].finish_ns == 10);
+  REQUIRE(s.preemptions() == 0);
+  REQUIRE(s.kv(0).free_blocks() == 10);
+}
+
+TEST_CASE("decode growth that overflows the KV cache preempts the youngest request by recompute") {
+  // 10 blocks of 16 tokens. A: prompt 80 (5 blocks), 60 out; B: prompt 70 (5 blocks), 40 out. Both are
+  // admitted in step 1 and fill the cache; A's first decode needs a 6th block: B is preempted, goes back
+  // to the head of the queue and later recomputes its prompt + the token it had generated (71 tokens).
+  SchedulerConfig cfg{4096, 16};
+  cfg.kv_watermark = 0.0;
+  Scheduler s(1, cfg, 10);
+  std::vector<RequestState> reqs{req(0, 80, 60), req(1, 70, 40)};
+  s.enqueue(0, 0, reqs);
+  s.enqueue(0, 1, reqs);
+  std::vector<std::vector<int>> batches;
+  drain(s, reqs, &batches);
+  REQUIRE(batches[0] == std::vector<int>{0, 1});
+  REQUIRE(batches[1] == std::vector<int>{0});  // B was preempted for A's decode
+  REQUIRE(s.preemptions() >= 1);
+  REQUIRE(reqs[1].preemptions >= 1);
+  REQUIRE(reqs[0].preemptions == 0);
+  // Everyone finishes with every token, and the cache is empty again.
+  REQUIRE(reqs[0].generated == 60);
+  REQUIRE(reqs[1].generated == 40);
+  REQUIRE(reqs[1].finished());
+  REQUIRE(s.kv(0).free_blocks() == 10);
+  // B's first token came from its first prefill (step 1), before the preemption.
+  REQUIRE(reqs[1].first_token_ns == 1);
+}
+
+TEST_CASE("a request that can never fit in the KV cache is rejected, not queued forever") {
+  Scheduler s(1, SchedulerConfig{}, 4);  // 64 tokens
+  std::vector<RequestState> reqs{req(0, 60, 10)};
+  REQUIRE_FALSE(s.enqueue(0, 0, reqs));
+  REQUIRE(reqs[0].rejected);
+  REQUIRE(s.idle());
 }

@@ -1,0 +1,25 @@
+#pragma once
+// Where a GPU's memory goes under DP attention + EP MoE: every rank holds all non-expert weights
+// (attention, dense layers, shared experts, routers, embedding, LM head) and its expert slots (redundant
+// replicas included, even empty slots reserve their space); what is left of
+// memory x gpu_memory_utilization after weights and the activation reserve is the paged KV cache.
+#include <cstdint>
+
+#include "hardware/gpu_spec.hpp"
+#include "models/model_spec.hpp"
+#include "sim/serving/serving_config.hpp"
+
+namespace epsim::serving {
+
+struct MemoryPlan {
+  double weights_gib = 0.0;         ///< per GPU
+  double kv_gib = 0.0;              ///< per GPU (may be negative: the weights do not fit)
+  double kv_bytes_per_token = 0.0;  ///< all layers
+  std::int64_t kv_blocks = 0;       ///< per GPU (DP rank)
+  std::int64_t kv_tokens() const { return kv_blocks; }
+};
+
+MemoryPlan plan_memory(const models::ModelSpec& model, const hardware::GpuSpec& gpu, int slots_per_gpu,
+                       const SchedulerConfig& sched);
+
+}  // namespace epsim::serving
