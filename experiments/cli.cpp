@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/cost_table.hpp"
@@ -107,9 +108,25 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
 
   const auto t0 = std::chrono::steady_clock::now();
   serving::Simulator sim(build_simulation(cfg));
+  std::optional<serving::StepLog> steps;
+  std::optional<serving::LayerLog> layers;
+  std::optional<serving::TimelineLog> timeline;
+  RunLogs logs;
+  if (cfg.outputs.steps_csv) {
+    sim.add_observer(&steps.emplace());
+    logs.steps = &*steps;
+  }
+  if (cfg.outputs.layers_csv) {
+    sim.add_observer(&layers.emplace(cfg.outputs.layers_every));
+    logs.layers = &*layers;
+  }
+  if (cfg.outputs.timeline) {
+    sim.add_observer(&timeline.emplace(cfg.outputs.timeline_steps));
+    logs.timeline = &*timeline;
+  }
   const serving::SimulationResult res = sim.run();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  write_results(dir, cfg, res);
+  write_results(dir, cfg, res, logs);
 
   out << human_summary(cfg, res);
   out << fmt::format("wall time {:.2f} s ({:.0f}x real time); results in {}\n", wall_s,

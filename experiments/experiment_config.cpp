@@ -255,6 +255,23 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
     }
   }
 
+  auto metrics = root.table("metrics", "what is measured");
+  cfg.serving.window.warmup_s = metrics.real(
+      "warmup_s", 0.0, "requests arriving (and steps starting) before this are not measured", core::k_non_negative);
+  cfg.serving.window.cooldown_s =
+      metrics.real("cooldown_s", 0.0, "nor those in this many seconds before the last arrival", core::k_non_negative);
+  metrics.finish();
+
+  auto outputs = root.table("output", "optional outputs of run");
+  cfg.outputs.steps_csv = outputs.boolean("steps_csv", false, "write steps.csv (one row per step)");
+  cfg.outputs.layers_csv = outputs.boolean("layers_csv", false, "write layers.csv (per GPU, sampled steps)");
+  cfg.outputs.layers_every =
+      outputs.integer("layers_every", 100, "layers.csv: every n-th step of each group", {1, 1LL << 40});
+  cfg.outputs.timeline = outputs.boolean("timeline", false, "write timeline.json (Chrome trace, open in Perfetto)");
+  cfg.outputs.timeline_steps =
+      outputs.integer("timeline_steps", 20, "timeline: the first n steps of each group", {1, 1LL << 40});
+  outputs.finish();
+
   auto slo = root.table("slo", "latency targets");
   cfg.serving.slo = serving::parse_slo(slo);
 

@@ -50,6 +50,14 @@ struct ExperimentConfig {
   workloads::TraceReplayConfig trace;
   PolicyConfig policy;
   serving::ServingConfig serving;
+  /// Optional outputs of `run`.
+  struct Outputs {
+    bool steps_csv = false;
+    bool layers_csv = false;
+    std::int64_t layers_every = 100;  ///< layers.csv: every n-th step of each group
+    bool timeline = false;
+    std::int64_t timeline_steps = 20;  ///< timeline.json: the first n steps of each group
+  } outputs;
   /// The effective configuration (file + --set), for the echo in summary.json; JSON text.
   std::string echo_json;
 

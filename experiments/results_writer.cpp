@@ -44,6 +44,10 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"routing", cfg.policy.routing},
   };
   nlohmann::ordered_json m;
+  m["window"] = {{"warmup_s", cfg.serving.window.warmup_s},
+                 {"cooldown_s", cfg.serving.window.cooldown_s},
+                 {"measured_s", s.measured_s},
+                 {"requests_total", s.requests_total}};
   m["requests"] = s.requests;
   m["requests_finished"] = s.requests_finished;
   m["requests_rejected"] = s.requests_rejected;
@@ -90,14 +94,23 @@ std::string requests_csv(const serving::SimulationResult& res) {
   return out;
 }
 
-void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg,
-                   const serving::SimulationResult& res) {
+void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res,
+                   const RunLogs& logs) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     throw core::Error("cannot create results directory " + dir.string() + ": " + ec.message());
   }
   core::write_file_atomically(dir / "requests.csv", requests_csv(res));
+  if (logs.steps != nullptr) {
+    core::write_file_atomically(dir / "steps.csv", logs.steps->csv());
+  }
+  if (logs.layers != nullptr) {
+    core::write_file_atomically(dir / "layers.csv", logs.layers->csv());
+  }
+  if (logs.timeline != nullptr) {
+    core::write_file_atomically(dir / "timeline.json", logs.timeline->json());
+  }
   core::write_file_atomically(dir / "summary.json", summary_json(cfg, res));
 }
 

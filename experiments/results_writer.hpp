@@ -5,6 +5,7 @@
 #include <string>
 
 #include "experiments/experiment_config.hpp"
+#include "sim/serving/run_logs.hpp"
 #include "sim/serving/simulator.hpp"
 
 namespace epsim::experiments {
@@ -13,8 +14,16 @@ namespace epsim::experiments {
 std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res);
 /// One row per request, times in integer nanoseconds plus derived milliseconds.
 std::string requests_csv(const serving::SimulationResult& res);
-/// Creates `dir` if needed and writes both files into it.
-void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res);
+/// The optional logs a run was asked for (null when not asked).
+struct RunLogs {
+  const serving::StepLog* steps = nullptr;
+  const serving::LayerLog* layers = nullptr;
+  const serving::TimelineLog* timeline = nullptr;
+};
+
+/// Creates `dir` if needed and writes summary.json, requests.csv and the asked-for logs into it.
+void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res,
+                   const RunLogs& logs = {});
 /// A few human-readable lines for the terminal.
 std::string human_summary(const ExperimentConfig& cfg, const serving::SimulationResult& res);
 

@@ -146,6 +146,15 @@ core::KernelWork router_work(const ModelSpec& m, double tokens) {
   return w;
 }
 
+core::KernelWork embedding_work(const ModelSpec& m, double tokens) {
+  core::KernelWork w;
+  w.kind = core::OpKind::dense_gemm;
+  w.precision = core::Precision::bf16;
+  w.tokens = tokens;
+  w.bytes = tokens * d(m.hidden_size) * d(m.activation_bytes) * 2.0;  // read the rows, write the activations
+  return w;
+}
+
 core::KernelWork lm_head_work(const ModelSpec& m, double tokens) {
   // The LM head stays in BF16 in FP8 checkpoints.
   core::KernelWork w = gemm(core::OpKind::dense_gemm, core::Precision::bf16, m, tokens,

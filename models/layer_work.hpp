@@ -60,6 +60,8 @@ core::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double interm
 core::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated);
 /// Router (gate) projection hidden -> routed_experts.
 core::KernelWork router_work(const ModelSpec& m, double tokens);
+/// Embedding lookup of `tokens` tokens (a gather of hidden-wide rows).
+core::KernelWork embedding_work(const ModelSpec& m, double tokens);
 /// LM head for the tokens that emit a token.
 core::KernelWork lm_head_work(const ModelSpec& m, double tokens);
 

@@ -1,5 +1,7 @@
 #include "sim/serving/metrics.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace epsim::serving {
@@ -18,31 +20,29 @@ LatencySummary summarize(std::vector<double>& values) {
   return s;
 }
 
-MetricsCollector::MetricsCollector(int total_gpus)
-    : inter_token_ns_(0.005, 1.0, 1e15), gpu_busy_ns_(static_cast<std::size_t>(total_gpus), 0.0) {}
+MetricsCollector::MetricsCollector(int total_gpus, MetricsWindow window)
+    : window_(window),
+      warmup_ns_(core::from_seconds(window.warmup_s)),
+      inter_token_ns_(0.005, 1.0, 1e15),
+      gpu_busy_ns_(static_cast<std::size_t>(total_gpus), 0.0) {}
 
-void MetricsCollector::on_layer(const LayerRecord& layer) {
-  straggler_gap_ns_.add(layer.straggler_gap_ns());
-  attention_idle_ns_ += layer.attention_idle_ns;
-  expert_idle_ns_ += layer.expert_idle_ns;
-  comm_ns_ += layer.dispatch_ns + layer.combine_ns;
-  intra_bytes_ += layer.intra_bytes;
-  inter_bytes_ += layer.inter_bytes;
-}
-
-void MetricsCollector::on_step(const StepRecord& step) {
-  ++steps_;
-  step_time_ns_ += static_cast<double>(step.end_ns - step.start_ns);
-  prefill_tokens_ += step.prefill_tokens;
-  decode_tokens_ += step.decode_tokens;
-  barrier_idle_ns_ += step.barrier_idle_ns;
-  const int offset = group_offset_.empty() ? 0 : group_offset_[static_cast<std::size_t>(step.group)];
-  for (std::size_t g = 0; g < step.gpu_busy_ns.size(); ++g) {
-    gpu_busy_ns_[static_cast<std::size_t>(offset) + g] += step.gpu_busy_ns[g];
+void MetricsCollector::on_step(const StepRecord& s) {
+  steps_.push_back(StepSample{s.start_ns, s.end_ns, s.group, s.prefill_tokens, s.decode_tokens, s.barrier_idle_ns,
+                              s.comm_ns, s.straggler_gap_sum_ns, s.straggler_gap_max_ns, s.moe_layers, s.intra_bytes,
+                              s.inter_bytes});
+  if (s.start_ns < warmup_ns_) {
+    return;
+  }
+  const int offset = group_offset_.empty() ? 0 : group_offset_[static_cast<std::size_t>(s.group)];
+  for (std::size_t g = 0; g < s.gpu_busy_ns.size(); ++g) {
+    gpu_busy_ns_[static_cast<std::size_t>(offset) + g] += s.gpu_busy_ns[g];
   }
 }
 
-void MetricsCollector::on_token(const RequestState& /*r*/, core::Time gap_ns) {
+void MetricsCollector::on_token(const RequestState& r, core::Time gap_ns) {
+  if (r.spec.arrival_ns < warmup_ns_) {
+    return;
+  }
   inter_token_ns_.add(static_cast<double>(gap_ns));
   inter_token_stats_ns_.add(static_cast<double>(gap_ns));
 }
@@ -50,8 +50,19 @@ void MetricsCollector::on_token(const RequestState& /*r*/, core::Time gap_ns) {
 RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,
                          core::Time makespan_ns, int groups) {
   RunSummary s;
-  s.requests = static_cast<std::int64_t>(requests.size());
+  s.requests_total = static_cast<std::int64_t>(requests.size());
   s.makespan_s = core::to_seconds(makespan_ns);
+  const core::Time begin = core::from_seconds(m.window().warmup_s);
+  core::Time last_arrival = 0;
+  for (const RequestState& r : requests) {
+    last_arrival = std::max(last_arrival, r.spec.arrival_ns);
+  }
+  const core::Time end = m.window().cooldown_s > 0.0 ? last_arrival - core::from_seconds(m.window().cooldown_s)
+                                                     : std::numeric_limits<core::Time>::max();
+  const auto measured = [&](core::Time t) { return t >= begin && t <= end; };
+  const core::Time window_end = std::min(end, makespan_ns);
+  s.measured_s = std::max(0.0, core::to_seconds(window_end - begin));
+
   std::vector<double> ttft;
   std::vector<double> tpot;
   std::vector<double> e2e;
@@ -60,10 +71,14 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   std::int64_t met_tpot = 0;
   std::int64_t output_tokens = 0;
   for (const RequestState& r : requests) {
+    if (!measured(r.spec.arrival_ns)) {
+      continue;
+    }
+    ++s.requests;
     s.requests_rejected += r.rejected ? 1 : 0;
     s.preemptions += r.preemptions;
     if (!r.finished()) {
-      continue;  // unfinished requests count as SLO misses
+      continue;  // unfinished and rejected requests count as SLO misses
     }
     ++s.requests_finished;
     output_tokens += r.spec.output_tokens;
@@ -83,35 +98,51 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   s.e2e_ms = summarize(e2e);
   const auto& itl = m.inter_token_ns();
   s.inter_token_ms.count = itl.count();
+  s.inter_token_ms.mean = m.inter_token_stats_ns().mean() / 1e6;
   s.inter_token_ms.p50 = itl.quantile(0.50) / 1e6;
   s.inter_token_ms.p90 = itl.quantile(0.90) / 1e6;
   s.inter_token_ms.p95 = itl.quantile(0.95) / 1e6;
   s.inter_token_ms.p99 = itl.quantile(0.99) / 1e6;
-  s.inter_token_ms.mean = m.inter_token_stats_ns().mean() / 1e6;
   if (s.requests > 0) {
     const auto n = static_cast<double>(s.requests);
     s.slo_attainment = static_cast<double>(met_both) / n;
     s.slo_ttft_attainment = static_cast<double>(met_ttft) / n;
     s.slo_tpot_attainment = static_cast<double>(met_tpot) / n;
   }
-  if (s.makespan_s > 0.0) {
-    s.goodput_rps = static_cast<double>(met_both) / s.makespan_s;
-    s.throughput_rps = static_cast<double>(s.requests_finished) / s.makespan_s;
-    s.output_tokens_per_s = static_cast<double>(output_tokens) / s.makespan_s;
+  if (s.measured_s > 0.0) {
+    s.goodput_rps = static_cast<double>(met_both) / s.measured_s;
+    s.throughput_rps = static_cast<double>(s.requests_finished) / s.measured_s;
+    s.output_tokens_per_s = static_cast<double>(output_tokens) / s.measured_s;
   }
-  s.steps = m.steps();
-  s.mean_step_ms = m.steps() ? m.step_time_ns() / static_cast<double>(m.steps()) / 1e6 : 0.0;
-  s.mean_straggler_gap_us = m.straggler_gap_ns().mean() / 1e3;
-  s.max_straggler_gap_us = m.straggler_gap_ns().max() / 1e3;
-  const auto gpus = static_cast<double>(m.gpu_busy_ns().size());
-  // Step time is summed over groups; each group's GPUs spend it together.
-  const double gpu_time = m.step_time_ns() * gpus / static_cast<double>(groups);
-  s.barrier_idle_fraction = gpu_time > 0.0 ? m.barrier_idle_ns() / gpu_time : 0.0;
-  s.comm_fraction = m.step_time_ns() > 0.0 ? m.comm_ns() / m.step_time_ns() : 0.0;
-  s.intra_node_gb = m.intra_bytes() / 1e9;
-  s.inter_node_gb = m.inter_bytes() / 1e9;
+
+  double step_time = 0.0;
+  double idle = 0.0;
+  double comm = 0.0;
+  double gap_sum = 0.0;
+  std::int64_t layers = 0;
+  for (const StepSample& st : m.steps()) {
+    if (!measured(st.start_ns)) {
+      continue;
+    }
+    ++s.steps;
+    step_time += static_cast<double>(st.end_ns - st.start_ns);
+    idle += st.barrier_idle_ns;
+    comm += st.comm_ns;
+    gap_sum += st.straggler_gap_sum_ns;
+    layers += st.moe_layers;
+    s.max_straggler_gap_us = std::max(s.max_straggler_gap_us, st.straggler_gap_max_ns / 1e3);
+    s.intra_node_gb += st.intra_bytes / 1e9;
+    s.inter_node_gb += st.inter_bytes / 1e9;
+  }
+  s.mean_step_ms = s.steps > 0 ? step_time / static_cast<double>(s.steps) / 1e6 : 0.0;
+  s.mean_straggler_gap_us = layers > 0 ? gap_sum / static_cast<double>(layers) / 1e3 : 0.0;
+  // Each group's GPUs spend its step time together.
+  const double gpus_per_group = static_cast<double>(m.gpu_busy_ns().size()) / static_cast<double>(groups);
+  s.barrier_idle_fraction = step_time > 0.0 ? idle / (step_time * gpus_per_group) : 0.0;
+  s.comm_fraction = step_time > 0.0 ? comm / step_time : 0.0;
+  const double busy_span = static_cast<double>(makespan_ns - begin);
   for (const double busy : m.gpu_busy_ns()) {
-    s.gpu_busy_fraction.push_back(makespan_ns > 0 ? busy / static_cast<double>(makespan_ns) : 0.0);
+    s.gpu_busy_fraction.push_back(busy_span > 0.0 ? busy / busy_span : 0.0);
   }
   return s;
 }

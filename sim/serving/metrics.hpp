@@ -1,5 +1,7 @@
 #pragma once
 // Collects the run's metrics as an observer and reduces them to the headline summary (DESIGN.md 7).
+// Requests arriving, and steps starting, inside the measurement window [warm-up, last arrival -
+// cool-down] count; per-GPU busy time and the pooled inter-token distribution count from the warm-up on.
 #include <cstdint>
 #include <vector>
 
@@ -21,65 +23,65 @@ struct LatencySummary {
 /// Exact summary of a sample (quantiles by linear interpolation); sorts `values`.
 LatencySummary summarize(std::vector<double>& values);
 
+/// What the collector keeps of one step.
+struct StepSample {
+  core::Time start_ns = 0;
+  core::Time end_ns = 0;
+  int group = 0;
+  std::int64_t prefill_tokens = 0;
+  std::int64_t decode_tokens = 0;
+  double barrier_idle_ns = 0.0;
+  double comm_ns = 0.0;
+  double straggler_gap_sum_ns = 0.0;
+  double straggler_gap_max_ns = 0.0;
+  int moe_layers = 0;
+  double intra_bytes = 0.0;
+  double inter_bytes = 0.0;
+};
+
 class MetricsCollector final : public Observer {
  public:
-  explicit MetricsCollector(int total_gpus);
-  void on_layer(const LayerRecord& layer) override;
+  MetricsCollector(int total_gpus, MetricsWindow window);
   void on_step(const StepRecord& step) override;
   void on_token(const RequestState& r, core::Time gap_ns) override;
 
-  const core::RunningStats& straggler_gap_ns() const { return straggler_gap_ns_; }
+  const std::vector<StepSample>& steps() const { return steps_; }
   const core::QuantileSketch& inter_token_ns() const { return inter_token_ns_; }
   const core::RunningStats& inter_token_stats_ns() const { return inter_token_stats_ns_; }
-  double attention_idle_ns() const { return attention_idle_ns_; }
-  double expert_idle_ns() const { return expert_idle_ns_; }
-  double barrier_idle_ns() const { return barrier_idle_ns_; }
-  double comm_ns() const { return comm_ns_; }
-  double intra_bytes() const { return intra_bytes_; }
-  double inter_bytes() const { return inter_bytes_; }
-  std::int64_t steps() const { return steps_; }
-  double step_time_ns() const { return step_time_ns_; }
-  std::int64_t prefill_tokens() const { return prefill_tokens_; }
-  std::int64_t decode_tokens() const { return decode_tokens_; }
   const std::vector<double>& gpu_busy_ns() const { return gpu_busy_ns_; }
+  const MetricsWindow& window() const { return window_; }
   /// Where each group's GPUs start in the global numbering (set by the simulator).
   void set_group_offsets(std::vector<int> offsets) { group_offset_ = std::move(offsets); }
 
  private:
-  core::RunningStats straggler_gap_ns_;
+  MetricsWindow window_;
+  core::Time warmup_ns_;
+  std::vector<StepSample> steps_;
   core::QuantileSketch inter_token_ns_;
   core::RunningStats inter_token_stats_ns_;
-  double attention_idle_ns_ = 0.0;
-  double expert_idle_ns_ = 0.0;
-  double barrier_idle_ns_ = 0.0;
-  double comm_ns_ = 0.0;
-  double intra_bytes_ = 0.0;
-  double inter_bytes_ = 0.0;
-  std::int64_t steps_ = 0;
-  double step_time_ns_ = 0.0;
-  std::int64_t prefill_tokens_ = 0;
-  std::int64_t decode_tokens_ = 0;
   std::vector<double> gpu_busy_ns_;
   std::vector<int> group_offset_;
 };
 
 struct RunSummary {
-  std::int64_t requests = 0;  ///< requests that arrived
+  std::int64_t requests = 0;  ///< requests that arrived in the measurement window
   std::int64_t requests_finished = 0;
   std::int64_t requests_rejected = 0;  ///< could never fit in a rank's KV cache
-  std::int64_t preemptions = 0;        ///< recompute preemptions, all requests
+  std::int64_t preemptions = 0;        ///< recompute preemptions of measured requests
+  std::int64_t requests_total = 0;     ///< all arrivals, measured or not
   double makespan_s = 0.0;             ///< from time 0 to the end of the last step
+  double measured_s = 0.0;             ///< length of the measurement window (goodput's denominator)
   LatencySummary ttft_ms;              ///< finished requests
   LatencySummary tpot_ms;              ///< per-request mean, requests with >= 2 output tokens
   LatencySummary e2e_ms;
   LatencySummary inter_token_ms;  ///< pooled over all decode tokens (streaming, +-0.5 %)
-  double slo_attainment = 0.0;    ///< share of arrived requests meeting both targets
+  double slo_attainment = 0.0;    ///< share of measured requests meeting both targets
   double slo_ttft_attainment = 0.0;
   double slo_tpot_attainment = 0.0;
-  double goodput_rps = 0.0;  ///< SLO-meeting requests per second of makespan
+  double goodput_rps = 0.0;  ///< SLO-meeting requests per second of the window
   double throughput_rps = 0.0;
   double output_tokens_per_s = 0.0;
-  std::int64_t steps = 0;
+  std::int64_t steps = 0;  ///< steps starting in the window
   double mean_step_ms = 0.0;
   double mean_straggler_gap_us = 0.0;  ///< per MoE layer: slowest minus fastest expert GPU
   double max_straggler_gap_us = 0.0;
@@ -87,7 +89,7 @@ struct RunSummary {
   double comm_fraction = 0.0;          ///< share of step time in dispatch + combine
   double intra_node_gb = 0.0;
   double inter_node_gb = 0.0;
-  std::vector<double> gpu_busy_fraction;
+  std::vector<double> gpu_busy_fraction;  ///< busy time / (makespan - warm-up)
 };
 
 RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,

@@ -14,15 +14,18 @@ struct LayerRecord {
   std::int64_t step = 0;
   int layer = 0;                    ///< model layer index
   int moe_layer = 0;                ///< index among MoE layers
+  core::Time step_start_ns = 0;     ///< when the step began
+  double offset_ns = 0.0;           ///< when this layer's local phase began, from the step start
   double attention_phase_ns = 0.0;  ///< slowest GPU's local work before dispatch
   double attention_idle_ns = 0.0;   ///< sum over GPUs of (slowest - own) before dispatch
   double dispatch_ns = 0.0;
   double combine_ns = 0.0;
   double expert_max_ns = 0.0;
   double expert_min_ns = 0.0;
-  double expert_idle_ns = 0.0;  ///< sum over GPUs of (slowest - own) in the expert phase
-  double intra_bytes = 0.0;     ///< dispatch + combine bytes inside nodes
-  double inter_bytes = 0.0;     ///< dispatch + combine bytes between nodes
+  double expert_idle_ns = 0.0;           ///< sum over GPUs of (slowest - own) in the expert phase
+  double intra_bytes = 0.0;              ///< dispatch + combine bytes inside nodes
+  double inter_bytes = 0.0;              ///< dispatch + combine bytes between nodes
+  std::span<const double> gpu_local_ns;  ///< per GPU: local work (attention ...) before the dispatch
   std::span<const double> gpu_expert_ns;
   std::span<const std::int32_t> gpu_tokens;     ///< token-expert pairs per GPU
   std::span<const std::int32_t> gpu_activated;  ///< experts with >= 1 token per GPU
@@ -38,7 +41,13 @@ struct StepRecord {
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
   std::int64_t requests = 0;
-  double barrier_idle_ns = 0.0;         ///< GPU-ns spent waiting at barriers, summed over GPUs
+  double barrier_idle_ns = 0.0;       ///< GPU-ns spent waiting at barriers, summed over GPUs
+  double comm_ns = 0.0;               ///< time in dispatch + combine
+  double straggler_gap_sum_ns = 0.0;  ///< over the step's MoE layers
+  double straggler_gap_max_ns = 0.0;
+  int moe_layers = 0;
+  double intra_bytes = 0.0;             ///< dispatch + combine bytes inside nodes
+  double inter_bytes = 0.0;             ///< ... and between nodes
   std::span<const double> gpu_busy_ns;  ///< per GPU of the group: time in its own kernels
 };
 

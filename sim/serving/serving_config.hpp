@@ -22,7 +22,14 @@ struct SloConfig {
 
 enum class LoadBalancer : std::uint8_t { round_robin, least_outstanding };
 
+/// Requests arriving, and steps starting, in [warmup_s, last arrival - cooldown_s] are measured.
+struct MetricsWindow {
+  double warmup_s = 0.0;
+  double cooldown_s = 0.0;
+};
+
 struct ServingConfig {
+  MetricsWindow window;
   SchedulerConfig scheduler;
   LoadBalancer load_balancer = LoadBalancer::round_robin;  ///< how requests are spread over EP groups
   SloConfig slo;

@@ -41,7 +41,7 @@ Simulator::Simulator(SimulationParts parts)
     : parts_(std::move(parts)),
       streams_(parts_.seed),
       generator_(parts_.workload, streams_),
-      metrics_(parts_.topology.num_gpus()) {
+      metrics_(parts_.topology.num_gpus(), parts_.serving.window) {
   const int ep = parts_.serving.ep_size;
   const int total = parts_.topology.num_gpus();
   if (ep < 1 || total % ep != 0) {
@@ -118,6 +118,12 @@ void Simulator::on_step_end(Group& g) {
   rec.decode_tokens = g.batch.decode_tokens;
   rec.requests = static_cast<std::int64_t>(g.batch.entries.size());
   rec.barrier_idle_ns = g.last.barrier_idle_ns;
+  rec.comm_ns = g.last.comm_ns;
+  rec.straggler_gap_sum_ns = g.last.straggler_gap_sum_ns;
+  rec.straggler_gap_max_ns = g.last.straggler_gap_max_ns;
+  rec.moe_layers = g.last.moe_layers;
+  rec.intra_bytes = g.last.intra_bytes;
+  rec.inter_bytes = g.last.inter_bytes;
   rec.gpu_busy_ns = g.executor.gpu_busy_ns();
   for (Observer* o : observers_) {
     o->on_step(rec);

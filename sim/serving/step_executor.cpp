@@ -203,6 +203,10 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
   local_ns_.setZero();
   price_local_phases(batch);
   const auto total_tokens = static_cast<std::int64_t>(tokens_.sum());
+  // Embedding lookup of the step's tokens: a gather, memory-bound.
+  for (int g = 0; g < gpus_; ++g) {
+    local_ns_(g) = kernel(g, models::embedding_work(model_, tokens_(g)));
+  }
   int moe_layer = 0;
   for (int layer = 0; layer < model_.num_layers; ++layer) {
     local_ns_ += model_.is_chunked_attention_layer(layer) ? chunked_attention_ns_ : attention_ns_;
@@ -216,8 +220,10 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     rec.step = step;
     rec.layer = layer;
     rec.moe_layer = moe_layer;
+    rec.step_start_ns = now;
+    rec.offset_ns = res.duration_ns;
+    rec.gpu_local_ns = {local_ns_.data(), static_cast<std::size_t>(gpus_)};
     rec.attention_phase_ns = barrier(local_ns_, rec.attention_idle_ns);
-    local_ns_.setZero();
 
     source_.sample(moe_layer, total_tokens, expert_tokens_);
     routing_.route(policies::StepLayerLoad{expert_tokens_}, placement_.layers[static_cast<std::size_t>(moe_layer)],
@@ -241,9 +247,15 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     res.duration_ns += rec.attention_phase_ns + rec.dispatch_ns + rec.expert_max_ns + rec.combine_ns;
     res.barrier_idle_ns += rec.attention_idle_ns + rec.expert_idle_ns;
     res.comm_ns += rec.dispatch_ns + rec.combine_ns;
+    res.straggler_gap_sum_ns += rec.straggler_gap_ns();
+    res.straggler_gap_max_ns = std::max(res.straggler_gap_max_ns, rec.straggler_gap_ns());
+    res.intra_bytes += rec.intra_bytes;
+    res.inter_bytes += rec.inter_bytes;
+    ++res.moe_layers;
     for (Observer* o : observers) {
       o->on_layer(rec);
     }
+    local_ns_.setZero();
     ++moe_layer;
   }
   local_ns_ += lm_head_ns_;

@@ -27,6 +27,11 @@ struct StepResult {
   double duration_ns = 0.0;
   double barrier_idle_ns = 0.0;  ///< GPU-ns waiting at barriers, summed over the group's GPUs
   double comm_ns = 0.0;          ///< time in dispatch + combine
+  double straggler_gap_sum_ns = 0.0;
+  double straggler_gap_max_ns = 0.0;
+  int moe_layers = 0;
+  double intra_bytes = 0.0;
+  double inter_bytes = 0.0;
 };
 
 class StepExecutor {

@@ -99,8 +99,10 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
   REQUIRE(gpu1 > gpu0);
   // LM head for the one token that completes the prompt: 1024 x 1000.
   const double lm_head = std::max(2.0 * 1024000 / 100e3, (1024000.0 * 2 + (1024.0 + 1000) * 2) / 1000.0) + launch;
-  const double step = attention + router + dispatch + gpu1 + dispatch + lm_head + 10000.0;
-  REQUIRE(step == Approx(45800.592));
+  // Embedding lookup before the first layer: 64 rows of 1024 BF16 read and written, memory-bound.
+  const double embedding = 64.0 * 1024 * 2 * 2 / 1000.0 + launch;
+  const double step = embedding + attention + router + dispatch + gpu1 + dispatch + lm_head + 10000.0;
+  REQUIRE(step == Approx(45800.592 + 1262.144));
 
   REQUIRE(r.first_token_ns - r.spec.arrival_ns == core::round_ns(step));
   REQUIRE(r.finish_ns == r.first_token_ns);

@@ -1,0 +1,50 @@
+#pragma once
+// Optional per-step and per-layer outputs, as observers that build their file's text in memory:
+// steps.csv (every step), layers.csv (every layer of every `every`-th step of each group, one row per
+// GPU) and a Chrome-trace timeline (viewable in Perfetto: one process per EP group, one thread per GPU,
+// a slice per layer phase: local work, barrier wait, dispatch, experts, wait, combine).
+#include <cstdint>
+#include <string>
+
+#include "sim/serving/observer.hpp"
+
+namespace epsim::serving {
+
+class StepLog final : public Observer {
+ public:
+  StepLog();
+  void on_step(const StepRecord& step) override;
+  const std::string& csv() const { return csv_; }
+
+ private:
+  std::string csv_;
+};
+
+class LayerLog final : public Observer {
+ public:
+  explicit LayerLog(std::int64_t every);
+  void on_layer(const LayerRecord& layer) override;
+  const std::string& csv() const { return csv_; }
+
+ private:
+  std::int64_t every_;
+  std::string csv_;
+};
+
+class TimelineLog final : public Observer {
+ public:
+  /// Records the first `max_steps` steps of each group.
+  explicit TimelineLog(std::int64_t max_steps);
+  void on_layer(const LayerRecord& layer) override;
+  /// The Chrome-trace JSON document.
+  std::string json() const;
+
+ private:
+  void slice(const char* name, int pid, int tid, double start_ns, double dur_ns, int layer);
+  std::int64_t max_steps_;
+  std::string events_;
+  int max_gpus_ = 0;
+  int max_group_ = 0;
+};
+
+}  // namespace epsim::serving
