@@ -13,6 +13,7 @@
 #include "experiments/cost_table.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/results_writer.hpp"
+#include "experiments/slo_search.hpp"
 #include "experiments/trace_commands.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -22,6 +23,7 @@
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "version.hpp"
 
@@ -38,6 +40,7 @@ commands:
   list [WHAT]       list presets and policies: models, gpus, clusters, links, policies (default: all)
   cost              print a model's per-layer cost curve on a GPU (tokens -> us, active bound)
   trace             make, inspect and convert routing traces: gen, stats, convert
+  slo [CONFIG]      find the highest arrival rate whose SLO attainment stays >= --target
 
 options:
   --help            show help (also: epsim <command> --help)
@@ -131,6 +134,57 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
   out << human_summary(cfg, res);
   out << fmt::format("wall time {:.2f} s ({:.0f}x real time); results in {}\n", wall_s,
                      wall_s > 0 ? res.summary.makespan_s / wall_s : 0.0, dir.string());
+  return 0;
+}
+
+int cmd_slo(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d = common_options();
+  d.add_options()("config", po::value<std::string>(), "TOML experiment file (default: the embedded demo)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set key=value")(
+      "target", po::value<double>()->default_value(0.9), "SLO attainment to sustain")(
+      "tolerance", po::value<double>()->default_value(0.02), "stop when (hi - lo) / hi is this small")(
+      "max-probes", po::value<int>()->default_value(40), "give up after this many simulations")(
+      "out", po::value<std::string>(), "write the attainment-vs-rate curve here (default: results/<config>-slo.csv)")(
+      "seed", po::value<std::uint64_t>(), "override run.seed");
+  po::positional_options_description pos;
+  pos.add("config", 1);
+  const po::variables_map vm = parse(args, d, pos);
+  if (vm.count("help")) {
+    out << "usage: epsim slo [CONFIG] [--target 0.9] [--tolerance 0.02] [--out FILE] [--set key=value]...\n\n" << d;
+    return 0;
+  }
+  set_log_level(vm["log-level"].as<std::string>());
+  ExperimentConfig cfg = load(vm);
+  if (vm.count("seed")) {
+    cfg.seed = vm["seed"].as<std::uint64_t>();
+  }
+  SloSearchOptions o;
+  o.target = vm["target"].as<double>();
+  o.tolerance = vm["tolerance"].as<double>();
+  o.max_probes = vm["max-probes"].as<int>();
+  if (!(o.target > 0.0 && o.target <= 1.0) || !(o.tolerance > 0.0 && o.tolerance < 1.0) || o.max_probes < 2) {
+    throw UsageError("--target must be in (0, 1], --tolerance in (0, 1), --max-probes >= 2");
+  }
+  const std::string stem =
+      vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
+  const std::filesystem::path path = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem + "-slo.csv";
+  const SloSearchResult r = search_max_rate(cfg, o, [&](const SloProbe& p) {
+    out << fmt::format(
+        "  rate {:>9.3f} req/s: attainment {:5.1f} % (TTFT {:5.1f} %, TPOT {:5.1f} %), goodput {:.2f} req/s\n",
+        p.rate_rps, 100.0 * p.summary.slo_attainment, 100.0 * p.summary.slo_ttft_attainment,
+        100.0 * p.summary.slo_tpot_attainment, p.summary.goodput_rps);
+  });
+  if (!path.parent_path().empty()) {
+    std::filesystem::create_directories(path.parent_path());
+  }
+  core::write_file_atomically(path, slo_curve_csv(r));
+  if (r.bracketed) {
+    out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s ({} probes; curve in {})\n",
+                       100.0 * o.target, r.max_rate_rps, r.probes.size(), path.string());
+  } else {
+    out << fmt::format("no probed rate reaches {:.0f} % SLO attainment (curve in {})\n", 100.0 * o.target,
+                       path.string());
+  }
   return 0;
 }
 
@@ -316,6 +370,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (cmd == "cost") {
       return cmd_cost(rest, out);
     }
+    if (cmd == "slo") {
+      return cmd_slo(rest, out);
+    }
     if (cmd == "trace") {
       try {
         return trace_command(rest, out);
@@ -323,7 +380,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         throw UsageError(e.what());
       }
     }
-    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: run, validate, list, cost, trace\n";
+    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: run, validate, list, cost, trace, slo\n";
     return 2;
   } catch (const UsageError& e) {
     err << "epsim " << cmd << ": " << e.what() << "\n";

@@ -1,0 +1,98 @@
+// The SLO search on a toy system of known capacity (one request at a time, deterministic service D:
+// no rate above 1 / D is sustainable), and serving under KV-memory pressure end to end.
+#include <catch2/catch.hpp>
+
+#include "experiments/build_simulation.hpp"
+#include "experiments/experiment_config.hpp"
+#include "experiments/slo_search.hpp"
+
+using namespace epsim;
+
+namespace {
+
+constexpr const char* k_toy = R"(
+[run]
+seed = 3
+[model]
+name = "tiny"
+hidden_size = 1024
+num_layers = 1
+moe_intermediate_size = 512
+routed_experts = 4
+top_k = 1
+num_heads = 8
+vocab_size = 1000
+[gpu]
+bf16_tflops = 100.0
+hbm_gbps = 1000.0
+memory_gib = 80.0
+[cluster]
+nodes = 1
+gpus_per_node = 1
+[workload]
+rate_rps = 1000.0
+num_requests = 1500
+[workload.prompt_tokens]
+value = 1
+[workload.output_tokens]
+value = 1
+[scheduler]
+max_batch_tokens = 1
+max_running_requests = 1
+step_overhead_us = 20.0
+)";
+
+}  // namespace
+
+TEST_CASE("SLO search on a toy system with a known capacity") {
+  auto single = experiments::load_config_text(k_toy, "toy", {"workload.num_requests=1"});
+  serving::Simulator one(experiments::build_simulation(single));
+  const auto r1 = one.run();
+  const double d_ms = r1.summary.e2e_ms.mean;  // the deterministic service time D
+  REQUIRE(d_ms > 0.0);
+  // Generous TTFT target: 20 x D. Capacity is 1 / D requests per ms.
+  auto cfg = experiments::load_config_text(k_toy, "toy", {"slo.ttft_ms=" + std::to_string(20.0 * d_ms)});
+  experiments::SloSearchOptions o;
+  o.target = 0.9;
+  o.tolerance = 0.01;
+  const auto res = experiments::search_max_rate(cfg, o);
+  REQUIRE(res.bracketed);
+  const double capacity_rps = 1e3 / d_ms;
+  REQUIRE(res.max_rate_rps < capacity_rps);
+  REQUIRE(res.max_rate_rps > 0.5 * capacity_rps);
+  // Same seed per probe: the arrival gaps scale as 1 / rate, so attainment never rises with the rate.
+  for (std::size_t i = 1; i < res.probes.size(); ++i) {
+    INFO("rate " << res.probes[i].rate_rps);
+    REQUIRE(res.probes[i].summary.slo_attainment <= res.probes[i - 1].summary.slo_attainment);
+  }
+  // The answer meets the target and a probe within the tolerance above it does not.
+  const auto at =
+      std::find_if(res.probes.begin(), res.probes.end(), [&](const auto& p) { return p.rate_rps == res.max_rate_rps; });
+  REQUIRE(at != res.probes.end());
+  REQUIRE(at->summary.slo_attainment >= 0.9);
+  REQUIRE(std::next(at) != res.probes.end());
+  REQUIRE(std::next(at)->summary.slo_attainment < 0.9);
+  REQUIRE(std::next(at)->rate_rps <= res.max_rate_rps * 1.0101);
+}
+
+TEST_CASE("a cluster short of KV memory preempts and still finishes every request") {
+  // Mixtral-8x7B on 4 H100 with 32 % of memory usable: 25 GiB of weights and reserve leave ~0.6 GiB of
+  // KV cache per GPU (~4,900 tokens). Long answers at a high rate force decode growth past the cache.
+  const std::string path = std::string(EPSIM_TEST_DATA_DIR) + "/small.toml";
+  auto cfg = experiments::load_config(
+      path, {"scheduler.gpu_memory_utilization=0.32", "workload.rate_rps=40", "workload.num_requests=60",
+             "workload.output_tokens.min=200", "workload.output_tokens.max=400", "scheduler.kv_watermark=0.0"});
+  serving::Simulator sim(experiments::build_simulation(cfg));
+  const auto res = sim.run();
+  REQUIRE(res.summary.preemptions > 0);
+  REQUIRE(res.summary.requests_finished == 60);
+  std::int64_t preempted = 0;
+  for (const auto& r : res.requests) {
+    preempted += r.preemptions;
+    REQUIRE(r.generated == r.spec.output_tokens);
+  }
+  REQUIRE(preempted == res.summary.preemptions);
+  // Less memory than the weights is a config error.
+  REQUIRE_THROWS_WITH(experiments::load_config(path, {"scheduler.gpu_memory_utilization=0.2"}),
+                      Catch::Contains("scheduler.gpu_memory_utilization: no room for the KV cache"));
+}

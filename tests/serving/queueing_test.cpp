@@ -1,0 +1,119 @@
+// Serving-level checks against analytic results: an M/D/1 queue, chunked prefill timing.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "hardware/roofline.hpp"
+#include "policies/even_routing.hpp"
+#include "policies/linear_placement.hpp"
+#include "sim/serving/run_logs.hpp"
+#include "sim/serving/simulator.hpp"
+#include "workloads/synthetic_router.hpp"
+
+using namespace epsim;
+
+namespace {
+
+// A one-layer model on one GPU: every step of one token costs the same, whatever expert it picks.
+serving::SimulationParts tiny(double rate, std::int64_t requests, std::int64_t prompt, std::int64_t output,
+                              serving::SchedulerConfig sched) {
+  models::ModelSpec m;
+  m.name = "tiny";
+  m.hidden_size = 1024;
+  m.num_layers = 1;
+  m.moe_intermediate_size = 512;
+  m.routed_experts = 4;
+  m.top_k = 1;
+  m.num_heads = 8;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.vocab_size = 1000;
+  hardware::GpuSpec g;
+  g.name = "paper-gpu";
+  g.bf16_tflops = 100.0;
+  g.hbm_gbps = 1000.0;
+  g.memory_gib = 80.0;
+  serving::SimulationParts p{
+      .model = m,
+      .cost = std::make_unique<hardware::RooflineCostModel>(g, std::vector<double>{1.0}),
+      .topology = hardware::Topology(1, 1, hardware::LinkSpec{100.0, 1.0}, hardware::LinkSpec{10.0, 1.0}),
+      .network = nullptr,
+      .graph_collectives_max_gpus = 0,
+      .kv_blocks_per_gpu = 0,
+      .placement = policies::LinearPlacement().place(policies::PlacementInput{1, 4, 1, 1, 4}),
+      .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
+      .routing_source = std::make_unique<workloads::SyntheticRouter>(workloads::SyntheticRouterConfig{}, 1, 4, 1,
+                                                                     core::RandomStreams(5)),
+      .workload = {},
+      .serving = {},
+      .seed = 11,
+  };
+  p.workload.arrivals.rate_rps = rate;
+  p.workload.num_requests = requests;
+  p.workload.prompt.value = prompt;
+  p.workload.output.value = output;
+  p.serving.ep_size = 1;
+  p.serving.scheduler = sched;
+  p.serving.step_overhead_us = 20.0;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("M/D/1: one request at a time, deterministic service, Poisson arrivals") {
+  const serving::SchedulerConfig one_at_a_time{1, 1};
+  // The service time D: one request alone.
+  serving::Simulator alone(tiny(1.0, 1, 1, 1, one_at_a_time));
+  const auto a = alone.run();
+  const double d_s = core::to_seconds(a.requests[0].finish_ns - a.requests[0].spec.arrival_ns);
+  REQUIRE(d_s > 0.0);
+  // At utilisation rho = 0.7 the mean time in system is D + rho D / (2 (1 - rho)) (Pollaczek-Khinchine).
+  const double rho = 0.7;
+  const double lambda = rho / d_s;
+  const int n = 20000;
+  serving::Simulator sim(tiny(lambda, n, 1, 1, one_at_a_time));
+  const auto res = sim.run();
+  REQUIRE(res.summary.requests_finished == n);
+  const double w_expected = d_s + rho * d_s / (2.0 * (1.0 - rho));
+  REQUIRE(res.summary.e2e_ms.mean / 1e3 == Approx(w_expected).epsilon(0.05));
+  // Every step is one request's service: the server is busy a share rho of the time.
+  const double busy = static_cast<double>(res.summary.steps) * res.summary.mean_step_ms / 1e3;
+  REQUIRE(res.summary.steps == n);
+  REQUIRE(busy / res.summary.makespan_s == Approx(rho).epsilon(0.03));
+  // Little's law: the time-average number in the system is lambda_effective x W.
+  double in_system = 0.0;
+  for (const auto& r : res.requests) {
+    in_system += core::to_seconds(r.finish_ns - r.spec.arrival_ns);
+  }
+  const double span = core::to_seconds(res.requests.back().finish_ns);
+  REQUIRE(in_system / span == Approx(static_cast<double>(n) / span * res.summary.e2e_ms.mean / 1e3).epsilon(1e-9));
+  REQUIRE(in_system / span == Approx(lambda * w_expected).epsilon(0.06));
+}
+
+TEST_CASE("chunked prefill: a long prompt's TTFT is the sum of its chunk steps") {
+  serving::SchedulerConfig sched{4096, 16};
+  serving::Simulator sim(tiny(1.0, 1, 10000, 3, sched));
+  serving::StepLog log;
+  sim.add_observer(&log);
+  const auto res = sim.run();
+  // Steps: chunks of 4096, 4096 and 1808 tokens, then two decodes.
+  std::vector<core::Time> durations;
+  std::istringstream csv(log.csv());
+  std::string line;
+  std::getline(csv, line);
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    std::string cell;
+    while (std::getline(ls, cell, ',')) {
+      f.push_back(cell);
+    }
+    durations.push_back(std::stoll(f[4]));
+    if (durations.size() <= 3) {
+      REQUIRE(std::stoll(f[5]) == (durations.size() < 3 ? 4096 : 1808));
+    }
+  }
+  REQUIRE(durations.size() == 5);
+  const auto& r = res.requests[0];
+  REQUIRE(r.first_token_ns - r.spec.arrival_ns == durations[0] + durations[1] + durations[2]);
+  REQUIRE(r.finish_ns - r.first_token_ns == durations[3] + durations[4]);
+}
