@@ -22,7 +22,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
       .network = cfg.collective_model == "ports" ? nullptr : network,
       .graph_collectives_max_gpus = cfg.collective_model == "graph" ? (1 << 30) : cfg.graph_max_gpus,
       .kv_blocks_per_gpu =
-          serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler).kv_blocks,
+          serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp)
+              .kv_blocks,
       .placement = {},
       .make_routing = {},
       .routing_source = {},

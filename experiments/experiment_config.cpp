@@ -172,6 +172,13 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
                               cfg.model.routed_experts, cfg.redundant_experts, cfg.ep_size));
   }
   cfg.serving.ep_size = cfg.ep_size;
+  cfg.serving.attention_tp = static_cast<int>(parallel.integer(
+      "attention_tp", 1, "GPUs per attention rank: 1 = DP attention, > 1 = tensor-parallel attention", {1, 1024}));
+  if (cfg.ep_size % cfg.serving.attention_tp != 0 ||
+      std::min(cfg.ep_size, cfg.cluster.gpus_per_node) % cfg.serving.attention_tp != 0) {
+    parallel.fail("attention_tp", fmt::format("must divide ep_size ({}) and stay inside a node ({} GPUs), got {}",
+                                              cfg.ep_size, cfg.cluster.gpus_per_node, cfg.serving.attention_tp));
+  }
   static constexpr std::array<std::string_view, 2> k_balancers{"round_robin", "least_outstanding"};
   cfg.serving.load_balancer = parallel.choice("load_balancer", "round_robin", "how requests are spread over EP groups",
                                               k_balancers) == "least_outstanding"
@@ -244,7 +251,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 
   {
     const serving::MemoryPlan mem =
-        serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler);
+        serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp);
     if (mem.kv_blocks < 1) {
       scheduler.fail(
           "gpu_memory_utilization",

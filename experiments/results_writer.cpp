@@ -21,7 +21,7 @@ nlohmann::ordered_json latency_json(const serving::LatencySummary& s) {
 std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
   const serving::RunSummary& s = res.summary;
   const serving::MemoryPlan memory =
-      serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler);
+      serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp);
   nlohmann::ordered_json j;
   j["epsim_version"] = k_version;
   j["seed"] = cfg.seed;
@@ -35,6 +35,7 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"speed_factors", resolved_speed_factors(cfg)},
       {"ep_size", cfg.ep_size},
       {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
+      {"attention_tp", cfg.serving.attention_tp},
       {"slots_per_gpu", cfg.slots_per_gpu()},
       {"weights_gib_per_gpu", memory.weights_gib},
       {"kv_cache_gib_per_gpu", memory.kv_gib},

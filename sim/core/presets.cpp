@@ -23,6 +23,7 @@ PresetCatalog::~PresetCatalog() = default;
 
 std::vector<std::string> PresetCatalog::names() const {
   std::vector<std::string> out;
+  out.reserve(tables_.size());
   for (const auto& [name, table] : tables_) {
     out.push_back(name);
   }

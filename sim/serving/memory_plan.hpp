@@ -15,11 +15,14 @@ struct MemoryPlan {
   double weights_gib = 0.0;         ///< per GPU
   double kv_gib = 0.0;              ///< per GPU (may be negative: the weights do not fit)
   double kv_bytes_per_token = 0.0;  ///< all layers
-  std::int64_t kv_blocks = 0;       ///< per GPU (DP rank)
+  std::int64_t kv_blocks = 0;       ///< per DP attention rank
   std::int64_t kv_tokens() const { return kv_blocks; }
 };
 
+/// With tensor-parallel attention over `attention_tp` GPUs, attention, dense FFN, embedding and LM head
+/// weights are split over them, and so is a GQA KV cache (by KV heads, when they divide); an MLA latent
+/// cache is not split. `kv_blocks` is then per attention rank (all its GPUs together).
 MemoryPlan plan_memory(const models::ModelSpec& model, const hardware::GpuSpec& gpu, int slots_per_gpu,
-                       const SchedulerConfig& sched);
+                       const SchedulerConfig& sched, int attention_tp = 1);
 
 }  // namespace epsim::serving

@@ -33,7 +33,8 @@ struct ServingConfig {
   SchedulerConfig scheduler;
   LoadBalancer load_balancer = LoadBalancer::round_robin;  ///< how requests are spread over EP groups
   SloConfig slo;
-  int ep_size = 0;                 ///< GPUs per expert-parallel group (one DP attention rank each)
+  int ep_size = 0;                 ///< GPUs per expert-parallel group
+  int attention_tp = 1;            ///< GPUs per attention rank (1 = DP attention: one rank per GPU)
   double step_overhead_us = 0.0;   ///< fixed CPU/scheduling time added to every step
   double max_sim_time_s = 3600.0;  ///< hard stop of simulated time (unfinished requests are reported)
 };

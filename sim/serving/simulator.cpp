@@ -24,9 +24,12 @@ struct Simulator::Group {
       : index(idx),
         gpu_offset(offset),
         routing(std::move(r)),
-        scheduler(topo.num_gpus(), p.serving.scheduler, p.kv_blocks_per_gpu),
-        executor(p.model, *p.cost, offset, topo, p.placement, *routing, *p.routing_source, p.serving.step_overhead_us) {
-  }
+        coster(p.network && topo.num_gpus() <= p.graph_collectives_max_gpus
+                   ? std::make_unique<hardware::CollectiveCoster>(*p.network)
+                   : nullptr),
+        scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler, p.kv_blocks_per_gpu),
+        executor(p.model, *p.cost, offset, topo, p.placement, *routing, *p.routing_source, p.serving.step_overhead_us,
+                 coster.get(), p.serving.attention_tp) {}
 };
 
 hardware::Topology group_topology(const hardware::Topology& cluster, int ep_size) {

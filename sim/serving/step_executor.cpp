@@ -10,12 +10,13 @@ namespace epsim::serving {
 StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                            hardware::Topology group_topology, const policies::Placement& placement,
                            policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
-                           hardware::CollectiveCoster* coster)
+                           hardware::CollectiveCoster* coster, int attention_tp)
     : model_(model),
       cost_(cost),
       coster_(coster),
       gpu_offset_(gpu_offset),
       gpus_(group_topology.num_gpus()),
+      tp_(attention_tp),
       topo_(group_topology),
       placement_(placement),
       routing_(routing),
@@ -46,16 +47,38 @@ double StepExecutor::kernel(int local_gpu, const core::KernelWork& w) {
   return cost_.has_jitter() ? ns * cost_.jitter(gpu_offset_ + local_gpu) : ns;
 }
 
+namespace {
+// One GPU's share of a kernel split over `tp` tensor-parallel GPUs (heads, weights, activations).
+core::KernelWork shard(core::KernelWork w, double tp) {
+  w.flops /= tp;
+  w.bytes /= tp;
+  return w;
+}
+}  // namespace
+
+double StepExecutor::all_reduce_ns(double tokens) const {
+  // Ring all-reduce of the rank's hidden states over its tp GPUs (scale-up links): each GPU moves
+  // 2 (tp - 1) / tp of the bytes, after the collective's alpha.
+  if (tp_ == 1 || tokens <= 0.0) {
+    return 0.0;
+  }
+  const double bytes = tokens * static_cast<double>(model_.hidden_size * model_.activation_bytes);
+  const double t = static_cast<double>(tp_);
+  return topo_.intra().latency_us * 1e3 + 2.0 * (t - 1.0) / t * bytes / topo_.intra().bw_gbps;
+}
+
 void StepExecutor::price_local_phases(const Batch& batch) {
-  for (int g = 0; g < gpus_; ++g) {
+  const double tp = static_cast<double>(tp_);
+  const bool mla = model_.attention == models::AttentionKind::mla;
+  const std::int64_t window = model_.attention_chunk_size;
+  for (int rank = 0; rank < gpus_ / tp_; ++rank) {
     models::AttentionBatch prefill;
     models::AttentionBatch decode;
     models::AttentionBatch prefill_chunked;  // the same requests under chunked (local) attention
     models::AttentionBatch decode_chunked;
-    const std::int64_t window = model_.attention_chunk_size;
     double emit = 0.0;
-    for (int i = batch.rank_begin[static_cast<std::size_t>(g)]; i < batch.rank_begin[static_cast<std::size_t>(g) + 1];
-         ++i) {
+    for (int i = batch.rank_begin[static_cast<std::size_t>(rank)];
+         i < batch.rank_begin[static_cast<std::size_t>(rank) + 1]; ++i) {
       const BatchEntry& e = batch.entries[static_cast<std::size_t>(i)];
       models::AttentionBatch& ab = e.prefill ? prefill : decode;
       const auto tokens = static_cast<double>(e.tokens);
@@ -72,28 +95,39 @@ void StepExecutor::price_local_phases(const Batch& batch) {
       }
     }
     const double tokens = prefill.tokens + decode.tokens;
-    tokens_(g) = tokens;
-    const double projections = kernel(g, models::attention_projection_work(model_, tokens));
-    attention_ns_(g) = projections +
-                       kernel(g, models::attention_core_work(model_, prefill, core::OpKind::attention_prefill)) +
-                       kernel(g, models::attention_core_work(model_, decode, core::OpKind::attention_decode));
-    chunked_attention_ns_(g) =
-        window > 0
-            ? projections +
-                  kernel(g, models::attention_core_work(model_, prefill_chunked, core::OpKind::attention_prefill)) +
-                  kernel(g, models::attention_core_work(model_, decode_chunked, core::OpKind::attention_decode))
-            : 0.0;
-    dense_ns_(g) =
-        model_.num_moe_layers() < model_.num_layers
-            ? kernel(g, models::dense_ffn_work(model_, tokens, static_cast<double>(model_.dense_intermediate_size)))
-            : 0.0;
-    router_ns_(g) = kernel(g, models::router_work(model_, tokens));
-    shared_ns_(g) =
-        model_.shared_experts > 0
-            ? kernel(g, models::dense_ffn_work(
-                            model_, tokens, static_cast<double>(model_.moe_intermediate_size * model_.shared_experts)))
-            : 0.0;
-    lm_head_ns_(g) = kernel(g, models::lm_head_work(model_, emit));
+    // An attention core sharded by heads; MLA's latent KV cache is not split by heads, every TP GPU
+    // reads all of it.
+    const auto core = [&](const models::AttentionBatch& ab, core::OpKind kind) {
+      core::KernelWork w = models::attention_core_work(model_, ab, kind);
+      const double kv = (ab.kv_read_tokens + ab.tokens) * models::kv_bytes_per_token_layer(model_);
+      w.flops /= tp;
+      w.bytes = mla ? kv + (w.bytes - kv) / tp : w.bytes / tp;
+      return w;
+    };
+    const double reduce = all_reduce_ns(tokens);
+    for (int g = rank * tp_; g < (rank + 1) * tp_; ++g) {
+      tokens_(g) = tokens / tp;  // after attention, the rank's tokens leave for the experts from all its GPUs
+      const double projections = kernel(g, shard(models::attention_projection_work(model_, tokens), tp));
+      attention_ns_(g) = projections + kernel(g, core(prefill, core::OpKind::attention_prefill)) +
+                         kernel(g, core(decode, core::OpKind::attention_decode)) + reduce;
+      chunked_attention_ns_(g) = window > 0
+                                     ? projections + kernel(g, core(prefill_chunked, core::OpKind::attention_prefill)) +
+                                           kernel(g, core(decode_chunked, core::OpKind::attention_decode)) + reduce
+                                     : 0.0;
+      dense_ns_(g) = model_.num_moe_layers() < model_.num_layers
+                         ? kernel(g, shard(models::dense_ffn_work(model_, tokens,
+                                                                  static_cast<double>(model_.dense_intermediate_size)),
+                                           tp)) +
+                               reduce
+                         : 0.0;
+      router_ns_(g) = kernel(g, models::router_work(model_, tokens / tp));
+      shared_ns_(g) = model_.shared_experts > 0
+                          ? kernel(g, models::dense_ffn_work(
+                                          model_, tokens / tp,
+                                          static_cast<double>(model_.moe_intermediate_size * model_.shared_experts)))
+                          : 0.0;
+      lm_head_ns_(g) = kernel(g, shard(models::lm_head_work(model_, emit), tp));  // vocabulary-parallel
+    }
   }
   const double total = tokens_.sum();
   if (total > 0.0) {

@@ -42,7 +42,7 @@ class StepExecutor {
   StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                hardware::Topology group_topology, const policies::Placement& placement,
                policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
-               hardware::CollectiveCoster* coster = nullptr);
+               hardware::CollectiveCoster* coster = nullptr, int attention_tp = 1);
 
   /// Prices `batch` starting at `now`; calls observers' on_layer for every MoE layer.
   StepResult run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group,
@@ -51,6 +51,7 @@ class StepExecutor {
 
  private:
   double kernel(int local_gpu, const core::KernelWork& w);
+  double all_reduce_ns(double tokens) const;
   // Local phases of one step, identical for every layer of the step.
   void price_local_phases(const Batch& batch);
   void price_experts(const policies::LayerPlacement& placement);
@@ -65,6 +66,7 @@ class StepExecutor {
   hardware::CollectiveCoster* coster_;
   int gpu_offset_;
   int gpus_;
+  int tp_;  // attention tensor parallelism: a DP rank spans tp_ GPUs
   hardware::Topology topo_;
   const policies::Placement& placement_;
   policies::RoutingPolicy& routing_;

@@ -106,3 +106,27 @@ TEST_CASE("per-request metrics recomputed from requests.csv match the summary") 
   const double p90 = ttft[lo] + (ttft[lo + 1] - ttft[lo]) * (pos - static_cast<double>(lo));
   REQUIRE(j["metrics"]["ttft_ms"]["p90"].get<double>() == Approx(p90).epsilon(1e-9));
 }
+
+TEST_CASE("graph and port collective models: close on switch + rail fabrics, far apart on a mesh") {
+  const auto run = [](const std::vector<std::string>& sets) {
+    const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", sets);
+    serving::Simulator sim(experiments::build_simulation(cfg));
+    return sim.run().summary;
+  };
+  // HGX: the port model's bandwidth term is exact for the engine's dispatch traffic
+  // (tests/hardware/network_test.cpp); only its alpha is the worst-case route's, so the runs stay close.
+  const auto graph = run({"cluster.collective_model=graph"});
+  const auto ports = run({"cluster.collective_model=ports"});
+  REQUIRE(graph.mean_step_ms == Approx(ports.mean_step_ms).epsilon(0.01));
+  REQUIRE(graph.comm_fraction == Approx(ports.comm_fraction).epsilon(0.05));
+  REQUIRE(graph.comm_fraction <= ports.comm_fraction);
+  // One MI300X node: a link per GPU pair, which the port model cannot see.
+  const std::vector<std::string> mesh{"cluster.preset=mi300x-8", "cluster.nodes=1", "cluster.gpus_per_node=4",
+                                      "cluster.scale_out=none", "gpu.preset=mi300x"};
+  auto g = mesh;
+  g.emplace_back("cluster.collective_model=graph");
+  auto p = mesh;
+  p.emplace_back("cluster.collective_model=ports");
+  // The ports model sees 64 GB/s per GPU (one pair link) where the mesh offers one per peer.
+  REQUIRE(run(g).comm_fraction < 0.9 * run(p).comm_fraction);
+}
