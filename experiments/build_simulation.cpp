@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include "hardware/roofline.hpp"
+#include "models/layer_work.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
@@ -14,16 +15,32 @@ namespace epsim::experiments {
 serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   const core::RandomStreams streams(cfg.seed);
   auto network = std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
+  auto cost =
+      std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability, streams);
+  const int prefill_gpus = cfg.disaggregation.prefill_groups * cfg.ep_size;
+  if (cfg.disaggregation.prefill_gpu) {
+    cost->set_gpu_model(0, prefill_gpus, *cfg.disaggregation.prefill_gpu);
+  }
   serving::SimulationParts p{
       .model = cfg.model,
-      .cost =
-          std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability, streams),
+      .cost = std::move(cost),
       .topology = network->port_view(),
-      .network = cfg.collective_model == "ports" ? nullptr : network,
-      .graph_collectives_max_gpus = cfg.collective_model == "graph" ? (1 << 30) : cfg.graph_max_gpus,
+      // Disaggregated KV transfers need the graph even when collectives use the port model.
+      .network = cfg.collective_model == "ports" && cfg.disaggregation.prefill_groups == 0 ? nullptr : network,
+      .graph_collectives_max_gpus = cfg.collective_model == "graph"   ? (1 << 30)
+                                    : cfg.collective_model == "ports" ? 0
+                                                                      : cfg.graph_max_gpus,
       .kv_blocks_per_gpu =
           serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp)
               .kv_blocks,
+      .prefill_groups = cfg.disaggregation.prefill_groups,
+      .prefill_kv_blocks_per_gpu =
+          cfg.disaggregation.prefill_gpu
+              ? serving::plan_memory(cfg.model, *cfg.disaggregation.prefill_gpu, cfg.slots_per_gpu(),
+                                     cfg.serving.scheduler, cfg.serving.attention_tp)
+                    .kv_blocks
+              : 0,
+      .kv_bytes_per_token = static_cast<double>(cfg.model.num_layers) * models::kv_bytes_per_token_layer(cfg.model),
       .placement = {},
       .make_routing = {},
       .routing_source = {},

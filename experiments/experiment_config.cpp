@@ -262,6 +262,23 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
     }
   }
 
+  auto disagg = root.table("disaggregation", "separate prefill and decode pools");
+  cfg.disaggregation.prefill_groups = static_cast<int>(disagg.integer(
+      "prefill_groups", 0, "EP groups in the prefill pool (the first ones); 0 = prefill and decode co-located",
+      {0, 1 << 20}));
+  const std::string prefill_gpu =
+      disagg.string("prefill_gpu", "", "GPU preset of the prefill pool (default: the cluster's)");
+  if (cfg.disaggregation.prefill_groups > 0 && cfg.disaggregation.prefill_groups >= gpus / cfg.ep_size) {
+    disagg.fail("prefill_groups", fmt::format("must leave at least one of the {} EP groups for decoding, got {}",
+                                              gpus / cfg.ep_size, cfg.disaggregation.prefill_groups));
+  }
+  if (!prefill_gpu.empty()) {
+    core::ParamTable t({core::preset_layer(disagg, "prefill_gpu", hardware::gpu_presets(), prefill_gpu)},
+                       "prefill_gpu");
+    cfg.disaggregation.prefill_gpu = hardware::parse_gpu_spec(t);
+  }
+  disagg.finish();
+
   auto metrics = root.table("metrics", "what is measured");
   cfg.serving.window.warmup_s = metrics.real(
       "warmup_s", 0.0, "requests arriving (and steps starting) before this are not measured", core::k_non_negative);

@@ -3,6 +3,7 @@
 // names), validated as a whole before anything runs.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct ExperimentConfig {
   workloads::TraceReplayConfig trace;
   PolicyConfig policy;
   serving::ServingConfig serving;
+  /// Disaggregated prefill / decode pools (prefill_groups = 0: co-located).
+  struct Disaggregation {
+    int prefill_groups = 0;                        ///< the first EP groups form the prefill pool
+    std::optional<hardware::GpuSpec> prefill_gpu;  ///< the prefill pool's GPU model, when it differs
+  } disaggregation;
   /// Optional outputs of `run`.
   struct Outputs {
     bool steps_csv = false;

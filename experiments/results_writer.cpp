@@ -36,6 +36,7 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"ep_size", cfg.ep_size},
       {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
       {"attention_tp", cfg.serving.attention_tp},
+      {"prefill_groups", cfg.disaggregation.prefill_groups},
       {"slots_per_gpu", cfg.slots_per_gpu()},
       {"weights_gib_per_gpu", memory.weights_gib},
       {"kv_cache_gib_per_gpu", memory.kv_gib},
@@ -55,6 +56,10 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["preemptions"] = s.preemptions;
   m["hit_time_limit"] = res.hit_time_limit;
   m["routing_exhausted"] = res.routing_exhausted;
+  if (cfg.disaggregation.prefill_groups > 0) {
+    m["kv_transfers"] = {
+        {"count", res.kv_transfers}, {"gb", res.kv_transfer_bytes / 1e9}, {"mean_ms", res.kv_transfer_ms_mean}};
+  }
   m["makespan_s"] = s.makespan_s;
   m["ttft_ms"] = latency_json(s.ttft_ms);
   m["tpot_ms"] = latency_json(s.tpot_ms);

@@ -41,6 +41,8 @@ KernelCost roofline_cost(const GpuSpec& gpu, const core::KernelWork& work, doubl
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors)
     : gpu_(std::move(gpu)), base_speed_(std::move(speed_factors)), speed_(base_speed_) {
   stress_.enabled = false;
+  specs_.push_back(gpu_);
+  spec_of_.assign(base_speed_.size(), 0);
   if (base_speed_.empty()) {
     throw core::Error("RooflineCostModel: no GPUs");
   }
@@ -64,20 +66,27 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_fact
   }
 }
 
+void RooflineCostModel::set_gpu_model(int first, int count, const GpuSpec& spec) {
+  specs_.push_back(spec);
+  for (int g = first; g < first + count; ++g) {
+    spec_of_.at(static_cast<std::size_t>(g)) = specs_.size() - 1;
+  }
+}
+
 double RooflineCostModel::effective_speed(int gpu, const core::KernelWork& work) const {
   const double s = speed_[static_cast<std::size_t>(gpu)];
   if (s == 1.0) {
     return 1.0;
   }
-  return 1.0 + (s - 1.0) * stress_weight(stress_, intensity_over_ridge(gpu_, work));
+  return 1.0 + (s - 1.0) * stress_weight(stress_, intensity_over_ridge(gpu_of(gpu), work));
 }
 
 double RooflineCostModel::kernel_ns(int gpu, const core::KernelWork& work) const {
-  return roofline_cost(gpu_, work, effective_speed(gpu, work)).total_ns;
+  return roofline_cost(gpu_of(gpu), work, effective_speed(gpu, work)).total_ns;
 }
 
-std::int64_t RooflineCostModel::moe_tile(int /*gpu*/, std::int64_t m_tokens, std::int64_t local_experts) const {
-  return gpu_.moe_tile(m_tokens, local_experts);
+std::int64_t RooflineCostModel::moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const {
+  return gpu_of(gpu).moe_tile(m_tokens, local_experts);
 }
 
 void RooflineCostModel::advance_to(core::Time now) {

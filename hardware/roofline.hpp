@@ -50,6 +50,9 @@ class RooflineCostModel final : public CostModel {
   bool has_jitter() const override { return jitter_sigma_ > 0.0; }
 
   const GpuSpec& gpu() const { return gpu_; }
+  /// Gives GPUs [first, first + count) another GPU model (a disaggregated prefill pool of other GPUs).
+  void set_gpu_model(int first, int count, const GpuSpec& spec);
+  const GpuSpec& gpu_of(int gpu) const { return specs_[spec_of_[static_cast<std::size_t>(gpu)]]; }
   /// The GPU's speed factor now (static factor x drift).
   double speed(int gpu) const { return speed_[static_cast<std::size_t>(gpu)]; }
   /// The factor a kernel of this work actually runs at on `gpu` (stress-weighted).
@@ -57,6 +60,8 @@ class RooflineCostModel final : public CostModel {
 
  private:
   GpuSpec gpu_;
+  std::vector<GpuSpec> specs_;        // GPU models in the cluster (specs_[0] = gpu_)
+  std::vector<std::size_t> spec_of_;  // per GPU: index into specs_
   std::vector<double> base_speed_;
   std::vector<double> speed_;
   StressConfig stress_;

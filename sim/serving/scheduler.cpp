@@ -50,6 +50,15 @@ bool Scheduler::enqueue(int rank, int request, std::vector<RequestState>& reques
   return true;
 }
 
+void Scheduler::enqueue_decode(int rank, int request) {
+  ranks_[static_cast<std::size_t>(rank)].waiting.push_back(request);
+}
+
+void Scheduler::release(int rank, RequestState& r) {
+  ranks_[static_cast<std::size_t>(rank)].kv.give(r.kv_blocks);
+  r.kv_blocks = 0;
+}
+
 bool Scheduler::idle() const {
   return std::all_of(ranks_.begin(), ranks_.end(),
                      [](const Rank& r) { return r.waiting.empty() && r.running.empty(); });
@@ -139,6 +148,19 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
            static_cast<std::int64_t>(rank.running.size()) < cfg_.max_running_requests) {
       const int idx = rank.waiting.front();
       RequestState& r = requests[static_cast<std::size_t>(idx)];
+      if (r.prefill_done()) {
+        // A decode whose KV cache was transferred in: allocate that context plus this step's token.
+        const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;
+        if (!grow(rank, r, tokens_after)) {
+          break;
+        }
+        rank.waiting.pop_front();
+        rank.running.push_back(idx);
+        out.entries.push_back(BatchEntry{idx, 1, tokens_after - 1, false, true});
+        out.decode_tokens += 1;
+        budget -= 1;
+        continue;
+      }
       const std::int64_t chunk = fit_chunk(rank, r, budget, reserve);
       if (chunk == 0 || !grow(rank, r, chunk)) {
         break;
@@ -187,6 +209,20 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
       for (Observer* o : observers) {
         o->on_request_finished(r);
       }
+    }
+  }
+  if (handoff_) {
+    // The prompt is done: the request leaves for the decode pool (it keeps its blocks until the KV
+    // transfer ends). Requests that already finished (one output token) simply finish here.
+    for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
+      std::erase_if(ranks_[ri].running, [&](int idx) {
+        const RequestState& r = requests[static_cast<std::size_t>(idx)];
+        if (!r.finished() && r.prefill_done()) {
+          handed_off_.emplace_back(static_cast<int>(ri), idx);
+          return true;
+        }
+        return false;
+      });
     }
   }
   if (any_finished) {

@@ -31,6 +31,16 @@ class Scheduler {
   /// Queues a request on `rank`; returns false (and marks it rejected) if it can never fit in the rank's
   /// KV cache.
   bool enqueue(int rank, int request, std::vector<RequestState>& requests);
+  /// Disaggregated decode pool: queues a request whose prompt was prefilled elsewhere and whose KV cache
+  /// has arrived; admission only allocates the blocks of that context.
+  void enqueue_decode(int rank, int request);
+  /// Disaggregated prefill pool: requests leave their rank once their prompt is prefilled (first token
+  /// out), still holding their blocks until release().
+  void set_handoff_after_prefill(bool on) { handoff_ = on; }
+  /// Requests handed off by the last complete(), and their ranks; cleared by the caller.
+  std::vector<std::pair<int, int>>& handed_off() { return handed_off_; }
+  /// Frees a handed-off request's blocks (its KV cache has been transferred).
+  void release(int rank, RequestState& r);
   /// Fills `out` with the next step's work; returns false if there is none.
   bool form_batch(std::vector<RequestState>& requests, Batch& out);
   /// Applies a finished step at time `now`: advances requests, emits tokens, retires finished ones.
@@ -55,6 +65,8 @@ class Scheduler {
   SchedulerConfig cfg_;
   std::vector<Rank> ranks_;
   std::int64_t preemptions_ = 0;
+  bool handoff_ = false;
+  std::vector<std::pair<int, int>> handed_off_;  // (rank, request)
 };
 
 }  // namespace epsim::serving

@@ -27,7 +27,9 @@ struct Simulator::Group {
         coster(p.network && topo.num_gpus() <= p.graph_collectives_max_gpus
                    ? std::make_unique<hardware::CollectiveCoster>(*p.network)
                    : nullptr),
-        scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler, p.kv_blocks_per_gpu),
+        scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
+                  idx < p.prefill_groups && p.prefill_kv_blocks_per_gpu > 0 ? p.prefill_kv_blocks_per_gpu
+                                                                            : p.kv_blocks_per_gpu),
         executor(p.model, *p.cost, offset, topo, p.placement, *routing, *p.routing_source, p.serving.step_overhead_us,
                  coster.get(), p.serving.attention_tp) {}
 };
@@ -57,6 +59,16 @@ Simulator::Simulator(SimulationParts parts)
     offsets.push_back(g * ep);
   }
   metrics_.set_group_offsets(std::move(offsets));
+  if (parts_.prefill_groups > 0) {
+    if (parts_.prefill_groups >= static_cast<int>(groups_.size()) || !parts_.network) {
+      throw core::Error(
+          "Simulator: disaggregation needs a decode group besides the prefill groups, and the network graph");
+    }
+    for (int g = 0; g < parts_.prefill_groups; ++g) {
+      groups_[static_cast<std::size_t>(g)]->scheduler.set_handoff_after_prefill(true);
+    }
+    transfers_ = std::make_unique<hardware::TransferNetwork>(engine_, *parts_.network);
+  }
   observers_.push_back(&metrics_);
   if (parts_.workload.num_requests > 0) {
     requests_.reserve(static_cast<std::size_t>(parts_.workload.num_requests));
@@ -71,19 +83,26 @@ void Simulator::schedule_next_arrival() {
   }
 }
 
-void Simulator::on_arrival(workloads::RequestSpec spec) {
-  const bool least = parts_.serving.load_balancer == LoadBalancer::least_outstanding;
-  std::size_t gi = least ? 0 : next_group_;
-  if (least) {
+Simulator::Group& Simulator::pick_group(std::size_t first, std::size_t count) {
+  std::size_t& next = first == 0 ? next_group_ : next_decode_group_;
+  std::size_t gi = first + next % count;
+  if (parts_.serving.load_balancer == LoadBalancer::least_outstanding) {
     // The group with the fewest outstanding requests; ties to the lowest index.
-    for (std::size_t i = 0; i < groups_.size(); ++i) {
+    gi = first;
+    for (std::size_t i = first; i < first + count; ++i) {
       if (groups_[i]->scheduler.outstanding() < groups_[gi]->scheduler.outstanding()) {
         gi = i;
       }
     }
   }
-  next_group_ = (next_group_ + 1) % groups_.size();
-  Group& g = *groups_[gi];
+  next = (next + 1) % count;
+  return *groups_[gi];
+}
+
+void Simulator::on_arrival(workloads::RequestSpec spec) {
+  // Arrivals go to the prefill pool when disaggregated, else to any group.
+  const auto pool = parts_.prefill_groups > 0 ? static_cast<std::size_t>(parts_.prefill_groups) : groups_.size();
+  Group& g = pick_group(0, pool);
   RequestState r;
   r.spec = spec;
   r.group = g.index;
@@ -109,9 +128,40 @@ void Simulator::try_start_step(Group& g) {
   engine_.schedule_after(core::round_ns(g.last.duration_ns), [this, &g] { on_step_end(g); });
 }
 
+void Simulator::hand_off(Group& from) {
+  const auto first = static_cast<std::size_t>(parts_.prefill_groups);
+  for (const auto& [rank, idx] : from.scheduler.handed_off()) {
+    Group& to = pick_group(first, groups_.size() - first);
+    const int to_rank = to.scheduler.least_loaded_rank();
+    RequestState& r = requests_[static_cast<std::size_t>(idx)];
+    const double bytes = static_cast<double>(r.spec.prompt_tokens + r.generated - 1) * parts_.kv_bytes_per_token;
+    const int src = from.gpu_offset + rank * parts_.serving.attention_tp;
+    const int dst = to.gpu_offset + to_rank * parts_.serving.attention_tp;
+    const core::Time started = engine_.now();
+    Group* fromp = &from;
+    Group* top = &to;
+    transfers_->start(src, dst, bytes, [this, fromp, top, rank, to_rank, idx, bytes, started](core::Time done) {
+      RequestState& req = requests_[static_cast<std::size_t>(idx)];
+      fromp->scheduler.release(rank, req);
+      req.group = top->index;
+      req.rank = to_rank;
+      ++kv_transfers_;
+      kv_transfer_bytes_ += bytes;
+      kv_transfer_ns_ += static_cast<double>(done - started);
+      top->scheduler.enqueue_decode(to_rank, idx);
+      try_start_step(*top);
+      try_start_step(*fromp);  // freed blocks may let waiting prompts in
+    });
+  }
+  from.scheduler.handed_off().clear();
+}
+
 void Simulator::on_step_end(Group& g) {
   const core::Time now = engine_.now();
   g.scheduler.complete(g.batch, requests_, now, observers_);
+  if (transfers_) {
+    hand_off(g);
+  }
   StepRecord rec;
   rec.group = g.index;
   rec.step = g.steps++;
@@ -143,6 +193,9 @@ SimulationResult Simulator::run() {
   SimulationResult res;
   res.hit_time_limit = engine_.pending() > 0;
   res.routing_exhausted = routing_exhausted_;
+  res.kv_transfers = kv_transfers_;
+  res.kv_transfer_bytes = kv_transfer_bytes_;
+  res.kv_transfer_ms_mean = kv_transfers_ > 0 ? kv_transfer_ns_ / static_cast<double>(kv_transfers_) / 1e6 : 0.0;
   res.end_ns = last_step_end_ns_;
   res.summary =
       summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_, static_cast<int>(groups_.size()));

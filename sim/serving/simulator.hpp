@@ -10,6 +10,7 @@
 #include "hardware/cost_model.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/topology.hpp"
+#include "hardware/transfer_network.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement.hpp"
 #include "policies/routing_policy.hpp"
@@ -35,7 +36,13 @@ struct SimulationParts {
   std::shared_ptr<const hardware::NetworkGraph> network;
   int graph_collectives_max_gpus = 16;
   std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
-  policies::Placement placement;       ///< of one EP group (every group uses it)
+  /// Disaggregated serving: the first `prefill_groups` EP groups form the prefill pool, the others the
+  /// decode pool; prompts are prefilled in the first, their KV caches move over the network (a timed
+  /// transfer sharing links) and the decode pool generates the rest. 0 = co-located.
+  int prefill_groups = 0;
+  std::int64_t prefill_kv_blocks_per_gpu = 0;  ///< the prefill pool's ranks (its GPUs may differ)
+  double kv_bytes_per_token = 0.0;             ///< moved per context token (all layers)
+  policies::Placement placement;               ///< of one EP group (every group uses it)
   std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
   std::unique_ptr<workloads::RoutingSource> routing_source;
   workloads::WorkloadConfig workload;
@@ -49,6 +56,9 @@ struct SimulationResult {
   core::Time end_ns = 0;
   bool hit_time_limit = false;
   bool routing_exhausted = false;  ///< a replayed, non-looping trace ended before the workload did
+  std::int64_t kv_transfers = 0;   ///< disaggregated: KV caches moved prefill -> decode
+  double kv_transfer_bytes = 0.0;
+  double kv_transfer_ms_mean = 0.0;
 };
 
 class Simulator {
@@ -65,6 +75,8 @@ class Simulator {
   void schedule_next_arrival();
   void try_start_step(Group& g);
   void on_step_end(Group& g);
+  void hand_off(Group& from);
+  Group& pick_group(std::size_t first, std::size_t count);
 
   SimulationParts parts_;
   core::Engine engine_;
@@ -77,6 +89,11 @@ class Simulator {
   std::size_t next_group_ = 0;
   core::Time last_step_end_ns_ = 0;
   bool routing_exhausted_ = false;
+  std::unique_ptr<hardware::TransferNetwork> transfers_;
+  std::size_t next_decode_group_ = 0;
+  std::int64_t kv_transfers_ = 0;
+  double kv_transfer_bytes_ = 0.0;
+  double kv_transfer_ns_ = 0.0;
 };
 
 /// The topology of one EP group of `ep_size` GPUs cut from `cluster` (whole nodes, or part of one).

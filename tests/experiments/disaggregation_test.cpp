@@ -1,0 +1,54 @@
+// Disaggregated prefill/decode: the KV transfer between the pools takes the time computed by hand.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "experiments/build_simulation.hpp"
+#include "experiments/experiment_config.hpp"
+#include "sim/serving/run_logs.hpp"
+
+using namespace epsim;
+
+TEST_CASE("disaggregated serving adds the KV transfer time between prefill and decode") {
+  // tests/data/small.toml: Mixtral-8x7B on 2 HGX-H100 nodes of 2 GPUs. EP2: group 0 (node 0) prefills,
+  // group 1 (node 1) decodes. One request: 512-token prompt, 2 output tokens.
+  const auto cfg =
+      experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml",
+                               {"parallel.ep_size=2", "disaggregation.prefill_groups=1", "workload.num_requests=1",
+                                "workload.prompt_tokens.distribution=\"fixed\"", "workload.prompt_tokens.value=512",
+                                "workload.output_tokens.distribution=\"fixed\"", "workload.output_tokens.value=2"});
+  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::StepLog log;
+  sim.add_observer(&log);
+  const auto res = sim.run();
+  REQUIRE(res.kv_transfers == 1);
+  const auto& r = res.requests[0];
+  REQUIRE(r.finished());
+  REQUIRE(r.group == 1);
+  // KV of 512 tokens: 32 layers x K and V of 8 heads x 128 dims in BF16 = 131072 bytes per token.
+  const double bytes = 512.0 * 32 * 2 * 8 * 128 * 2;
+  REQUIRE(res.kv_transfer_bytes == bytes);
+  // GPU 0 -> NIC -> rail-0 leaf -> NIC -> GPU 2: 4 hops of 1 us (PCIe 5, NDR), bottleneck the 50 GB/s
+  // NIC link; the transfer ends on the first whole nanosecond after its last byte.
+  const core::Time transfer = 4000 + static_cast<core::Time>(std::ceil(bytes / 50.0));
+  REQUIRE(res.kv_transfer_ms_mean * 1e6 == Approx(static_cast<double>(transfer)));
+  // The second token comes one decode step after the transfer: find that step (group 1) in the log.
+  std::istringstream csv(log.csv());
+  std::string line;
+  std::getline(csv, line);
+  core::Time decode_step = -1;
+  while (std::getline(csv, line)) {
+    if (line.rfind("1,", 0) == 0) {
+      std::vector<std::string> f;
+      std::stringstream ls(line);
+      std::string cell;
+      while (std::getline(ls, cell, ',')) {
+        f.push_back(cell);
+      }
+      decode_step = std::stoll(f[4]);
+      REQUIRE(std::stoll(f[2]) == r.first_token_ns + transfer);  // it starts when the KV cache has arrived
+    }
+  }
+  REQUIRE(decode_step > 0);
+  REQUIRE(r.finish_ns - r.first_token_ns == transfer + decode_step);
+}
