@@ -1,12 +1,14 @@
-// Step-loop throughput: whole simulations of shipped-style configs, reporting engine steps per wall
-// second and simulated seconds per wall second (the "x real time" figure).
-//   Qwen3-235B-A22B on 8 H200 (one node, EP8);  DeepSeek-V3 on 64 H200 (8 nodes, EP64).
+// Step-loop throughput of whole simulations: engine steps per wall second and simulated seconds per
+// wall second ("x real time"), for the configurations issue 5 names:
+//   Qwen3-235B-A22B on 8 H200 (EP8) at 90 % of its sustainable rate (found first by `epsim slo`'s search);
+//   DeepSeek-V3 on 64 H200 (8 HGX nodes, EP64);  DeepSeek-V3 on one GB200 NVL72 rack (EP72).
 #include <fmt/format.h>
 
 #include <chrono>
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/experiment_config.hpp"
+#include "experiments/slo_search.hpp"
 
 using namespace epsim;
 
@@ -16,8 +18,6 @@ constexpr const char* k_base = R"(
 [run]
 seed = 1
 max_sim_time_s = 3600.0
-[gpu]
-preset = "h200"
 [workload.prompt_tokens]
 distribution = "lognormal"
 mean = 1024
@@ -30,36 +30,56 @@ mean = 256
 cv = 0.5
 min = 8
 max = 2048
-[routing]
-zipf_exponent = 0.8
 [scheduler]
 max_batch_tokens = 4096
 max_running_requests = 128
 step_overhead_us = 200.0
+[slo]
+ttft_ms = 2000.0
+tpot_ms = 60.0
 )";
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 void bench(const std::string& label, const std::vector<std::string>& sets) {
   const auto cfg = experiments::load_config_text(k_base, "bench", sets);
   const auto t0 = std::chrono::steady_clock::now();
   serving::Simulator sim(experiments::build_simulation(cfg));
   const auto res = sim.run();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = seconds_since(t0);
   const auto& s = res.summary;
   fmt::print(
-      "{:<34} {:>7} steps in {:6.2f} s wall: {:>8.0f} steps/s, {:>7.1f} simulated s / wall s "
-      "(mean step {:.2f} ms, {} requests)\n",
+      "{:<44} {:>6} steps in {:6.2f} s wall: {:>6.0f} steps/s, {:>6.1f} x real time (mean step {:.2f} ms, "
+      "{} requests, SLO {:.0f} %)\n",
       label, s.steps, wall, static_cast<double>(s.steps) / wall, s.makespan_s / wall, s.mean_step_ms,
-      s.requests_finished);
+      s.requests_finished, 100.0 * s.slo_attainment);
 }
 
 }  // namespace
 
 int main() {
-  bench("Qwen3-235B-A22B, 8 x H200, EP8",
-        {"model.preset=\"qwen3-235b-a22b\"", "cluster.nodes=1", "cluster.gpus_per_node=8", "workload.rate_rps=12",
-         "workload.num_requests=1500"});
+  const std::vector<std::string> qwen{"model.preset=\"qwen3-235b-a22b\"", "cluster.preset=\"hgx-h200\"",
+                                      "cluster.nodes=1"};
+  auto search = experiments::load_config_text(k_base, "bench", qwen);
+  search.workload.num_requests = 600;
+  search.workload.arrivals.rate_rps = 8.0;
+  experiments::SloSearchOptions o;
+  o.tolerance = 0.05;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = experiments::search_max_rate(search, o);
+  fmt::print("Qwen3-235B-A22B on 8 x H200: sustainable rate {:.2f} req/s at 90 % SLO ({} probes, {:.1f} s)\n",
+             r.max_rate_rps, r.probes.size(), seconds_since(t0));
+  auto at90 = qwen;
+  at90.push_back(fmt::format("workload.rate_rps={}", 0.9 * r.max_rate_rps));
+  at90.emplace_back("workload.num_requests=1500");
+  bench("Qwen3-235B-A22B, 8 x H200, EP8, 90 % rate", at90);
   bench("DeepSeek-V3, 64 x H200 (8 nodes), EP64",
-        {"model.preset=\"deepseek-v3\"", "cluster.nodes=8", "cluster.gpus_per_node=8", "workload.rate_rps=60",
+        {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8", "workload.rate_rps=60",
          "workload.num_requests=4000"});
+  bench("DeepSeek-V3, GB200 NVL72 rack, EP72",
+        {"model.preset=\"deepseek-v3\"", "cluster.preset=\"gb200-nvl72\"", "cluster.nodes=1",
+         "parallel.redundant_experts=32", "workload.rate_rps=80", "workload.num_requests=4000"});
   return 0;
 }

@@ -20,11 +20,15 @@ TEST_CASE("linear placement: expert e of E on N GPUs goes to GPU floor(e / (E / 
   }
 }
 
-TEST_CASE("linear placement leaves redundant slots empty and rejects uneven splits") {
+TEST_CASE("linear placement leaves redundant slots empty and splits unevenly when it must") {
   LinearPlacement lin;
   const Placement p = lin.place(PlacementInput{1, 4, 2, 1, 3});
   REQUIRE(p.layers[0].phy2log == std::vector<int>{0, 1, -1, 2, 3, -1});
-  REQUIRE_THROWS_WITH(lin.place(PlacementInput{1, 6, 4, 1, 2}), Catch::Contains("do not divide evenly"));
+  // 6 experts on 4 GPUs: GPU floor(e * 4 / 6) = 0, 0, 1, 2, 2, 3.
+  const Placement uneven = lin.place(PlacementInput{1, 6, 4, 1, 2});
+  REQUIRE(uneven.layers[0].phy2log == std::vector<int>{0, 1, 2, -1, 3, 4, 5, -1});
+  REQUIRE_THROWS_WITH(lin.place(PlacementInput{1, 6, 4, 1, 1}),
+                      Catch::Contains("2 experts on a GPU need that many slots"));
 }
 
 TEST_CASE("log2phy is the inverse of phy2log, replica ranks in slot order") {
