@@ -113,11 +113,16 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
   serving::Simulator sim(build_simulation(cfg));
   std::optional<serving::StepLog> steps;
   std::optional<serving::LayerLog> layers;
+  std::optional<serving::TokenLog> tokens;
   std::optional<serving::TimelineLog> timeline;
   RunLogs logs;
   if (cfg.outputs.steps_csv) {
     sim.add_observer(&steps.emplace());
     logs.steps = &*steps;
+  }
+  if (cfg.outputs.tokens_csv) {
+    sim.add_observer(&tokens.emplace());
+    logs.tokens = &*tokens;
   }
   if (cfg.outputs.layers_csv) {
     sim.add_observer(&layers.emplace(cfg.outputs.layers_every));

@@ -288,6 +288,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 
   auto outputs = root.table("output", "optional outputs of run");
   cfg.outputs.steps_csv = outputs.boolean("steps_csv", false, "write steps.csv (one row per step)");
+  cfg.outputs.tokens_csv = outputs.boolean("tokens_csv", false, "write tokens.csv (every token of every request)");
   cfg.outputs.layers_csv = outputs.boolean("layers_csv", false, "write layers.csv (per GPU, sampled steps)");
   cfg.outputs.layers_every =
       outputs.integer("layers_every", 100, "layers.csv: every n-th step of each group", {1, 1LL << 40});

@@ -59,6 +59,7 @@ struct ExperimentConfig {
   /// Optional outputs of `run`.
   struct Outputs {
     bool steps_csv = false;
+    bool tokens_csv = false;
     bool layers_csv = false;
     std::int64_t layers_every = 100;  ///< layers.csv: every n-th step of each group
     bool timeline = false;

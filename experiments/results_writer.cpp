@@ -111,6 +111,9 @@ void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg
   if (logs.steps != nullptr) {
     core::write_file_atomically(dir / "steps.csv", logs.steps->csv());
   }
+  if (logs.tokens != nullptr) {
+    core::write_file_atomically(dir / "tokens.csv", logs.tokens->csv());
+  }
   if (logs.layers != nullptr) {
     core::write_file_atomically(dir / "layers.csv", logs.layers->csv());
   }

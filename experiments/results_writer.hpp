@@ -17,6 +17,7 @@ std::string requests_csv(const serving::SimulationResult& res);
 /// The optional logs a run was asked for (null when not asked).
 struct RunLogs {
   const serving::StepLog* steps = nullptr;
+  const serving::TokenLog* tokens = nullptr;
   const serving::LayerLog* layers = nullptr;
   const serving::TimelineLog* timeline = nullptr;
 };

@@ -56,6 +56,8 @@ class Observer {
   virtual ~Observer() = default;
   virtual void on_layer(const LayerRecord& /*layer*/) {}
   virtual void on_step(const StepRecord& /*step*/) {}
+  /// A request's first token (end of its prefill).
+  virtual void on_first_token(const RequestState& /*r*/) {}
   /// A decode token after the first: `gap_ns` since the request's previous token.
   virtual void on_token(const RequestState& /*r*/, core::Time /*gap_ns*/) {}
   virtual void on_request_finished(const RequestState& /*r*/) {}

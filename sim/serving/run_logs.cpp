@@ -17,6 +17,16 @@ void StepLog::on_step(const StepRecord& s) {
                  s.barrier_idle_ns, s.comm_ns, s.moe_layers > 0 ? s.straggler_gap_sum_ns / s.moe_layers : 0.0);
 }
 
+TokenLog::TokenLog() : csv_("request,token,time_ns\n") {}
+
+void TokenLog::on_first_token(const RequestState& r) {
+  fmt::format_to(std::back_inserter(csv_), "{},1,{}\n", r.spec.id, r.first_token_ns);
+}
+
+void TokenLog::on_token(const RequestState& r, core::Time /*gap_ns*/) {
+  fmt::format_to(std::back_inserter(csv_), "{},{},{}\n", r.spec.id, r.generated, r.last_token_ns);
+}
+
 LayerLog::LayerLog(std::int64_t every)
     : every_(every),
       csv_(

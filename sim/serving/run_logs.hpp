@@ -20,6 +20,18 @@ class StepLog final : public Observer {
   std::string csv_;
 };
 
+/// tokens.csv: every emitted token of every request (request, token index from 1, time).
+class TokenLog final : public Observer {
+ public:
+  TokenLog();
+  void on_first_token(const RequestState& r) override;
+  void on_token(const RequestState& r, core::Time gap_ns) override;
+  const std::string& csv() const { return csv_; }
+
+ private:
+  std::string csv_;
+};
+
 class LayerLog final : public Observer {
  public:
   explicit LayerLog(std::int64_t every);

@@ -187,6 +187,9 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
         // The (re)computed context emits the next token.
         if (r.first_token_ns < 0) {
           r.first_token_ns = now;
+          for (Observer* o : observers) {
+            o->on_first_token(r);
+          }
         } else {
           for (Observer* o : observers) {
             o->on_token(r, now - r.last_token_ns);

@@ -8,6 +8,9 @@
 #include "experiments/build_simulation.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/results_writer.hpp"
+#include "sim/serving/run_logs.hpp"
+
+#include <map>
 
 using namespace epsim;
 
@@ -129,4 +132,36 @@ TEST_CASE("graph and port collective models: close on switch + rail fabrics, far
   p.emplace_back("cluster.collective_model=ports");
   // The ports model sees 64 GB/s per GPU (one pair link) where the mesh offers one per peer.
   REQUIRE(run(g).comm_fraction < 0.9 * run(p).comm_fraction);
+}
+
+TEST_CASE("tokens.csv lists every token; its gaps give each request's TPOT") {
+  const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", {});
+  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::TokenLog tokens;
+  sim.add_observer(&tokens);
+  const auto res = sim.run();
+  std::map<std::int64_t, std::vector<std::int64_t>> times;
+  std::istringstream csv(tokens.csv());
+  std::string line;
+  std::getline(csv, line);
+  while (std::getline(csv, line)) {
+    std::int64_t id = 0;
+    std::int64_t index = 0;
+    std::int64_t t = 0;
+    char comma = 0;
+    std::istringstream ls(line);
+    ls >> id >> comma >> index >> comma >> t;
+    REQUIRE(index == static_cast<std::int64_t>(times[id].size()) + 1);
+    times[id].push_back(t);
+  }
+  REQUIRE(times.size() == res.requests.size());
+  for (const auto& r : res.requests) {
+    const auto& ts = times[r.spec.id];
+    REQUIRE(static_cast<std::int64_t>(ts.size()) == r.spec.output_tokens);
+    REQUIRE(ts.front() == r.first_token_ns);
+    REQUIRE(ts.back() == r.finish_ns);
+    if (ts.size() > 1) {
+      REQUIRE(r.tpot_ms() == Approx(core::to_ms(ts.back() - ts.front()) / static_cast<double>(ts.size() - 1)));
+    }
+  }
 }
