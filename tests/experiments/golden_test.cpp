@@ -134,7 +134,7 @@ TEST_CASE("graph and port collective models: close on switch + rail fabrics, far
   REQUIRE(run(g).comm_fraction < 0.9 * run(p).comm_fraction);
 }
 
-TEST_CASE("tokens.csv lists every token; its gaps give each request's TPOT") {
+TEST_CASE("tokens.csv lists every token and its gaps give each request's TPOT") {
   const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", {});
   serving::Simulator sim(experiments::build_simulation(cfg));
   serving::TokenLog tokens;
