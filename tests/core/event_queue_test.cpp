@@ -33,7 +33,7 @@ TEST_CASE("an event scheduled at the current time from a handler runs after thos
   REQUIRE(log == std::vector<int>{1, 2, 3});
 }
 
-TEST_CASE("cancelled events never run; cancel reports whether it removed something") {
+TEST_CASE("cancelled events never run, cancel reports whether it removed something") {
   Engine e;
   std::vector<int> log;
   auto a = e.schedule_at(10, [&] { log.push_back(10); });

@@ -59,7 +59,7 @@ TEST_CASE("skewed all-to-all: the busiest port decides") {
   REQUIRE(c2.time_ns == Approx(5000.0 + 2e6 / 10.0));
 }
 
-TEST_CASE("traffic inside one node pays the intra-node latency; no traffic costs nothing") {
+TEST_CASE("traffic inside one node pays the intra-node latency, no traffic costs nothing") {
   std::vector<std::vector<double>> m(4, std::vector<double>(4, 0.0));
   m[2][3] = 1e6;
   REQUIRE(all_to_all_cost(k_topo, aggregate(k_topo, m)).time_ns == Approx(1000.0 + 10000.0));

@@ -71,7 +71,7 @@ TEST_CASE("uniform all-to-all on 2 HGX nodes of 2 GPUs: the NIC link decides (by
   REQUIRE(g.vertex(bottleneck.to).kind == VertexKind::leaf);
 }
 
-TEST_CASE("skewed all-to-all: the most loaded link decides; inside a node NVLink dominates") {
+TEST_CASE("skewed all-to-all: the most loaded link decides, inside a node NVLink dominates") {
   const NetworkGraph g(cluster("hgx-h100", "nodes = 2\ngpus_per_node = 2"));
   CollectiveCoster coster(g);
   Eigen::MatrixXd m = Eigen::MatrixXd::Zero(4, 4);

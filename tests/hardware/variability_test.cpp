@@ -137,7 +137,7 @@ TEST_CASE("the stress weight is memory_bound_weight below x_low, 1 above x_high,
   REQUIRE(hardware::stress_weight(c, 0.01) == 1.0);
 }
 
-TEST_CASE("drift is an OU process with the configured stationary spread; jitter has mean 1 and its CV") {
+TEST_CASE("drift is an OU process with the configured stationary spread, jitter has mean 1 and its CV") {
   core::ParamTable gt({core::ParamLayer{&hardware::gpu_presets().get("h100", "", ""), "h100"}}, "gpu");
   const auto gpu = hardware::parse_gpu_spec(gt);
   hardware::VariabilityConfig v;

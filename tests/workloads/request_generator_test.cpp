@@ -140,7 +140,7 @@ TEST_CASE("on/off bursts keep the configured mean rate and are burstier than Poi
   REQUIRE(gaps.stddev() / gaps.mean() > 1.3);
 }
 
-TEST_CASE("replayed arrivals come from the CSV; malformed rows name the line") {
+TEST_CASE("replayed arrivals come from the CSV, malformed rows name the line") {
   const auto path = std::filesystem::temp_directory_path() / "epsim_replay_test.csv";
   std::ofstream(path) << "arrival_s,prompt_tokens,output_tokens\n0.5,100,10\n# comment\n1.25,200,20\n";
   workloads::WorkloadConfig cfg;

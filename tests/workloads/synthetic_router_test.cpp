@@ -75,7 +75,7 @@ TEST_CASE("every step's counts sum to tokens x top_k and never exceed the token 
   }
 }
 
-TEST_CASE("long-run shares match the probabilities; each layer has its own hot set") {
+TEST_CASE("long-run shares match the probabilities, each layer has its own hot set") {
   const int experts = 16;
   workloads::SyntheticRouter r(plain(1.0), 2, experts, 2, core::RandomStreams(4));
   REQUIRE(std::vector<int>(r.ranking(0).begin(), r.ranking(0).end()) !=
@@ -149,7 +149,7 @@ TEST_CASE("a planted temporal pair fires together in ~17 % of steps with ~3x the
   REQUIRE(pearson(a, b) > 0.85);
 }
 
-TEST_CASE("topics make batches differ, and a topic shift moves the distribution; no drift does not") {
+TEST_CASE("topics make batches differ, and a topic shift moves the distribution, no drift does not") {
   SyntheticRouterConfig c;
   c.topics = 2;
   c.topic_spread = 1.0;
@@ -161,11 +161,12 @@ TEST_CASE("topics make batches differ, and a topic shift moves the distribution;
   workloads::SyntheticRouter r(c, 1, 32, 2, core::RandomStreams(2));
   REQUIRE(r.topic_mix(core::from_seconds(5.0))[0] == 1.0);
   REQUIRE(r.topic_mix(core::from_seconds(15.0))[1] == 1.0);
+  std::int64_t next_id = 0;  // request ids are unique, as the engine's are
   auto window = [&](double t) {
     std::vector<double> sum(32, 0.0);
     std::vector<std::int32_t> counts(32);
     for (int s = 0; s < 300; ++s) {
-      const workloads::RequestTokens req{1000 + s, core::from_seconds(t), 64, true};
+      const workloads::RequestTokens req{next_id++, core::from_seconds(t), 64, true};
       r.begin_step(workloads::StepContext{core::from_seconds(t), 64, 64, 0, std::span(&req, 1)});
       r.sample(0, 64, counts);
       for (int e = 0; e < 32; ++e) {
