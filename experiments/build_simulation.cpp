@@ -9,8 +9,42 @@
 #include "policies/routing_policy.hpp"
 #include "sim/serving/memory_plan.hpp"
 #include "workloads/synthetic_router.hpp"
+#include "workloads/trace_io.hpp"
 
 namespace epsim::experiments {
+
+std::vector<double> profile_load(const ExperimentConfig& cfg) {
+  const auto layers = static_cast<int>(cfg.model.num_moe_layers());
+  const auto experts = static_cast<int>(cfg.model.routed_experts);
+  std::vector<double> load(static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts), 0.0);
+  if (cfg.routing_source == "trace") {
+    workloads::TraceReader reader(cfg.trace.file);
+    trace::Step s;
+    for (std::int64_t i = 0; i < cfg.policy.load_window_steps && reader.next(s); ++i) {
+      for (int l = 0; l < layers; ++l) {
+        for (int e = 0; e < experts; ++e) {
+          load[static_cast<std::size_t>(l * experts + e)] += s.layers(l).expert_tokens(e);
+        }
+      }
+    }
+    return load;
+  }
+  // A router of its own: the same hot sets and topics as the run's, without touching the run's draws.
+  workloads::SyntheticRouter router(cfg.router, layers, experts, static_cast<int>(cfg.model.top_k),
+                                    core::RandomStreams(cfg.seed));
+  std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
+  const std::int64_t tokens = cfg.policy.load_window_tokens;
+  for (std::int64_t i = 0; i < cfg.policy.load_window_steps; ++i) {
+    router.begin_step(workloads::StepContext{0, tokens, 0, tokens, {}});
+    for (int l = 0; l < layers; ++l) {
+      router.sample(l, tokens, counts);
+      for (int e = 0; e < experts; ++e) {
+        load[static_cast<std::size_t>(l * experts + e)] += counts[static_cast<std::size_t>(e)];
+      }
+    }
+  }
+  return load;
+}
 
 serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   const core::RandomStreams streams(cfg.seed);
@@ -57,7 +91,12 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   in.slots_per_gpu = cfg.slots_per_gpu();
   core::ParamTable placement_opts({core::ParamLayer{cfg.policy.placement_options.get(), cfg.source}},
                                   "policy.placement_options");
-  p.placement = policies::placement_registry().create(cfg.policy.placement, placement_opts)->place(in);
+  const auto placement = policies::placement_registry().create(cfg.policy.placement, placement_opts);
+  in.num_groups = static_cast<int>(cfg.model.expert_groups);
+  if (placement->needs_load()) {
+    in.expert_load = profile_load(cfg);
+  }
+  p.placement = placement->place(in);
 
   const std::string routing_name = cfg.policy.routing;
   const std::shared_ptr<const toml::table> routing_opts = cfg.policy.routing_options;

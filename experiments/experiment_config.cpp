@@ -241,6 +241,11 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   };
   check_policy(policies::placement_registry(), "placement", cfg.policy.placement, cfg.policy.placement_options);
   check_policy(policies::routing_registry(), "routing", cfg.policy.routing, cfg.policy.routing_options);
+  cfg.policy.load_window_steps =
+      policy.integer("load_window_steps", 32,
+                     "steps of routing (the trace's first, or synthetic) a load-aware placement sees", {1, 1 << 24});
+  cfg.policy.load_window_tokens =
+      policy.integer("load_window_tokens", 512, "tokens per profiled synthetic step", {1, 1 << 24});
   policy.finish();
 
   auto scheduler = root.table("scheduler", "continuous batching");

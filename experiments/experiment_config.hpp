@@ -30,6 +30,8 @@ struct PolicyConfig {
   std::string routing = "even";
   std::shared_ptr<const toml::table> placement_options;  ///< [policy.placement_options], validated
   std::shared_ptr<const toml::table> routing_options;    ///< [policy.routing_options], validated
+  std::int64_t load_window_steps = 32;    ///< steps of routing a load-aware placement sees before the run
+  std::int64_t load_window_tokens = 512;  ///< tokens per profiled step (synthetic routing)
 };
 
 struct ExperimentConfig {

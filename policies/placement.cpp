@@ -45,4 +45,28 @@ LayerPlacement make_layer_placement(int num_experts, int num_gpus, int slots_per
   return p;
 }
 
+LayerPlacement make_layer_placement(int num_experts, int num_gpus, int slots_per_gpu, std::vector<int> phy2log,
+                                    const std::vector<int>& rank) {
+  LayerPlacement p = make_layer_placement(num_experts, num_gpus, slots_per_gpu, std::move(phy2log));
+  std::fill(p.log2phy.begin(), p.log2phy.end(), -1);
+  for (int s = 0; s < p.num_slots(); ++s) {
+    const int e = p.phy2log[static_cast<std::size_t>(s)];
+    if (e < 0) {
+      continue;
+    }
+    const int r = rank[static_cast<std::size_t>(s)];
+    if (r < 0 || r >= p.logcnt[static_cast<std::size_t>(e)]) {
+      throw core::Error("placement: slot " + std::to_string(s) + " has replica rank " + std::to_string(r) +
+                        " out of range for expert " + std::to_string(e));
+    }
+    int& at =
+        p.log2phy[static_cast<std::size_t>(e) * static_cast<std::size_t>(p.max_replicas) + static_cast<std::size_t>(r)];
+    if (at >= 0) {
+      throw core::Error("placement: expert " + std::to_string(e) + " has two replicas of rank " + std::to_string(r));
+    }
+    at = s;
+  }
+  return p;
+}
+
 }  // namespace epsim::policies

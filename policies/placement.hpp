@@ -27,6 +27,9 @@ struct LayerPlacement {
 /// Builds a layer placement from phy2log; replica ranks follow slot order. Throws core::Error if an
 /// expert has no replica or an id is out of range.
 LayerPlacement make_layer_placement(int num_experts, int num_gpus, int slots_per_gpu, std::vector<int> phy2log);
+/// The same with each slot's replica rank given (EPLB orders replicas by creation, not by slot).
+LayerPlacement make_layer_placement(int num_experts, int num_gpus, int slots_per_gpu, std::vector<int> phy2log,
+                                    const std::vector<int>& rank);
 
 struct Placement {
   std::vector<LayerPlacement> layers;  ///< one per MoE layer

@@ -1,5 +1,6 @@
 #include "policies/registry.hpp"
 
+#include "policies/eplb_placement.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
 
@@ -12,6 +13,13 @@ const Registry<PlacementPolicy>& placement_registry() {
           [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
             t.finish();
             return std::make_unique<LinearPlacement>();
+          });
+    r.add("eplb",
+          "DeepSeek's EPLB on the load window: hierarchical (groups to nodes, replicas within nodes) when the "
+          "expert groups divide over the nodes, else global; redundant slots replicate the hottest experts",
+          [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
+            t.finish();
+            return std::make_unique<EplbPlacement>();
           });
     return r;
   }();
