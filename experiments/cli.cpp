@@ -12,6 +12,7 @@
 #include "experiments/build_simulation.hpp"
 #include "experiments/cost_table.hpp"
 #include "experiments/experiment_config.hpp"
+#include "experiments/place_command.hpp"
 #include "experiments/results_writer.hpp"
 #include "experiments/slo_search.hpp"
 #include "experiments/trace_commands.hpp"
@@ -41,6 +42,7 @@ commands:
   cost              print a model's per-layer cost curve on a GPU (tokens -> us, active bound)
   trace             make, inspect and convert routing traces: gen, stats, convert
   slo [CONFIG]      find the highest arrival rate whose SLO attainment stays >= --target
+  place             compute a placement (any policy) from a load file: epsim or vLLM format
 
 options:
   --help            show help (also: epsim <command> --help)
@@ -378,6 +380,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (cmd == "slo") {
       return cmd_slo(rest, out);
     }
+    if (cmd == "place") {
+      try {
+        return place_command(rest, out);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
     if (cmd == "trace") {
       try {
         return trace_command(rest, out);
@@ -385,7 +394,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         throw UsageError(e.what());
       }
     }
-    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: run, validate, list, cost, trace, slo\n";
+    err << "epsim: unknown command \"" << cmd
+        << "\"; valid commands are: run, validate, list, cost, trace, slo, place\n";
     return 2;
   } catch (const UsageError& e) {
     err << "epsim " << cmd << ": " << e.what() << "\n";

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "experiments/cli.hpp"
@@ -121,5 +122,62 @@ TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
   const auto usage = cli({"trace", "frobnicate"});
   REQUIRE(usage.code == 2);
   REQUIRE_THAT(usage.err, Contains("valid commands are: gen, stats, convert"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("place: the EPLB README example from JSON and CSV, flags over the file, clear errors") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_place";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string json = (dir / "load.json").string();
+  std::ofstream(json) << R"({"weight": [[90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86],
+    [20, 107, 104, 64, 19, 197, 187, 157, 172, 86, 16, 27]],
+    "num_replicas": 16, "num_groups": 4, "num_nodes": 2, "num_gpus": 8})";
+  const auto r = cli({"place", "--load", json});
+  REQUIRE(r.code == 0);
+  REQUIRE_THAT(r.out,
+               Contains("\"phy2log\":[[5,6,5,7,8,4,3,4,10,9,10,2,0,1,11,1],[7,10,6,8,6,11,8,9,2,4,5,1,5,0,3,1]]"));
+  REQUIRE_THAT(r.out, Contains("\"logcnt\":[[1,2,1,1,2,2,1,1,1,1,2,1]"));
+  const auto v = cli({"place", "--load", json, "--format", "vllm"});
+  REQUIRE_THAT(v.out, Contains("\"physical_to_logical_map\":[[5,6,5,7"));
+  REQUIRE_THAT(v.out, Contains("\"logical_replica_count\""));
+  // The same loads as CSV rows, the parameters as flags.
+  const std::string csv = (dir / "load.csv").string();
+  {
+    std::ofstream c(csv);
+    c << "layer,expert,tokens\n";
+    const int w[2][12] = {{90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86},
+                          {20, 107, 104, 64, 19, 197, 187, 157, 172, 86, 16, 27}};
+    for (int l = 0; l < 2; ++l) {
+      for (int e = 0; e < 12; ++e) {
+        c << l << ',' << e << ',' << w[l][e] << '\n';
+      }
+    }
+  }
+  const auto c = cli({"place", "--load", csv, "--gpus", "8", "--nodes", "2", "--groups", "4", "--slots", "16", "--out",
+                      (dir / "p.json").string()});
+  REQUIRE(c.code == 0);
+  REQUIRE(fs::exists(dir / "p.json"));
+  // Flags override the file: 4 groups on 4 nodes now.
+  const auto o = cli({"place", "--load", json, "--nodes", "4", "--gpus", "8"});
+  REQUIRE(o.code == 0);
+  REQUIRE_THAT(o.out, Contains("\"num_nodes\":4"));
+  // Linear is in the registry too: expert e on GPU floor(e * 8 / 12) = 0 0 1 2 2 3 4 4 5 6 6 7.
+  REQUIRE_THAT(cli({"place", "--policy", "linear", "--load", json, "--slots", "16"}).out,
+               Contains("\"phy2log\":[[0,1,2,-1,3,4,5,-1,6,7,8,-1,9,10,11,-1]"));
+  // Bad inputs: one line each, non-zero exit.
+  std::ofstream(dir / "ragged.json") << R"({"weight": [[1, 2, 3, 4], [1, 2]], "num_gpus": 2})";
+  auto e = cli({"place", "--load", (dir / "ragged.json").string()});
+  REQUIRE(e.code != 0);
+  REQUIRE_THAT(e.err, Contains("ragged loads: layer 1 has 2 experts, layer 0 has 4"));
+  std::ofstream(dir / "neg.json") << R"({"weight": [[1, -2, 3, 4]], "num_gpus": 2})";
+  REQUIRE_THAT(cli({"place", "--load", (dir / "neg.json").string()}).err,
+               Contains("negative load -2 at layer 0, expert 1"));
+  REQUIRE_THAT(cli({"place", "--load", json, "--slots", "15"}).err,
+               Contains("num_replicas (15) must be a multiple of num_gpus (8)"));
+  REQUIRE_THAT(cli({"place", "--load", json, "--groups", "5"}).err,
+               Contains("the 12 experts do not divide into num_groups = 5"));
+  REQUIRE_THAT(cli({"place", "--load", json, "--policy", "magic"}).err, Contains("valid values are:"));
+  REQUIRE(std::count(e.err.begin(), e.err.end(), '\n') == 1);
   fs::remove_all(dir);
 }
