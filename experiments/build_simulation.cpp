@@ -5,6 +5,7 @@
 #include "hardware/roofline.hpp"
 #include "models/layer_work.hpp"
 #include "policies/placement_policy.hpp"
+#include "policies/rebalance_trigger.hpp"
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
 #include "sim/serving/memory_plan.hpp"
@@ -60,7 +61,11 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
       .cost = std::move(cost),
       .topology = network->port_view(),
       // Disaggregated KV transfers need the graph even when collectives use the port model.
-      .network = cfg.collective_model == "ports" && cfg.disaggregation.prefill_groups == 0 ? nullptr : network,
+      // KV and expert-weight transfers need the graph even when collectives use the port model.
+      .network =
+          cfg.collective_model == "ports" && cfg.disaggregation.prefill_groups == 0 && cfg.policy.rebalance == "none"
+              ? nullptr
+              : network,
       .graph_collectives_max_gpus = cfg.collective_model == "graph"   ? (1 << 30)
                                     : cfg.collective_model == "ports" ? 0
                                                                       : cfg.graph_max_gpus,
@@ -75,6 +80,9 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
                     .kv_blocks
               : 0,
       .kv_bytes_per_token = static_cast<double>(cfg.model.num_layers) * models::kv_bytes_per_token_layer(cfg.model),
+      .make_rebalance = {},
+      .rebalance_stop_the_world = cfg.policy.rebalance_mode == "stop_the_world",
+      .expert_bytes = models::expert_weight_bytes(cfg.model),
       .placement = {},
       .make_routing = {},
       .routing_source = {},
@@ -97,6 +105,13 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
     in.expert_load = profile_load(cfg);
   }
   p.placement = placement->place(in);
+  if (cfg.policy.rebalance == "periodic") {
+    const std::int64_t window = cfg.policy.rebalance_window_steps;
+    const std::int64_t interval = cfg.policy.rebalance_interval_steps;
+    p.make_rebalance = [in, window, interval] {
+      return std::make_unique<policies::PeriodicEplbTrigger>(in, window, interval);
+    };
+  }
 
   const std::string routing_name = cfg.policy.routing;
   const std::shared_ptr<const toml::table> routing_opts = cfg.policy.routing_options;

@@ -246,6 +246,17 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
                      "steps of routing (the trace's first, or synthetic) a load-aware placement sees", {1, 1 << 24});
   cfg.policy.load_window_tokens =
       policy.integer("load_window_tokens", 512, "tokens per profiled synthetic step", {1, 1 << 24});
+  static constexpr std::array<std::string_view, 2> k_rebalance{"none", "periodic"};
+  static constexpr std::array<std::string_view, 2> k_modes{"stop_the_world", "overlapped"};
+  cfg.policy.rebalance =
+      policy.choice("rebalance", "none", "re-placement during serving: periodic = vLLM-style EPLB", k_rebalance);
+  cfg.policy.rebalance_window_steps =
+      policy.integer("rebalance_window_steps", 64, "periodic: steps of expert loads the EPLB solve sees", {1, 1 << 20});
+  cfg.policy.rebalance_interval_steps =
+      policy.integer("rebalance_interval_steps", 256, "periodic: steps between EPLB solves", {1, 1LL << 40});
+  cfg.policy.rebalance_mode =
+      policy.choice("rebalance_mode", "stop_the_world",
+                    "how expert weights move: serving stops, or goes on with the old placement", k_modes);
   policy.finish();
 
   auto scheduler = root.table("scheduler", "continuous batching");

@@ -32,6 +32,10 @@ struct PolicyConfig {
   std::shared_ptr<const toml::table> routing_options;    ///< [policy.routing_options], validated
   std::int64_t load_window_steps = 32;    ///< steps of routing a load-aware placement sees before the run
   std::int64_t load_window_tokens = 512;  ///< tokens per profiled step (synthetic routing)
+  std::string rebalance = "none";         ///< "none" or "periodic" (vLLM-style periodic EPLB)
+  std::int64_t rebalance_window_steps = 64;
+  std::int64_t rebalance_interval_steps = 256;
+  std::string rebalance_mode = "stop_the_world";  ///< or "overlapped"
 };
 
 struct ExperimentConfig {

@@ -56,6 +56,12 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["preemptions"] = s.preemptions;
   m["hit_time_limit"] = res.hit_time_limit;
   m["routing_exhausted"] = res.routing_exhausted;
+  if (cfg.policy.rebalance != "none") {
+    m["rebalancing"] = {{"rebalances", res.rebalances},
+                        {"expert_moves", res.expert_moves},
+                        {"gb_moved", res.migration_bytes / 1e9},
+                        {"stall_ms", res.migration_stall_ms}};
+  }
   if (cfg.disaggregation.prefill_groups > 0) {
     m["kv_transfers"] = {
         {"count", res.kv_transfers}, {"gb", res.kv_transfer_bytes / 1e9}, {"mean_ms", res.kv_transfer_ms_mean}};

@@ -1,7 +1,9 @@
 #include "sim/serving/simulator.hpp"
 
 #include <algorithm>
+#include <optional>
 
+#include "policies/migration.hpp"
 #include "sim/core/error.hpp"
 
 namespace epsim::serving {
@@ -10,7 +12,13 @@ struct Simulator::Group {
   int index = 0;
   int gpu_offset = 0;
   std::unique_ptr<policies::RoutingPolicy> routing;
+  policies::Placement placement;  // this group's own: rebalancing changes it
+  std::unique_ptr<policies::RebalanceTrigger> trigger;
   std::unique_ptr<hardware::CollectiveCoster> coster;
+  std::optional<policies::Placement> incoming;  // a placement whose experts are still moving
+  int moves_pending = 0;
+  bool paused = false;  // stop-the-world migration in progress
+  core::Time paused_at = 0;
   Scheduler scheduler;
   StepExecutor executor;
   Batch batch;
@@ -24,13 +32,15 @@ struct Simulator::Group {
       : index(idx),
         gpu_offset(offset),
         routing(std::move(r)),
+        placement(p.placement),
+        trigger(p.make_rebalance ? p.make_rebalance() : nullptr),
         coster(p.network && topo.num_gpus() <= p.graph_collectives_max_gpus
                    ? std::make_unique<hardware::CollectiveCoster>(*p.network)
                    : nullptr),
         scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
                   idx < p.prefill_groups && p.prefill_kv_blocks_per_gpu > 0 ? p.prefill_kv_blocks_per_gpu
                                                                             : p.kv_blocks_per_gpu),
-        executor(p.model, *p.cost, offset, topo, p.placement, *routing, *p.routing_source, p.serving.step_overhead_us,
+        executor(p.model, *p.cost, offset, topo, placement, *routing, *p.routing_source, p.serving.step_overhead_us,
                  coster.get(), p.serving.attention_tp) {}
 };
 
@@ -59,6 +69,15 @@ Simulator::Simulator(SimulationParts parts)
     offsets.push_back(g * ep);
   }
   metrics_.set_group_offsets(std::move(offsets));
+  group_gpus_per_node_ = topo.gpus_per_node();
+  if (parts_.make_rebalance) {
+    if (!parts_.network) {
+      throw core::Error("Simulator: rebalancing moves experts over the network graph, which is missing");
+    }
+    if (!transfers_) {
+      transfers_ = std::make_unique<hardware::TransferNetwork>(engine_, *parts_.network);
+    }
+  }
   if (parts_.prefill_groups > 0) {
     if (parts_.prefill_groups >= static_cast<int>(groups_.size()) || !parts_.network) {
       throw core::Error(
@@ -115,7 +134,7 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
 }
 
 void Simulator::try_start_step(Group& g) {
-  if (g.busy || !g.scheduler.form_batch(requests_, g.batch)) {
+  if (g.busy || g.paused || !g.scheduler.form_batch(requests_, g.batch)) {
     return;
   }
   g.busy = true;
@@ -156,6 +175,44 @@ void Simulator::hand_off(Group& from) {
   from.scheduler.handed_off().clear();
 }
 
+void Simulator::maybe_rebalance(Group& g) {
+  std::optional<policies::Placement> next =
+      g.trigger->on_step(policies::RebalanceView{g.steps - 1, g.executor.step_loads(), &g.placement});
+  if (!next || g.incoming) {
+    return;  // nothing new, or the previous migration is still under way
+  }
+  const auto moves = policies::plan_migration(g.placement, *next, group_gpus_per_node_);
+  ++rebalances_;
+  if (moves.empty()) {
+    g.placement = std::move(*next);
+    return;
+  }
+  g.incoming = std::move(next);
+  g.moves_pending = static_cast<int>(moves.size());
+  if (parts_.rebalance_stop_the_world) {
+    g.paused = true;
+    g.paused_at = engine_.now();
+  }
+  Group* gp = &g;
+  for (const policies::ExpertMove& m : moves) {
+    ++expert_moves_;
+    migration_bytes_ += parts_.expert_bytes;
+    transfers_->start(
+        g.gpu_offset + m.from_gpu, g.gpu_offset + m.to_gpu, parts_.expert_bytes, [this, gp](core::Time done) {
+          if (--gp->moves_pending > 0) {
+            return;
+          }
+          gp->placement = std::move(*gp->incoming);  // between steps, or under a step priced on the old one
+          gp->incoming.reset();
+          if (gp->paused) {
+            migration_stall_ns_ += static_cast<double>(done - gp->paused_at);
+            gp->paused = false;
+            try_start_step(*gp);
+          }
+        });
+  }
+}
+
 void Simulator::on_step_end(Group& g) {
   const core::Time now = engine_.now();
   g.scheduler.complete(g.batch, requests_, now, observers_);
@@ -183,6 +240,9 @@ void Simulator::on_step_end(Group& g) {
   }
   last_step_end_ns_ = std::max(last_step_end_ns_, now);
   g.busy = false;
+  if (g.trigger) {
+    maybe_rebalance(g);
+  }
   try_start_step(g);
 }
 
@@ -193,6 +253,10 @@ SimulationResult Simulator::run() {
   SimulationResult res;
   res.hit_time_limit = engine_.pending() > 0;
   res.routing_exhausted = routing_exhausted_;
+  res.rebalances = rebalances_;
+  res.expert_moves = expert_moves_;
+  res.migration_bytes = migration_bytes_;
+  res.migration_stall_ms = migration_stall_ns_ / 1e6;
   res.kv_transfers = kv_transfers_;
   res.kv_transfer_bytes = kv_transfer_bytes_;
   res.kv_transfer_ms_mean = kv_transfers_ > 0 ? kv_transfer_ns_ / static_cast<double>(kv_transfers_) / 1e6 : 0.0;

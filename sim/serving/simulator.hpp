@@ -13,6 +13,7 @@
 #include "hardware/transfer_network.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement.hpp"
+#include "policies/rebalance_trigger.hpp"
 #include "policies/routing_policy.hpp"
 #include "sim/core/event_queue.hpp"
 #include "sim/core/random_streams.hpp"
@@ -42,7 +43,13 @@ struct SimulationParts {
   int prefill_groups = 0;
   std::int64_t prefill_kv_blocks_per_gpu = 0;  ///< the prefill pool's ranks (its GPUs may differ)
   double kv_bytes_per_token = 0.0;             ///< moved per context token (all layers)
-  policies::Placement placement;               ///< of one EP group (every group uses it)
+  /// Rebalancing during serving (null: static placement): one trigger per EP group. A new placement's
+  /// changed experts move over the network as timed transfers of `expert_bytes` each, with serving
+  /// stopped meanwhile (`rebalance_stop_the_world`) or going on with the old placement until they land.
+  std::function<std::unique_ptr<policies::RebalanceTrigger>()> make_rebalance = {};
+  bool rebalance_stop_the_world = true;
+  double expert_bytes = 0.0;
+  policies::Placement placement;                                           ///< of one EP group (every group uses it)
   std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
   std::unique_ptr<workloads::RoutingSource> routing_source;
   workloads::WorkloadConfig workload;
@@ -56,7 +63,11 @@ struct SimulationResult {
   core::Time end_ns = 0;
   bool hit_time_limit = false;
   bool routing_exhausted = false;  ///< a replayed, non-looping trace ended before the workload did
-  std::int64_t kv_transfers = 0;   ///< disaggregated: KV caches moved prefill -> decode
+  std::int64_t rebalances = 0;     ///< placement changes applied
+  std::int64_t expert_moves = 0;   ///< expert weight transfers they needed
+  double migration_bytes = 0.0;
+  double migration_stall_ms = 0.0;  ///< stop-the-world: time groups stood still, summed over groups
+  std::int64_t kv_transfers = 0;    ///< disaggregated: KV caches moved prefill -> decode
   double kv_transfer_bytes = 0.0;
   double kv_transfer_ms_mean = 0.0;
 };
@@ -76,6 +87,7 @@ class Simulator {
   void try_start_step(Group& g);
   void on_step_end(Group& g);
   void hand_off(Group& from);
+  void maybe_rebalance(Group& g);
   Group& pick_group(std::size_t first, std::size_t count);
 
   SimulationParts parts_;
@@ -89,11 +101,16 @@ class Simulator {
   std::size_t next_group_ = 0;
   core::Time last_step_end_ns_ = 0;
   bool routing_exhausted_ = false;
+  int group_gpus_per_node_ = 1;
   std::unique_ptr<hardware::TransferNetwork> transfers_;
   std::size_t next_decode_group_ = 0;
   std::int64_t kv_transfers_ = 0;
   double kv_transfer_bytes_ = 0.0;
   double kv_transfer_ns_ = 0.0;
+  std::int64_t rebalances_ = 0;
+  std::int64_t expert_moves_ = 0;
+  double migration_bytes_ = 0.0;
+  double migration_stall_ns_ = 0.0;
 };
 
 /// The topology of one EP group of `ep_size` GPUs cut from `cluster` (whole nodes, or part of one).

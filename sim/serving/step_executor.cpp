@@ -32,6 +32,7 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
   node_pairs_.setZero(topo_.nodes());
   node_share_.setZero(topo_.nodes());
   expert_tokens_.assign(static_cast<std::size_t>(model.routed_experts), 0);
+  step_loads_.assign(static_cast<std::size_t>(model.num_moe_layers() * model.routed_experts), 0);
   routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
   traffic_.resize(gpus_);
   traffic_matrix_.setZero(gpus_, gpus_);
@@ -260,6 +261,9 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     rec.attention_phase_ns = barrier(local_ns_, rec.attention_idle_ns);
 
     source_.sample(moe_layer, total_tokens, expert_tokens_);
+    std::copy(expert_tokens_.begin(), expert_tokens_.end(),
+              step_loads_.begin() +
+                  static_cast<std::ptrdiff_t>(moe_layer) * static_cast<std::ptrdiff_t>(expert_tokens_.size()));
     routing_.route(policies::StepLayerLoad{expert_tokens_}, placement_.layers[static_cast<std::size_t>(moe_layer)],
                    routed_);
     price_experts(placement_.layers[static_cast<std::size_t>(moe_layer)]);

@@ -48,6 +48,8 @@ class StepExecutor {
   StepResult run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group,
                  std::int64_t step, std::span<Observer* const> observers);
   std::span<const double> gpu_busy_ns() const { return {busy_ns_.data(), static_cast<std::size_t>(busy_ns_.size())}; }
+  /// The last step's tokens per expert, [moe layer][expert].
+  std::span<const std::int32_t> step_loads() const { return step_loads_; }
 
  private:
   double kernel(int local_gpu, const core::KernelWork& w);
@@ -80,6 +82,7 @@ class StepExecutor {
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_;
   Eigen::ArrayXd node_pairs_, node_share_;
   std::vector<std::int32_t> expert_tokens_;
+  std::vector<std::int32_t> step_loads_;                 // every MoE layer's expert_tokens_ of the step
   std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
   policies::RoutedLoad routed_;
   hardware::PerGpuTraffic traffic_;

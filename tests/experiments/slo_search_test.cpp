@@ -96,3 +96,23 @@ TEST_CASE("a cluster short of KV memory preempts and still finishes every reques
   REQUIRE_THROWS_WITH(experiments::load_config(path, {"scheduler.gpu_memory_utilization=0.2"}),
                       Catch::Contains("scheduler.gpu_memory_utilization: no room for the KV cache"));
 }
+
+TEST_CASE("periodic rebalancing charges each moved expert's bytes, stalls only when stopping the world") {
+  const std::string path = std::string(EPSIM_TEST_DATA_DIR) + "/small.toml";
+  const auto run = [&](const std::string& mode) {
+    const auto cfg = experiments::load_config(
+        path, {"policy.rebalance=periodic", "policy.rebalance_interval_steps=200", "policy.rebalance_mode=" + mode});
+    serving::Simulator sim(experiments::build_simulation(cfg));
+    return sim.run();
+  };
+  const auto stw = run("stop_the_world");
+  REQUIRE(stw.rebalances > 0);
+  REQUIRE(stw.expert_moves > 0);
+  // Mixtral-8x7B expert: 3 x 4096 x 14336 BF16 weights.
+  REQUIRE(stw.migration_bytes == Approx(static_cast<double>(stw.expert_moves) * 3.0 * 4096 * 14336 * 2));
+  REQUIRE(stw.migration_stall_ms > 0.0);
+  const auto overlapped = run("overlapped");
+  REQUIRE(overlapped.expert_moves > 0);
+  REQUIRE(overlapped.migration_stall_ms == 0.0);
+  REQUIRE(overlapped.summary.requests_finished == 40);
+}

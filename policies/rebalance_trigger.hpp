@@ -1,0 +1,40 @@
+#pragma once
+// When to re-place experts during serving (DESIGN.md 6). The engine shows a trigger every step's expert
+// loads; a trigger may answer with a new placement, which the engine then migrates to.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "policies/placement_policy.hpp"
+
+namespace epsim::policies {
+
+struct RebalanceView {
+  std::int64_t step = 0;
+  std::span<const std::int32_t> expert_tokens;  ///< this step's tokens per expert, [layer][expert]
+  const Placement* current = nullptr;
+};
+
+class RebalanceTrigger {
+ public:
+  virtual ~RebalanceTrigger() = default;
+  virtual std::optional<Placement> on_step(const RebalanceView& view) = 0;
+};
+
+/// vLLM-style periodic EPLB: keeps the loads of the last `window_steps` steps and every `interval_steps`
+/// steps recomputes the EPLB placement from them.
+class PeriodicEplbTrigger final : public RebalanceTrigger {
+ public:
+  PeriodicEplbTrigger(const PlacementInput& shape, std::int64_t window_steps, std::int64_t interval_steps);
+  std::optional<Placement> on_step(const RebalanceView& view) override;
+
+ private:
+  PlacementInput shape_;
+  std::int64_t window_;
+  std::int64_t interval_;
+  std::vector<std::int32_t> ring_;  // window x layers x experts
+  std::int64_t seen_ = 0;
+};
+
+}  // namespace epsim::policies
