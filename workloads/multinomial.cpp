@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <boost/random/binomial_distribution.hpp>
+#include <boost/random/normal_distribution.hpp>
 #include <boost/random/uniform_01.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
+#include <cmath>
 
 namespace epsim::workloads {
 
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
-                        std::span<const int> order, std::span<std::int32_t> out) {
+                        std::span<const int> order, std::span<std::int32_t> out, bool approximate) {
+  boost::random::normal_distribution<double> n01;
   std::fill(out.begin(), out.end(), 0);
   double tail = 0.0;
   for (const double x : p) {
@@ -22,7 +25,14 @@ void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, st
     tail -= p[e];
     std::int64_t n = remaining;
     if (q < 1.0 && r + 1 < order.size()) {
-      n = q > 0.0 ? boost::random::binomial_distribution<std::int64_t, double>(remaining, q)(rng) : 0;
+      const double mean = static_cast<double>(remaining) * q;
+      const double var = mean * (1.0 - q);
+      if (approximate && var >= 25.0) {
+        n = std::clamp(static_cast<std::int64_t>(std::llround(mean + std::sqrt(var) * n01(rng))), std::int64_t{0},
+                       remaining);
+      } else {
+        n = q > 0.0 ? boost::random::binomial_distribution<std::int64_t, double>(remaining, q)(rng) : 0;
+      }
     }
     remaining -= n;
     if (n > cap) {
@@ -80,9 +90,9 @@ int AliasTable::draw(core::Rng& rng) const {
 }
 
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
-                        std::span<const int> order, std::span<std::int32_t> out, AliasTable& alias) {
+                        std::span<const int> order, std::span<std::int32_t> out, AliasTable& alias, bool approximate) {
   if (picks > 4 * static_cast<std::int64_t>(p.size())) {
-    multinomial_capped(rng, picks, cap, p, order, out);
+    multinomial_capped(rng, picks, cap, p, order, out, approximate);
     return;
   }
   std::fill(out.begin(), out.end(), 0);

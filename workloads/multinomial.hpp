@@ -26,10 +26,13 @@ class AliasTable {
 
 /// Draws picks one by one from the alias table for small draws (picks <= 4 x categories) and by
 /// conditional binomials otherwise; both are exact multinomial draws. `alias` is a reusable workspace.
+/// With `approximate`, a conditional binomial B(n, q) whose variance n q (1 - q) is at least 25 is drawn as
+/// round(N(n q, n q (1 - q))) clamped to [0, n] (moment-matched normal); smaller ones stay exact.
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
-                        std::span<const int> order, std::span<std::int32_t> out, AliasTable& alias);
+                        std::span<const int> order, std::span<std::int32_t> out, AliasTable& alias,
+                        bool approximate = false);
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
-                        std::span<const int> order, std::span<std::int32_t> out);
+                        std::span<const int> order, std::span<std::int32_t> out, bool approximate = false);
 
 /// Caps probabilities at `cap` by water-filling (the excess is shared by the others in proportion to
 /// their mass); `p` sums to 1 before and after. Needs cap * size >= 1.

@@ -43,6 +43,11 @@ SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
   c.temporal_group_size = static_cast<int>(t.integer("temporal_group_size", 2, "experts per bursty group", {1, 64}));
   c.burst_fraction = t.real("burst_fraction", c.burst_fraction, "share of steps a group bursts", {0.0, 1.0, true});
   c.burst_mean_steps = t.real("burst_mean_steps", c.burst_mean_steps, "mean burst length in steps", {1.0, 1e6});
+  static constexpr std::array<std::string_view, 2> k_sampling{"exact", "fast"};
+  c.fast_sampling = t.choice("sampling", "exact",
+                             "exact multinomial draws, or fast: conditional binomials of variance >= 25 from "
+                             "their moment-matched normal",
+                             k_sampling) == "fast";
   c.burst_multiplier = t.real("burst_multiplier", c.burst_multiplier,
                               "in a burst each member takes this x the uniform share", core::k_positive);
   if (t.documenting()) {
@@ -326,7 +331,7 @@ void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int3
     }
   }
   water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
-  multinomial_capped(rng_, tokens * top_k_, tokens, mixed_, ranking(layer), out, alias_);
+  multinomial_capped(rng_, tokens * top_k_, tokens, mixed_, ranking(layer), out, alias_, cfg_.fast_sampling);
 }
 
 }  // namespace epsim::workloads
