@@ -149,7 +149,10 @@ void Simulator::try_start_step(Group& g) {
 
 void Simulator::hand_off(Group& from) {
   const auto first = static_cast<std::size_t>(parts_.prefill_groups);
-  for (const auto& [rank, idx] : from.scheduler.handed_off()) {
+  for (const auto& handoff : from.scheduler.handed_off()) {
+    // Plain copies: lambdas capturing structured bindings need clang >= 16.
+    const int rank = handoff.first;
+    const int idx = handoff.second;
     Group& to = pick_group(first, groups_.size() - first);
     const int to_rank = to.scheduler.least_loaded_rank();
     RequestState& r = requests_[static_cast<std::size_t>(idx)];
