@@ -23,8 +23,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 void cost_throughput() {
-  core::ParamTable gt({core::ParamLayer{&hardware::gpu_presets().get("h200", "", ""), "h200"}}, "gpu");
-  const auto gpu = hardware::parse_gpu_spec(gt);
+  const auto gpu = hardware::load_gpu_preset("h200");
   std::vector<double> speeds(64);
   for (std::size_t g = 0; g < speeds.size(); ++g) {
     speeds[g] = 0.9 + 0.002 * static_cast<double>(g);

@@ -247,8 +247,7 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   if (what == "all" || what == "models") {
     out << "models:\n";
     for (const std::string& name : models::model_presets().names()) {
-      core::ParamTable t({core::ParamLayer{&models::model_presets().get(name, "", ""), name}}, "");
-      const models::ModelSpec m = models::parse_model_spec(t);
+      const models::ModelSpec m = models::load_model_preset(name);
       out << fmt::format("  {:<18} {:<18} {:>3} layers ({} MoE), {:>3} experts top-{}, {} shared, hidden {}, {}\n",
                          name, m.name, m.num_layers, m.num_moe_layers(), m.routed_experts, m.top_k, m.shared_experts,
                          m.hidden_size, m.attention == models::AttentionKind::mla ? "MLA" : "GQA");
@@ -257,8 +256,7 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   if (what == "all" || what == "gpus") {
     out << "gpus:\n";
     for (const std::string& name : hardware::gpu_presets().names()) {
-      core::ParamTable t({core::ParamLayer{&hardware::gpu_presets().get(name, "", ""), name}}, "");
-      const hardware::GpuSpec g = hardware::parse_gpu_spec(t);
+      const hardware::GpuSpec g = hardware::load_gpu_preset(name);
       out << fmt::format(
           "  {:<10} {:<24} BF16 {:>6.0f} TFLOP/s, FP8 {:>6.0f} TFLOP/s, HBM {:>5.0f} GB/s, {:>4.0f} GiB\n", name,
           g.name, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
@@ -267,8 +265,7 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   if (what == "all" || what == "clusters") {
     out << "clusters:\n";
     for (const std::string& name : hardware::cluster_presets().names()) {
-      core::ParamTable t({core::ParamLayer{&hardware::cluster_presets().get(name, "", ""), name}}, "");
-      const hardware::ClusterSpec c = hardware::parse_cluster_spec(t);
+      const hardware::ClusterSpec c = hardware::load_cluster_preset(name);
       out << fmt::format("  {:<14} {:<40} {} GPUs/node of {}, scale-up {:.0f} GB/s/dir, NIC {:.1f} GB/s x {}/node\n",
                          name, c.name, c.gpus_per_node, c.gpu, c.scale_up_link.bw_gbps, c.nic_link.bw_gbps,
                          c.nics_per_node);
@@ -335,8 +332,7 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
   if (const std::string m = models::model_presets().unknown_message(model_name); !m.empty()) {
     throw UsageError("--model: " + m);
   }
-  core::ParamTable gt({core::ParamLayer{&hardware::gpu_presets().get(gpu_name, "", ""), gpu_name}}, "gpu");
-  core::ParamTable mt({core::ParamLayer{&models::model_presets().get(model_name, "", ""), model_name}}, "model");
+
   CostTableOptions o;
   o.tokens = parse_token_list(vm["tokens"].as<std::string>());
   o.experts_active = vm["experts-active"].as<std::int64_t>();
@@ -347,7 +343,7 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
   if (o.experts_active < 0 || o.local_experts < 0 || o.context < 0 || !(o.speed > 0.0)) {
     throw UsageError("--experts-active, --local-experts and --context must be >= 0 and --speed > 0");
   }
-  out << cost_table(models::parse_model_spec(mt), hardware::parse_gpu_spec(gt), o);
+  out << cost_table(models::load_model_preset(model_name), hardware::load_gpu_preset(gpu_name), o);
   return 0;
 }
 

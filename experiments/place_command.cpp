@@ -176,8 +176,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     if (const std::string m = models::model_presets().unknown_message(name); !m.empty()) {
       throw std::invalid_argument("--model: " + m);
     }
-    core::ParamTable t({core::ParamLayer{&models::model_presets().get(name, "", ""), name}}, "model");
-    const models::ModelSpec spec = models::parse_model_spec(t);
+    const models::ModelSpec spec = models::load_model_preset(name);
     if (static_cast<std::size_t>(spec.routed_experts) != experts) {
       throw core::Error(
           fmt::format("{}: {} experts per layer, the model {} has {}", src, experts, name, spec.routed_experts));
@@ -194,8 +193,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     if (const std::string m = hardware::cluster_presets().unknown_message(name); !m.empty()) {
       throw std::invalid_argument("--cluster: " + m);
     }
-    core::ParamTable t({core::ParamLayer{&hardware::cluster_presets().get(name, "", ""), name}}, "cluster");
-    const int per_node = hardware::parse_cluster_spec(t).gpus_per_node;
+    const int per_node = hardware::load_cluster_preset(name).gpus_per_node;
     f.num_nodes = std::max(1, f.num_gpus / per_node);
   }
   f.num_nodes = std::max(f.num_nodes, 1);

@@ -5,6 +5,8 @@
 #include <array>
 #include <span>
 
+#include "sim/core/error.hpp"
+
 #include "hardware/link_types.hpp"
 
 namespace epsim::hardware {
@@ -59,6 +61,15 @@ ClusterSpec parse_cluster_spec(core::ParamTable& t) {
     }
   }
   return c;
+}
+
+ClusterSpec load_cluster_preset(const std::string& name) {
+  if (const std::string unknown = cluster_presets().unknown_message(name); !unknown.empty()) {
+    throw core::Error(unknown);
+  }
+  core::ParamTable t({core::ParamLayer{&cluster_presets().get(name, "", ""), cluster_presets().label(name)}},
+                     "cluster");
+  return parse_cluster_spec(t);
 }
 
 const core::PresetCatalog& cluster_presets() {

@@ -37,5 +37,7 @@ struct ClusterSpec {
 /// Parses [cluster] (a preset layered under overrides); validates consistency.
 ClusterSpec parse_cluster_spec(core::ParamTable& t);
 const core::PresetCatalog& cluster_presets();
+/// A shipped preset as a ClusterSpec; throws core::Error listing the valid names if unknown.
+ClusterSpec load_cluster_preset(const std::string& name);
 
 }  // namespace epsim::hardware

@@ -2,6 +2,8 @@
 
 #include <span>
 
+#include "sim/core/error.hpp"
+
 namespace epsim::hardware {
 
 std::span<const core::EmbeddedFile> embedded_gpus();
@@ -37,6 +39,14 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
       t.integer("moe_tile_threshold", 0,
                 "largest M (token-expert pairs) using the small tile; 0 = the local expert count", {0, 1 << 24});
   return g;
+}
+
+GpuSpec load_gpu_preset(const std::string& name) {
+  if (const std::string unknown = gpu_presets().unknown_message(name); !unknown.empty()) {
+    throw core::Error(unknown);
+  }
+  core::ParamTable t({core::ParamLayer{&gpu_presets().get(name, "", ""), gpu_presets().label(name)}}, "gpu");
+  return parse_gpu_spec(t);
 }
 
 const core::PresetCatalog& gpu_presets() {

@@ -60,5 +60,7 @@ GpuSpec parse_gpu_spec(core::ParamTable& t);
 
 /// The shipped GPU presets.
 const core::PresetCatalog& gpu_presets();
+/// A shipped preset as a GpuSpec; throws core::Error listing the valid names if unknown.
+GpuSpec load_gpu_preset(const std::string& name);
 
 }  // namespace epsim::hardware

@@ -3,6 +3,8 @@
 #include <array>
 #include <span>
 
+#include "sim/core/error.hpp"
+
 namespace epsim::models {
 
 std::span<const core::EmbeddedFile> embedded_models();
@@ -84,6 +86,14 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   }
   t.finish();
   return m;
+}
+
+ModelSpec load_model_preset(const std::string& name) {
+  if (const std::string unknown = model_presets().unknown_message(name); !unknown.empty()) {
+    throw core::Error(unknown);
+  }
+  core::ParamTable t({core::ParamLayer{&model_presets().get(name, "", ""), model_presets().label(name)}}, "model");
+  return parse_model_spec(t);
 }
 
 const core::PresetCatalog& model_presets() {

@@ -60,5 +60,7 @@ ModelSpec parse_model_spec(core::ParamTable& t);
 
 /// The shipped model presets.
 const core::PresetCatalog& model_presets();
+/// A shipped preset as a ModelSpec; throws core::Error listing the valid names if unknown.
+ModelSpec load_model_preset(const std::string& name);
 
 }  // namespace epsim::models

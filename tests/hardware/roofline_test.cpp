@@ -9,8 +9,7 @@ using namespace epsim;
 namespace {
 
 hardware::GpuSpec preset(const std::string& name) {
-  core::ParamTable t({core::ParamLayer{&hardware::gpu_presets().get(name, "test", "gpu"), name}}, "gpu");
-  return hardware::parse_gpu_spec(t);
+  return hardware::load_gpu_preset(name);
 }
 
 // One Mixtral-8x7B expert (hidden 4096, FFN 14336, BF16) on n tokens, written out by hand:

@@ -138,8 +138,7 @@ TEST_CASE("the stress weight is memory_bound_weight below x_low, 1 above x_high,
 }
 
 TEST_CASE("drift is an OU process with the configured stationary spread, jitter has mean 1 and its CV") {
-  core::ParamTable gt({core::ParamLayer{&hardware::gpu_presets().get("h100", "", ""), "h100"}}, "gpu");
-  const auto gpu = hardware::parse_gpu_spec(gt);
+  const auto gpu = hardware::load_gpu_preset("h100");
   hardware::VariabilityConfig v;
   v.stress.enabled = false;
   v.drift.stddev = 0.02;

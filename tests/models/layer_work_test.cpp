@@ -7,8 +7,7 @@ using namespace epsim;
 
 namespace {
 models::ModelSpec preset(const std::string& name) {
-  core::ParamTable t({core::ParamLayer{&models::model_presets().get(name, "test", "model"), name}}, "model");
-  return models::parse_model_spec(t);
+  return models::load_model_preset(name);
 }
 }  // namespace
 

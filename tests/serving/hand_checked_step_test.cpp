@@ -6,6 +6,7 @@
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
 #include "sim/serving/simulator.hpp"
+#include "tests/support/tiny_model.hpp"
 
 using namespace epsim;
 
@@ -27,25 +28,9 @@ class FixedRouting final : public workloads::RoutingSource {
 }  // namespace
 
 TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
-  models::ModelSpec m;
-  m.name = "tiny";
-  m.hidden_size = 1024;
-  m.num_layers = 1;
-  m.moe_intermediate_size = 512;
-  m.routed_experts = 4;
-  m.top_k = 2;
-  m.num_heads = 8;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab_size = 1000;
+  const models::ModelSpec m = test::tiny_model(2);
 
-  hardware::GpuSpec g;
-  g.name = "paper-gpu";
-  g.bf16_tflops = 100.0;  // 100e3 FLOP per ns at efficiency 1
-  g.hbm_gbps = 1000.0;    // 1000 bytes per ns at efficiency 1
-  g.memory_gib = 80.0;
-  g.efficiency.fill(hardware::Efficiency{1.0, 1.0});
-  g.kernel_launch_us = 1.0;
+  hardware::GpuSpec g = test::paper_gpu();
   g.moe_tile_small = 16;
   g.moe_tile_large = 16;
 

@@ -7,6 +7,7 @@
 #include "policies/linear_placement.hpp"
 #include "sim/serving/run_logs.hpp"
 #include "sim/serving/simulator.hpp"
+#include "tests/support/tiny_model.hpp"
 #include "workloads/synthetic_router.hpp"
 
 using namespace epsim;
@@ -16,22 +17,10 @@ namespace {
 // A one-layer model on one GPU: every step of one token costs the same, whatever expert it picks.
 serving::SimulationParts tiny(double rate, std::int64_t requests, std::int64_t prompt, std::int64_t output,
                               serving::SchedulerConfig sched) {
-  models::ModelSpec m;
-  m.name = "tiny";
-  m.hidden_size = 1024;
-  m.num_layers = 1;
-  m.moe_intermediate_size = 512;
-  m.routed_experts = 4;
-  m.top_k = 1;
-  m.num_heads = 8;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab_size = 1000;
-  hardware::GpuSpec g;
-  g.name = "paper-gpu";
-  g.bf16_tflops = 100.0;
-  g.hbm_gbps = 1000.0;
-  g.memory_gib = 80.0;
+  const models::ModelSpec m = test::tiny_model(1);
+  hardware::GpuSpec g = test::paper_gpu();
+  g.efficiency = hardware::GpuSpec{}.efficiency;  // default efficiencies and launch cost
+  g.kernel_launch_us = hardware::GpuSpec{}.kernel_launch_us;
   serving::SimulationParts p{
       .model = m,
       .cost = std::make_unique<hardware::RooflineCostModel>(g, std::vector<double>{1.0}),

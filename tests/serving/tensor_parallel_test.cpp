@@ -9,6 +9,7 @@
 #include "sim/core/params.hpp"
 #include "sim/serving/memory_plan.hpp"
 #include "sim/serving/simulator.hpp"
+#include "tests/support/tiny_model.hpp"
 #include "workloads/synthetic_router.hpp"
 
 using namespace epsim;
@@ -25,28 +26,10 @@ struct Capture final : serving::Observer {
 };
 
 models::ModelSpec tiny() {
-  models::ModelSpec m;
-  m.name = "tiny";
-  m.hidden_size = 1024;
-  m.num_layers = 1;
-  m.moe_intermediate_size = 512;
-  m.routed_experts = 4;
-  m.top_k = 1;
-  m.num_heads = 8;
-  m.num_kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab_size = 1000;
-  return m;
+  return test::tiny_model(1);
 }
-
 hardware::GpuSpec gpu() {
-  hardware::GpuSpec g;
-  g.bf16_tflops = 100.0;
-  g.hbm_gbps = 1000.0;
-  g.memory_gib = 80.0;
-  g.efficiency.fill(hardware::Efficiency{1.0, 1.0});
-  g.kernel_launch_us = 1.0;
-  return g;
+  return test::paper_gpu();
 }
 
 std::vector<double> first_layer_local(int tp) {
@@ -105,12 +88,8 @@ TEST_CASE("TP attention: both GPUs of the rank do half the attention, then a rin
 }
 
 TEST_CASE("the memory plan splits a GQA KV cache over TP GPUs, not an MLA one") {
-  auto load = [](const std::string& name) {
-    core::ParamTable t({core::ParamLayer{&models::model_presets().get(name, "", ""), name}}, "model");
-    return models::parse_model_spec(t);
-  };
-  core::ParamTable gt({core::ParamLayer{&hardware::gpu_presets().get("h200", "", ""), "h200"}}, "gpu");
-  const auto h200 = hardware::parse_gpu_spec(gt);
+  const auto load = [](const std::string& name) { return models::load_model_preset(name); };
+  const auto h200 = hardware::load_gpu_preset("h200");
   serving::SchedulerConfig sched;
   const auto qwen = load("qwen3-30b-a3b");  // 4 KV heads
   const auto q1 = serving::plan_memory(qwen, h200, 16, sched, 1);
