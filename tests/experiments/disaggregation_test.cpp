@@ -1,7 +1,9 @@
 // Disaggregated prefill/decode: the KV transfer between the pools takes the time computed by hand.
 #include <catch2/catch.hpp>
+
 #include <cmath>
 #include <sstream>
+#include "tests/support/csv.hpp"
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/experiment_config.hpp"
@@ -39,12 +41,7 @@ TEST_CASE("disaggregated serving adds the KV transfer time between prefill and d
   core::Time decode_step = -1;
   while (std::getline(csv, line)) {
     if (line.rfind("1,", 0) == 0) {
-      std::vector<std::string> f;
-      std::stringstream ls(line);
-      std::string cell;
-      while (std::getline(ls, cell, ',')) {
-        f.push_back(cell);
-      }
+      const std::vector<std::string> f = test::csv_cells(line);
       decode_step = std::stoll(f[4]);
       REQUIRE(std::stoll(f[2]) == r.first_token_ns + transfer);  // it starts when the KV cache has arrived
     }

@@ -1,9 +1,11 @@
 // Golden scenario: tests/data/small.toml's summary is checked in (tests/data/small.summary.json) and
 // every metric must match within a relative tolerance; plus byte-identical reruns with the same seed.
 #include <catch2/catch.hpp>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include "tests/support/csv.hpp"
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/experiment_config.hpp"
@@ -84,12 +86,7 @@ TEST_CASE("per-request metrics recomputed from requests.csv match the summary") 
   std::vector<double> ttft;
   int rows = 0;
   while (std::getline(csv, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    std::string cell;
-    while (std::getline(ls, cell, ',')) {
-      f.push_back(cell);
-    }
+    const std::vector<std::string> f = test::csv_cells(line);
     ++rows;
     const double arrival = std::stod(f[5]);
     const double first = std::stod(f[6]);

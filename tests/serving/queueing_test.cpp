@@ -1,6 +1,8 @@
 // Serving-level checks against analytic results: an M/D/1 queue, chunked prefill timing.
 #include <catch2/catch.hpp>
+
 #include <sstream>
+#include "tests/support/csv.hpp"
 
 #include "hardware/roofline.hpp"
 #include "policies/even_routing.hpp"
@@ -90,12 +92,7 @@ TEST_CASE("chunked prefill: a long prompt's TTFT is the sum of its chunk steps")
   std::string line;
   std::getline(csv, line);
   while (std::getline(csv, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    std::string cell;
-    while (std::getline(ls, cell, ',')) {
-      f.push_back(cell);
-    }
+    const std::vector<std::string> f = test::csv_cells(line);
     durations.push_back(std::stoll(f[4]));
     if (durations.size() <= 3) {
       REQUIRE(std::stoll(f[5]) == (durations.size() < 3 ? 4096 : 1808));

@@ -5,6 +5,7 @@
 #include "sim/core/statistics.hpp"
 #include "workloads/multinomial.hpp"
 #include "workloads/synthetic_router.hpp"
+#include "workloads/trace_stats.hpp"
 
 using namespace epsim;
 using workloads::SyntheticRouterConfig;
@@ -175,17 +176,7 @@ TEST_CASE("topics make batches differ, and a topic shift moves the distribution,
     }
     return sum;
   };
-  auto cosine_distance = [](const std::vector<double>& x, const std::vector<double>& y) {
-    double xy = 0;
-    double xx = 0;
-    double yy = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      xy += x[i] * y[i];
-      xx += x[i] * x[i];
-      yy += y[i] * y[i];
-    }
-    return 1.0 - xy / std::sqrt(xx * yy);
-  };
+  using workloads::cosine_distance;
   const auto before1 = window(1.0);
   const auto before2 = window(2.0);
   const auto after = window(20.0);
