@@ -35,7 +35,16 @@ void TransferNetwork::start(int src, int dst, double bytes, Done done) {
 void TransferNetwork::activate(Flow flow) {
   advance();
   flows_.push_back(std::move(flow));
-  reschedule();
+  // Many transfers often start at the same instant (a migration's moves, a burst of KV hand-offs): one
+  // rate update for all of them, at the end of this instant's events, instead of one per transfer.
+  if (!update_pending_) {
+    update_pending_ = true;
+    engine_.schedule_after(0, [this] {
+      update_pending_ = false;
+      advance();
+      reschedule();
+    });
+  }
 }
 
 void TransferNetwork::advance() {

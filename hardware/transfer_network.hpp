@@ -47,6 +47,7 @@ class TransferNetwork {
   std::size_t pending_ = 0;
   core::Time last_update_ = 0;
   core::EventId next_event_;
+  bool update_pending_ = false;
   double delivered_ = 0.0;
   // Workspace for the rate computation.
   std::vector<double> arc_capacity_;
