@@ -24,7 +24,8 @@ std::vector<double> profile_load(const ExperimentConfig& cfg) {
     for (std::int64_t i = 0; i < cfg.policy.load_window_steps && reader.next(s); ++i) {
       for (int l = 0; l < layers; ++l) {
         for (int e = 0; e < experts; ++e) {
-          load[static_cast<std::size_t>(l * experts + e)] += s.layers(l).expert_tokens(e);
+          load[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] +=
+              s.layers(l).expert_tokens(e);
         }
       }
     }
@@ -40,7 +41,8 @@ std::vector<double> profile_load(const ExperimentConfig& cfg) {
     for (int l = 0; l < layers; ++l) {
       router.sample(l, tokens, counts);
       for (int e = 0; e < experts; ++e) {
-        load[static_cast<std::size_t>(l * experts + e)] += counts[static_cast<std::size_t>(e)];
+        load[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] +=
+            counts[static_cast<std::size_t>(e)];
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
+#include <ranges>
 
 #include "sim/core/error.hpp"
 
@@ -190,9 +191,9 @@ void NetworkGraph::compute_routes() {
         v = boost::source(e, g);
       }
       double lat = 0.0;
-      for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) {
-        path_arcs_.push_back(*it);
-        lat += arcs_[static_cast<std::size_t>(*it)].latency_ns;
+      for (const int a : std::views::reverse(reversed)) {
+        path_arcs_.push_back(a);
+        lat += arcs_[static_cast<std::size_t>(a)].latency_ns;
       }
       latency_[p] = lat;
     }

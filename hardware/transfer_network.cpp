@@ -129,6 +129,7 @@ void TransferNetwork::on_completion() {
 
 std::vector<double> TransferNetwork::rates() const {
   std::vector<double> out;
+  out.reserve(flows_.size());
   for (const Flow& f : flows_) {
     out.push_back(f.rate);
   }

@@ -79,7 +79,8 @@ void hierarchical_layer(const std::vector<float>& w, int replicas, int groups, i
   std::vector<float> group_weight(static_cast<std::size_t>(groups), 0.0F);
   for (int g = 0; g < groups; ++g) {
     for (int k = 0; k < group_size; ++k) {
-      group_weight[static_cast<std::size_t>(g)] += w[static_cast<std::size_t>(g * group_size + k)];
+      group_weight[static_cast<std::size_t>(g)] +=
+          w[static_cast<std::size_t>(g) * static_cast<std::size_t>(group_size) + static_cast<std::size_t>(k)];
     }
   }
   std::vector<int> group_pack;
@@ -111,7 +112,8 @@ void hierarchical_layer(const std::vector<float>& w, int replicas, int groups, i
     // Step 2: replicate the node's experts onto its R / N slots.
     for (int j = 0; j < log_per_node; ++j) {
       node_w[static_cast<std::size_t>(j)] =
-          w[static_cast<std::size_t>(mlog2log[static_cast<std::size_t>(node * log_per_node + j)])];
+          w[static_cast<std::size_t>(mlog2log[static_cast<std::size_t>(node) * static_cast<std::size_t>(log_per_node) +
+                                              static_cast<std::size_t>(j)])];
     }
     replicate_experts(node_w, phy_per_node, phy2mlog, rank, mlogcnt);
     // Step 3: pack the node's slots, weighted by expert weight / replica count, onto its P / N GPUs.
@@ -125,12 +127,14 @@ void hierarchical_layer(const std::vector<float>& w, int replicas, int groups, i
     for (int s = 0; s < phy_per_node; ++s) {
       const int pphy = pack[static_cast<std::size_t>(s)] * per_gpu + rank_in_pack[static_cast<std::size_t>(s)];
       const int mlog = node * log_per_node + phy2mlog[static_cast<std::size_t>(s)];
-      phy2log[static_cast<std::size_t>(node * phy_per_node + pphy)] = mlog2log[static_cast<std::size_t>(mlog)];
-      phyrank[static_cast<std::size_t>(node * phy_per_node + pphy)] = rank[static_cast<std::size_t>(s)];
+      phy2log[static_cast<std::size_t>(node) * static_cast<std::size_t>(phy_per_node) +
+              static_cast<std::size_t>(pphy)] = mlog2log[static_cast<std::size_t>(mlog)];
+      phyrank[static_cast<std::size_t>(node) * static_cast<std::size_t>(phy_per_node) +
+              static_cast<std::size_t>(pphy)] = rank[static_cast<std::size_t>(s)];
     }
     for (int j = 0; j < log_per_node; ++j) {
-      logcnt[static_cast<std::size_t>(mlog2log[static_cast<std::size_t>(node * log_per_node + j)])] =
-          mlogcnt[static_cast<std::size_t>(j)];
+      logcnt[static_cast<std::size_t>(mlog2log[static_cast<std::size_t>(node) * static_cast<std::size_t>(log_per_node) +
+                                               static_cast<std::size_t>(j)])] = mlogcnt[static_cast<std::size_t>(j)];
     }
   }
 }
@@ -180,7 +184,8 @@ Result rebalance_experts(const std::vector<double>& weight, int layers, int expe
   std::vector<int> logcnt;
   for (int l = 0; l < layers; ++l) {
     for (int e = 0; e < experts; ++e) {
-      w[static_cast<std::size_t>(e)] = static_cast<float>(weight[static_cast<std::size_t>(l * experts + e)]);
+      w[static_cast<std::size_t>(e)] = static_cast<float>(
+          weight[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)]);
     }
     hierarchical_layer(w, num_replicas, groups, nodes, num_gpus, phy2log, phyrank, logcnt);
     std::copy(phy2log.begin(), phy2log.end(), r.phy2log.begin() + static_cast<std::ptrdiff_t>(l) * num_replicas);
@@ -192,7 +197,7 @@ Result rebalance_experts(const std::vector<double>& weight, int layers, int expe
       static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts) * static_cast<std::size_t>(r.max_count), -1);
   for (int l = 0; l < layers; ++l) {
     for (int s = 0; s < num_replicas; ++s) {
-      const auto i = static_cast<std::size_t>(l * num_replicas + s);
+      const auto i = static_cast<std::size_t>(l) * static_cast<std::size_t>(num_replicas) + static_cast<std::size_t>(s);
       const auto e = static_cast<std::size_t>(r.phy2log[i]);
       r.log2phy[(static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + e) *
                     static_cast<std::size_t>(r.max_count) +

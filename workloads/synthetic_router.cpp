@@ -136,7 +136,7 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
   is_temporal_.assign(static_cast<std::size_t>(layers_) * static_cast<std::size_t>(experts), false);
   for (int l = 0; l < layers_; ++l) {
     for (int m = 0; m < members; ++m) {
-      const int e = ranking(l)[static_cast<std::size_t>(experts / 4 + m)];
+      const int e = ranking(l)[static_cast<std::size_t>(experts / 4) + static_cast<std::size_t>(m)];
       temporal_.push_back(e);
       is_temporal_[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] =
           true;
@@ -173,8 +173,8 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
   // Bursts start from their stationary distribution.
   bursting_.resize(static_cast<std::size_t>(layers_) * static_cast<std::size_t>(cfg_.temporal_groups));
   boost::random::bernoulli_distribution<double> on(cfg_.burst_fraction);
-  for (std::size_t i = 0; i < bursting_.size(); ++i) {
-    bursting_[i] = on(burst_rng_);
+  for (auto&& bursting : bursting_) {
+    bursting = on(burst_rng_);
   }
   logits_.assign(static_cast<std::size_t>(cfg_.topics), 0.0);
   step_weight_.assign(static_cast<std::size_t>(cfg_.topics) * 2, 0.0);
@@ -187,7 +187,8 @@ std::span<const int> SyntheticRouter::ranking(int layer) const {
 }
 
 std::span<const int> SyntheticRouter::temporal_experts(int layer) const {
-  const auto members = static_cast<std::size_t>(cfg_.temporal_groups * cfg_.temporal_group_size);
+  const auto members =
+      static_cast<std::size_t>(cfg_.temporal_groups) * static_cast<std::size_t>(cfg_.temporal_group_size);
   return {temporal_.data() + static_cast<std::size_t>(layer) * members, members};
 }
 
@@ -258,9 +259,9 @@ void SyntheticRouter::advance_bursts() {
   const double p_end = 1.0 / cfg_.burst_mean_steps;
   const double p_start = cfg_.burst_fraction / (1.0 - cfg_.burst_fraction) * p_end;
   boost::random::uniform_01<double> u;
-  for (std::size_t i = 0; i < bursting_.size(); ++i) {
+  for (auto&& bursting : bursting_) {
     const double x = u(burst_rng_);
-    bursting_[i] = bursting_[i] ? x >= p_end : x < p_start;
+    bursting = bursting ? x >= p_end : x < p_start;
   }
 }
 
@@ -315,7 +316,9 @@ void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int3
       if (bursting_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(cfg_.temporal_groups) +
                     static_cast<std::size_t>(g)]) {
         for (int m = 0; m < cfg_.temporal_group_size; ++m) {
-          mixed_[static_cast<std::size_t>(members[static_cast<std::size_t>(g * cfg_.temporal_group_size + m)])] = share;
+          mixed_[static_cast<std::size_t>(
+              members[static_cast<std::size_t>(g) * static_cast<std::size_t>(cfg_.temporal_group_size) +
+                      static_cast<std::size_t>(m)])] = share;
           burst_mass += share;
         }
       }
