@@ -4,7 +4,6 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
-#include <ranges>
 
 #include "sim/core/error.hpp"
 
@@ -191,9 +190,9 @@ void NetworkGraph::compute_routes() {
         v = boost::source(e, g);
       }
       double lat = 0.0;
-      for (const int a : std::views::reverse(reversed)) {
-        path_arcs_.push_back(a);
-        lat += arcs_[static_cast<std::size_t>(a)].latency_ns;
+      for (std::size_t i = reversed.size(); i-- > 0;) {  // source to destination
+        path_arcs_.push_back(reversed[i]);
+        lat += arcs_[static_cast<std::size_t>(reversed[i])].latency_ns;
       }
       latency_[p] = lat;
     }
