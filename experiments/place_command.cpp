@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "hardware/cluster_spec.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
 
 namespace po = boost::program_options;
@@ -65,25 +65,12 @@ LoadFile read_json(const std::filesystem::path& path) {
 LoadFile read_csv(const std::filesystem::path& path) {
   std::ifstream in(path);
   LoadFile f;
-  std::string line;
-  std::int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#' || (line_no == 1 && line.rfind("layer", 0) == 0)) {
-      continue;
-    }
-    std::stringstream ss(line);
-    std::string cell;
-    std::vector<double> v;
-    try {
-      while (std::getline(ss, cell, ',')) {
-        std::size_t used = 0;
-        v.push_back(std::stod(cell, &used));
-        if (used != cell.size()) {
-          throw std::invalid_argument(cell);
-        }
-      }
-    } catch (const std::exception&) {
+  core::CsvLines lines(in, "layer");
+  std::vector<double> v;
+  while (lines.next()) {
+    const std::string& line = lines.line();
+    const std::int64_t line_no = lines.line_no();
+    if (!core::parse_csv_numbers(line, v)) {
       throw core::Error(
           fmt::format("{}: line {}: expected layer,expert,tokens numbers, got \"{}\"", path.string(), line_no, line));
     }

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
-
 #include "sim/core/error.hpp"
 
 namespace epsim::workloads {
@@ -33,27 +31,20 @@ RequestGenerator::RequestGenerator(const WorkloadConfig& cfg, const core::Random
     if (!*replay_) {
       throw core::Error(cfg_.arrivals.replay_file + ": cannot open the arrival replay file");
     }
+    replay_lines_ = std::make_unique<core::CsvLines>(*replay_, "arrival");
   }
 }
 
 RequestGenerator::~RequestGenerator() = default;
 
 std::optional<RequestSpec> RequestGenerator::next_replayed() {
-  std::string line;
-  while (std::getline(*replay_, line)) {
-    ++replay_line_;
-    if (line.empty() || line[0] == '#' || (replay_line_ == 1 && line.rfind("arrival", 0) == 0)) {
-      continue;  // blank, comment or header
-    }
+  while (replay_lines_->next()) {
+    const std::string& line = replay_lines_->line();
     const auto fail = [&](const std::string& what) -> core::Error {
-      return core::Error(fmt::format("{}: line {}: {}", cfg_.arrivals.replay_file, replay_line_, what));
+      return core::Error(fmt::format("{}: line {}: {}", cfg_.arrivals.replay_file, replay_lines_->line_no(), what));
     };
-    std::stringstream ss(line);
-    std::string cell;
-    std::vector<std::string> cells;
-    while (std::getline(ss, cell, ',')) {
-      cells.push_back(cell);
-    }
+    std::vector<std::string>& cells = replay_cells_;
+    core::split_csv(line, cells);
     if (cells.empty() || cells.size() == 2 || cells.size() > 3) {
       throw fail("expected arrival_s or arrival_s,prompt_tokens,output_tokens, got \"" + line + "\"");
     }

@@ -5,7 +5,10 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "sim/core/csv_lines.hpp"
 #include "sim/core/random_streams.hpp"
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_distribution.hpp"
@@ -39,7 +42,8 @@ class RequestGenerator {
   core::Rng length_rng_;
   std::int64_t issued_ = 0;
   std::unique_ptr<std::ifstream> replay_;
-  std::int64_t replay_line_ = 0;
+  std::unique_ptr<core::CsvLines> replay_lines_;  // over *replay_
+  std::vector<std::string> replay_cells_;
   core::Time last_replayed_ns_ = 0;
 };
 

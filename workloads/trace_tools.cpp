@@ -7,9 +7,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <sstream>
 
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
 #include "workloads/trace_io.hpp"
 
@@ -139,25 +139,12 @@ std::int64_t import_csv(const std::filesystem::path& csv, trace::Header header, 
     ++written;
     std::fill(counts.begin(), counts.end(), 0);
   };
-  std::string line;
-  std::int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#' || (line_no == 1 && line.rfind("step", 0) == 0)) {
-      continue;
-    }
-    std::stringstream ss(line);
-    std::string cell;
-    std::vector<long long> v;
-    try {
-      while (std::getline(ss, cell, ',')) {
-        std::size_t used = 0;
-        v.push_back(std::stoll(cell, &used));
-        if (used != cell.size()) {
-          throw std::invalid_argument(cell);
-        }
-      }
-    } catch (const std::exception&) {
+  core::CsvLines lines(in, "step");
+  std::vector<long long> v;
+  while (lines.next()) {
+    const std::string& line = lines.line();
+    const std::int64_t line_no = lines.line_no();
+    if (!core::parse_csv_numbers(line, v)) {
       throw core::Error(fmt::format("{}: line {}: expected integers step,layer,expert,tokens, got \"{}\"", csv.string(),
                                     line_no, line));
     }

@@ -1,0 +1,68 @@
+#include "sim/core/csv_lines.hpp"
+
+#include <exception>
+#include <utility>
+
+namespace epsim::core {
+
+CsvLines::CsvLines(std::istream& in, std::string header_prefix) : in_(in), header_prefix_(std::move(header_prefix)) {}
+
+bool CsvLines::next() {
+  while (std::getline(in_, line_)) {
+    ++line_no_;
+    const bool header = line_no_ == 1 && !header_prefix_.empty() && line_.rfind(header_prefix_, 0) == 0;
+    if (!line_.empty() && line_[0] != '#' && !header) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void split_csv(std::string_view line, std::vector<std::string>& cells) {
+  cells.clear();
+  if (line.empty()) {
+    return;
+  }
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = line.find(',', start);
+    cells.emplace_back(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    start = comma + 1;
+    if (comma == std::string_view::npos || start == line.size()) {
+      return;  // like std::getline: a trailing comma ends the line without an empty cell
+    }
+  }
+}
+
+namespace {
+
+template <typename T, typename Parse>
+bool parse_cells(std::string_view line, std::vector<T>& values, Parse parse) {
+  values.clear();
+  std::vector<std::string> cells;
+  split_csv(line, cells);
+  try {
+    for (const std::string& cell : cells) {
+      std::size_t used = 0;
+      values.push_back(parse(cell, &used));
+      if (used != cell.size()) {
+        return false;
+      }
+    }
+  } catch (const std::exception&) {
+    return false;  // std::invalid_argument or std::out_of_range from the std::sto* family
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_csv_numbers(std::string_view line, std::vector<double>& values) {
+  return parse_cells(line, values, [](const std::string& s, std::size_t* used) { return std::stod(s, used); });
+}
+
+bool parse_csv_numbers(std::string_view line, std::vector<long long>& values) {
+  return parse_cells(line, values, [](const std::string& s, std::size_t* used) { return std::stoll(s, used); });
+}
+
+}  // namespace epsim::core

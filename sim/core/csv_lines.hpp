@@ -1,0 +1,39 @@
+#pragma once
+// Line-by-line reading of small CSV inputs (arrival replays, load tables, trace imports): one place for
+// skipping blank lines, '#' comments and the header, counting lines for error messages, and strict
+// number parsing (a cell must be a whole number, not a number's prefix).
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace epsim::core {
+
+class CsvLines {
+ public:
+  /// A first line that starts with `header_prefix` is the header and is skipped.
+  CsvLines(std::istream& in, std::string header_prefix);
+  /// Moves to the next data line; false at the end of the input.
+  bool next();
+  const std::string& line() const { return line_; }
+  /// 1-based number of the current line in the input (blank, comment and header lines counted).
+  std::int64_t line_no() const { return line_no_; }
+
+ private:
+  std::istream& in_;
+  std::string header_prefix_;
+  std::string line_;
+  std::int64_t line_no_ = 0;
+};
+
+/// Splits `line` at commas into `cells` (cleared first) as std::getline(.., ',') would: an empty line
+/// gives no cells, a trailing comma no empty last cell.
+void split_csv(std::string_view line, std::vector<std::string>& cells);
+
+/// Parses every comma-separated cell of `line` into `values` (cleared first). False when a cell is not
+/// wholly a number of that type (e.g. "12abc", or "1.5" for an integer).
+bool parse_csv_numbers(std::string_view line, std::vector<double>& values);
+bool parse_csv_numbers(std::string_view line, std::vector<long long>& values);
+
+}  // namespace epsim::core

@@ -1,0 +1,53 @@
+#include "sim/core/csv_lines.hpp"
+
+#include <catch2/catch.hpp>
+#include <sstream>
+
+using namespace epsim::core;
+
+TEST_CASE("CsvLines skips blank lines, comments and a first-line header, and counts every line") {
+  std::istringstream in("step,layer\n\n# note\n1,2\nstep,3\n");
+  CsvLines lines(in, "step");
+  REQUIRE(lines.next());
+  CHECK(lines.line() == "1,2");
+  CHECK(lines.line_no() == 4);
+  REQUIRE(lines.next());  // a header-like line after the first is data
+  CHECK(lines.line() == "step,3");
+  CHECK(lines.line_no() == 5);
+  CHECK_FALSE(lines.next());
+}
+
+TEST_CASE("CsvLines keeps a first line that is not the header") {
+  std::istringstream in("7,8\n");
+  CsvLines lines(in, "step");
+  REQUIRE(lines.next());
+  CHECK(lines.line() == "7,8");
+  CHECK(lines.line_no() == 1);
+}
+
+TEST_CASE("split_csv cuts cells as std::getline does") {
+  std::vector<std::string> cells{"stale"};
+  split_csv("", cells);
+  CHECK(cells.empty());
+  split_csv("a,,b", cells);
+  CHECK(cells == std::vector<std::string>{"a", "", "b"});
+  split_csv("a,b,", cells);
+  CHECK(cells == std::vector<std::string>{"a", "b"});
+  split_csv(",", cells);
+  CHECK(cells == std::vector<std::string>{""});
+}
+
+TEST_CASE("parse_csv_numbers accepts whole numbers only") {
+  std::vector<double> d;
+  REQUIRE(parse_csv_numbers("0,1.5,-2e3", d));
+  CHECK(d == std::vector<double>{0.0, 1.5, -2000.0});
+  CHECK_FALSE(parse_csv_numbers("1,2x", d));
+  CHECK_FALSE(parse_csv_numbers("1,,2", d));
+  CHECK_FALSE(parse_csv_numbers("abc", d));
+
+  std::vector<long long> i;
+  REQUIRE(parse_csv_numbers("3,40,9000000000", i));
+  CHECK(i == std::vector<long long>{3, 40, 9000000000LL});
+  CHECK_FALSE(parse_csv_numbers("1.5", i));
+  CHECK_FALSE(parse_csv_numbers("99999999999999999999", i));  // out of range
+}
