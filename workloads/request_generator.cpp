@@ -49,20 +49,13 @@ std::optional<RequestSpec> RequestGenerator::next_replayed() {
       throw fail("expected arrival_s or arrival_s,prompt_tokens,output_tokens, got \"" + line + "\"");
     }
     double arrival_s = 0.0;
-    std::int64_t prompt = 0;
-    std::int64_t output = 0;
-    try {
-      std::size_t used = 0;
-      arrival_s = std::stod(cells[0], &used);
-      if (used != cells[0].size()) {
-        throw std::invalid_argument(cells[0]);
-      }
-      if (cells.size() == 3) {
-        prompt = std::stoll(cells[1]);
-        output = std::stoll(cells[2]);
-      }
-    } catch (const std::exception&) {
-      throw fail("not a number in \"" + line + "\"");
+    long long prompt = 0;
+    long long output = 0;
+    const bool numbers =
+        core::parse_number(cells[0], arrival_s) &&
+        (cells.size() == 1 || (core::parse_number(cells[1], prompt) && core::parse_number(cells[2], output)));
+    if (!numbers) {
+      throw fail("not a number in \"" + line + "\"");  // "100abc" or "100.5" tokens too, not just 100
     }
     const core::Time at = core::from_seconds(arrival_s);
     if (arrival_s < 0.0 || at < last_replayed_ns_) {

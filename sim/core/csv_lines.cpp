@@ -37,32 +37,45 @@ void split_csv(std::string_view line, std::vector<std::string>& cells) {
 namespace {
 
 template <typename T, typename Parse>
-bool parse_cells(std::string_view line, std::vector<T>& values, Parse parse) {
+bool parse_whole(const std::string& cell, T& value, Parse parse) {
+  try {
+    std::size_t used = 0;
+    value = parse(cell, &used);
+    return used == cell.size();
+  } catch (const std::exception&) {
+    return false;  // std::invalid_argument or std::out_of_range from the std::sto* family
+  }
+}
+
+template <typename T>
+bool parse_cells(std::string_view line, std::vector<T>& values) {
   values.clear();
   std::vector<std::string> cells;
   split_csv(line, cells);
-  try {
-    for (const std::string& cell : cells) {
-      std::size_t used = 0;
-      values.push_back(parse(cell, &used));
-      if (used != cell.size()) {
-        return false;
-      }
+  for (const std::string& cell : cells) {
+    if (!parse_number(cell, values.emplace_back())) {
+      return false;
     }
-  } catch (const std::exception&) {
-    return false;  // std::invalid_argument or std::out_of_range from the std::sto* family
   }
   return true;
 }
 
 }  // namespace
 
+bool parse_number(const std::string& cell, double& value) {
+  return parse_whole(cell, value, [](const std::string& s, std::size_t* used) { return std::stod(s, used); });
+}
+
+bool parse_number(const std::string& cell, long long& value) {
+  return parse_whole(cell, value, [](const std::string& s, std::size_t* used) { return std::stoll(s, used); });
+}
+
 bool parse_csv_numbers(std::string_view line, std::vector<double>& values) {
-  return parse_cells(line, values, [](const std::string& s, std::size_t* used) { return std::stod(s, used); });
+  return parse_cells(line, values);
 }
 
 bool parse_csv_numbers(std::string_view line, std::vector<long long>& values) {
-  return parse_cells(line, values, [](const std::string& s, std::size_t* used) { return std::stoll(s, used); });
+  return parse_cells(line, values);
 }
 
 }  // namespace epsim::core

@@ -31,6 +31,10 @@ class CsvLines {
 /// gives no cells, a trailing comma no empty last cell.
 void split_csv(std::string_view line, std::vector<std::string>& cells);
 
+/// Parses `cell` into `value`; false when it is not wholly a number of that type.
+bool parse_number(const std::string& cell, double& value);
+bool parse_number(const std::string& cell, long long& value);
+
 /// Parses every comma-separated cell of `line` into `values` (cleared first). False when a cell is not
 /// wholly a number of that type (e.g. "12abc", or "1.5" for an integer).
 bool parse_csv_numbers(std::string_view line, std::vector<double>& values);

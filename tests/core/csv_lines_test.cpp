@@ -50,4 +50,10 @@ TEST_CASE("parse_csv_numbers accepts whole numbers only") {
   CHECK(i == std::vector<long long>{3, 40, 9000000000LL});
   CHECK_FALSE(parse_csv_numbers("1.5", i));
   CHECK_FALSE(parse_csv_numbers("99999999999999999999", i));  // out of range
+
+  long long one = 0;
+  REQUIRE(parse_number("12", one));
+  CHECK(one == 12);
+  CHECK_FALSE(parse_number("12abc", one));
+  CHECK_FALSE(parse_number("", one));
 }

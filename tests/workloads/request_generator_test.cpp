@@ -160,6 +160,12 @@ TEST_CASE("replayed arrivals come from the CSV, malformed rows name the line") {
   REQUIRE(bad.next());
   REQUIRE_THROWS_WITH(bad.next(),
                       Catch::Contains("epsim_replay_test.csv: line 2: arrival times must be >= 0 and non-decreasing"));
+  // Token counts must be whole integers: neither a prefix ("100abc") nor a fraction is read as 100.
+  for (const char* row : {"0.5,100abc,10\n", "0.5,100.5,10\n", "0.5,100,10x\n", "0.5s,100,10\n"}) {
+    std::ofstream(path) << row;
+    workloads::RequestGenerator g(cfg, core::RandomStreams(1));
+    REQUIRE_THROWS_WITH(g.next(), Catch::Contains("epsim_replay_test.csv: line 1: not a number in"));
+  }
   std::filesystem::remove(path);
 }
 
