@@ -31,6 +31,7 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
   gpu_activated_.assign(static_cast<std::size_t>(gpus_), 0);
   node_pairs_.setZero(topo_.nodes());
   node_share_.setZero(topo_.nodes());
+  node_bytes_.setZero(topo_.nodes());
   expert_tokens_.assign(static_cast<std::size_t>(model.routed_experts), 0);
   step_loads_.assign(static_cast<std::size_t>(model.num_moe_layers() * model.routed_experts), 0);
   routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
@@ -212,6 +213,31 @@ hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacem
   return hardware::all_to_all_cost(topo_, traffic_);
 }
 
+hardware::CollectiveCost StepExecutor::all_gather_cost() {
+  // Hidden states, not token-expert pairs: each GPU's tokens go once to every peer, which runs the
+  // router on the full batch (the paper's Fig. 7).
+  if (coster_ != nullptr) {
+    traffic_matrix_.colwise() = (tokens_ * pair_bytes_).matrix();  // row s: GPU s's bytes to every GPU
+    return coster_->cost(traffic_matrix_, gpu_offset_);
+  }
+  node_bytes_.setZero();
+  for (int g = 0; g < gpus_; ++g) {
+    node_bytes_(topo_.node_of(g)) += tokens_(g) * pair_bytes_;
+  }
+  const double all_bytes = node_bytes_.sum();
+  const auto node_peers = static_cast<double>(topo_.gpus_per_node() - 1);
+  const auto off_node_peers = static_cast<double>(gpus_ - topo_.gpus_per_node());
+  for (int g = 0; g < gpus_; ++g) {
+    const double b = tokens_(g) * pair_bytes_;
+    const int n = topo_.node_of(g);
+    traffic_.send_intra(g) = b * node_peers;
+    traffic_.send_inter(g) = b * off_node_peers;
+    traffic_.recv_intra(g) = node_bytes_(n) - b;
+    traffic_.recv_inter(g) = all_bytes - node_bytes_(n);
+  }
+  return hardware::all_to_all_cost(topo_, traffic_);
+}
+
 double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
   const double slowest = per_gpu.maxCoeff();
   idle_ns += (slowest - per_gpu).sum();
@@ -264,18 +290,20 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     std::copy(expert_tokens_.begin(), expert_tokens_.end(),
               step_loads_.begin() +
                   static_cast<std::ptrdiff_t>(moe_layer) * static_cast<std::ptrdiff_t>(expert_tokens_.size()));
-    routing_.route(policies::StepLayerLoad{expert_tokens_}, placement_.layers[static_cast<std::size_t>(moe_layer)],
-                   routed_);
+    routing_.route(policies::StepLayerLoad{expert_tokens_, batch.prefill_tokens, batch.decode_tokens},
+                   placement_.layers[static_cast<std::size_t>(moe_layer)], routed_);
     price_experts(placement_.layers[static_cast<std::size_t>(moe_layer)]);
     const bool per_origin = source_.origin_counts(moe_layer, gpus_, total_tokens, origin_counts_);
     const hardware::CollectiveCost a2a =
         dispatch_cost(placement_.layers[static_cast<std::size_t>(moe_layer)], per_origin);
     // The combine moves the same payload back along the reversed flows; the cost formula is symmetric
-    // in send and receive, so it costs what the dispatch costs.
-    rec.dispatch_ns = a2a.time_ns;
+    // in send and receive, so it costs what the all-to-all dispatch costs. metro dispatches by
+    // all-gather and combines by this all-to-all.
+    const hardware::CollectiveCost dispatch = routed_.all_gather_dispatch ? all_gather_cost() : a2a;
+    rec.dispatch_ns = dispatch.time_ns;
     rec.combine_ns = a2a.time_ns;
-    rec.intra_bytes = 2.0 * a2a.intra_bytes;
-    rec.inter_bytes = 2.0 * a2a.inter_bytes;
+    rec.intra_bytes = dispatch.intra_bytes + a2a.intra_bytes;
+    rec.inter_bytes = dispatch.inter_bytes + a2a.inter_bytes;
     rec.expert_max_ns = barrier(expert_ns_, rec.expert_idle_ns);
     rec.expert_min_ns = expert_ns_.minCoeff();
     rec.gpu_expert_ns = {expert_ns_.data(), static_cast<std::size_t>(gpus_)};

@@ -2,7 +2,8 @@
 // Prices one engine step of one EP group (DESIGN.md 3): every layer in lockstep. Per-GPU local work
 // (attention, dense FFN, router, shared experts) accumulates until the next collective; the dispatch
 // all-to-all starts when the slowest GPU is ready (barrier), expert FFNs run per GPU on the tokens the
-// routing policy gave them, and the combine all-to-all starts when the slowest expert GPU is done.
+// routing policy gave them, and the combine all-to-all starts when the slowest expert GPU is done. A
+// policy that needs every token everywhere (metro) gets an all-gather dispatch instead.
 // Layer timing is computed directly; buffers are allocated once, never in the step loop.
 #include <Eigen/Core>
 #include <span>
@@ -60,6 +61,8 @@ class StepExecutor {
   // Costs the dispatch from token shares per origin and token-expert pairs per destination, or from the
   // routing source's per-origin counts when `per_origin`.
   hardware::CollectiveCost dispatch_cost(const policies::LayerPlacement& placement, bool per_origin);
+  // metro's dispatch: every GPU sends its tokens' hidden states to every other GPU of the group.
+  hardware::CollectiveCost all_gather_cost();
   // Barrier: returns the slowest time, adds idle, adds to busy.
   double barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns);
 
@@ -81,6 +84,7 @@ class StepExecutor {
   Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_;
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_;
   Eigen::ArrayXd node_pairs_, node_share_;
+  Eigen::ArrayXd node_bytes_;  // all-gather: hidden-state bytes leaving each node's GPUs
   std::vector<std::int32_t> expert_tokens_;
   std::vector<std::int32_t> step_loads_;                 // every MoE layer's expert_tokens_ of the step
   std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
