@@ -13,23 +13,81 @@
 #include "workloads/trace_io.hpp"
 
 namespace epsim::experiments {
+namespace {
 
-std::vector<double> profile_load(const ExperimentConfig& cfg) {
+// Records the expert loads of the steps after the first `skip`, up to `keep` steps, never re-places.
+class LoadRecorder final : public policies::RebalanceTrigger {
+ public:
+  LoadRecorder(std::shared_ptr<std::vector<double>> out, std::int64_t skip, std::int64_t keep)
+      : out_(std::move(out)), skip_(skip), keep_(keep) {}
+  std::optional<policies::Placement> on_step(const policies::RebalanceView& view) override {
+    if (seen_++ >= skip_ && seen_ <= skip_ + keep_) {
+      out_->insert(out_->end(), view.expert_tokens.begin(), view.expert_tokens.end());
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::shared_ptr<std::vector<double>> out_;
+  std::int64_t skip_;
+  std::int64_t keep_;
+  std::int64_t seen_ = 0;
+};
+
+// GEM's step 1: serve with the linear placement and record the routing of real steps (their real
+// token counts, prefill and decode mixed as the scheduler forms them), skipping the ramp-up.
+LoadWindow warmup_load(const ExperimentConfig& cfg) {
+  ExperimentConfig warm = cfg;
+  warm.policy.placement = "linear";
+  warm.policy.placement_options = std::make_shared<const toml::table>();
+  warm.policy.rebalance = "none";
+  const std::int64_t skip = cfg.policy.load_window_skip_steps;
+  const std::int64_t keep = cfg.policy.load_window_steps;
+  serving::SimulationParts parts = build_simulation(warm);
+  auto steps = std::make_shared<std::vector<double>>();
+  // One recorder for the first group only: its steps are a consecutive sequence.
+  auto made = std::make_shared<int>(0);
+  parts.make_rebalance = [steps, skip, keep, made]() -> std::unique_ptr<policies::RebalanceTrigger> {
+    return (*made)++ == 0 ? std::make_unique<LoadRecorder>(steps, skip, keep) : nullptr;
+  };
+  const int groups = std::max(1, static_cast<int>(cfg.cluster.nodes * cfg.cluster.gpus_per_node / cfg.ep_size));
+  parts.serving.max_steps = (skip + keep) * groups;
+  serving::Simulator(std::move(parts)).run();
+  const auto per_step =
+      static_cast<std::size_t>(cfg.model.num_moe_layers()) * static_cast<std::size_t>(cfg.model.routed_experts);
+  LoadWindow w;
+  w.total.assign(per_step, 0.0);
+  w.steps = std::move(*steps);
+  for (std::size_t i = 0; i < w.steps.size(); ++i) {
+    w.total[i % per_step] += w.steps[i];
+  }
+  return w;
+}
+
+}  // namespace
+
+LoadWindow profile_load(const ExperimentConfig& cfg) {
   const auto layers = static_cast<int>(cfg.model.num_moe_layers());
   const auto experts = static_cast<int>(cfg.model.routed_experts);
-  std::vector<double> load(static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts), 0.0);
+  const auto per_step = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
+  LoadWindow w;
+  w.total.assign(per_step, 0.0);
   if (cfg.routing_source == "trace") {
     workloads::TraceReader reader(cfg.trace.file);
     trace::Step s;
     for (std::int64_t i = 0; i < cfg.policy.load_window_steps && reader.next(s); ++i) {
       for (int l = 0; l < layers; ++l) {
         for (int e = 0; e < experts; ++e) {
-          load[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] +=
-              s.layers(l).expert_tokens(e);
+          const double n = s.layers(l).expert_tokens(e);
+          w.total[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] += n;
+          w.steps.push_back(n);
         }
       }
     }
-    return load;
+    return w;
+  }
+  if (cfg.policy.load_window == "warmup") {
+    return warmup_load(cfg);
   }
   // A router of its own: the same hot sets and topics as the run's, without touching the run's draws.
   workloads::SyntheticRouter router(cfg.router, layers, experts, static_cast<int>(cfg.model.top_k),
@@ -41,12 +99,13 @@ std::vector<double> profile_load(const ExperimentConfig& cfg) {
     for (int l = 0; l < layers; ++l) {
       router.sample(l, tokens, counts);
       for (int e = 0; e < experts; ++e) {
-        load[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] +=
+        w.total[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] +=
             counts[static_cast<std::size_t>(e)];
+        w.steps.push_back(counts[static_cast<std::size_t>(e)]);
       }
     }
   }
-  return load;
+  return w;
 }
 
 serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
@@ -103,10 +162,26 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
                                   "policy.placement_options");
   const auto placement = policies::placement_registry().create(cfg.policy.placement, placement_opts);
   in.num_groups = static_cast<int>(cfg.model.expert_groups);
-  if (placement->needs_load()) {
-    in.expert_load = profile_load(cfg);
+  in.seed = cfg.seed;
+  const bool drift = cfg.policy.rebalance == "drift";
+  if (placement->needs_load() || drift) {
+    LoadWindow w = profile_load(cfg);
+    in.expert_load = std::move(w.total);
+    in.window_load = std::move(w.steps);
+    in.window_steps = static_cast<int>(in.window_load.size() / std::max<std::size_t>(1, in.expert_load.size()));
+  }
+  if (placement->needs_curves() || drift) {
+    // Policies see the first EP group's GPUs (every group uses the same placement).
+    in.curves = serving::make_cost_curves(cfg.model, *p.cost, 0, cfg.ep_size, in.slots_per_gpu, cfg.policy.cost_profile,
+                                          streams);
   }
   p.placement = placement->place(in);
+  if (drift) {
+    // The reference is the load the initial placement was made for.
+    p.make_rebalance = [in, opt = cfg.policy.drift] {
+      return std::make_unique<policies::DriftTrigger>(in, in.curves, in.expert_load, opt);
+    };
+  }
   if (cfg.policy.rebalance == "periodic") {
     const std::int64_t window = cfg.policy.rebalance_window_steps;
     const std::int64_t interval = cfg.policy.rebalance_interval_steps;

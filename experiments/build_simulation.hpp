@@ -7,9 +7,13 @@
 namespace epsim::experiments {
 
 serving::SimulationParts build_simulation(const ExperimentConfig& cfg);
-/// Tokens per expert [layer][expert] over the load window a load-aware placement sees: the trace's first
-/// `policy.load_window_steps` steps, or as many synthetic steps of `load_window_tokens` tokens drawn by
-/// a router of its own (same hot sets, its own draws, so the run's routing is untouched).
-std::vector<double> profile_load(const ExperimentConfig& cfg);
+struct LoadWindow {
+  std::vector<double> total;  ///< tokens per expert over the window, [layer][expert]
+  std::vector<double> steps;  ///< step by step, [step][layer][expert]
+};
+/// The load window a load-aware placement sees: the trace's first `policy.load_window_steps` steps, or as
+/// many synthetic steps of `load_window_tokens` tokens drawn by a router of its own (same hot sets, its
+/// own draws, so the run's routing is untouched).
+LoadWindow profile_load(const ExperimentConfig& cfg);
 
 }  // namespace epsim::experiments

@@ -245,11 +245,22 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
       policy.integer("load_window_steps", 32,
                      "steps of routing (the trace's first, or synthetic) a load-aware placement sees", {1, 1 << 24});
   cfg.policy.load_window_tokens =
-      policy.integer("load_window_tokens", 512, "tokens per profiled synthetic step", {1, 1 << 24});
-  static constexpr std::array<std::string_view, 2> k_rebalance{"none", "periodic"};
+      policy.integer("load_window_tokens", 512, "synthetic load window: tokens per step", {1, 1 << 24});
+  static constexpr std::array<std::string_view, 2> k_windows{"warmup", "synthetic"};
+  cfg.policy.load_window = policy.choice(
+      "load_window", "warmup",
+      "synthetic routing: warmup = record real steps served with the linear placement (GEM's step 1); synthetic = "
+      "steps of load_window_tokens tokens from a router of its own",
+      k_windows);
+  cfg.policy.load_window_skip_steps =
+      policy.integer("load_window_skip_steps", 100, "warmup: ramp-up steps not recorded", {0, 1 << 24});
+  static constexpr std::array<std::string_view, 3> k_rebalance{"none", "periodic", "drift"};
   static constexpr std::array<std::string_view, 2> k_modes{"stop_the_world", "overlapped"};
   cfg.policy.rebalance =
-      policy.choice("rebalance", "none", "re-placement during serving: periodic = vLLM-style EPLB", k_rebalance);
+      policy.choice("rebalance", "none",
+                    "re-placement during serving: periodic = vLLM-style EPLB, drift = ViBE's drift-triggered "
+                    "incremental recalibration",
+                    k_rebalance);
   cfg.policy.rebalance_window_steps =
       policy.integer("rebalance_window_steps", 64, "periodic: steps of expert loads the EPLB solve sees", {1, 1 << 20});
   cfg.policy.rebalance_interval_steps =
@@ -257,6 +268,31 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.policy.rebalance_mode =
       policy.choice("rebalance_mode", "stop_the_world",
                     "how expert weights move: serving stops, or goes on with the old placement", k_modes);
+  cfg.policy.drift.check_every_steps =
+      policy.integer("drift_check_every_steps", 10,
+                     "drift: H, forward passes between load-drift checks (and of cooldown)", {1, 1 << 20});
+  cfg.policy.drift.window_steps =
+      policy.integer("drift_window_steps", 100, "drift: forward passes averaged into the current load", {1, 1 << 16});
+  cfg.policy.drift.threshold =
+      policy.real("drift_threshold", 0.05, "drift: cosine distance of any layer's load that triggers", {0.0, 1.0});
+  cfg.policy.drift.tolerance = policy.real(
+      "drift_tolerance", 0.03, "drift: incremental solver stops within (1 + this) of the mean GPU time", {0.0, 10.0});
+  {
+    auto prof = policy.table("cost_profile", "the per-GPU cost curves C_g(n) that load-aware policies see");
+    static constexpr std::array<std::string_view, 2> k_profile{"profiled", "exact"};
+    serving::CostProfileConfig& cp = cfg.policy.cost_profile;
+    cp.mode = prof.choice("mode", "profiled",
+                          "profiled = sampled at tile boundaries with noise at time 0, interpolated (GEM's method); "
+                          "exact = the simulator's own cost model",
+                          k_profile);
+    cp.noise_cv = prof.real("noise_cv", 0.01, "relative std of each profile sample's error", {0.0, 1.0});
+    cp.dense_until_tokens = prof.integer("dense_until_tokens", 8192,
+                                         "sample every tile boundary up to this many tokens per GPU", {1, 1LL << 30});
+    cp.sparse_interval_tokens =
+        prof.integer("sparse_interval_tokens", 2048, "then sample every this many tokens", {1, 1LL << 30});
+    cp.max_tokens = prof.integer("max_tokens", 65536, "last sampled token count (beyond: linear)", {1, 1LL << 40});
+    prof.finish();
+  }
   policy.finish();
 
   auto scheduler = root.table("scheduler", "continuous batching");

@@ -12,6 +12,8 @@
 #include "hardware/topology.hpp"
 #include "hardware/variability.hpp"
 #include "models/model_spec.hpp"
+#include "policies/drift_trigger.hpp"
+#include "sim/serving/expert_cost_profile.hpp"
 #include "sim/serving/serving_config.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/synthetic_router.hpp"
@@ -32,10 +34,16 @@ struct PolicyConfig {
   std::shared_ptr<const toml::table> routing_options;    ///< [policy.routing_options], validated
   std::int64_t load_window_steps = 32;    ///< steps of routing a load-aware placement sees before the run
   std::int64_t load_window_tokens = 512;  ///< tokens per profiled step (synthetic routing)
-  std::string rebalance = "none";         ///< "none" or "periodic" (vLLM-style periodic EPLB)
+  /// Synthetic routing: "warmup" records real steps of a run with the linear placement (GEM's step 1),
+  /// "synthetic" draws steps of load_window_tokens tokens from a router of its own.
+  std::string load_window = "warmup";
+  std::int64_t load_window_skip_steps = 100;  ///< warmup: ramp-up steps not recorded
+  std::string rebalance = "none";             ///< "none", "periodic" (vLLM-style EPLB) or "drift" (ViBE recalibration)
   std::int64_t rebalance_window_steps = 64;
   std::int64_t rebalance_interval_steps = 256;
   std::string rebalance_mode = "stop_the_world";  ///< or "overlapped"
+  policies::DriftOptions drift;                   ///< rebalance = "drift"
+  serving::CostProfileConfig cost_profile;        ///< the C_g(n) curves policies see
 };
 
 struct ExperimentConfig {

@@ -1,9 +1,12 @@
 #pragma once
 // Which replicas of which experts live on which GPU, for every MoE layer (DESIGN.md 6). A policy sees
 // plain inputs only, never the simulator, so `epsim place` can call it for a real deployment.
+#include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
+#include "policies/cost_curves.hpp"
 #include "policies/placement.hpp"
 
 namespace epsim::policies {
@@ -17,14 +20,43 @@ struct PlacementInput {
   int num_groups = 1;     ///< expert groups (DeepSeek's n_group) for group-aware policies
   /// Tokens per expert over a load window, [layer][expert] row-major (empty when not profiled).
   std::vector<double> expert_load;
+  /// The same window step by step, [step][layer][expert] row-major: `window_steps` steps (GEM scores
+  /// every step separately). Empty when not profiled.
+  std::vector<double> window_load;
+  int window_steps = 0;
+  /// C_g(n) of every GPU of the group (null when no policy asked for them).
+  std::shared_ptr<const CostCurves> curves;
+  std::uint64_t seed = 0;  ///< for randomised policies (GEM's restarts)
+
+  /// The shape alone, no loads or curves.
+  static PlacementInput shape(int layers, int experts, int gpus, int nodes, int slots_per_gpu, int groups = 1) {
+    PlacementInput in;
+    in.num_layers = layers;
+    in.num_experts = experts;
+    in.num_gpus = gpus;
+    in.num_nodes = nodes;
+    in.slots_per_gpu = slots_per_gpu;
+    in.num_groups = groups;
+    return in;
+  }
+
+  /// Tokens of expert `e` of layer `l` in window step `t`.
+  double window(int t, int l, int e) const {
+    return window_load[(static_cast<std::size_t>(t) * static_cast<std::size_t>(num_layers) +
+                        static_cast<std::size_t>(l)) *
+                           static_cast<std::size_t>(num_experts) +
+                       static_cast<std::size_t>(e)];
+  }
 };
 
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
   virtual Placement place(const PlacementInput& in) = 0;
-  /// Whether place() needs PlacementInput::expert_load.
+  /// Whether place() needs the load window (PlacementInput::expert_load and window_load).
   virtual bool needs_load() const { return false; }
+  /// Whether place() needs PlacementInput::curves.
+  virtual bool needs_curves() const { return false; }
 };
 
 }  // namespace epsim::policies

@@ -72,14 +72,16 @@ bool Engine::step() {
 }
 
 void Engine::run_until(Time until) {
-  while (settle_top() && heap_.front().at <= until) {
+  while (!stop_ && settle_top() && heap_.front().at <= until) {
     step();
   }
-  now_ = std::max(now_, until);
+  if (!stop_) {
+    now_ = std::max(now_, until);
+  }
 }
 
 void Engine::run() {
-  while (step()) {
+  while (!stop_ && step()) {
   }
 }
 

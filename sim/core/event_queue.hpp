@@ -36,6 +36,9 @@ class Engine {
   void run_until(Time until);
   /// Runs until the queue is empty.
   void run();
+  /// Makes run_until() / run() return after the event under way (the clock stays where it is).
+  void request_stop() { stop_ = true; }
+  bool stop_requested() const { return stop_; }
   /// Runs the next event; returns false if none is pending.
   bool step();
 
@@ -60,6 +63,7 @@ class Engine {
   std::uint64_t next_seq_ = 1;
   std::uint64_t executed_ = 0;
   std::size_t live_ = 0;
+  bool stop_ = false;
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<std::uint32_t> free_slots_;

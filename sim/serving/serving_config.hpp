@@ -37,6 +37,7 @@ struct ServingConfig {
   int attention_tp = 1;            ///< GPUs per attention rank (1 = DP attention: one rank per GPU)
   double step_overhead_us = 0.0;   ///< fixed CPU/scheduling time added to every step
   double max_sim_time_s = 3600.0;  ///< hard stop of simulated time (unfinished requests are reported)
+  std::int64_t max_steps = 0;      ///< hard stop after this many steps over all groups (0 = none)
 };
 
 SchedulerConfig parse_scheduler(core::ParamTable& t);

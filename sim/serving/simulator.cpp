@@ -246,6 +246,10 @@ void Simulator::on_step_end(Group& g) {
   if (g.trigger) {
     maybe_rebalance(g);
   }
+  if (parts_.serving.max_steps > 0 && ++steps_run_ >= parts_.serving.max_steps) {
+    engine_.request_stop();
+    return;
+  }
   try_start_step(g);
 }
 
@@ -254,7 +258,7 @@ SimulationResult Simulator::run() {
   const core::Time limit = core::from_seconds(parts_.serving.max_sim_time_s);
   engine_.run_until(limit);
   SimulationResult res;
-  res.hit_time_limit = engine_.pending() > 0;
+  res.hit_time_limit = engine_.pending() > 0 && !engine_.stop_requested();
   res.routing_exhausted = routing_exhausted_;
   res.rebalances = rebalances_;
   res.expert_moves = expert_moves_;

@@ -107,6 +107,7 @@ class Simulator {
   std::int64_t kv_transfers_ = 0;
   double kv_transfer_bytes_ = 0.0;
   double kv_transfer_ns_ = 0.0;
+  std::int64_t steps_run_ = 0;  // over all groups, for ServingConfig::max_steps
   std::int64_t rebalances_ = 0;
   std::int64_t expert_moves_ = 0;
   double migration_bytes_ = 0.0;

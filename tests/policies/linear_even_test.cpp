@@ -9,7 +9,7 @@ using namespace epsim::policies;
 
 TEST_CASE("linear placement: expert e of E on N GPUs goes to GPU floor(e / (E / N))") {
   LinearPlacement lin;
-  const Placement p = lin.place(PlacementInput{3, 8, 4, 1, 2, 1, {}});
+  const Placement p = lin.place(PlacementInput::shape(3, 8, 4, 1, 2, 1));
   REQUIRE(p.layers.size() == 3);
   for (const auto& l : p.layers) {
     REQUIRE(l.phy2log == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
@@ -22,12 +22,12 @@ TEST_CASE("linear placement: expert e of E on N GPUs goes to GPU floor(e / (E / 
 
 TEST_CASE("linear placement leaves redundant slots empty and splits unevenly when it must") {
   LinearPlacement lin;
-  const Placement p = lin.place(PlacementInput{1, 4, 2, 1, 3, 1, {}});
+  const Placement p = lin.place(PlacementInput::shape(1, 4, 2, 1, 3, 1));
   REQUIRE(p.layers[0].phy2log == std::vector<int>{0, 1, -1, 2, 3, -1});
   // 6 experts on 4 GPUs: GPU floor(e * 4 / 6) = 0, 0, 1, 2, 2, 3.
-  const Placement uneven = lin.place(PlacementInput{1, 6, 4, 1, 2, 1, {}});
+  const Placement uneven = lin.place(PlacementInput::shape(1, 6, 4, 1, 2, 1));
   REQUIRE(uneven.layers[0].phy2log == std::vector<int>{0, 1, 2, -1, 3, 4, 5, -1});
-  REQUIRE_THROWS_WITH(lin.place(PlacementInput{1, 6, 4, 1, 1, 1, {}}),
+  REQUIRE_THROWS_WITH(lin.place(PlacementInput::shape(1, 6, 4, 1, 1, 1)),
                       Catch::Contains("2 experts on a GPU need that many slots"));
 }
 

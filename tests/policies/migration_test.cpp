@@ -37,7 +37,7 @@ TEST_CASE("migration moves only changed experts, from the nearest old holder") {
 }
 
 TEST_CASE("the periodic EPLB trigger re-solves every interval on its window") {
-  PlacementInput shape{1, 4, 2, 1, 2, 1, {}};
+  PlacementInput shape = PlacementInput::shape(1, 4, 2, 1, 2, 1);
   PeriodicEplbTrigger trigger(shape, 2, 3);
   const Placement current = one_layer(4, 2, 2, {0, 1, 2, 3});
   // Loads: experts 0 and 1 hot. Steps 1 and 2: nothing; step 3: EPLB on the last 2 steps.

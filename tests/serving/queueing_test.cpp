@@ -30,7 +30,7 @@ serving::SimulationParts tiny(double rate, std::int64_t requests, std::int64_t p
       .network = nullptr,
       .graph_collectives_max_gpus = 0,
       .kv_blocks_per_gpu = 0,
-      .placement = policies::LinearPlacement().place(policies::PlacementInput{1, 4, 1, 1, 4, 1, {}}),
+      .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 1, 1, 4, 1)),
       .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
       .routing_source = std::make_unique<workloads::SyntheticRouter>(workloads::SyntheticRouterConfig{}, 1, 4, 1,
                                                                      core::RandomStreams(5)),

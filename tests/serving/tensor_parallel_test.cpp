@@ -40,7 +40,7 @@ std::vector<double> first_layer_local(int tp) {
       .network = nullptr,
       .graph_collectives_max_gpus = 0,
       .kv_blocks_per_gpu = 0,
-      .placement = policies::LinearPlacement().place(policies::PlacementInput{1, 4, 2, 1, 2, 1, {}}),
+      .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 2, 1, 2, 1)),
       .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
       .routing_source = std::make_unique<workloads::SyntheticRouter>(workloads::SyntheticRouterConfig{}, 1, 4, 1,
                                                                      core::RandomStreams(1)),

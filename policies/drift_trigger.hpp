@@ -1,0 +1,48 @@
+#pragma once
+// ViBE's drift-triggered recalibration (paper 001, Section 4.2.4 and Algorithm 1, phase 3): every H
+// forward passes, compare each layer's mean expert-load vector over the last `window` passes with the
+// reference snapshot by cosine distance d = 1 - w.w_ref / (|w| |w_ref|); when any layer's d exceeds
+// delta, run the incremental solver (vibe_incremental_layer) on every layer with the window's loads,
+// move only the swapped experts, take the window as the new reference and cool down for H passes.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "policies/cost_curves.hpp"
+#include "policies/rebalance_trigger.hpp"
+
+namespace epsim::policies {
+
+struct DriftOptions {
+  std::int64_t check_every_steps = 10;  ///< H
+  std::int64_t window_steps = 100;      ///< passes averaged into the current load vector
+  double threshold = 0.05;              ///< delta_cos
+  double tolerance = 0.03;              ///< epsilon of the incremental solver
+  int max_swaps_per_layer = 1000;       ///< guard; the paper reports 5-30 swaps per layer
+};
+
+class DriftTrigger final : public RebalanceTrigger {
+ public:
+  /// `reference`: [layer][expert] loads the initial placement was made for (any scale); empty = take the
+  /// first full window as the reference.
+  DriftTrigger(const PlacementInput& shape, std::shared_ptr<const CostCurves> curves, std::vector<double> reference,
+               DriftOptions opt);
+  std::optional<Placement> on_step(const RebalanceView& view) override;
+  /// The largest per-layer cosine distance at the last check (for reporting and tests).
+  double last_distance() const { return last_distance_; }
+  std::int64_t recalibrations() const { return recalibrations_; }
+
+ private:
+  PlacementInput shape_;
+  std::shared_ptr<const CostCurves> curves_;
+  DriftOptions opt_;
+  std::vector<double> reference_;   // [layer][expert]
+  std::vector<std::int32_t> ring_;  // window x layers x experts
+  std::vector<double> sum_;         // the window's total per [layer][expert]
+  std::int64_t seen_ = 0;
+  std::int64_t cool_until_ = 0;  // no check before this many passes
+  double last_distance_ = 0.0;
+  std::int64_t recalibrations_ = 0;
+};
+
+}  // namespace epsim::policies

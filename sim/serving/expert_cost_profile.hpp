@@ -1,0 +1,41 @@
+#pragma once
+// The cost curves C_g(n) the placement policies see (policies/cost_curves.hpp), taken from the
+// simulator's own cost model the way GEM profiles real GPUs (paper 000, Section 3.3.2): one MoE layer's
+// expert computation is timed at selected token counts (densely at kernel tile boundaries, sparsely at
+// high counts), each sample with measurement noise, and the policies interpolate linearly between them.
+// The profile is taken once, at time 0: when speeds drift later, policies act on a stale profile, as
+// they would in a deployment. The "exact" mode hands them the cost model itself instead.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "hardware/cost_model.hpp"
+#include "models/model_spec.hpp"
+#include "policies/cost_curves.hpp"
+#include "sim/core/random_streams.hpp"
+
+namespace epsim::serving {
+
+struct CostProfileConfig {
+  std::string mode = "profiled";  ///< "profiled" (sampled, noisy, interpolated) or "exact"
+  double noise_cv = 0.01;         ///< relative std of each sample's measurement error
+  /// Samples at every tile boundary (tile x slots tokens apart) up to here, then every
+  /// `sparse_interval_tokens` up to `max_tokens`; beyond, the last segment's slope continues.
+  std::int64_t dense_until_tokens = 8192;
+  std::int64_t sparse_interval_tokens = 2048;
+  std::int64_t max_tokens = 65536;
+};
+
+/// The simulator's true C_g(n): `tokens` token-expert pairs spread evenly over min(tokens, slots_per_gpu)
+/// local experts, each expert's share padded to the GPU's grouped-GEMM tile (as the step executor does).
+double expert_layer_ns(const models::ModelSpec& model, const hardware::CostModel& cost, int gpu, double tokens,
+                       int slots_per_gpu);
+
+/// Curves for GPUs gpu_offset .. gpu_offset + gpus - 1 (indexed 0 .. gpus - 1). In exact mode the curves
+/// keep a pointer to `cost`, which must outlive them.
+std::shared_ptr<const policies::CostCurves> make_cost_curves(const models::ModelSpec& model,
+                                                             const hardware::CostModel& cost, int gpu_offset, int gpus,
+                                                             int slots_per_gpu, const CostProfileConfig& cfg,
+                                                             const core::RandomStreams& streams);
+
+}  // namespace epsim::serving

@@ -1,0 +1,139 @@
+// ViBE (paper 001, Section 4.2 and Algorithms 1-2): the initial placement by hand on 4 GPUs, the
+// incremental solver's guarantees on random instances, and drift detection on steady vs shifting loads.
+#include <boost/random/discrete_distribution.hpp>
+#include <boost/random/uniform_int_distribution.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
+#include <catch2/catch.hpp>
+#include <numeric>
+
+#include "policies/drift_trigger.hpp"
+#include "policies/linear_placement.hpp"
+#include "policies/vibe_placement.hpp"
+#include "sim/core/random_streams.hpp"
+
+using namespace epsim;
+using namespace epsim::policies;
+
+namespace {
+// f_g(n) = n / v_g: GPU speeds v.
+CostCurves linear_curves(std::vector<double> v) {
+  const auto gpus = static_cast<int>(v.size());
+  return CostCurves(gpus, [v](int g, double n) { return n / v[static_cast<std::size_t>(g)]; });
+}
+int moved(const std::vector<int>& a, const std::vector<int>& b, int slots) {
+  // Experts that end up on another GPU than they were on.
+  int n = 0;
+  for (std::size_t s = 0; s < b.size(); ++s) {
+    const int e = b[s];
+    if (e < 0) {
+      continue;
+    }
+    const auto first = a.begin() + static_cast<std::ptrdiff_t>(s / static_cast<std::size_t>(slots)) * slots;
+    n += std::find(first, first + slots, e) == first + slots ? 1 : 0;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("ViBE initial placement: speed-proportional targets and greedy binning, by hand on 4 GPUs") {
+  // Loads 40, 30, 20, 20, 10, 10, 5, 5 (N = 140) on 4 GPUs of 2 slots; GPU 3 runs at half speed.
+  // f_g(N / E) = 17.5 / v_g, so s_g is proportional to v_g = (1, 1, 1, 0.5): tau = 140 v / 3.5 =
+  // (40, 40, 40, 20). Descending loads to the GPU with the largest tau - n among those with a free slot
+  // (ties: lowest id): 40 -> G0 (gaps 40, 40, 40, 20); 30 -> G1 (0, 40, 40, 20); 20 -> G2 (0, 10, 40, 20);
+  // 20 -> G2 (0, 10, 20, 20; G2 first), G2 full; 10 -> G3 (0, 10, -, 20); 10 -> G1 (0, 10, -, 10), G1 full;
+  // 5 -> G3 (0, -, -, 10), G3 full; 5 -> G0.
+  const std::vector<double> w{40, 30, 20, 20, 10, 10, 5, 5};
+  const CostCurves f = linear_curves({1, 1, 1, 0.5});
+  const std::vector<int> p = vibe_initial_layer(w, f, 4, 2);
+  REQUIRE(p == std::vector<int>{0, 7, 1, 5, 2, 3, 4, 6});
+  // Predicted times 45, 40, 40 and 15 / 0.5 = 30: the slow GPU got the least load.
+  REQUIRE(predicted_gpu_ns(p, w, f, 4, 2) == std::vector<double>{45, 40, 40, 30});
+}
+
+TEST_CASE("ViBE incremental update: never raises the predicted max, moves fewer experts than a re-solve") {
+  core::Rng rng(5);
+  boost::random::uniform_real_distribution<double> speed(0.85, 1.15);
+  boost::random::uniform_real_distribution<double> load(0.0, 1.0);
+  int incremental_moves = 0;
+  int full_moves = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int gpus = 8;
+    const int experts = 64;
+    std::vector<double> v(gpus);
+    for (double& x : v) {
+      x = speed(rng);
+    }
+    const CostCurves f = linear_curves(v);
+    std::vector<double> before(experts);
+    std::vector<double> after(experts);
+    for (int e = 0; e < experts; ++e) {
+      // Zipf-like skew whose hot set moves between the two load vectors.
+      before[static_cast<std::size_t>(e)] = 1000.0 / (1 + e) * (0.5 + load(rng));
+      after[static_cast<std::size_t>((e + 7 * (trial % 5 + 1)) % experts)] = 1000.0 / (1 + e) * (0.5 + load(rng));
+    }
+    std::vector<int> current = vibe_initial_layer(before, f, gpus, experts / gpus);
+    const std::vector<int> start = current;
+    const VibeIncrementalResult r = vibe_incremental_layer(current, after, f, gpus, experts / gpus, 0.03, 1000);
+    const std::vector<double> t_before = predicted_gpu_ns(start, after, f, gpus, experts / gpus);
+    const std::vector<double> t_after = predicted_gpu_ns(current, after, f, gpus, experts / gpus);
+    REQUIRE(r.max_ns_before == Approx(*std::max_element(t_before.begin(), t_before.end())));
+    REQUIRE(r.max_ns_after == Approx(*std::max_element(t_after.begin(), t_after.end())));
+    REQUIRE(r.max_ns_after <= r.max_ns_before);
+    REQUIRE(moved(start, current, experts / gpus) <= 2 * r.swaps);
+    incremental_moves += moved(start, current, experts / gpus);
+    full_moves += moved(start, vibe_initial_layer(after, f, gpus, experts / gpus), experts / gpus);
+  }
+  // The paper: 5-30 swaps per layer against most slots reassigned by a full re-solve.
+  REQUIRE(incremental_moves * 2 < full_moves);
+}
+
+TEST_CASE("ViBE drift trigger: a topic shift triggers recalibration, a steady workload does not") {
+  const int layers = 2;
+  const int experts = 32;
+  const int gpus = 4;
+  const auto in = PlacementInput::shape(layers, experts, gpus, 1, experts / gpus);
+  const auto curves = std::make_shared<const CostCurves>(linear_curves({1.0, 1.0, 1.0, 0.88}));
+  // Popularity p_e ~ 1 / (1 + rank); topic B ranks the experts in reverse.
+  std::vector<double> topic_a(experts);
+  std::vector<double> topic_b(experts);
+  for (int e = 0; e < experts; ++e) {
+    topic_a[static_cast<std::size_t>(e)] = 1.0 / (1 + e);
+    topic_b[static_cast<std::size_t>(experts - 1 - e)] = 1.0 / (1 + e);
+  }
+  const auto run = [&](bool shift) {
+    std::vector<double> reference;
+    for (int l = 0; l < layers; ++l) {
+      reference.insert(reference.end(), topic_a.begin(), topic_a.end());
+    }
+    DriftTrigger trigger(in, curves, reference, DriftOptions{});
+    Placement current = LinearPlacement().place(in);
+    core::Rng rng(shift ? 1 : 2);
+    boost::random::discrete_distribution<int> a(topic_a);
+    boost::random::discrete_distribution<int> b(topic_b);
+    std::vector<std::int32_t> tokens(static_cast<std::size_t>(layers * experts));
+    int fired_at = -1;
+    int fired = 0;
+    for (int step = 0; step < 1000; ++step) {
+      std::fill(tokens.begin(), tokens.end(), 0);
+      for (int l = 0; l < layers; ++l) {
+        for (int k = 0; k < 256; ++k) {  // 256 token-expert pairs per layer and step
+          const int e = shift && step >= 400 ? b(rng) : a(rng);
+          ++tokens[static_cast<std::size_t>(l * experts + e)];
+        }
+      }
+      if (auto next = trigger.on_step(RebalanceView{step, tokens, &current})) {
+        ++fired;
+        fired_at = fired_at < 0 ? step : fired_at;
+        current = std::move(*next);
+      }
+    }
+    return std::pair{fired, fired_at};
+  };
+  const auto [steady_fired, steady_at] = run(false);
+  REQUIRE(steady_fired == 0);
+  const auto [shift_fired, shift_at] = run(true);
+  REQUIRE(shift_fired >= 1);
+  REQUIRE(shift_at >= 400);
+  REQUIRE(shift_at < 500);  // within the 100-pass window after the shift
+  (void)steady_at;
+}
