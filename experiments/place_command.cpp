@@ -7,13 +7,20 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <toml++/toml.h>
+#include <sstream>
+
+#include "experiments/experiment_config.hpp"
 #include "hardware/cluster_spec.hpp"
+#include "hardware/roofline.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
+#include "policies/vibe_placement.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
+#include "sim/serving/expert_cost_profile.hpp"
 
 namespace po = boost::program_options;
 
@@ -21,7 +28,8 @@ namespace epsim::experiments {
 namespace {
 
 struct LoadFile {
-  std::vector<std::vector<double>> weight;  // [layer][expert]
+  std::vector<std::vector<double>> weight;               // [layer][expert]
+  std::vector<std::vector<std::vector<double>>> window;  // [step][layer][expert], when given step by step
   int num_replicas = 0;
   int num_groups = 0;
   int num_nodes = 0;
@@ -37,22 +45,42 @@ LoadFile read_json(const std::filesystem::path& path) {
     throw core::Error(path.string() + ": invalid JSON: " + e.what());
   }
   LoadFile f;
-  if (!j.contains("weight") || !j["weight"].is_array()) {
-    throw core::Error(path.string() + ": expected {\"weight\": [[tokens per expert] per layer], ...}");
+  const bool has_weight = j.contains("weight") && j["weight"].is_array();
+  const bool has_window = j.contains("window") && j["window"].is_array();
+  if (!has_weight && !has_window) {
+    throw core::Error(path.string() +
+                      ": expected {\"weight\": [[tokens per expert] per layer], ...} or {\"window\": [[[tokens per "
+                      "expert] per layer] per step], ...}");
   }
-  for (std::size_t l = 0; l < j["weight"].size(); ++l) {
-    const auto& row = j["weight"][l];
-    if (!row.is_array()) {
-      throw core::Error(fmt::format("{}: weight[{}] is not a list", path.string(), l));
-    }
-    std::vector<double> r;
-    for (std::size_t e = 0; e < row.size(); ++e) {
-      if (!row[e].is_number()) {
-        throw core::Error(fmt::format("{}: weight[{}][{}] is not a number", path.string(), l, e));
+  // One [layer][expert] table; `where` names it in errors.
+  const auto read_table = [&](const nlohmann::json& rows, const std::string& where) {
+    std::vector<std::vector<double>> t;
+    for (std::size_t l = 0; l < rows.size(); ++l) {
+      const auto& row = rows[l];
+      if (!row.is_array()) {
+        throw core::Error(fmt::format("{}: {}[{}] is not a list", path.string(), where, l));
       }
-      r.push_back(row[e].get<double>());
+      std::vector<double> r;
+      for (std::size_t e = 0; e < row.size(); ++e) {
+        if (!row[e].is_number()) {
+          throw core::Error(fmt::format("{}: {}[{}][{}] is not a number", path.string(), where, l, e));
+        }
+        r.push_back(row[e].get<double>());
+      }
+      t.push_back(std::move(r));
     }
-    f.weight.push_back(std::move(r));
+    return t;
+  };
+  if (has_window) {
+    for (std::size_t s = 0; s < j["window"].size(); ++s) {
+      if (!j["window"][s].is_array()) {
+        throw core::Error(fmt::format("{}: window[{}] is not a list of layers", path.string(), s));
+      }
+      f.window.push_back(read_table(j["window"][s], fmt::format("window[{}]", s)));
+    }
+  }
+  if (has_weight) {
+    f.weight = read_table(j["weight"], "weight");
   }
   const auto optional_int = [&](const char* key) { return j.contains(key) ? j[key].get<int>() : 0; };
   f.num_replicas = optional_int("num_replicas");
@@ -65,22 +93,53 @@ LoadFile read_json(const std::filesystem::path& path) {
 LoadFile read_csv(const std::filesystem::path& path) {
   std::ifstream in(path);
   LoadFile f;
-  core::CsvLines lines(in, "layer");
+  // Two layouts: layer,expert,tokens (a total per expert) or step,layer,expert,tokens (a per-step window,
+  // which GEM scores step by step). The header, if any, says which; else the first row's width.
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  std::size_t first = all.find_first_not_of(" \t\r\n");
+  while (first != std::string::npos && all[first] == '#') {
+    first = all.find_first_not_of(" \t\r\n", all.find('\n', first));
+  }
+  const bool stepped = first != std::string::npos && all.compare(first, 4, "step") == 0;
+  std::istringstream body(all);
+  core::CsvLines lines(body, stepped ? "step" : "layer");
   std::vector<double> v;
+  std::size_t width = stepped ? 4 : 0;
+  const auto whole = [](double x) { return x >= 0 && x == std::floor(x); };
   while (lines.next()) {
     const std::string& line = lines.line();
     const std::int64_t line_no = lines.line_no();
+    const char* expected = width == 4 ? "step,layer,expert,tokens" : "layer,expert,tokens";
     if (!core::parse_csv_numbers(line, v)) {
       throw core::Error(
-          fmt::format("{}: line {}: expected layer,expert,tokens numbers, got \"{}\"", path.string(), line_no, line));
+          fmt::format("{}: line {}: expected {} numbers, got \"{}\"", path.string(), line_no, expected, line));
     }
-    if (v.size() != 3 || v[0] < 0 || v[1] < 0 || v[0] != std::floor(v[0]) || v[1] != std::floor(v[1])) {
+    if (width == 0 && (v.size() == 3 || v.size() == 4)) {
+      width = v.size();
+      expected = width == 4 ? "step,layer,expert,tokens" : "layer,expert,tokens";
+    }
+    if (v.size() != width || !std::all_of(v.begin(), v.end() - 1, whole)) {
       throw core::Error(
-          fmt::format("{}: line {}: expected layer,expert,tokens with integer layer and expert, got \"{}\"",
-                      path.string(), line_no, line));
+          fmt::format("{}: line {}: expected {} with integer ids, got \"{}\"", path.string(), line_no, expected, line));
     }
-    const auto l = static_cast<std::size_t>(v[0]);
-    const auto e = static_cast<std::size_t>(v[1]);
+    const auto l = static_cast<std::size_t>(v[width - 3]);
+    const auto e = static_cast<std::size_t>(v[width - 2]);
+    if (width == 4) {
+      const auto s = static_cast<std::size_t>(v[0]);
+      if (f.window.size() <= s) {
+        f.window.resize(s + 1);
+      }
+      if (f.window[s].size() <= l) {
+        f.window[s].resize(l + 1);
+      }
+      if (f.window[s][l].size() <= e) {
+        f.window[s][l].resize(e + 1, 0.0);
+      }
+      f.window[s][l][e] += v[3];
+      continue;
+    }
     if (f.weight.size() <= l) {
       f.weight.resize(l + 1);
     }
@@ -89,7 +148,65 @@ LoadFile read_csv(const std::filesystem::path& path) {
     }
     f.weight[l][e] += v[2];
   }
+  if (!f.window.empty()) {
+    // Rows with no tokens may be left out: pad every step to the largest layer and expert seen.
+    std::size_t layers = 0;
+    std::size_t experts = 0;
+    for (const auto& step : f.window) {
+      layers = std::max(layers, step.size());
+      for (const auto& row : step) {
+        experts = std::max(experts, row.size());
+      }
+    }
+    for (auto& step : f.window) {
+      step.resize(layers);
+      for (auto& row : step) {
+        row.resize(experts, 0.0);
+      }
+    }
+  }
   return f;
+}
+
+// Measured C_g(n): CSV gpu,tokens,latency_us, one row per sample point.
+std::shared_ptr<const policies::CostCurves> read_curves(const std::filesystem::path& path, int gpus) {
+  std::ifstream in(path);
+  if (!in) {
+    throw core::Error(path.string() + ": cannot read");
+  }
+  std::vector<std::vector<std::pair<double, double>>> points(static_cast<std::size_t>(gpus));
+  core::CsvLines lines(in, "gpu");
+  std::vector<double> v;
+  while (lines.next()) {
+    if (!core::parse_csv_numbers(lines.line(), v) || v.size() != 3 || v[0] < 0 || v[0] != std::floor(v[0]) ||
+        v[1] < 0 || v[2] < 0) {
+      throw core::Error(
+          fmt::format("{}: line {}: expected gpu,tokens,latency_us (gpu an integer, the others >= 0), "
+                      "got \"{}\"",
+                      path.string(), lines.line_no(), lines.line()));
+    }
+    if (v[0] >= gpus) {
+      throw core::Error(
+          fmt::format("{}: line {}: GPU {} but the EP group has {} GPUs", path.string(), lines.line_no(), v[0], gpus));
+    }
+    points[static_cast<std::size_t>(v[0])].emplace_back(v[1], v[2] * 1e3);
+  }
+  std::vector<std::vector<double>> tokens(static_cast<std::size_t>(gpus));
+  std::vector<std::vector<double>> ns(static_cast<std::size_t>(gpus));
+  for (std::size_t g = 0; g < points.size(); ++g) {
+    if (points[g].empty()) {
+      throw core::Error(fmt::format("{}: no sample points for GPU {}", path.string(), g));
+    }
+    std::sort(points[g].begin(), points[g].end());
+    for (const auto& [n, t] : points[g]) {
+      if (!tokens[g].empty() && n == tokens[g].back()) {
+        throw core::Error(fmt::format("{}: GPU {} has two samples at {} tokens", path.string(), g, n));
+      }
+      tokens[g].push_back(n);
+      ns[g].push_back(t);
+    }
+  }
+  return std::make_shared<const policies::CostCurves>(std::move(tokens), std::move(ns));
 }
 
 }  // namespace
@@ -98,7 +215,13 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description d("place options");
   d.add_options()("help,h", "help")("policy", po::value<std::string>()->default_value("eplb"), "placement policy")(
       "load", po::value<std::string>()->required(),
-      "expert loads: JSON {\"weight\": [[...]], ...} or CSV layer,expert,tokens")(
+      "expert loads: JSON {\"weight\": [[...]]} and/or {\"window\": [[[...]]]} per step, or CSV "
+      "layer,expert,tokens or step,layer,expert,tokens")(
+      "curves", po::value<std::string>(), "per-GPU cost curves C_g(n), CSV gpu,tokens,latency_us (GEM, ViBE)")(
+      "config", po::value<std::string>(),
+      "experiment TOML whose GPUs, variability and model give the cost curves instead (policy.cost_profile)")(
+      "option", po::value<std::vector<std::string>>(), "policy option KEY=VALUE (TOML value), repeatable")(
+      "seed", po::value<std::uint64_t>()->default_value(42), "seed of randomised policies (GEM's restarts)")(
       "gpus", po::value<int>(), "GPUs of the EP group (num_gpus)")("nodes", po::value<int>(), "nodes (num_nodes)")(
       "groups", po::value<int>(), "expert groups (num_groups)")("slots", po::value<int>(),
                                                                 "physical slots in all (num_replicas)")(
@@ -108,7 +231,8 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       "format", po::value<std::string>()->default_value("epsim"), "epsim or vllm");
   if (std::find(args.begin(), args.end(), "--help") != args.end()) {
     out << "usage: epsim place --policy NAME --load FILE [--gpus P] [--nodes N] [--groups G] [--slots R] "
-           "[--cluster NAME] [--model NAME] [--out FILE] [--format epsim|vllm]\n\n"
+           "[--cluster NAME] [--model NAME] [--curves CSV | --config TOML] [--option K=V]... [--seed S] "
+           "[--out FILE] [--format epsim|vllm]\n\n"
         << d;
     return 0;
   }
@@ -133,6 +257,35 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   LoadFile f = load_path.extension() == ".csv" ? read_csv(load_path) : read_json(load_path);
   const std::string src = load_path.string();
+  if (!f.window.empty()) {
+    const std::size_t layers = f.window[0].size();
+    const std::size_t width = layers > 0 ? f.window[0][0].size() : 0;
+    for (std::size_t s = 0; s < f.window.size(); ++s) {
+      if (f.window[s].size() != layers) {
+        throw core::Error(
+            fmt::format("{}: window step {} has {} layers, step 0 has {}", src, s, f.window[s].size(), layers));
+      }
+      for (std::size_t l = 0; l < layers; ++l) {
+        if (f.window[s][l].size() != width) {
+          throw core::Error(fmt::format("{}: window step {} layer {} has {} experts, expected {}", src, s, l,
+                                        f.window[s][l].size(), width));
+        }
+      }
+    }
+    if (f.weight.empty()) {  // the total over the window
+      f.weight.assign(layers, std::vector<double>(width, 0.0));
+      for (const auto& step : f.window) {
+        for (std::size_t l = 0; l < layers; ++l) {
+          for (std::size_t e = 0; e < width; ++e) {
+            f.weight[l][e] += step[l][e];
+          }
+        }
+      }
+    } else if (f.weight.size() != layers || f.weight[0].size() != width) {
+      throw core::Error(fmt::format("{}: the window is {} layers x {} experts, the weight {} x {}", src, layers, width,
+                                    f.weight.size(), f.weight[0].size()));
+    }
+  }
   if (f.weight.empty() || f.weight[0].empty()) {
     throw core::Error(src + ": no loads");
   }
@@ -204,14 +357,69 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   for (const auto& row : f.weight) {
     in.expert_load.insert(in.expert_load.end(), row.begin(), row.end());
   }
-  core::ParamTable no_options(std::vector<core::ParamLayer>{}, "policy");
-  const policies::Placement p = policies::placement_registry().create(policy_name, no_options)->place(in);
+  for (const auto& step : f.window) {
+    for (const auto& row : step) {
+      for (const double x : row) {
+        if (!(x >= 0.0)) {
+          throw core::Error(fmt::format("{}: negative load {} in the window", src, x));
+        }
+        in.window_load.push_back(x);
+      }
+    }
+  }
+  in.window_steps = static_cast<int>(f.window.size());
+  in.seed = vm["seed"].as<std::uint64_t>();
+  if (vm.count("curves") && vm.count("config")) {
+    throw std::invalid_argument("--curves and --config both give cost curves; use one");
+  }
+  if (vm.count("curves")) {
+    in.curves = read_curves(vm["curves"].as<std::string>(), f.num_gpus);
+  }
+  std::unique_ptr<hardware::CostModel> cost;  // outlives the curves of --config in exact mode
+  if (vm.count("config")) {
+    const ExperimentConfig cfg = load_config(vm["config"].as<std::string>(), {});
+    if (static_cast<std::size_t>(cfg.model.routed_experts) != experts) {
+      throw core::Error(fmt::format("{}: {} experts per layer, the model of {} has {}", src, experts,
+                                    vm["config"].as<std::string>(), cfg.model.routed_experts));
+    }
+    if (cfg.cluster.num_gpus() < f.num_gpus) {
+      throw core::Error(fmt::format("{}: {} GPUs, fewer than the {} to place on", vm["config"].as<std::string>(),
+                                    cfg.cluster.num_gpus(), f.num_gpus));
+    }
+    const core::RandomStreams streams(cfg.seed);
+    cost =
+        std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability, streams);
+    in.curves = serving::make_cost_curves(cfg.model, *cost, 0, f.num_gpus, f.num_replicas / f.num_gpus,
+                                          cfg.policy.cost_profile, streams);
+  }
+  // --option KEY=VALUE, each a line of TOML, into the policy's options table.
+  toml::table options;
+  if (vm.count("option")) {
+    for (const std::string& kv : vm["option"].as<std::vector<std::string>>()) {
+      try {
+        const toml::table t = toml::parse(kv);
+        for (const auto& [k, node] : t) {
+          options.insert_or_assign(k, node);
+        }
+      } catch (const toml::parse_error& e) {
+        throw std::invalid_argument("--option " + kv + ": expected KEY=VALUE in TOML (" + std::string(e.description()) +
+                                    ")");
+      }
+    }
+  }
+  core::ParamTable policy_options({core::ParamLayer{&options, "--option"}}, "policy.placement_options");
+  const auto policy = policies::placement_registry().create(policy_name, policy_options);
+  if (policy->needs_curves() && !in.curves) {
+    throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
+  }
+  const policies::Placement p = policy->place(in);
 
   nlohmann::ordered_json j;
   nlohmann::ordered_json phy2log = nlohmann::ordered_json::array();
   nlohmann::ordered_json log2phy = nlohmann::ordered_json::array();
   nlohmann::ordered_json logcnt = nlohmann::ordered_json::array();
   nlohmann::ordered_json gpu_load = nlohmann::ordered_json::array();
+  nlohmann::ordered_json gpu_time_us = nlohmann::ordered_json::array();
   int max_count = 0;
   for (const auto& layer : p.layers) {
     max_count = std::max(max_count, layer.max_replicas);
@@ -238,6 +446,19 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       }
     }
     gpu_load.push_back(load);
+    if (in.curves) {
+      // Predicted expert time per GPU at the window's mean tokens per step.
+      std::vector<double> mean = f.weight[l];
+      for (double& x : mean) {
+        x /= std::max(1, in.window_steps);
+      }
+      std::vector<double> us =
+          policies::predicted_gpu_ns(layer.phy2log, mean, *in.curves, layer.num_gpus, layer.slots_per_gpu);
+      for (double& x : us) {
+        x /= 1e3;
+      }
+      gpu_time_us.push_back(us);
+    }
   }
   if (format == "vllm") {
     // vLLM's EplbState keeps three tensors per MoE layer; this file holds them as nested lists.
@@ -254,6 +475,9 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     j["log2phy"] = log2phy;
     j["logcnt"] = logcnt;
     j["gpu_load"] = gpu_load;
+    if (in.curves) {
+      j["gpu_time_us"] = gpu_time_us;
+    }
   }
   const std::string text = j.dump() + "\n";
   if (vm.count("out")) {

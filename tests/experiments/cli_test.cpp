@@ -181,3 +181,60 @@ TEST_CASE("place: the EPLB README example from JSON and CSV, flags over the file
   REQUIRE(std::count(e.err.begin(), e.err.end(), '\n') == 1);
   fs::remove_all(dir);
 }
+
+TEST_CASE("place: GEM and ViBE from a per-step window and measured cost curves, clear errors") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_place_curves";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Figure 13 of the GEM paper (tests/policies/gem_test.cpp derives it): the best mappings score 10,
+  // pairing E0 with E3 and E1 with E2.
+  const std::string window = (dir / "window.csv").string();
+  std::ofstream(window) << "step,layer,expert,tokens\n0,0,0,1\n0,0,1,2\n0,0,2,3\n0,0,3,3\n"
+                           "1,0,0,2\n1,0,1,3\n1,0,2,1\n1,0,3,2\n2,0,0,3\n2,0,1,2\n2,0,2,2\n2,0,3,1\n";
+  const std::string curves = (dir / "curves.csv").string();
+  {
+    std::ofstream c(curves);
+    c << "gpu,tokens,latency_us\n";
+    const double c0[] = {1, 1, 2, 3, 4, 4, 5, 6, 7, 8};
+    const double c1[] = {1, 2, 2, 3, 4, 5, 6, 7, 8, 9};
+    for (int n = 1; n <= 10; ++n) {
+      c << "0," << n << "," << c0[n - 1] << "\n1," << n << "," << c1[n - 1] << "\n";
+    }
+  }
+  const auto r = cli({"place", "--policy", "gem", "--load", window, "--gpus", "2", "--curves", curves});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const bool best = r.out.find("\"phy2log\":[[0,3,1,2]]") != std::string::npos ||
+                    r.out.find("\"phy2log\":[[1,2,0,3]]") != std::string::npos;
+  REQUIRE(best);
+  REQUIRE_THAT(r.out, Contains("\"gpu_time_us\":[["));
+  const auto v = cli({"place", "--policy", "vibe", "--load", window, "--gpus", "2", "--curves", curves});
+  REQUIRE(v.code == 0);
+  // A policy that needs curves without them, bad curves, an unknown option, a ragged window.
+  REQUIRE_THAT(cli({"place", "--policy", "gem", "--load", window, "--gpus", "2"}).err, Contains("needs cost curves"));
+  std::ofstream(dir / "bad.csv") << "gpu,tokens,latency_us\n0,1,1\n5,1,1\n";
+  REQUIRE_THAT(
+      cli({"place", "--policy", "gem", "--load", window, "--gpus", "2", "--curves", (dir / "bad.csv").string()}).err,
+      Contains("line 3: GPU 5 but the EP group has 2 GPUs"));
+  std::ofstream(dir / "gap.csv") << "gpu,tokens,latency_us\n0,1,1\n";
+  REQUIRE_THAT(
+      cli({"place", "--policy", "vibe", "--load", window, "--gpus", "2", "--curves", (dir / "gap.csv").string()}).err,
+      Contains("no sample points for GPU 1"));
+  REQUIRE_THAT(
+      cli({"place", "--policy", "gem", "--load", window, "--gpus", "2", "--curves", curves, "--option", "magic=1"}).err,
+      Contains("magic"));
+  std::ofstream(dir / "ragged.json") << R"({"window": [[[1, 2, 3, 4]], [[1, 2, 3]]], "num_gpus": 2})";
+  REQUIRE_THAT(cli({"place", "--policy", "gem", "--load", (dir / "ragged.json").string(), "--curves", curves}).err,
+               Contains("window step 1 layer 0 has 3 experts, expected 4"));
+  // Cost curves profiled from an experiment's GPUs instead (its model must have the file's experts).
+  const auto cfg = cli({"place", "--policy", "vibe", "--load", window, "--gpus", "2", "--config", k_small});
+  REQUIRE_THAT(cfg.err, Contains("4 experts per layer, the model of"));
+  std::ofstream(dir / "mixtral.csv") << "layer,expert,tokens\n0,0,900\n0,1,500\n0,2,400\n0,3,300\n0,4,200\n0,5,100\n"
+                                        "0,6,50\n0,7,50\n";
+  const auto m =
+      cli({"place", "--policy", "vibe", "--load", (dir / "mixtral.csv").string(), "--gpus", "4", "--config", k_small});
+  INFO(m.err);
+  REQUIRE(m.code == 0);
+  REQUIRE_THAT(m.out, Contains("\"gpu_time_us\":[["));
+  fs::remove_all(dir);
+}
