@@ -1,0 +1,94 @@
+// The profile policies see: the true C_g(n) spreads n token-expert pairs evenly over the GPU's local
+// experts and pads each to the tile (checked by hand against the cost model), the profile samples it at
+// the tile boundaries and sparsely beyond, noise-free samples are exact, noisy ones have the configured
+// spread, and the exact mode is the cost model itself.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "hardware/roofline.hpp"
+#include "models/layer_work.hpp"
+#include "sim/serving/expert_cost_profile.hpp"
+#include "tests/support/tiny_model.hpp"
+
+using namespace epsim;
+
+TEST_CASE("the true expert-layer cost spreads tokens evenly over the local experts, padded to the tile") {
+  const models::ModelSpec m = test::tiny_model(2);
+  hardware::GpuSpec g = test::paper_gpu();
+  g.moe_tile_small = 16;
+  g.moe_tile_large = 16;
+  const hardware::RooflineCostModel cost(g, {1.0, 0.5});
+  const auto by_hand = [&](int gpu, double padded, double tokens, double active) {
+    return cost.kernel_ns(gpu, models::expert_ffn_work(m, padded, tokens, active));
+  };
+  const int slots = 2;
+  REQUIRE(serving::expert_layer_ns(m, cost, 0, 0.0, slots) == 0.0);
+  REQUIRE(serving::expert_layer_ns(m, cost, 0, 1.0, slots) == by_hand(0, 16, 1, 1));    // one expert, one tile
+  REQUIRE(serving::expert_layer_ns(m, cost, 0, 3.0, slots) == by_hand(0, 32, 3, 2));    // 2 + 1 tokens: a tile each
+  REQUIRE(serving::expert_layer_ns(m, cost, 1, 40.0, slots) == by_hand(1, 64, 40, 2));  // 20 + 20 -> 32 + 32
+  REQUIRE(serving::expert_layer_ns(m, cost, 1, 33.0, slots) == by_hand(1, 64, 33, 2));  // 17 + 16 -> 32 + 16
+  REQUIRE(serving::expert_layer_ns(m, cost, 1, 32.5, slots) == by_hand(1, 48, 33, 2));  // whole tokens: 33
+}
+
+TEST_CASE("profiled curves sample tile boundaries densely, then sparsely, exact without noise") {
+  const models::ModelSpec m = test::tiny_model(2);
+  hardware::GpuSpec g = test::paper_gpu();
+  g.moe_tile_small = 16;
+  g.moe_tile_large = 16;
+  const hardware::RooflineCostModel cost(g, {1.0, 0.5});
+  serving::CostProfileConfig cfg;
+  cfg.noise_cv = 0.0;
+  cfg.dense_until_tokens = 256;
+  cfg.sparse_interval_tokens = 512;
+  cfg.max_tokens = 2048;
+  const core::RandomStreams streams(1);
+  const int slots = 4;
+  const auto curves = serving::make_cost_curves(m, cost, 0, 2, slots, cfg, streams);
+  // 1, 2 (experts being activated), 4 (= slots), every 16 x 4 = 64 tokens to 256, then every 512 from 768.
+  const std::vector<double> points{1, 2, 4, 64, 128, 192, 256, 768, 1280, 1792};
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    REQUIRE(curves->sample_tokens(gpu) == points);
+    for (const double n : points) {
+      REQUIRE(curves->ns(gpu, n) == serving::expert_layer_ns(m, cost, gpu, n, slots));
+    }
+  }
+  // Between points: the straight line, not the staircase.
+  const double mid =
+      0.5 * (serving::expert_layer_ns(m, cost, 1, 64, slots) + serving::expert_layer_ns(m, cost, 1, 128, slots));
+  REQUIRE(curves->ns(1, 96.0) == Approx(mid));
+  // The slow GPU (factor 0.5) is slower at every point.
+  for (const double n : points) {
+    REQUIRE(curves->ns(1, n) > curves->ns(0, n));
+  }
+  // Exact mode: the cost model itself, at any n.
+  cfg.mode = "exact";
+  const auto exact = serving::make_cost_curves(m, cost, 0, 2, slots, cfg, streams);
+  REQUIRE(exact->exact());
+  REQUIRE(exact->ns(1, 97.0) == serving::expert_layer_ns(m, cost, 1, 97.0, slots));
+}
+
+TEST_CASE("profile noise has the configured spread and is the same for the same seed") {
+  const models::ModelSpec m = test::tiny_model(2);
+  const hardware::RooflineCostModel cost(test::paper_gpu(), {1.0});
+  serving::CostProfileConfig cfg;
+  cfg.noise_cv = 0.05;
+  cfg.dense_until_tokens = 8192;
+  cfg.max_tokens = 1 << 20;
+  cfg.sparse_interval_tokens = 512;
+  const auto a = serving::make_cost_curves(m, cost, 0, 1, 8, cfg, core::RandomStreams(3));
+  const auto b = serving::make_cost_curves(m, cost, 0, 1, 8, cfg, core::RandomStreams(3));
+  REQUIRE(a->sample_ns(0) == b->sample_ns(0));
+  double sum = 0.0;
+  double sum2 = 0.0;
+  const auto& t = a->sample_tokens(0);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const double err = a->sample_ns(0)[i] / serving::expert_layer_ns(m, cost, 0, t[i], 8) - 1.0;
+    sum += err;
+    sum2 += err * err;
+  }
+  const auto n = static_cast<double>(t.size());
+  REQUIRE(n > 1000);
+  const double sd = std::sqrt(sum2 / n - (sum / n) * (sum / n));
+  REQUIRE(std::abs(sum / n) < 0.01);
+  REQUIRE(sd == Approx(0.05).epsilon(0.1));
+}
