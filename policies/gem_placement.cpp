@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <boost/random/uniform_real_distribution.hpp>
+#include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -54,7 +56,9 @@ class Search {
     top_.assign(T_, {});
     mab_.assign(T_, 0.0);
     rest_.assign(T_ + 1, 0.0);
+    order_.assign(T_, 0);
     slot_.assign(G * static_cast<std::size_t>(p.slots_per_gpu), empty_);
+    build_table();
   }
 
   // Algorithm 2: heaviest first, each on the GPU (with a free slot) that minimises S of the partial map.
@@ -74,7 +78,7 @@ class Search {
         double s = 0.0;
         for (std::size_t t = 0; t < T_; ++t) {
           const double others = slowest_without(t, g, g);
-          s += std::max(others, p_.curves->ns(g, n(g, t) + x(e, t)));
+          s += std::max(others, cost(g, n(g, t) + x(e, t)));
         }
         if (s < best) {
           best = s;
@@ -84,7 +88,7 @@ class Search {
       slot_[static_cast<std::size_t>(best_g * p_.slots_per_gpu + used_[static_cast<std::size_t>(best_g)]++)] = e;
       for (std::size_t t = 0; t < T_; ++t) {
         n(best_g, t) += x(e, t);
-        c(best_g, t) = p_.curves->ns(best_g, n(best_g, t));
+        c(best_g, t) = cost(best_g, n(best_g, t));
       }
       refresh_tops();
     }
@@ -101,12 +105,26 @@ class Search {
       for (int a = 0; a < p_.gpus; ++a) {
         for (int b = a + 1; b < p_.gpus; ++b) {
           // The slowest of the other GPUs bounds every step's max from below whatever a and b swap.
+          // Steps where a or b is the straggler come first: only there can a swap gain, so a losing
+          // candidate is usually cut off after them.
+          std::size_t k = 0;
           for (std::size_t t = 0; t < T_; ++t) {
             mab_[t] = slowest_without(t, a, b);
+            if (mab_[t] < top_[t].v[0]) {
+              order_[k++] = t;
+            }
+          }
+          if (k == 0) {
+            continue;  // neither is ever the straggler: no swap between them can lower any step's max
+          }
+          for (std::size_t t = 0; t < T_; ++t) {
+            if (!(mab_[t] < top_[t].v[0])) {
+              order_[k++] = t;
+            }
           }
           rest_[T_] = 0.0;
-          for (std::size_t t = T_; t-- > 0;) {
-            rest_[t] = rest_[t + 1] + mab_[t];
+          for (std::size_t q = T_; q-- > 0;) {
+            rest_[q] = rest_[q + 1] + mab_[order_[q]];
           }
           if (s_prev - rest_[0] <= best_drop) {
             continue;  // not even a perfect swap between a and b could beat the best found
@@ -121,12 +139,13 @@ class Search {
               const double limit = s_prev - best_drop;
               double acc = 0.0;
               bool beaten = true;
-              for (std::size_t t = 0; t < T_; ++t) {
+              for (std::size_t q = 0; q < T_; ++q) {
+                const std::size_t t = order_[q];
                 const double d = x(eb, t) - x(ea, t);
-                const double ca = d == 0.0 ? c(a, t) : p_.curves->ns(a, n(a, t) + d);
-                const double cb = d == 0.0 ? c(b, t) : p_.curves->ns(b, n(b, t) - d);
+                const double ca = d == 0.0 ? c(a, t) : cost(a, n(a, t) + d);
+                const double cb = d == 0.0 ? c(b, t) : cost(b, n(b, t) - d);
                 acc += std::max({mab_[t], ca, cb});
-                if (acc + rest_[t + 1] >= limit) {
+                if (acc + rest_[q + 1] >= limit) {
                   beaten = false;
                   break;
                 }
@@ -179,6 +198,44 @@ class Search {
     std::array<double, 3> v{0.0, 0.0, 0.0};
     std::array<int, 3> g{-1, -1, -1};
   };
+
+  // C_g(n). Window loads are usually whole tokens: then every load a GPU can reach is a whole number no
+  // larger than the step's S heaviest experts together, and C_g is read from a table built once per
+  // layer (curve evaluation was over half of the search's time).
+  double cost(int g, double tokens) const {
+    if (table_width_ > 0 && tokens <= static_cast<double>(table_width_ - 1)) {
+      return table_[static_cast<std::size_t>(g) * table_width_ + static_cast<std::size_t>(tokens)];
+    }
+    return p_.curves->ns(g, tokens);
+  }
+
+  void build_table() {
+    const auto E = static_cast<std::size_t>(p_.experts);
+    double reach = 0.0;  // the most tokens any GPU can hold in one step
+    std::vector<double> step(E);
+    for (std::size_t t = 0; t < T_; ++t) {
+      for (std::size_t e = 0; e < E; ++e) {
+        step[e] = x(static_cast<int>(e), t);
+        if (step[e] != std::floor(step[e]) || step[e] < 0.0) {
+          return;  // fractional loads: evaluate the curves directly
+        }
+      }
+      const auto S = std::min(E, static_cast<std::size_t>(p_.slots_per_gpu));
+      std::partial_sort(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), step.end(), std::greater<>());
+      reach = std::max(reach, std::accumulate(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), 0.0));
+    }
+    const auto width = static_cast<std::size_t>(reach) + 1;
+    if (width * static_cast<std::size_t>(p_.gpus) > (std::size_t{1} << 24)) {
+      return;  // too large to be worth it
+    }
+    table_width_ = width;
+    table_.resize(width * static_cast<std::size_t>(p_.gpus));
+    for (int g = 0; g < p_.gpus; ++g) {
+      for (std::size_t k = 0; k < width; ++k) {
+        table_[static_cast<std::size_t>(g) * width + k] = p_.curves->ns(g, static_cast<double>(k));
+      }
+    }
+  }
 
   double& n(int g, std::size_t t) { return n_[static_cast<std::size_t>(g) * T_ + t]; }
   double n(int g, std::size_t t) const { return n_[static_cast<std::size_t>(g) * T_ + t]; }
@@ -233,8 +290,8 @@ class Search {
       const double d = x(eb, t) - x(ea, t);
       n(a, t) += d;
       n(b, t) -= d;
-      c(a, t) = p_.curves->ns(a, n(a, t));
-      c(b, t) = p_.curves->ns(b, n(b, t));
+      c(a, t) = cost(a, n(a, t));
+      c(b, t) = cost(b, n(b, t));
     }
     refresh_tops();
   }
@@ -242,7 +299,9 @@ class Search {
   const GemLayerProblem& p_;
   std::size_t T_;
   int empty_;
-  std::vector<double> x_, n_, c_, mab_, rest_;
+  std::vector<double> x_, n_, c_, mab_, rest_, table_;
+  std::size_t table_width_ = 0;     // entries per GPU in table_ (0 = no table)
+  std::vector<std::size_t> order_;  // step order of the pair under evaluation
   std::vector<Top> top_;
   std::vector<int> slot_, used_;
 };
