@@ -1,13 +1,17 @@
 #include "experiments/build_simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <toml++/toml.h>
 
+#include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
 #include "models/layer_work.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/rebalance_trigger.hpp"
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
+#include "sim/core/error.hpp"
 #include "sim/serving/memory_plan.hpp"
 #include "workloads/synthetic_router.hpp"
 #include "workloads/trace_io.hpp"
@@ -44,17 +48,29 @@ LoadWindow warmup_load(const ExperimentConfig& cfg) {
   const std::int64_t skip = cfg.policy.load_window_skip_steps;
   const std::int64_t keep = cfg.policy.load_window_steps;
   serving::SimulationParts parts = build_simulation(warm);
+  if (!parts.network) {  // triggers need the graph (the recorder never moves anything, but says so)
+    parts.network = std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
+  }
   auto steps = std::make_shared<std::vector<double>>();
-  // One recorder for the first group only: its steps are a consecutive sequence.
+  // One recorder, on the group the placement is made for (the first decode group when disaggregated):
+  // its steps are a consecutive sequence.
   auto made = std::make_shared<int>(0);
-  parts.make_rebalance = [steps, skip, keep, made]() -> std::unique_ptr<policies::RebalanceTrigger> {
-    return (*made)++ == 0 ? std::make_unique<LoadRecorder>(steps, skip, keep) : nullptr;
+  const int target = cfg.disaggregation.prefill_groups;
+  parts.make_rebalance = [steps, skip, keep, made, target]() -> std::unique_ptr<policies::RebalanceTrigger> {
+    return (*made)++ == target ? std::make_unique<LoadRecorder>(steps, skip, keep) : nullptr;
   };
   const int groups = std::max(1, static_cast<int>(cfg.cluster.nodes * cfg.cluster.gpus_per_node / cfg.ep_size));
   parts.serving.max_steps = (skip + keep) * groups;
   serving::Simulator(std::move(parts)).run();
   const auto per_step =
       static_cast<std::size_t>(cfg.model.num_moe_layers()) * static_cast<std::size_t>(cfg.model.routed_experts);
+  if (steps->size() < static_cast<std::size_t>(keep) * per_step) {
+    throw core::ConfigError(cfg.source, "policy.load_window",
+                            fmt::format("the warm-up run served only {} steps after its {} ramp-up steps, fewer than "
+                                        "the {} of the load window: lower policy.load_window_skip_steps or "
+                                        "load_window_steps, or serve more requests",
+                                        steps->size() / per_step, skip, keep));
+  }
   LoadWindow w;
   w.total.assign(per_step, 0.0);
   w.steps = std::move(*steps);
@@ -170,16 +186,23 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
     in.window_load = std::move(w.steps);
     in.window_steps = static_cast<int>(in.window_load.size() / std::max<std::size_t>(1, in.expert_load.size()));
   }
+  // Every group uses one placement, made for the first group that decodes (the first group when
+  // co-located): its GPUs' curves and, in the warm-up, its steps.
+  const int placed_group = cfg.disaggregation.prefill_groups;
   if (placement->needs_curves() || drift) {
-    // Policies see the first EP group's GPUs (every group uses the same placement).
-    in.curves = serving::make_cost_curves(cfg.model, *p.cost, 0, cfg.ep_size, in.slots_per_gpu, cfg.policy.cost_profile,
-                                          streams);
+    in.curves = serving::make_cost_curves(cfg.model, *p.cost, placed_group * cfg.ep_size, cfg.ep_size, in.slots_per_gpu,
+                                          cfg.policy.cost_profile, streams);
   }
   p.placement = placement->place(in);
   if (drift) {
-    // The reference is the load the initial placement was made for.
-    p.make_rebalance = [in, opt = cfg.policy.drift] {
-      return std::make_unique<policies::DriftTrigger>(in, in.curves, in.expert_load, opt);
+    // Each group's trigger sees its own GPUs' curves; the reference is the load the placement was made for.
+    const hardware::CostModel* cost_model = p.cost.get();
+    auto made = std::make_shared<int>(0);
+    p.make_rebalance = [in, opt = cfg.policy.drift, cost_model, made, model = cfg.model, ep = cfg.ep_size,
+                        profile = cfg.policy.cost_profile, streams] {
+      const int index = (*made)++;
+      auto curves = serving::make_cost_curves(model, *cost_model, index * ep, ep, in.slots_per_gpu, profile, streams);
+      return std::make_unique<policies::DriftTrigger>(in, std::move(curves), in.expert_load, opt);
     };
   }
   if (cfg.policy.rebalance == "periodic") {

@@ -78,6 +78,10 @@ double CostCurves::ns(int gpu, double tokens) const {
     x1 = t[hi];
     y1 = v[hi];
   }
+  if (hi == t.size()) {
+    // Beyond the last sample: its segment's slope, never downwards (noise can tilt the last segment).
+    return y1 + std::max(0.0, (y1 - y0) / (x1 - x0)) * (tokens - x1);
+  }
   return y0 + (y1 - y0) * (tokens - x0) / (x1 - x0);
 }
 

@@ -15,7 +15,7 @@ class CostCurves {
 
   /// Sampled curves: `tokens[g]` strictly ascending (first point >= 0) with `ns[g]` of equal length,
   /// at least one point per GPU. Between points: linear; below the first: linear to (0, 0); above the
-  /// last: the last segment's slope continued. Throws core::Error on malformed points.
+  /// last: the last segment's slope continued (0 if it falls). Throws core::Error on malformed points.
   CostCurves(std::vector<std::vector<double>> tokens, std::vector<std::vector<double>> ns);
   /// Exact curves: `f(g, n)` for every n >= 0 (f(g, 0) should be 0: no tokens, no kernel).
   CostCurves(int gpus, Exact f);

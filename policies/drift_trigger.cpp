@@ -18,6 +18,9 @@ DriftTrigger::DriftTrigger(const PlacementInput& shape, std::shared_ptr<const Co
   if (!reference_.empty() && reference_.size() != per_step) {
     throw core::Error("drift recalibration: the reference load must have one value per layer and expert");
   }
+  if (std::all_of(reference_.begin(), reference_.end(), [](double x) { return x == 0.0; })) {
+    reference_.clear();  // no load seen: the first full window becomes the reference
+  }
   ring_.assign(static_cast<std::size_t>(opt.window_steps) * per_step, 0);
   sum_.assign(per_step, 0.0);
   shape_.expert_load.clear();
@@ -33,7 +36,10 @@ std::optional<Placement> DriftTrigger::on_step(const RebalanceView& view) {
     slot[i] = view.expert_tokens[i];
   }
   ++seen_;
-  if (seen_ < opt_.window_steps || seen_ % opt_.check_every_steps != 0 || seen_ < cool_until_) {
+  if (solve_at_ >= 0) {
+    return seen_ >= solve_at_ && !view.migrating ? recalibrate(view) : std::nullopt;
+  }
+  if (seen_ < opt_.window_steps || seen_ % opt_.check_every_steps != 0 || seen_ < cool_until_ || view.migrating) {
     return std::nullopt;
   }
   if (reference_.empty()) {
@@ -57,10 +63,18 @@ std::optional<Placement> DriftTrigger::on_step(const RebalanceView& view) {
     const double d = a2 > 0.0 && b2 > 0.0 ? 1.0 - dot / std::sqrt(a2 * b2) : 0.0;
     last_distance_ = std::max(last_distance_, d);
   }
-  if (last_distance_ <= opt_.threshold) {
-    return std::nullopt;
+  if (last_distance_ > opt_.threshold) {
+    ++detections_;
+    solve_at_ = seen_ + opt_.window_steps;  // a window of routing entirely under the new distribution
   }
-  // Recalibrate every layer from the window's mean tokens per pass, starting from the current placement.
+  return std::nullopt;
+}
+
+std::optional<Placement> DriftTrigger::recalibrate(const RebalanceView& view) {
+  // Every layer from the fresh window's mean tokens per pass, starting from the current placement.
+  const auto L = static_cast<std::size_t>(shape_.num_layers);
+  const auto E = static_cast<std::size_t>(shape_.num_experts);
+  solve_at_ = -1;
   ++recalibrations_;
   Placement next = *view.current;
   std::vector<double> w(E);
@@ -77,7 +91,7 @@ std::optional<Placement> DriftTrigger::on_step(const RebalanceView& view) {
     }
   }
   reference_ = sum_;
-  cool_until_ = seen_ + 2 * opt_.check_every_steps;  // the next regular check is skipped: H passes of cooldown
+  cool_until_ = seen_ + opt_.check_every_steps;  // H passes of cooldown
   return next;
 }
 

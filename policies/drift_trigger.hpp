@@ -1,9 +1,11 @@
 #pragma once
 // ViBE's drift-triggered recalibration (paper 001, Section 4.2.4 and Algorithm 1, phase 3): every H
 // forward passes, compare each layer's mean expert-load vector over the last `window` passes with the
-// reference snapshot by cosine distance d = 1 - w.w_ref / (|w| |w_ref|); when any layer's d exceeds
-// delta, run the incremental solver (vibe_incremental_layer) on every layer with the window's loads,
-// move only the swapped experts, take the window as the new reference and cool down for H passes.
+// reference snapshot by cosine distance d = 1 - w.w_ref / (|w| |w_ref|). When any layer's d exceeds
+// delta, collect fresh routing statistics (a whole new window, all after the detection: the paper's
+// "under the new distribution"), then run the incremental solver (vibe_incremental_layer) on every
+// layer with them, move only the swapped experts, take them as the new reference and cool down for H
+// passes. No check runs while a previous change is still migrating (it would be dropped).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -31,8 +33,11 @@ class DriftTrigger final : public RebalanceTrigger {
   /// The largest per-layer cosine distance at the last check (for reporting and tests).
   double last_distance() const { return last_distance_; }
   std::int64_t recalibrations() const { return recalibrations_; }
+  std::int64_t detections() const { return detections_; }
 
  private:
+  std::optional<Placement> recalibrate(const RebalanceView& view);
+
   PlacementInput shape_;
   std::shared_ptr<const CostCurves> curves_;
   DriftOptions opt_;
@@ -41,6 +46,8 @@ class DriftTrigger final : public RebalanceTrigger {
   std::vector<double> sum_;         // the window's total per [layer][expert]
   std::int64_t seen_ = 0;
   std::int64_t cool_until_ = 0;  // no check before this many passes
+  std::int64_t solve_at_ = -1;   // drift detected: solve when this many passes have been seen
+  std::int64_t detections_ = 0;
   double last_distance_ = 0.0;
   std::int64_t recalibrations_ = 0;
 };

@@ -42,7 +42,13 @@ namespace {
 // the three slowest GPUs are kept, enough to know the slowest of the others when any two GPUs change.
 class Search {
  public:
-  Search(const GemLayerProblem& p) : p_(p), T_(static_cast<std::size_t>(p.steps)), empty_(p.experts) {
+  // Every GPU holds the same number of experts, cap = ceil(E / G) (the papers' equal split; with slots
+  // to spare, e.g. redundant ones, the rest stay empty rather than letting fast GPUs hold more).
+  Search(const GemLayerProblem& p)
+      : p_(p),
+        T_(static_cast<std::size_t>(p.steps)),
+        empty_(p.experts),
+        cap_(std::min(p.slots_per_gpu, (p.experts + p.gpus - 1) / p.gpus)) {
     const auto E = static_cast<std::size_t>(p.experts);
     x_.assign((E + 1) * T_, 0.0);
     for (std::size_t t = 0; t < T_; ++t) {
@@ -57,7 +63,7 @@ class Search {
     mab_.assign(T_, 0.0);
     rest_.assign(T_ + 1, 0.0);
     order_.assign(T_, 0);
-    slot_.assign(G * static_cast<std::size_t>(p.slots_per_gpu), empty_);
+    slot_.assign(G * static_cast<std::size_t>(cap_), empty_);
     build_table();
   }
 
@@ -71,21 +77,25 @@ class Search {
     for (const int e : order) {
       int best_g = -1;
       double best = std::numeric_limits<double>::infinity();
+      double best_own = best;
       for (int g = 0; g < p_.gpus; ++g) {
-        if (used_[static_cast<std::size_t>(g)] == p_.slots_per_gpu) {
+        if (used_[static_cast<std::size_t>(g)] == cap_) {
           continue;
         }
         double s = 0.0;
+        double own = 0.0;  // ties of S (the expert fits under every step's max): the GPU it costs least on
         for (std::size_t t = 0; t < T_; ++t) {
-          const double others = slowest_without(t, g, g);
-          s += std::max(others, cost(g, n(g, t) + x(e, t)));
+          const double mine = cost(g, n(g, t) + x(e, t));
+          s += std::max(slowest_without(t, g, g), mine);
+          own += mine;
         }
-        if (s < best) {
+        if (s < best || (s == best && own < best_own)) {
           best = s;
+          best_own = own;
           best_g = g;
         }
       }
-      slot_[static_cast<std::size_t>(best_g * p_.slots_per_gpu + used_[static_cast<std::size_t>(best_g)]++)] = e;
+      slot_[static_cast<std::size_t>(best_g * cap_ + used_[static_cast<std::size_t>(best_g)]++)] = e;
       for (std::size_t t = 0; t < T_; ++t) {
         n(best_g, t) += x(e, t);
         c(best_g, t) = cost(best_g, n(best_g, t));
@@ -129,8 +139,8 @@ class Search {
           if (s_prev - rest_[0] <= best_drop) {
             continue;  // not even a perfect swap between a and b could beat the best found
           }
-          for (int i = a * p_.slots_per_gpu; i < (a + 1) * p_.slots_per_gpu; ++i) {
-            for (int j = b * p_.slots_per_gpu; j < (b + 1) * p_.slots_per_gpu; ++j) {
+          for (int i = a * cap_; i < (a + 1) * cap_; ++i) {
+            for (int j = b * cap_; j < (b + 1) * cap_; ++j) {
               const int ea = slot_[static_cast<std::size_t>(i)];
               const int eb = slot_[static_cast<std::size_t>(j)];
               if (ea == eb) {
@@ -150,7 +160,7 @@ class Search {
                   break;
                 }
               }
-              if (beaten) {
+              if (beaten && s_prev - acc > 1e-12 * s_prev) {  // not a rounding artefact of a no-op
                 best_drop = s_prev - acc;
                 best_a = i;
                 best_b = j;
@@ -180,13 +190,14 @@ class Search {
   }
 
   std::vector<int> phy2log() const {
-    std::vector<int> out(slot_.size());
     const auto S = static_cast<std::size_t>(p_.slots_per_gpu);
+    const auto C = static_cast<std::size_t>(cap_);
+    std::vector<int> out(static_cast<std::size_t>(p_.gpus) * S, -1);
     for (std::size_t g = 0; g < static_cast<std::size_t>(p_.gpus); ++g) {
-      std::vector<int> mine(slot_.begin() + static_cast<std::ptrdiff_t>(g * S),
-                            slot_.begin() + static_cast<std::ptrdiff_t>((g + 1) * S));
+      std::vector<int> mine(slot_.begin() + static_cast<std::ptrdiff_t>(g * C),
+                            slot_.begin() + static_cast<std::ptrdiff_t>((g + 1) * C));
       std::sort(mine.begin(), mine.end());  // the empty expert (id E) sorts last
-      for (std::size_t s = 0; s < S; ++s) {
+      for (std::size_t s = 0; s < C; ++s) {
         out[g * S + s] = mine[s] == empty_ ? -1 : mine[s];
       }
     }
@@ -220,7 +231,7 @@ class Search {
           return;  // fractional loads: evaluate the curves directly
         }
       }
-      const auto S = std::min(E, static_cast<std::size_t>(p_.slots_per_gpu));
+      const auto S = std::min(E, static_cast<std::size_t>(cap_));
       std::partial_sort(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), step.end(), std::greater<>());
       reach = std::max(reach, std::accumulate(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), 0.0));
     }
@@ -281,8 +292,8 @@ class Search {
   }
 
   void apply_swap(int i, int j) {
-    const int a = i / p_.slots_per_gpu;
-    const int b = j / p_.slots_per_gpu;
+    const int a = i / cap_;
+    const int b = j / cap_;
     const int ea = slot_[static_cast<std::size_t>(i)];
     const int eb = slot_[static_cast<std::size_t>(j)];
     std::swap(slot_[static_cast<std::size_t>(i)], slot_[static_cast<std::size_t>(j)]);
@@ -299,6 +310,7 @@ class Search {
   const GemLayerProblem& p_;
   std::size_t T_;
   int empty_;
+  int cap_;  // experts per GPU
   std::vector<double> x_, n_, c_, mab_, rest_, table_;
   std::size_t table_width_ = 0;     // entries per GPU in table_ (0 = no table)
   std::vector<std::size_t> order_;  // step order of the pair under evaluation

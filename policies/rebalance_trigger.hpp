@@ -14,6 +14,7 @@ struct RebalanceView {
   std::int64_t step = 0;
   std::span<const std::int32_t> expert_tokens;  ///< this step's tokens per expert, [layer][expert]
   const Placement* current = nullptr;
+  bool migrating = false;  ///< a placement change is still moving weights: a new one would be dropped
 };
 
 class RebalanceTrigger {

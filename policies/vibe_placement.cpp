@@ -34,10 +34,12 @@ std::vector<int> vibe_initial_layer(std::span<const double> load, const CostCurv
   std::vector<double> n(G, 0.0);
   std::vector<int> used(G, 0);
   std::vector<int> phy2log(G * static_cast<std::size_t>(slots_per_gpu), -1);
+  // Equal experts per GPU: ceil(E / G) at most, whatever slots are spare (redundant ones stay empty).
+  const int cap = std::min(slots_per_gpu, (E + gpus - 1) / gpus);
   for (const int e : order) {
     std::size_t best = G;
     for (std::size_t g = 0; g < G; ++g) {
-      if (used[g] < slots_per_gpu && (best == G || target[g] - n[g] > target[best] - n[best])) {
+      if (used[g] < cap && (best == G || target[g] - n[g] > target[best] - n[best])) {
         best = g;
       }
     }
@@ -85,9 +87,13 @@ VibeIncrementalResult vibe_incremental_layer(std::vector<int>& phy2log, std::spa
     return e < 0 ? 0.0 : load[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
   };
   std::vector<double> n(G, 0.0);
+  std::vector<int> held(G, 0);  // experts per GPU: a move into an empty slot may not exceed cap
   for (std::size_t s = 0; s < phy2log.size(); ++s) {
     n[s / S] += w(phy2log[s]);
+    held[s / S] += phy2log[s] >= 0 ? 1 : 0;
   }
+  const int cap =
+      std::max(*std::max_element(held.begin(), held.end()), (static_cast<int>(load.size()) + gpus - 1) / gpus);
   std::vector<double> f(G);
   for (std::size_t g = 0; g < G; ++g) {
     f[g] = curves.ns(static_cast<int>(g), n[g]);
@@ -114,6 +120,9 @@ VibeIncrementalResult vibe_incremental_layer(std::vector<int>& phy2log, std::spa
         if (ei == ej) {
           continue;  // two empty slots, or two copies of one expert
         }
+        if ((ei < 0 && held[slow] >= cap) || (ej < 0 && held[fast] >= cap)) {
+          continue;  // a move that would leave one GPU with more experts than the equal share
+        }
         const double d = w(ej) - w(ei);
         const double fs = curves.ns(static_cast<int>(slow), n[slow] + d);
         const double ff = curves.ns(static_cast<int>(fast), n[fast] - d);
@@ -131,6 +140,8 @@ VibeIncrementalResult vibe_incremental_layer(std::vector<int>& phy2log, std::spa
       break;
     }
     const double d = w(phy2log[bj]) - w(phy2log[bi]);
+    held[slow] += (phy2log[bj] >= 0 ? 1 : 0) - (phy2log[bi] >= 0 ? 1 : 0);
+    held[fast] += (phy2log[bi] >= 0 ? 1 : 0) - (phy2log[bj] >= 0 ? 1 : 0);
     std::swap(phy2log[bi], phy2log[bj]);
     n[slow] += d;
     n[fast] -= d;

@@ -42,16 +42,23 @@ std::shared_ptr<const policies::CostCurves> make_cost_curves(const models::Model
   std::vector<std::vector<double>> ns(static_cast<std::size_t>(gpus));
   for (int g = 0; g < gpus; ++g) {
     // Sample points: 1, 2, 4, ... while experts are still being activated (the weight-loading part of
-    // the curve grows with every expert), then every tile boundary of the evenly spread call, then sparse.
+    // the curve grows with every expert), both sides of the switch to the large tile, then both edges of
+    // every tile boundary of the evenly spread call (at k x tile x slots every expert's padding has just
+    // been filled; by then + slots every expert has started a new tile: the step between them is the
+    // staircase's riser), then sparse.
     std::vector<std::int64_t> points;
     for (std::int64_t n = 1; n < slots_per_gpu; n *= 2) {
       points.push_back(n);
     }
     points.push_back(slots_per_gpu);
+    points.push_back(slots_per_gpu + 1);
     const std::int64_t step =
         std::max<std::int64_t>(1, cost.moe_tile(gpu_offset + g, cfg.dense_until_tokens, slots_per_gpu)) * slots_per_gpu;
     for (std::int64_t n = step; n <= cfg.dense_until_tokens; n += step) {
       points.push_back(n);
+      if (n + slots_per_gpu <= cfg.dense_until_tokens) {
+        points.push_back(n + slots_per_gpu);
+      }
     }
     for (std::int64_t n = cfg.dense_until_tokens + cfg.sparse_interval_tokens; n <= cfg.max_tokens;
          n += cfg.sparse_interval_tokens) {
@@ -59,7 +66,7 @@ std::shared_ptr<const policies::CostCurves> make_cost_curves(const models::Model
     }
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
-    core::Rng rng = streams.stream("cost_profile", static_cast<std::uint64_t>(g));
+    core::Rng rng = streams.stream("cost_profile", static_cast<std::uint64_t>(gpu_offset + g));
     boost::random::normal_distribution<double> noise(0.0, 1.0);
     for (const std::int64_t n : points) {
       const double truth = expert_layer_ns(model, cost, gpu_offset + g, static_cast<double>(n), slots_per_gpu);

@@ -179,8 +179,8 @@ void Simulator::hand_off(Group& from) {
 }
 
 void Simulator::maybe_rebalance(Group& g) {
-  std::optional<policies::Placement> next =
-      g.trigger->on_step(policies::RebalanceView{g.steps - 1, g.executor.step_loads(), &g.placement});
+  std::optional<policies::Placement> next = g.trigger->on_step(
+      policies::RebalanceView{g.steps - 1, g.executor.step_loads(), &g.placement, g.incoming.has_value()});
   if (!next || g.incoming) {
     return;  // nothing new, or the previous migration is still under way
   }

@@ -54,7 +54,15 @@ TEST_CASE("ViBE recalibrates after a topic shift, moving only swapped experts, a
   REQUIRE(shifted.summary.requests_finished == 100);
   REQUIRE(shifted.rebalances >= 1);
   REQUIRE(shifted.expert_moves > 0);
-  // Incremental: a few swaps per layer, far from re-placing the 16 layers x 64 experts each time.
-  REQUIRE(shifted.expert_moves < shifted.rebalances * 16 * 64 / 10);
+  // Incremental: a few swaps per layer (the paper: 5-30), far from re-placing the 16 layers x 64 experts
+  // each time (a full re-solve reassigns most of them: tests/policies/vibe_test.cpp).
+  REQUIRE(shifted.expert_moves < shifted.rebalances * 16 * 64 / 4);
   REQUIRE(shifted.migration_bytes > 0.0);
+}
+
+TEST_CASE("the warm-up load window works under the port model and says when it is too short") {
+  const auto r = run({"policy.placement=\"gem\"", "cluster.collective_model=\"ports\""});
+  REQUIRE(r.summary.requests_finished == 100);
+  REQUIRE_THROWS_WITH(run({"policy.placement=\"vibe\"", "policy.load_window_skip_steps=100000"}),
+                      Catch::Contains("policy.load_window") && Catch::Contains("fewer than the 32 of the load window"));
 }

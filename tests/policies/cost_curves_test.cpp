@@ -23,6 +23,9 @@ TEST_CASE("cost curves interpolate linearly, run to the origin below and keep th
   REQUIRE(c.ns(1, 30.0) == 300.0);
   const CostCurves z({{0, 10}}, {{7, 17}});  // a first point at zero tokens
   REQUIRE(z.ns(0, 5.0) == 12.0);
+  const CostCurves down({{10, 20}}, {{100, 90}});  // a noisy last segment that falls: flat beyond it
+  REQUIRE(down.ns(0, 15.0) == 95.0);
+  REQUIRE(down.ns(0, 40.0) == 90.0);
   const CostCurves e(2, [](int g, double n) { return (g + 1) * n; });
   REQUIRE(e.exact());
   REQUIRE(e.ns(1, 4.0) == 8.0);

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "policies/gem_placement.hpp"
+#include "policies/vibe_placement.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"
 
@@ -182,4 +183,21 @@ TEST_CASE("GEM placement: needs a window and curves, places every layer") {
   for (const auto& layer : p.layers) {
     REQUIRE(gem_score(prob, layer.phy2log) == 10.0);
   }
+}
+
+TEST_CASE("GEM and ViBE give every GPU the same number of experts when slots are to spare") {
+  // 8 experts on 4 GPUs of 3 slots (4 redundant slots): 2 experts each, one very hot expert, one GPU fast.
+  const std::vector<double> w{400, 10, 10, 10, 10, 10, 10, 10};
+  const CostCurves curves(4, [](int g, double n) { return n / (g == 0 ? 2.0 : 1.0); });
+  const GemLayerProblem p{1, 8, 4, 3, w, &curves};
+  core::Rng rng(1);
+  const auto count = [](const std::vector<int>& phy2log) {
+    std::vector<int> per_gpu(4, 0);
+    for (std::size_t s = 0; s < phy2log.size(); ++s) {
+      per_gpu[s / 3] += phy2log[s] >= 0 ? 1 : 0;
+    }
+    return per_gpu;
+  };
+  REQUIRE(count(gem_place_layer(p, GemOptions{}, rng).phy2log) == std::vector<int>{2, 2, 2, 2});
+  REQUIRE(count(vibe_initial_layer(w, curves, 4, 3)) == std::vector<int>{2, 2, 2, 2});
 }

@@ -106,6 +106,7 @@ TEST_CASE("ViBE drift trigger: a topic shift triggers recalibration, a steady wo
       reference.insert(reference.end(), topic_a.begin(), topic_a.end());
     }
     DriftTrigger trigger(in, curves, reference, DriftOptions{});
+    bool migrating = false;  // the first 20 passes after a change: weights still in flight
     Placement current = LinearPlacement().place(in);
     core::Rng rng(shift ? 1 : 2);
     boost::random::discrete_distribution<int> a(topic_a);
@@ -121,7 +122,10 @@ TEST_CASE("ViBE drift trigger: a topic shift triggers recalibration, a steady wo
           ++tokens[static_cast<std::size_t>(l * experts + e)];
         }
       }
-      if (auto next = trigger.on_step(RebalanceView{step, tokens, &current})) {
+      const int since = fired_at < 0 ? 1000 : step - fired_at;
+      migrating = since <= 20;
+      if (auto next = trigger.on_step(RebalanceView{step, tokens, &current, migrating})) {
+        REQUIRE_FALSE(migrating);  // never while a previous change is moving
         ++fired;
         fired_at = fired_at < 0 ? step : fired_at;
         current = std::move(*next);
@@ -133,7 +137,8 @@ TEST_CASE("ViBE drift trigger: a topic shift triggers recalibration, a steady wo
   REQUIRE(steady_fired == 0);
   const auto [shift_fired, shift_at] = run(true);
   REQUIRE(shift_fired >= 1);
-  REQUIRE(shift_at >= 400);
-  REQUIRE(shift_at < 500);  // within the 100-pass window after the shift
+  // Detected within the 100-pass window after the shift; solved a fresh window (100 passes) later.
+  REQUIRE(shift_at >= 500);
+  REQUIRE(shift_at < 600);
   (void)steady_at;
 }

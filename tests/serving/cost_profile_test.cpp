@@ -44,18 +44,21 @@ TEST_CASE("profiled curves sample tile boundaries densely, then sparsely, exact 
   const core::RandomStreams streams(1);
   const int slots = 4;
   const auto curves = serving::make_cost_curves(m, cost, 0, 2, slots, cfg, streams);
-  // 1, 2 (experts being activated), 4 (= slots), every 16 x 4 = 64 tokens to 256, then every 512 from 768.
-  const std::vector<double> points{1, 2, 4, 64, 128, 192, 256, 768, 1280, 1792};
+  // 1, 2 (experts being activated), 4 (= slots) and 5 (the large tile from here), both edges of every
+  // 16 x 4 = 64-token boundary (+ 4: each expert has begun its next tile) to 256, then every 512 from 768.
+  const std::vector<double> points{1, 2, 4, 5, 64, 68, 128, 132, 192, 196, 256, 768, 1280, 1792};
   for (int gpu = 0; gpu < 2; ++gpu) {
     REQUIRE(curves->sample_tokens(gpu) == points);
     for (const double n : points) {
       REQUIRE(curves->ns(gpu, n) == serving::expert_layer_ns(m, cost, gpu, n, slots));
     }
   }
-  // Between points: the straight line, not the staircase.
+  // Between points: the straight line. From 68 to 128 the true curve is flat (every expert padded to
+  // 32 tokens), so the line is exact there.
   const double mid =
-      0.5 * (serving::expert_layer_ns(m, cost, 1, 64, slots) + serving::expert_layer_ns(m, cost, 1, 128, slots));
-  REQUIRE(curves->ns(1, 96.0) == Approx(mid));
+      0.5 * (serving::expert_layer_ns(m, cost, 1, 68, slots) + serving::expert_layer_ns(m, cost, 1, 128, slots));
+  REQUIRE(curves->ns(1, 98.0) == Approx(mid));
+  REQUIRE(curves->ns(1, 98.0) == Approx(serving::expert_layer_ns(m, cost, 1, 98, slots)));
   // The slow GPU (factor 0.5) is slower at every point.
   for (const double n : points) {
     REQUIRE(curves->ns(1, n) > curves->ns(0, n));
