@@ -48,14 +48,17 @@ void bench(const char* label, const std::string& model_name, int gpus, int resta
   workloads::SyntheticRouter router(workloads::SyntheticRouterConfig{}, layers, experts, static_cast<int>(model.top_k),
                                     streams);
   std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
-  in.expert_load.assign(static_cast<std::size_t>(layers * experts), 0.0);
+  const auto at = [&](int l, int e) {
+    return static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e);
+  };
+  in.expert_load.assign(at(layers, 0), 0.0);
   for (int t = 0; t < in.window_steps; ++t) {
     router.begin_step(workloads::StepContext{0, 512, 0, 512, {}});
     for (int l = 0; l < layers; ++l) {
       router.sample(l, 512, counts);
       for (int e = 0; e < experts; ++e) {
         in.window_load.push_back(counts[static_cast<std::size_t>(e)]);
-        in.expert_load[static_cast<std::size_t>(l * experts + e)] += counts[static_cast<std::size_t>(e)];
+        in.expert_load[at(l, e)] += counts[static_cast<std::size_t>(e)];
       }
     }
   }
@@ -73,7 +76,7 @@ void bench(const char* label, const std::string& model_name, int gpus, int resta
   t0 = std::chrono::steady_clock::now();
   for (int l = 0; l < layers; ++l) {
     for (int e = 0; e < experts; ++e) {
-      w[static_cast<std::size_t>((e + 7) % experts)] = in.expert_load[static_cast<std::size_t>(l * experts + e)] / 16;
+      w[static_cast<std::size_t>((e + 7) % experts)] = in.expert_load[at(l, e)] / 16;
     }
     std::vector<int> p = vibe.layers[static_cast<std::size_t>(l)].phy2log;
     swaps += policies::vibe_incremental_layer(p, w, *curves, gpus, slots, 0.03, 1000).swaps;

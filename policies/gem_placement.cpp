@@ -95,7 +95,8 @@ class Search {
           best_g = g;
         }
       }
-      slot_[static_cast<std::size_t>(best_g * cap_ + used_[static_cast<std::size_t>(best_g)]++)] = e;
+      const auto bg = static_cast<std::size_t>(best_g);
+      slot_[bg * static_cast<std::size_t>(cap_) + static_cast<std::size_t>(used_[bg]++)] = e;
       for (std::size_t t = 0; t < T_; ++t) {
         n(best_g, t) += x(e, t);
         c(best_g, t) = cost(best_g, n(best_g, t));

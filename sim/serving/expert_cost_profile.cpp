@@ -66,7 +66,8 @@ std::shared_ptr<const policies::CostCurves> make_cost_curves(const models::Model
     }
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
-    core::Rng rng = streams.stream("cost_profile", static_cast<std::uint64_t>(gpu_offset + g));
+    core::Rng rng =
+        streams.stream("cost_profile", static_cast<std::uint64_t>(gpu_offset) + static_cast<std::uint64_t>(g));
     boost::random::normal_distribution<double> noise(0.0, 1.0);
     for (const std::int64_t n : points) {
       const double truth = expert_layer_ns(model, cost, gpu_offset + g, static_cast<double>(n), slots_per_gpu);

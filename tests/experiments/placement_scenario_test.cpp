@@ -11,7 +11,7 @@
 using namespace epsim;
 
 namespace {
-serving::SimulationResult run(std::vector<std::string> sets) {
+serving::SimulationResult run(const std::vector<std::string>& sets) {
   const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/gem_scenario.toml", sets);
   return serving::Simulator(experiments::build_simulation(cfg)).run();
 }
@@ -43,8 +43,7 @@ TEST_CASE("ViBE recalibrates after a topic shift, moving only swapped experts, a
       "policy.placement=\"vibe\"", "policy.rebalance=\"drift\"",   "routing.topics=2",
       "routing.topic_spread=1.0",  "routing.topic_mix=[1.0, 0.0]", "routing.drift_target_mix=[0.0, 1.0]",
       "routing.drift_start_s=3.0", "routing.drift_duration_s=1.0"};
-  auto steady_sets = common;
-  const auto steady = run(steady_sets);
+  const auto steady = run(common);
   REQUIRE(steady.summary.requests_finished == 100);
   REQUIRE(steady.rebalances == 0);
   REQUIRE(steady.expert_moves == 0);

@@ -44,7 +44,8 @@ double brute_force(const GemLayerProblem& p) {
       std::fill(used.begin(), used.end(), 0);
       for (int e = 0; e < p.experts; ++e) {
         const int g = gpu[static_cast<std::size_t>(e)];
-        phy2log[static_cast<std::size_t>(g * p.slots_per_gpu + used[static_cast<std::size_t>(g)]++)] = e;
+        const int slot = g * p.slots_per_gpu + used[static_cast<std::size_t>(g)]++;
+        phy2log[static_cast<std::size_t>(slot)] = e;
       }
       best = std::min(best, gem_score(p, phy2log));
     }
@@ -69,7 +70,8 @@ CostCurves random_curves(int gpus, core::Rng& rng) {
     const double b = base(rng);
     for (int k = 1; k <= 400; ++k) {
       n[static_cast<std::size_t>(g)].push_back(k);
-      ns[static_cast<std::size_t>(g)].push_back((b + 2.0 * ((k + 15) / 16) + 0.05 * k) / s);
+      const int tiles = (k + 15) / 16;  // whole tiles: the staircase
+      ns[static_cast<std::size_t>(g)].push_back((b + 2.0 * tiles + 0.05 * k) / s);
     }
   }
   return CostCurves(std::move(n), std::move(ns));
@@ -165,12 +167,13 @@ TEST_CASE("GEM placement: needs a window and curves, places every layer") {
   GemPlacement gem(GemOptions{});
   REQUIRE_THROWS_WITH(gem.place(in), Catch::Contains("per-step load window"));
   in.window_steps = 3;
-  in.window_load.assign(3 * 2 * 4, 0.0);
+  in.window_load.assign(std::size_t{24}, 0.0);  // 3 steps x 2 layers x 4 experts
   for (int t = 0; t < 3; ++t) {
     for (int l = 0; l < 2; ++l) {
       for (int e = 0; e < 4; ++e) {
-        in.window_load[static_cast<std::size_t>((t * 2 + l) * 4 + e)] =
-            k_fig13_trace[static_cast<std::size_t>(t * 4 + e)];
+        const int at = (t * 2 + l) * 4 + e;
+        const int src = t * 4 + e;
+        in.window_load[static_cast<std::size_t>(at)] = k_fig13_trace[static_cast<std::size_t>(src)];
       }
     }
   }

@@ -16,7 +16,7 @@ using namespace epsim::policies;
 
 namespace {
 // f_g(n) = n / v_g: GPU speeds v.
-CostCurves linear_curves(std::vector<double> v) {
+CostCurves linear_curves(const std::vector<double>& v) {
   const auto gpus = static_cast<int>(v.size());
   return CostCurves(gpus, [v](int g, double n) { return n / v[static_cast<std::size_t>(g)]; });
 }
@@ -119,7 +119,8 @@ TEST_CASE("ViBE drift trigger: a topic shift triggers recalibration, a steady wo
       for (int l = 0; l < layers; ++l) {
         for (int k = 0; k < 256; ++k) {  // 256 token-expert pairs per layer and step
           const int e = shift && step >= 400 ? b(rng) : a(rng);
-          ++tokens[static_cast<std::size_t>(l * experts + e)];
+          const int at = l * experts + e;
+          ++tokens[static_cast<std::size_t>(at)];
         }
       }
       const int since = fired_at < 0 ? 1000 : step - fired_at;
