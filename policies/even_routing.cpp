@@ -6,6 +6,7 @@ namespace epsim::policies {
 
 void EvenRouting::route(const StepLayerLoad& load, const LayerPlacement& placement, RoutedLoad& out) {
   std::fill(out.slot_tokens.begin(), out.slot_tokens.end(), 0);
+  out.per_origin = false;
   out.all_gather_dispatch = false;
   for (int e = 0; e < placement.num_experts; ++e) {
     const std::int32_t n = load.expert_tokens[static_cast<std::size_t>(e)];

@@ -98,6 +98,7 @@ void MetroRouting::route(const StepLayerLoad& load, const LayerPlacement& placem
   }
   std::fill(out.slot_tokens.begin(), out.slot_tokens.end(), 0);
   out.all_gather_dispatch = true;
+  out.per_origin = false;
   if (cfg_.mode == MetroConfig::Mode::exact) {
     route_exact(load.expert_tokens, placement, out.slot_tokens);
   } else {

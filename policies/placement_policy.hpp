@@ -26,7 +26,16 @@ struct PlacementInput {
   int window_steps = 0;
   /// C_g(n) of every GPU of the group (null when no policy asked for them).
   std::shared_ptr<const CostCurves> curves;
-  std::uint64_t seed = 0;  ///< for randomised policies (GEM's restarts)
+  std::uint64_t seed = 0;  ///< for randomised policies (GEM's restarts, GRACE's k-means++ seeding)
+  /// Co-selection counts over a profiling window, [layer][expert][expert] row-major: how many tokens
+  /// chose both experts in their top-k (policies/affinity.hpp). Empty when unknown; GRACE needs it.
+  std::vector<double> coactivation;
+  /// Per-origin workload W (DIRECTOR): tokens on GPU j routed to expert i, [layer][origin_gpu][expert]
+  /// row-major. Empty when unknown (DIRECTOR then spreads expert_load evenly over the origins).
+  std::vector<double> origin_load;
+  /// Link bandwidths [src_gpu][dst_gpu] in bytes per ns (= GB/s). Empty when unknown (DIRECTOR then
+  /// uses its intra-/inter-node options).
+  std::vector<double> link_bytes_per_ns;
 
   /// The shape alone, no loads or curves.
   static PlacementInput shape(int layers, int experts, int gpus, int nodes, int slots_per_gpu, int groups = 1) {
@@ -57,6 +66,8 @@ class PlacementPolicy {
   virtual bool needs_load() const { return false; }
   /// Whether place() needs PlacementInput::curves.
   virtual bool needs_curves() const { return false; }
+  /// Whether place() needs PlacementInput::coactivation.
+  virtual bool needs_coactivation() const { return false; }
 };
 
 }  // namespace epsim::policies

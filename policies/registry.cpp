@@ -1,8 +1,14 @@
 #include "policies/registry.hpp"
 
+#include <array>
+#include <string_view>
+
+#include "policies/director_placement.hpp"
 #include "policies/eplb_placement.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/gem_placement.hpp"
+#include "policies/grace_placement.hpp"
+#include "policies/grace_routing.hpp"
 #include "policies/linear_placement.hpp"
 #include "policies/metro_routing.hpp"
 #include "policies/vibe_placement.hpp"
@@ -38,12 +44,66 @@ const Registry<PlacementPolicy>& placement_registry() {
             t.finish();
             return std::make_unique<GemPlacement>(o);
           });
+    r.add(
+        "director",
+        "DIRECTOR: minimise Eq. 5 (straggler C_g of the hosted tokens + straggler origin's all-to-all time) "
+        "under C_max = slots per GPU: LP relaxation solved with Clp, binary search on the latency budget, "
+        "randomised iterative rounding; W from origin_load (else expert_load spread evenly); one copy per expert",
+        [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
+          static constexpr std::array<std::string_view, 2> k_modes{"bisect", "direct"};
+          DirectorOptions o;
+          o.lp.mode = t.choice("lp_mode", "bisect",
+                               "bisect = the paper's binary search on the budget over feasibility LPs; direct = "
+                               "one LP minimising the latency (same optimum)",
+                               k_modes);
+          o.lp.epsilon = t.real("epsilon", 1e-4, "binary search stops at (high - low) <= epsilon * high", {1e-12, 0.5});
+          o.lp.curve_points = static_cast<int>(
+              t.integer("curve_points", 32, "samples of an exact cost curve before its convex hull", {2, 100000}));
+          o.rounding.trials =
+              static_cast<int>(t.integer("trials", 4, "independent rounding walks; the best is kept", {1, 10000}));
+          o.rounding.polish = t.boolean("polish", true, "improving moves and swaps after rounding (not in the paper)");
+          o.rounding.polish_passes =
+              static_cast<int>(t.integer("polish_passes", 4, "sweeps of the polish at most", {0, 10000}));
+          o.bytes_per_token = t.real("bytes_per_token", 4096.0, "d: bytes of one token's hidden state", {0.0, 1e9});
+          o.intra_node_gbps = t.real("intra_node_gbps", 400.0,
+                                     "GB/s between GPUs of a node when the input gives no links", {1e-6, 1e9});
+          o.inter_node_gbps =
+              t.real("inter_node_gbps", 50.0, "GB/s across nodes when the input gives no links", {1e-6, 1e9});
+          t.finish();
+          return std::make_unique<DirectorPlacement>(std::move(o));
+        });
     r.add("vibe",
           "ViBE: per layer, speed-proportional token targets from the cost curves, experts by descending load to "
           "the GPU farthest below its target; one copy per expert",
           [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
             t.finish();
             return std::make_unique<VibePlacement>();
+          });
+    r.add("grace",
+          "GRACE-MoE: per layer, spectral clustering of the co-selection affinity into node groups, controlled "
+          "non-uniform GPU groups (Algorithm 2, r at the knee of S(r), U(r)), hot experts of the heaviest group "
+          "replicated onto the most under-used GPUs (Eq. 2); needs co-activation counts and the load window",
+          [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
+            static constexpr std::array<std::string_view, 2> k_shares{"paper", "conserving"};
+            GraceConfig c;
+            c.replication = t.boolean("replication", true, "dynamic replication of the heaviest group's hot experts");
+            std::vector<double> ratios = t.real_list(
+                "ratios", "candidate non-uniformity ratios r of the GPU level (default 0, 0.1, ..., 1)", {0.0, 100.0});
+            if (!ratios.empty()) {
+              c.ratios = std::move(ratios);
+            }
+            c.kmeans_restarts =
+                static_cast<int>(t.integer("kmeans_restarts", 10, "k-means++ runs per clustering", {1, 10000}));
+            c.kmeans_iterations =
+                static_cast<int>(t.integer("kmeans_iterations", 300, "Lloyd iterations per k-means run", {1, 100000}));
+            c.share = t.choice("share", "paper",
+                               "Eq. 3's W_p in the placement's report: paper = W_max / (n + 1); conserving = "
+                               "W_r / (n + 1)",
+                               k_shares) == "conserving"
+                          ? ReplicaShare::conserving
+                          : ReplicaShare::paper;
+            t.finish();
+            return std::make_unique<GracePlacement>(std::move(c));
           });
     return r;
   }();
@@ -65,6 +125,14 @@ const Registry<RoutingPolicy>& routing_registry() {
             const MetroConfig c = parse_metro_config(t);
             t.finish();
             return std::make_unique<MetroRouting>(c);
+          });
+    r.add("grace",
+          "GRACE-MoE: a token stays on its origin GPU when it holds a replica, else a replica on its node, else "
+          "any; within a tier weighted round-robin by Eq. 3's predicted post-replication load",
+          [](core::ParamTable& t) -> std::unique_ptr<RoutingPolicy> {
+            const GraceRoutingConfig c = parse_grace_routing_config(t);
+            t.finish();
+            return std::make_unique<GraceRouting>(c);
           });
     return r;
   }();

@@ -15,6 +15,10 @@ struct StepLayerLoad {
   // has prefill_tokens == 0 and decode_tokens > 0.
   std::int64_t prefill_tokens = 0;  ///< prefill tokens in the step's batch
   std::int64_t decode_tokens = 0;   ///< decode tokens in the step's batch
+  /// Where the tokens come from (GRACE's locality tiers): [origin_gpu][expert] row-major token-expert
+  /// assignments, summing over origins to expert_tokens. Empty when unknown.
+  std::span<const std::int32_t> origin_tokens = {};
+  int gpus_per_node = 0;  ///< GPUs per node of the EP group; 0 when unknown (one node)
 };
 
 struct RoutedLoad {
@@ -22,6 +26,11 @@ struct RoutedLoad {
   /// Set by every route(): true when the step's dispatch is an all-gather of the tokens' hidden states
   /// (metro needs every GPU to see every token's top-k), false for the usual all-to-all.
   bool all_gather_dispatch = false;
+  /// Set by every route(): true when the policy chose destinations per origin GPU (GRACE's locality
+  /// tiers) and wrote them to origin_gpu_tokens, [origin][gpu] token-expert pairs, which then decide the
+  /// dispatch traffic; false: each origin's tokens follow its experts' overall split.
+  bool per_origin = false;
+  std::vector<std::int32_t> origin_gpu_tokens = {};
 };
 
 class RoutingPolicy {
@@ -29,6 +38,9 @@ class RoutingPolicy {
   virtual ~RoutingPolicy() = default;
   /// Writes out.slot_tokens (already sized to placement.num_slots()) and out.all_gather_dispatch.
   virtual void route(const StepLayerLoad& load, const LayerPlacement& placement, RoutedLoad& out) = 0;
+  /// Whether route() uses StepLayerLoad::origin_tokens (the engine then derives them when the routing
+  /// source has none: each GPU's share of the step's tokens).
+  virtual bool needs_origins() const { return false; }
 };
 
 }  // namespace epsim::policies

@@ -1,0 +1,266 @@
+#include "policies/director_lp.hpp"
+
+#include <fmt/format.h>
+#include <coin/ClpSimplex.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/error.hpp"
+
+namespace epsim::policies {
+
+std::vector<HullLine> lower_hull_lines(const CostCurves& curves, int gpu, double max_tokens, int curve_points) {
+  if (!(max_tokens > 0.0)) {
+    return {};
+  }
+  // Points of the curve on [0, max_tokens]: its samples (or a uniform grid for exact curves) plus both ends.
+  std::vector<double> n{0.0};
+  if (curves.exact()) {
+    const int k = std::max(curve_points, 2);
+    for (int s = 1; s < k; ++s) {
+      n.push_back(max_tokens * s / k);
+    }
+  } else {
+    for (const double t : curves.sample_tokens(gpu)) {
+      if (t > 0.0 && t < max_tokens) {
+        n.push_back(t);
+      }
+    }
+  }
+  n.push_back(max_tokens);
+  // Andrew's monotone chain, lower half: keep turning counter-clockwise.
+  std::vector<std::pair<double, double>> hull;
+  for (const double t : n) {
+    const std::pair<double, double> q{t, t <= 0.0 ? 0.0 : curves.ns(gpu, t)};
+    while (hull.size() >= 2) {
+      const auto& a = hull[hull.size() - 2];
+      const auto& b = hull.back();
+      const double cross = (b.first - a.first) * (q.second - a.second) - (b.second - a.second) * (q.first - a.first);
+      if (cross > 0.0) {
+        break;
+      }
+      hull.pop_back();
+    }
+    hull.push_back(q);
+  }
+  std::vector<HullLine> lines;
+  for (std::size_t s = 0; s + 1 < hull.size(); ++s) {
+    const double slope = (hull[s + 1].second - hull[s].second) / (hull[s + 1].first - hull[s].first);
+    lines.push_back(HullLine{slope, hull[s].second - slope * hull[s].first});
+  }
+  return lines;
+}
+
+namespace {
+
+// One layer's LP in Clp, columns x[i][j] (i * G + j), lambda_j, tau_comp, tau_comm; rows: assignment
+// (E), capacity (G), lambda definitions (G), communication (G), the budget, computation epigraph rows.
+class LayerLp {
+ public:
+  LayerLp(const DirectorProblem& p, int l, const DirectorLpOptions& opt, bool minimise) : p_(p), l_(l) {
+    const int E = p.experts;
+    const int G = p.gpus;
+    nx_ = E * G;
+    tau_comp_ = nx_ + G;
+    tau_comm_ = tau_comp_ + 1;
+    budget_row_ = E + 3 * G;
+    double tokens = 0.0;
+    for (int i = 0; i < E; ++i) {
+      tokens += p.expert_tokens(l, i);
+    }
+    std::vector<int> rows;
+    std::vector<int> cols;
+    std::vector<double> vals;
+    const auto add = [&](int r, int c, double v) {
+      rows.push_back(r);
+      cols.push_back(c);
+      vals.push_back(v);
+    };
+    for (int i = 0; i < E; ++i) {
+      const double n = p.expert_tokens(l, i);
+      for (int j = 0; j < G; ++j) {
+        const int c = i * G + j;
+        add(i, c, 1.0);
+        add(E + j, c, 1.0);
+        if (n > 0.0) {
+          add(E + G + j, c, n);
+        }
+        for (int o = 0; o < G; ++o) {  // tokens of origin o that expert i on GPU j draws over the link o -> j
+          const double ns = p.w(l, o, i) * p.ns_per_token(o, j);
+          if (ns > 0.0) {
+            add(E + 2 * G + o, c, ns);
+          }
+        }
+      }
+    }
+    int r = budget_row_ + 1;
+    std::vector<double> row_lo;
+    std::vector<double> row_hi;
+    for (int i = 0; i < E; ++i) {
+      row_lo.push_back(1.0);
+      row_hi.push_back(1.0);
+    }
+    for (int j = 0; j < G; ++j) {
+      row_lo.push_back(-COIN_DBL_MAX);
+      row_hi.push_back(p.capacity);
+    }
+    for (int j = 0; j < G; ++j) {  // sum_i n_i x_ij - lambda_j = 0
+      add(E + G + j, nx_ + j, -1.0);
+      row_lo.push_back(0.0);
+      row_hi.push_back(0.0);
+    }
+    for (int j = 0; j < G; ++j) {  // comm_j - tau_comm <= 0
+      add(E + 2 * G + j, tau_comm_, -1.0);
+      row_lo.push_back(-COIN_DBL_MAX);
+      row_hi.push_back(0.0);
+    }
+    add(budget_row_, tau_comp_, 1.0);
+    add(budget_row_, tau_comm_, 1.0);
+    row_lo.push_back(-COIN_DBL_MAX);
+    row_hi.push_back(COIN_DBL_MAX);
+    lines_.resize(static_cast<std::size_t>(G));
+    for (int j = 0; j < G; ++j) {  // a * lambda_j - tau_comp <= -b
+      lines_[static_cast<std::size_t>(j)] = lower_hull_lines(*p.curves, j, tokens, opt.curve_points);
+      for (const HullLine& h : lines_[static_cast<std::size_t>(j)]) {
+        add(r, nx_ + j, h.slope);
+        add(r, tau_comp_, -1.0);
+        row_lo.push_back(-COIN_DBL_MAX);
+        row_hi.push_back(-h.intercept_ns);
+        ++r;
+      }
+    }
+    const int ncols = tau_comm_ + 1;
+    std::vector<double> col_lo(static_cast<std::size_t>(ncols), 0.0);
+    std::vector<double> col_hi(static_cast<std::size_t>(ncols), COIN_DBL_MAX);
+    std::fill(col_hi.begin(), col_hi.begin() + nx_, 1.0);
+    std::vector<double> obj(static_cast<std::size_t>(ncols), 0.0);
+    if (minimise) {
+      obj[static_cast<std::size_t>(tau_comp_)] = 1.0;
+      obj[static_cast<std::size_t>(tau_comm_)] = 1.0;
+    }
+    const CoinPackedMatrix m(true, rows.data(), cols.data(), vals.data(), static_cast<CoinBigIndex>(vals.size()));
+    lp_.setLogLevel(0);
+    lp_.loadProblem(m, col_lo.data(), col_hi.data(), obj.data(), row_lo.data(), row_hi.data());
+    if (lp_.getNumRows() != r) {
+      throw core::Error(fmt::format("director: internal LP row count {} != {}", lp_.getNumRows(), r));
+    }
+  }
+
+  // true when feasible (optimal), false when proven infeasible.
+  bool solve(double budget_ns) {
+    lp_.setRowUpper(budget_row_, budget_ns);
+    lp_.dual();
+    if (lp_.isProvenOptimal()) {
+      return true;
+    }
+    if (lp_.isProvenPrimalInfeasible()) {
+      return false;
+    }
+    // Rare numerical trouble of the warm start: retry from scratch once.
+    lp_.allSlackBasis(true);
+    lp_.initialSolve();
+    if (lp_.isProvenOptimal()) {
+      return true;
+    }
+    if (lp_.isProvenPrimalInfeasible()) {
+      return false;
+    }
+    throw core::Error(fmt::format("director: Clp failed on layer {} (status {})", l_, lp_.status()));
+  }
+
+  double objective() const { return lp_.objectiveValue(); }
+  std::vector<double> x() const {
+    const double* s = lp_.getColSolution();
+    return {s, s + nx_};
+  }
+
+  // tau_comp + tau_comm the LP needs for an integral x given as gpu_of (an upper bound on the optimum).
+  double integral_value(std::span<const int> gpu_of) const {
+    std::vector<double> lambda(static_cast<std::size_t>(p_.gpus), 0.0);
+    std::vector<double> comm(static_cast<std::size_t>(p_.gpus), 0.0);
+    for (int i = 0; i < p_.experts; ++i) {
+      const int k = gpu_of[static_cast<std::size_t>(i)];
+      for (int o = 0; o < p_.gpus; ++o) {
+        lambda[static_cast<std::size_t>(k)] += p_.w(l_, o, i);
+        comm[static_cast<std::size_t>(o)] += p_.w(l_, o, i) * p_.ns_per_token(o, k);
+      }
+    }
+    double comp_ns = 0.0;
+    for (int j = 0; j < p_.gpus; ++j) {
+      for (const HullLine& h : lines_[static_cast<std::size_t>(j)]) {
+        comp_ns = std::max(comp_ns, h.slope * lambda[static_cast<std::size_t>(j)] + h.intercept_ns);
+      }
+    }
+    return comp_ns + *std::max_element(comm.begin(), comm.end());
+  }
+
+ private:
+  const DirectorProblem& p_;
+  int l_;
+  int nx_ = 0;
+  int tau_comp_ = 0;
+  int tau_comm_ = 0;
+  int budget_row_ = 0;
+  std::vector<std::vector<HullLine>> lines_;
+  ClpSimplex lp_;
+};
+
+}  // namespace
+
+DirectorLpResult solve_director_lp(const DirectorProblem& p, const DirectorLpOptions& opt) {
+  validate(p);
+  if (opt.mode != "bisect" && opt.mode != "direct") {
+    throw core::Error(fmt::format("director: expected LP mode \"bisect\" or \"direct\", got \"{}\"", opt.mode));
+  }
+  if (!(opt.epsilon > 0.0 && opt.epsilon < 1.0)) {
+    throw core::Error(fmt::format("director: expected epsilon in (0, 1), got {}", opt.epsilon));
+  }
+  const auto E = static_cast<std::size_t>(p.experts);
+  const auto G = static_cast<std::size_t>(p.gpus);
+  DirectorLpResult res;
+  res.x.assign(static_cast<std::size_t>(p.layers) * E * G, 0.0);
+  for (int l = 0; l < p.layers; ++l) {
+    const bool direct = opt.mode == "direct";
+    LayerLp lp(p, l, opt, direct);
+    std::vector<double> x;
+    double lo = 0.0;
+    double hi = 0.0;
+    if (direct) {
+      ++res.lp_solves;
+      if (!lp.solve(COIN_DBL_MAX)) {
+        throw core::Error(fmt::format("director: layer {} LP infeasible", l));
+      }
+      x = lp.x();
+      lo = hi = lp.objective();
+    } else {
+      // Algorithm 1: beta_high starts at a feasible integral placement (round robin respects C_max),
+      // beta_low at 0 (no latency is negative); x-bar_best is the solution at the last feasible beta.
+      std::vector<int> rr(E);
+      x.assign(E * G, 0.0);
+      for (std::size_t i = 0; i < E; ++i) {
+        rr[i] = static_cast<int>(i % G);
+        x[i * G + i % G] = 1.0;
+      }
+      hi = lp.integral_value(rr);
+      while (hi - lo > std::max(opt.epsilon * hi, 1e-6)) {  // 1e-6 ns: an all-zero layer
+        const double beta = 0.5 * (lo + hi);
+        ++res.lp_solves;
+        if (lp.solve(beta)) {
+          hi = beta;
+          x = lp.x();
+        } else {
+          lo = beta;
+        }
+      }
+    }
+    std::copy(x.begin(), x.end(), res.x.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l) * E * G));
+    res.layer_bound_ns.push_back(lo);
+    res.bound_ns += lo;
+    res.budget_ns += hi;
+  }
+  return res;
+}
+
+}  // namespace epsim::policies

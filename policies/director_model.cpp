@@ -1,0 +1,120 @@
+#include "policies/director_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/error.hpp"
+
+namespace epsim::policies {
+
+double DirectorProblem::expert_tokens(int l, int i) const {
+  double n = 0.0;
+  for (int j = 0; j < gpus; ++j) {
+    n += w(l, j, i);
+  }
+  return n;
+}
+
+void validate(const DirectorProblem& p) {
+  if (p.layers <= 0 || p.experts <= 0 || p.gpus <= 0) {
+    throw core::Error(fmt::format("director: expected positive layers, experts and GPUs, got {}, {}, {}", p.layers,
+                                  p.experts, p.gpus));
+  }
+  if (p.capacity <= 0 || static_cast<long long>(p.capacity) * p.gpus < p.experts) {
+    throw core::Error(fmt::format("director: expected C_max * GPUs >= experts, got C_max {} x {} GPUs for {} experts",
+                                  p.capacity, p.gpus, p.experts));
+  }
+  const auto cells =
+      static_cast<std::size_t>(p.layers) * static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.experts);
+  if (p.workload.size() != cells) {
+    throw core::Error(fmt::format("director: expected a workload of layers x GPUs x experts = {} values, got {}", cells,
+                                  p.workload.size()));
+  }
+  if (std::any_of(p.workload.begin(), p.workload.end(), [](double v) { return !(v >= 0.0) || !std::isfinite(v); })) {
+    throw core::Error("director: expected finite non-negative workload token counts");
+  }
+  if (p.link_bytes_per_ns.size() != static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.gpus)) {
+    throw core::Error(fmt::format("director: expected a {}x{} link bandwidth matrix, got {} values", p.gpus, p.gpus,
+                                  p.link_bytes_per_ns.size()));
+  }
+  for (int j = 0; j < p.gpus; ++j) {
+    for (int k = 0; k < p.gpus; ++k) {
+      const double bw = p.link_bytes_per_ns[static_cast<std::size_t>(j) * static_cast<std::size_t>(p.gpus) +
+                                            static_cast<std::size_t>(k)];
+      if (j != k && !(bw > 0.0 && std::isfinite(bw))) {
+        throw core::Error(
+            fmt::format("director: expected a positive bandwidth from GPU {} to GPU {}, got {}", j, k, bw));
+      }
+    }
+  }
+  if (!(p.bytes_per_token >= 0.0)) {
+    throw core::Error(fmt::format("director: expected bytes per token >= 0, got {}", p.bytes_per_token));
+  }
+  if (p.curves == nullptr || p.curves->num_gpus() != p.gpus) {
+    throw core::Error(fmt::format("director: expected cost curves for {} GPUs", p.gpus));
+  }
+}
+
+DirectorCost director_layer_cost(const DirectorProblem& p, int l, std::span<const int> gpu_of) {
+  std::vector<double> lambda(static_cast<std::size_t>(p.gpus), 0.0);
+  std::vector<double> comm_ns(static_cast<std::size_t>(p.gpus), 0.0);
+  for (int i = 0; i < p.experts; ++i) {
+    const int k = gpu_of[static_cast<std::size_t>(i)];
+    for (int j = 0; j < p.gpus; ++j) {
+      const double w = p.w(l, j, i);
+      lambda[static_cast<std::size_t>(k)] += w;
+      comm_ns[static_cast<std::size_t>(j)] += w * p.ns_per_token(j, k);
+    }
+  }
+  DirectorCost c;
+  for (int g = 0; g < p.gpus; ++g) {
+    c.comp_ns = std::max(c.comp_ns, p.curves->ns(g, lambda[static_cast<std::size_t>(g)]));
+    c.comm_ns = std::max(c.comm_ns, comm_ns[static_cast<std::size_t>(g)]);
+  }
+  return c;
+}
+
+DirectorCost director_cost(const DirectorProblem& p, std::span<const int> gpu_of) {
+  if (gpu_of.size() != static_cast<std::size_t>(p.layers) * static_cast<std::size_t>(p.experts)) {
+    throw core::Error(fmt::format("director: expected a placement of layers x experts = {} GPU ids, got {}",
+                                  p.layers * p.experts, gpu_of.size()));
+  }
+  DirectorCost total;
+  std::vector<int> used(static_cast<std::size_t>(p.gpus));
+  for (int l = 0; l < p.layers; ++l) {
+    const auto row = gpu_of.subspan(static_cast<std::size_t>(l) * static_cast<std::size_t>(p.experts),
+                                    static_cast<std::size_t>(p.experts));
+    std::fill(used.begin(), used.end(), 0);
+    for (const int g : row) {
+      if (g < 0 || g >= p.gpus) {
+        throw core::Error(fmt::format("director: expected GPU ids in [0, {}), got {}", p.gpus, g));
+      }
+      if (++used[static_cast<std::size_t>(g)] > p.capacity) {
+        throw core::Error(
+            fmt::format("director: layer {} puts more than C_max = {} experts on GPU {}", l, p.capacity, g));
+      }
+    }
+    const DirectorCost c = director_layer_cost(p, l, row);
+    total.comp_ns += c.comp_ns;
+    total.comm_ns += c.comm_ns;
+  }
+  return total;
+}
+
+std::vector<double> two_level_links(int gpus, int gpus_per_node, double intra_bytes_per_ns, double inter_bytes_per_ns) {
+  if (gpus <= 0 || gpus_per_node <= 0 || !(intra_bytes_per_ns > 0.0) || !(inter_bytes_per_ns > 0.0)) {
+    throw core::Error("director: expected positive GPU counts and bandwidths for the link matrix");
+  }
+  std::vector<double> bw(static_cast<std::size_t>(gpus) * static_cast<std::size_t>(gpus));
+  for (int j = 0; j < gpus; ++j) {
+    for (int k = 0; k < gpus; ++k) {
+      bw[static_cast<std::size_t>(j) * static_cast<std::size_t>(gpus) + static_cast<std::size_t>(k)] =
+          j / gpus_per_node == k / gpus_per_node ? intra_bytes_per_ns : inter_bytes_per_ns;
+    }
+  }
+  return bw;
+}
+
+}  // namespace epsim::policies

@@ -1,0 +1,62 @@
+#pragma once
+// DIRECTOR (paper 002, Section VI-A): the latency of an expert placement for a predicted workload.
+// W[l][j][i] tokens on GPU j routed to expert i of layer l; P(l, i) the GPU hosting expert i (one copy
+// per expert). Per layer, computation is the straggler's C_g(lambda_g) with lambda_g the tokens of the
+// experts it hosts (Eq. 1-2; the paper's single f_comp becomes each GPU's own cost curve), and
+// communication is the straggler origin's sum over other GPUs k of f_comm(D_jk) with D_jk = d * the
+// tokens of j routed to experts on k (Eq. 3-4). f_comm(D) = D / bandwidth(j, k): the bandwidth matrix
+// carries the topology (intra- vs inter-node). The objective is T_comp + T_comm over all layers (Eq. 5).
+#include <span>
+#include <vector>
+
+#include "policies/cost_curves.hpp"
+
+namespace epsim::policies {
+
+struct DirectorProblem {
+  int layers = 0;
+  int experts = 0;
+  int gpus = 0;
+  int capacity = 0;  ///< C_max: experts per GPU and layer
+  /// W, [layer][origin_gpu][expert] row-major, tokens.
+  std::vector<double> workload;
+  /// [src_gpu][dst_gpu] bytes per ns (= GB/s); the diagonal is unused (local tokens cost nothing).
+  std::vector<double> link_bytes_per_ns;
+  double bytes_per_token = 0.0;  ///< d
+  const CostCurves* curves = nullptr;
+
+  double w(int l, int j, int i) const {
+    return workload[(static_cast<std::size_t>(l) * static_cast<std::size_t>(gpus) + static_cast<std::size_t>(j)) *
+                        static_cast<std::size_t>(experts) +
+                    static_cast<std::size_t>(i)];
+  }
+  /// ns per token sent from GPU j to GPU k (d / bandwidth); 0 for j == k.
+  double ns_per_token(int j, int k) const {
+    return j == k ? 0.0
+                  : bytes_per_token / link_bytes_per_ns[static_cast<std::size_t>(j) * static_cast<std::size_t>(gpus) +
+                                                        static_cast<std::size_t>(k)];
+  }
+  /// Sum over origins of W[l][.][i]: the tokens expert i of layer l computes.
+  double expert_tokens(int l, int i) const;
+};
+
+/// Throws core::Error naming what was expected when shapes, capacity or values are malformed.
+void validate(const DirectorProblem& p);
+
+struct DirectorCost {
+  double comp_ns = 0.0;  ///< T_comp (Eq. 2)
+  double comm_ns = 0.0;  ///< T_comm (Eq. 4)
+  double total_ns() const { return comp_ns + comm_ns; }
+};
+
+/// Eq. 1-4 for one layer; `gpu_of[i]` hosts expert i.
+DirectorCost director_layer_cost(const DirectorProblem& p, int l, std::span<const int> gpu_of);
+/// Eq. 5's objective for an integral placement, `gpu_of[l * experts + i]`. Throws core::Error if a GPU
+/// id is out of range or a GPU exceeds C_max.
+DirectorCost director_cost(const DirectorProblem& p, std::span<const int> gpu_of);
+
+/// Uniform-topology bandwidths: `intra` between GPUs of one node (gpus_per_node consecutive ids),
+/// `inter` across nodes, both bytes per ns.
+std::vector<double> two_level_links(int gpus, int gpus_per_node, double intra_bytes_per_ns, double inter_bytes_per_ns);
+
+}  // namespace epsim::policies

@@ -1,0 +1,92 @@
+#include "policies/director_placement.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/core/random_streams.hpp"
+
+namespace epsim::policies {
+
+DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions& opt) {
+  DirectorProblem p;
+  p.layers = in.num_layers;
+  p.experts = in.num_experts;
+  p.gpus = in.num_gpus;
+  p.capacity = in.slots_per_gpu;
+  p.bytes_per_token = opt.bytes_per_token;
+  p.curves = in.curves.get();
+  if (!p.curves) {
+    throw core::Error("director: expected cost curves in the placement input");
+  }
+  const auto L = static_cast<std::size_t>(in.num_layers);
+  const auto E = static_cast<std::size_t>(in.num_experts);
+  const auto G = static_cast<std::size_t>(std::max(in.num_gpus, 0));
+  if (!in.origin_load.empty()) {
+    p.workload = in.origin_load;
+  } else if (in.expert_load.size() == L * E && G > 0) {
+    // No origins known: every GPU holds 1/G of each expert's tokens (uniform data parallel attention).
+    p.workload.assign(L * G * E, 0.0);
+    for (std::size_t l = 0; l < L; ++l) {
+      for (std::size_t j = 0; j < G; ++j) {
+        for (std::size_t i = 0; i < E; ++i) {
+          p.workload[(l * G + j) * E + i] = in.expert_load[l * E + i] / static_cast<double>(G);
+        }
+      }
+    }
+  } else {
+    throw core::Error(
+        fmt::format("director: expected origin_load ([layer][gpu][expert]) or expert_load of {} x {} values, got {}", L,
+                    E, in.expert_load.size()));
+  }
+  if (!in.link_bytes_per_ns.empty()) {
+    p.link_bytes_per_ns = in.link_bytes_per_ns;
+  } else {
+    const int nodes = std::max(in.num_nodes, 1);
+    if (in.num_gpus % nodes != 0) {
+      throw core::Error(fmt::format("director: expected GPUs ({}) to divide over nodes ({})", in.num_gpus, nodes));
+    }
+    p.link_bytes_per_ns = two_level_links(in.num_gpus, in.num_gpus / nodes, opt.intra_node_gbps, opt.inter_node_gbps);
+  }
+  validate(p);
+  return p;
+}
+
+std::vector<double> sum_workloads(std::span<const std::vector<double>> batches) {
+  std::vector<double> total;
+  for (const std::vector<double>& b : batches) {
+    if (total.empty()) {
+      total.assign(b.size(), 0.0);
+    }
+    if (b.size() != total.size()) {
+      throw core::Error(
+          fmt::format("director: expected workload matrices of {} values, got {}", total.size(), b.size()));
+    }
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      total[k] += b[k];
+    }
+  }
+  return total;
+}
+
+Placement DirectorPlacement::place(const PlacementInput& in) {
+  const DirectorProblem p = director_problem(in, opt_);
+  const DirectorLpResult lp = solve_director_lp(p, opt_.lp);
+  core::Rng rng(in.seed);
+  const DirectorRoundingResult r = round_director(p, lp, opt_.rounding, rng);
+  report_ = DirectorReport{lp.bound_ns, r.cost.total_ns(), r.gap, lp.lp_solves};
+  Placement out;
+  const auto E = static_cast<std::size_t>(p.experts);
+  for (int l = 0; l < p.layers; ++l) {
+    std::vector<int> phy2log(static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.capacity), -1);
+    std::vector<int> used(static_cast<std::size_t>(p.gpus), 0);
+    for (std::size_t i = 0; i < E; ++i) {
+      const int g = r.gpu_of[static_cast<std::size_t>(l) * E + i];
+      phy2log[static_cast<std::size_t>(g) * static_cast<std::size_t>(p.capacity) +
+              static_cast<std::size_t>(used[static_cast<std::size_t>(g)]++)] = static_cast<int>(i);
+    }
+    out.layers.push_back(make_layer_placement(p.experts, p.gpus, p.capacity, std::move(phy2log)));
+  }
+  return out;
+}
+
+}  // namespace epsim::policies
