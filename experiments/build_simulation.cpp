@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 #include <toml++/toml.h>
 
 #include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
 #include "models/layer_work.hpp"
+#include "policies/affinity.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/rebalance_trigger.hpp"
 #include "policies/registry.hpp"
@@ -81,6 +85,49 @@ LoadWindow warmup_load(const ExperimentConfig& cfg) {
 }
 
 }  // namespace
+
+std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
+  const auto layers = static_cast<int>(cfg.model.num_moe_layers());
+  const auto experts = static_cast<int>(cfg.model.routed_experts);
+  const auto k = static_cast<int>(cfg.model.top_k);
+  const auto block = static_cast<std::size_t>(experts) * static_cast<std::size_t>(experts);
+  std::vector<double> counts(static_cast<std::size_t>(layers) * block, 0.0);
+  if (cfg.routing_source == "trace") {
+    workloads::TraceReader reader(cfg.trace.file);
+    if (!reader.header().has_token_experts()) {
+      throw core::ConfigError(cfg.source, "routing.trace_file",
+                              "the placement needs expert co-selection (GRACE's affinity), but the trace has no "
+                              "per-token top-k expert ids (has_token_experts)");
+    }
+    trace::Step s;
+    std::vector<int> topk(static_cast<std::size_t>(k));
+    for (std::int64_t i = 0; i < cfg.policy.load_window_steps && reader.next(s); ++i) {
+      for (int l = 0; l < layers; ++l) {
+        const auto& ids = s.layers(l).token_experts();
+        const std::span<double> layer_counts(counts.data() + static_cast<std::size_t>(l) * block, block);
+        for (int t = 0; t + k <= ids.size(); t += k) {
+          for (int j = 0; j < k; ++j) {
+            topk[static_cast<std::size_t>(j)] = static_cast<int>(ids.Get(t + j));
+          }
+          policies::add_coselection(layer_counts, experts, topk);
+        }
+      }
+    }
+    return counts;
+  }
+  // Synthetic routing: the expected co-selections of the window's tokens under the topic structure.
+  const workloads::SyntheticRouter router(cfg.router, layers, experts, k, core::RandomStreams(cfg.seed));
+  const double tokens =
+      static_cast<double>(cfg.policy.load_window_steps) * static_cast<double>(cfg.policy.load_window_tokens);
+  for (int l = 0; l < layers; ++l) {
+    const std::span<double> layer_counts(counts.data() + static_cast<std::size_t>(l) * block, block);
+    router.expected_coselection(l, 0, layer_counts);
+    for (double& c : layer_counts) {
+      c *= tokens;
+    }
+  }
+  return counts;
+}
 
 LoadWindow profile_load(const ExperimentConfig& cfg) {
   const auto layers = static_cast<int>(cfg.model.num_moe_layers());
@@ -189,11 +236,40 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   // Every group uses one placement, made for the first group that decodes (the first group when
   // co-located): its GPUs' curves and, in the warm-up, its steps.
   const int placed_group = cfg.disaggregation.prefill_groups;
+  if (placement->needs_coactivation()) {
+    in.coactivation = profile_coactivation(cfg);
+  }
   if (placement->needs_curves() || drift) {
     in.curves = serving::make_cost_curves(cfg.model, *p.cost, placed_group * cfg.ep_size, cfg.ep_size, in.slots_per_gpu,
                                           cfg.policy.cost_profile, streams);
   }
   p.placement = placement->place(in);
+  if (cfg.policy.rebalance == "none") {
+    // Slots the placement leaves empty stay empty (nothing re-places): only filled slots take memory, so
+    // GPUs that got replicas (GRACE) have less KV cache than the others.
+    bool empty_slots = false;
+    for (const auto& layer : p.placement.layers) {
+      empty_slots = empty_slots || std::find(layer.phy2log.begin(), layer.phy2log.end(), -1) != layer.phy2log.end();
+    }
+    if (empty_slots) {
+      const int tp = cfg.serving.attention_tp;
+      for (int rank = 0; rank < cfg.ep_size / tp; ++rank) {
+        std::int64_t blocks = std::numeric_limits<std::int64_t>::max();
+        for (int g = rank * tp; g < (rank + 1) * tp; ++g) {
+          double copies = 0.0;
+          for (const auto& layer : p.placement.layers) {
+            const auto first = layer.phy2log.begin() + static_cast<std::ptrdiff_t>(g) * layer.slots_per_gpu;
+            copies +=
+                static_cast<double>(std::count_if(first, first + layer.slots_per_gpu, [](int e) { return e >= 0; }));
+          }
+          blocks = std::min(
+              blocks,
+              serving::plan_memory_for_experts(cfg.model, cfg.gpu, copies, cfg.serving.scheduler, tp).kv_blocks);
+        }
+        p.kv_blocks_by_rank.push_back(blocks);
+      }
+    }
+  }
   if (drift) {
     // Each group's trigger sees its own GPUs' curves; the reference is the load the placement was made for.
     const hardware::CostModel* cost_model = p.cost.get();

@@ -15,5 +15,9 @@ struct LoadWindow {
 /// many synthetic steps of `load_window_tokens` tokens drawn by a router of its own (same hot sets, its
 /// own draws, so the run's routing is untouched).
 LoadWindow profile_load(const ExperimentConfig& cfg);
+/// Co-selection counts [layer][expert][expert] over the load window (GRACE's affinity): from the trace's
+/// per-token top-k ids (a trace without them is a config error), or for synthetic routing the expected
+/// co-selections of load_window_steps x load_window_tokens tokens under the router's topics.
+std::vector<double> profile_coactivation(const ExperimentConfig& cfg);
 
 }  // namespace epsim::experiments

@@ -79,6 +79,7 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["steps"] = s.steps;
   m["mean_step_ms"] = s.mean_step_ms;
   m["straggler_gap_us"] = {{"mean", s.mean_straggler_gap_us}, {"max", s.max_straggler_gap_us}};
+  m["gpu_load_std_tokens"] = s.mean_load_std_tokens;
   m["barrier_idle_fraction"] = s.barrier_idle_fraction;
   m["comm_fraction"] = s.comm_fraction;
   m["traffic_gb"] = {{"intra_node", s.intra_node_gb}, {"inter_node", s.inter_node_gb}};

@@ -337,4 +337,21 @@ void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int3
   multinomial_capped(rng_, tokens * top_k_, tokens, mixed_, ranking(layer), out, alias_, cfg_.fast_sampling);
 }
 
+void SyntheticRouter::expected_coselection(int layer, core::Time t, std::span<double> out) const {
+  const auto E = static_cast<std::size_t>(experts_);
+  const std::vector<double> mix = topic_mix(t);
+  const double pairs = static_cast<double>(top_k_) * static_cast<double>(top_k_ - 1);
+  for (int topic = 0; topic < static_cast<int>(mix.size()); ++topic) {
+    for (int phase = 0; phase < 2; ++phase) {
+      const double w = mix[static_cast<std::size_t>(topic)] * 0.5 * pairs;
+      const double* q = dist_.data() + idx(topic, phase, layer);
+      for (std::size_t i = 0; i < E; ++i) {
+        for (std::size_t j = 0; j < E; ++j) {
+          out[i * E + j] += i == j ? 0.0 : w * q[i] * q[j];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace epsim::workloads

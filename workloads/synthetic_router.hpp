@@ -67,6 +67,12 @@ class SyntheticRouter final : public RoutingSource {
   std::span<const int> temporal_experts(int layer) const;
   /// The topic mix at time `t` (shift drift is a function of time; the random walk is its current state).
   std::vector<double> topic_mix(core::Time t) const;
+  /// Expected co-selections per token in `layer` (E x E row-major, added to `out`, zero diagonal): a token
+  /// of topic t in phase p picks k distinct experts from that topic and phase's distribution q, so
+  /// experts i != j are both chosen with probability ~ k (k - 1) q_i q_j (small q); averaged over the
+  /// topic mix at `t` and both phases equally. Temporal groups burst per step, not per token, and add
+  /// no per-token affinity. GRACE's affinity for synthetic routing (tests: the planted topics).
+  void expected_coselection(int layer, core::Time t, std::span<double> out) const;
   /// The topic of a request (drawn once, from the mix at its arrival). Ids are dense (0, 1, 2, ...): the
   /// cache is indexed by id.
   int topic_of(std::int64_t request_id, core::Time arrival_ns);

@@ -8,6 +8,13 @@ namespace epsim::serving {
 
 MemoryPlan plan_memory(const models::ModelSpec& model, const hardware::GpuSpec& gpu, int slots_per_gpu,
                        const SchedulerConfig& sched, int attention_tp) {
+  return plan_memory_for_experts(model, gpu,
+                                 static_cast<double>(slots_per_gpu) * static_cast<double>(model.num_moe_layers()),
+                                 sched, attention_tp);
+}
+
+MemoryPlan plan_memory_for_experts(const models::ModelSpec& model, const hardware::GpuSpec& gpu, double expert_copies,
+                                   const SchedulerConfig& sched, int attention_tp) {
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   const double tp = static_cast<double>(attention_tp);
   MemoryPlan p;
@@ -17,8 +24,7 @@ MemoryPlan plan_memory(const models::ModelSpec& model, const hardware::GpuSpec& 
                                 static_cast<double>(model.weight_bytes) +
                             moe_layers * static_cast<double>(model.shared_experts) * models::expert_weight_bytes(model);
   const double split = models::non_expert_weight_bytes(model) - replicated;
-  const double weights =
-      split / tp + replicated + static_cast<double>(slots_per_gpu) * moe_layers * models::expert_weight_bytes(model);
+  const double weights = split / tp + replicated + expert_copies * models::expert_weight_bytes(model);
   p.weights_gib = weights / gib;
   p.kv_gib = gpu.memory_gib * sched.gpu_memory_utilization - p.weights_gib - sched.activation_reserve_gib;
   p.kv_bytes_per_token = static_cast<double>(model.num_layers) * models::kv_bytes_per_token_layer(model);

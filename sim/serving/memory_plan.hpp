@@ -24,5 +24,9 @@ struct MemoryPlan {
 /// cache is not split. `kv_blocks` is then per attention rank (all its GPUs together).
 MemoryPlan plan_memory(const models::ModelSpec& model, const hardware::GpuSpec& gpu, int slots_per_gpu,
                        const SchedulerConfig& sched, int attention_tp = 1);
+/// The same for a GPU holding `expert_copies` routed-expert weights over all MoE layers together (a
+/// placement that leaves slots empty for good: only what it fills takes memory, e.g. GRACE's replicas).
+MemoryPlan plan_memory_for_experts(const models::ModelSpec& model, const hardware::GpuSpec& gpu, double expert_copies,
+                                   const SchedulerConfig& sched, int attention_tp = 1);
 
 }  // namespace epsim::serving

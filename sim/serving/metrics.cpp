@@ -29,7 +29,7 @@ MetricsCollector::MetricsCollector(int total_gpus, MetricsWindow window)
 void MetricsCollector::on_step(const StepRecord& s) {
   steps_.push_back(StepSample{s.start_ns, s.end_ns, s.group, s.prefill_tokens, s.decode_tokens, s.barrier_idle_ns,
                               s.comm_ns, s.straggler_gap_sum_ns, s.straggler_gap_max_ns, s.moe_layers, s.intra_bytes,
-                              s.inter_bytes});
+                              s.inter_bytes, s.load_std_sum});
   if (s.start_ns < warmup_ns_) {
     return;
   }
@@ -119,6 +119,7 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   double idle = 0.0;
   double comm = 0.0;
   double gap_sum = 0.0;
+  double load_std_sum = 0.0;
   std::int64_t layers = 0;
   for (const StepSample& st : m.steps()) {
     if (!measured(st.start_ns)) {
@@ -129,6 +130,7 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
     idle += st.barrier_idle_ns;
     comm += st.comm_ns;
     gap_sum += st.straggler_gap_sum_ns;
+    load_std_sum += st.load_std_sum;
     layers += st.moe_layers;
     s.max_straggler_gap_us = std::max(s.max_straggler_gap_us, st.straggler_gap_max_ns / 1e3);
     s.intra_node_gb += st.intra_bytes / 1e9;
@@ -136,6 +138,7 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   }
   s.mean_step_ms = s.steps > 0 ? step_time / static_cast<double>(s.steps) / 1e6 : 0.0;
   s.mean_straggler_gap_us = layers > 0 ? gap_sum / static_cast<double>(layers) / 1e3 : 0.0;
+  s.mean_load_std_tokens = layers > 0 ? load_std_sum / static_cast<double>(layers) : 0.0;
   // Each group's GPUs spend its step time together.
   const double gpus_per_group = static_cast<double>(m.gpu_busy_ns().size()) / static_cast<double>(groups);
   s.barrier_idle_fraction = step_time > 0.0 ? idle / (step_time * gpus_per_group) : 0.0;

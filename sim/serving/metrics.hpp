@@ -37,6 +37,7 @@ struct StepSample {
   int moe_layers = 0;
   double intra_bytes = 0.0;
   double inter_bytes = 0.0;
+  double load_std_sum = 0.0;
 };
 
 class MetricsCollector final : public Observer {
@@ -84,6 +85,7 @@ struct RunSummary {
   std::int64_t steps = 0;  ///< steps starting in the window
   double mean_step_ms = 0.0;
   double mean_straggler_gap_us = 0.0;  ///< per MoE layer: slowest minus fastest expert GPU
+  double mean_load_std_tokens = 0.0;   ///< per MoE layer: std over GPUs of their token-expert pairs
   double max_straggler_gap_us = 0.0;
   double barrier_idle_fraction = 0.0;  ///< GPU time waiting at barriers / (GPUs x step time)
   double comm_fraction = 0.0;          ///< share of step time in dispatch + combine

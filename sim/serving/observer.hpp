@@ -44,6 +44,7 @@ struct StepRecord {
   double barrier_idle_ns = 0.0;       ///< GPU-ns spent waiting at barriers, summed over GPUs
   double comm_ns = 0.0;               ///< time in dispatch + combine
   double straggler_gap_sum_ns = 0.0;  ///< over the step's MoE layers
+  double load_std_sum = 0.0;          ///< over the step's MoE layers: std of the GPUs' token-expert pairs
   double straggler_gap_max_ns = 0.0;
   int moe_layers = 0;
   double intra_bytes = 0.0;             ///< dispatch + combine bytes inside nodes

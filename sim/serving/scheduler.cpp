@@ -15,6 +15,13 @@ Scheduler::Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_
   }
 }
 
+Scheduler::Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_blocks_by_rank)
+    : cfg_(cfg), ranks_(kv_blocks_by_rank.size()) {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    ranks_[r].kv = KvCache(kv_blocks_by_rank[r], cfg_.kv_block_tokens);
+  }
+}
+
 int Scheduler::least_loaded_rank() const {
   int best = 0;
   std::size_t best_load = ranks_[0].waiting.size() + ranks_[0].running.size();

@@ -22,6 +22,8 @@ class Scheduler {
  public:
   /// `kv_blocks_per_rank` = 0: unlimited KV memory.
   Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_rank = 0);
+  /// One rank per entry, each with its own KV-cache blocks (> 0).
+  Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_blocks_by_rank);
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
   /// The rank with the fewest outstanding (waiting + running) requests; ties go to the lowest rank.

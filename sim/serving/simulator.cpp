@@ -37,9 +37,12 @@ struct Simulator::Group {
         coster(p.network && topo.num_gpus() <= p.graph_collectives_max_gpus
                    ? std::make_unique<hardware::CollectiveCoster>(*p.network)
                    : nullptr),
-        scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
-                  idx < p.prefill_groups && p.prefill_kv_blocks_per_gpu > 0 ? p.prefill_kv_blocks_per_gpu
-                                                                            : p.kv_blocks_per_gpu),
+        scheduler(idx >= p.prefill_groups && !p.kv_blocks_by_rank.empty()
+                      ? Scheduler(p.serving.scheduler, p.kv_blocks_by_rank)
+                      : Scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
+                                  idx < p.prefill_groups && p.prefill_kv_blocks_per_gpu > 0
+                                      ? p.prefill_kv_blocks_per_gpu
+                                      : p.kv_blocks_per_gpu)),
         executor(p.model, *p.cost, offset, topo, placement, *routing, *p.routing_source, p.serving.step_overhead_us,
                  coster.get(), p.serving.attention_tp) {}
 };
@@ -233,6 +236,7 @@ void Simulator::on_step_end(Group& g) {
   rec.barrier_idle_ns = g.last.barrier_idle_ns;
   rec.comm_ns = g.last.comm_ns;
   rec.straggler_gap_sum_ns = g.last.straggler_gap_sum_ns;
+  rec.load_std_sum = g.last.load_std_sum;
   rec.straggler_gap_max_ns = g.last.straggler_gap_max_ns;
   rec.moe_layers = g.last.moe_layers;
   rec.intra_bytes = g.last.intra_bytes;

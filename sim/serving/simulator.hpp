@@ -37,6 +37,9 @@ struct SimulationParts {
   std::shared_ptr<const hardware::NetworkGraph> network;
   int graph_collectives_max_gpus = 16;
   std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
+  /// When set: KV-cache blocks of each DP rank of a (decode or co-located) group, which then differ by
+  /// the expert weights the placement puts on the rank's GPUs.
+  std::vector<std::int64_t> kv_blocks_by_rank = {};
   /// Disaggregated serving: the first `prefill_groups` EP groups form the prefill pool, the others the
   /// decode pool; prompts are prefilled in the first, their KV caches move over the network (a timed
   /// transfer sharing links) and the decode pool generates the rest. 0 = co-located.

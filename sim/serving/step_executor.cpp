@@ -1,6 +1,7 @@
 #include "sim/serving/step_executor.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "hardware/gpu_spec.hpp"
 #include "models/layer_work.hpp"
@@ -23,8 +24,8 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       source_(source),
       step_overhead_ns_(step_overhead_us * 1e3),
       pair_bytes_(static_cast<double>(model.hidden_size * model.activation_bytes)) {
-  for (Eigen::ArrayXd* a : {&tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
-                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
+  for (Eigen::ArrayXd* a : {&remainder_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_,
+                            &router_ns_, &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
     a->setZero(gpus_);
   }
   gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
@@ -167,7 +168,46 @@ void StepExecutor::price_experts(const policies::LayerPlacement& placement) {
   }
 }
 
+void StepExecutor::derive_origins() {
+  // Each GPU's tokens are its share of every expert's (they come from the batch as a whole): share_o x
+  // n_e, rounded by largest remainder so that every expert's origins sum to its tokens (ties: low GPU).
+  const auto experts = static_cast<std::size_t>(model_.routed_experts);
+  for (std::size_t e = 0; e < experts; ++e) {
+    const std::int32_t n = expert_tokens_[e];
+    std::int32_t given = 0;
+    for (int o = 0; o < gpus_; ++o) {
+      const double quota = share_(o) * n;
+      const auto whole = static_cast<std::int32_t>(quota);
+      origin_counts_[static_cast<std::size_t>(o) * experts + e] = whole;
+      remainder_(o) = quota - whole;
+      given += whole;
+    }
+    for (; given < n; ++given) {
+      Eigen::Index o = 0;
+      remainder_.maxCoeff(&o);
+      ++origin_counts_[static_cast<std::size_t>(o) * experts + e];
+      remainder_(o) = -1.0;
+    }
+  }
+}
+
 hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacement& placement, bool per_origin) {
+  if (routed_.per_origin) {
+    // The routing chose each origin's destinations itself.
+    for (int o = 0; o < gpus_; ++o) {
+      for (int h = 0; h < gpus_; ++h) {
+        traffic_matrix_(o, h) =
+            routed_.origin_gpu_tokens[static_cast<std::size_t>(o) * static_cast<std::size_t>(gpus_) +
+                                      static_cast<std::size_t>(h)] *
+            pair_bytes_;
+      }
+    }
+    if (coster_ != nullptr) {
+      return coster_->cost(traffic_matrix_, gpu_offset_);
+    }
+    hardware::aggregate_traffic(topo_, traffic_matrix_, traffic_);
+    return hardware::all_to_all_cost(topo_, traffic_);
+  }
   if (per_origin) {
     // Known origins: origin o's tokens of expert e follow e's split over its replicas.
     traffic_matrix_.setZero();
@@ -290,10 +330,18 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     std::copy(expert_tokens_.begin(), expert_tokens_.end(),
               step_loads_.begin() +
                   static_cast<std::ptrdiff_t>(moe_layer) * static_cast<std::ptrdiff_t>(expert_tokens_.size()));
-    routing_.route(policies::StepLayerLoad{expert_tokens_, batch.prefill_tokens, batch.decode_tokens},
+    bool per_origin = source_.origin_counts(moe_layer, gpus_, total_tokens, origin_counts_);
+    std::span<const std::int32_t> origins;
+    if (routing_.needs_origins()) {
+      if (!per_origin) {
+        derive_origins();
+      }
+      origins = origin_counts_;
+    }
+    routing_.route(policies::StepLayerLoad{expert_tokens_, batch.prefill_tokens, batch.decode_tokens, origins,
+                                           topo_.gpus_per_node()},
                    placement_.layers[static_cast<std::size_t>(moe_layer)], routed_);
     price_experts(placement_.layers[static_cast<std::size_t>(moe_layer)]);
-    const bool per_origin = source_.origin_counts(moe_layer, gpus_, total_tokens, origin_counts_);
     const hardware::CollectiveCost a2a =
         dispatch_cost(placement_.layers[static_cast<std::size_t>(moe_layer)], per_origin);
     // The combine moves the same payload back along the reversed flows; the cost formula is symmetric
@@ -314,6 +362,7 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     res.barrier_idle_ns += rec.attention_idle_ns + rec.expert_idle_ns;
     res.comm_ns += rec.dispatch_ns + rec.combine_ns;
     res.straggler_gap_sum_ns += rec.straggler_gap_ns();
+    res.load_std_sum += std::sqrt((pairs_ - pairs_.mean()).square().mean());
     res.straggler_gap_max_ns = std::max(res.straggler_gap_max_ns, rec.straggler_gap_ns());
     res.intra_bytes += rec.intra_bytes;
     res.inter_bytes += rec.inter_bytes;

@@ -29,6 +29,7 @@ struct StepResult {
   double barrier_idle_ns = 0.0;  ///< GPU-ns waiting at barriers, summed over the group's GPUs
   double comm_ns = 0.0;          ///< time in dispatch + combine
   double straggler_gap_sum_ns = 0.0;
+  double load_std_sum = 0.0;  ///< over MoE layers: std of the GPUs' token-expert pairs (GRACE's Fig. 5)
   double straggler_gap_max_ns = 0.0;
   int moe_layers = 0;
   double intra_bytes = 0.0;
@@ -63,6 +64,8 @@ class StepExecutor {
   hardware::CollectiveCost dispatch_cost(const policies::LayerPlacement& placement, bool per_origin);
   // metro's dispatch: every GPU sends its tokens' hidden states to every other GPU of the group.
   hardware::CollectiveCost all_gather_cost();
+  // origin_counts_ from each GPU's share of the step's tokens (for routing that needs origins).
+  void derive_origins();
   // Barrier: returns the slowest time, adds idle, adds to busy.
   double barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns);
 
@@ -81,7 +84,7 @@ class StepExecutor {
 
   // Per-GPU buffers.
   Eigen::ArrayXd tokens_, share_, attention_ns_, chunked_attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
-  Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_;
+  Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_, remainder_;
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_;
   Eigen::ArrayXd node_pairs_, node_share_;
   Eigen::ArrayXd node_bytes_;  // all-gather: hidden-state bytes leaving each node's GPUs
