@@ -206,6 +206,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
       .kv_bytes_per_token = static_cast<double>(cfg.model.num_layers) * models::kv_bytes_per_token_layer(cfg.model),
       .make_rebalance = {},
       .rebalance_stop_the_world = cfg.policy.rebalance_mode == "stop_the_world",
+      .rebalance_in_compute_phases = cfg.policy.rebalance_mode == "compute_phases",
+      .migration_max_bytes_per_step = cfg.policy.migration_max_gb_per_step * 1e9,
       .expert_bytes = models::expert_weight_bytes(cfg.model),
       .placement = {},
       .make_routing = {},
@@ -227,7 +229,17 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   in.num_groups = static_cast<int>(cfg.model.expert_groups);
   in.seed = cfg.seed;
   const bool drift = cfg.policy.rebalance == "drift";
-  if (placement->needs_load() || drift) {
+  const bool director = cfg.policy.rebalance == "director";
+  // DIRECTOR's communication model: a token's hidden state over the group's links (scale-up within a
+  // node, scale-out across), in bytes per ns = GB/s.
+  in.token_bytes = static_cast<double>(cfg.model.hidden_size * cfg.model.activation_bytes);
+  for (int a = 0; a < cfg.ep_size; ++a) {
+    for (int b = 0; b < cfg.ep_size; ++b) {
+      in.link_bytes_per_ns.push_back(a / group.gpus_per_node() == b / group.gpus_per_node() ? group.intra().bw_gbps
+                                                                                            : group.inter().bw_gbps);
+    }
+  }
+  if (placement->needs_load() || drift || director) {
     LoadWindow w = profile_load(cfg);
     in.expert_load = std::move(w.total);
     in.window_load = std::move(w.steps);
@@ -239,7 +251,7 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   if (placement->needs_coactivation()) {
     in.coactivation = profile_coactivation(cfg);
   }
-  if (placement->needs_curves() || drift) {
+  if (placement->needs_curves() || drift || director) {
     in.curves = serving::make_cost_curves(cfg.model, *p.cost, placed_group * cfg.ep_size, cfg.ep_size, in.slots_per_gpu,
                                           cfg.policy.cost_profile, streams);
   }
@@ -279,6 +291,20 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
       const int index = (*made)++;
       auto curves = serving::make_cost_curves(model, *cost_model, index * ep, ep, in.slots_per_gpu, profile, streams);
       return std::make_unique<policies::DriftTrigger>(in, std::move(curves), in.expert_load, opt);
+    };
+  }
+  if (director) {
+    // The optimiser with the placement's options when the placement is DIRECTOR too, else its defaults
+    // with the one-solve LP (the binary search finds the same optimum, slower).
+    policies::DirectorOptions dopt;
+    dopt.lp.mode = "direct";
+    if (cfg.policy.placement == "director") {
+      core::ParamTable t({core::ParamLayer{cfg.policy.placement_options.get(), cfg.source}},
+                         "policy.placement_options");
+      dopt = policies::parse_director_options(t);
+    }
+    p.make_rebalance = [in, dopt, trig = cfg.policy.director] {
+      return std::make_unique<policies::DirectorTrigger>(in, dopt, trig, in.expert_load);
     };
   }
   if (cfg.policy.rebalance == "periodic") {

@@ -9,6 +9,7 @@
 
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
+#include "policies/routing_predictor.hpp"
 #include "policies/routing_policy.hpp"
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
@@ -254,20 +255,53 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
       k_windows);
   cfg.policy.load_window_skip_steps =
       policy.integer("load_window_skip_steps", 100, "warmup: ramp-up steps not recorded", {0, 1 << 24});
-  static constexpr std::array<std::string_view, 3> k_rebalance{"none", "periodic", "drift"};
-  static constexpr std::array<std::string_view, 2> k_modes{"stop_the_world", "overlapped"};
+  static constexpr std::array<std::string_view, 4> k_rebalance{"none", "periodic", "drift", "director"};
+  static constexpr std::array<std::string_view, 4> k_modes{"auto", "stop_the_world", "overlapped", "compute_phases"};
   cfg.policy.rebalance =
       policy.choice("rebalance", "none",
                     "re-placement during serving: periodic = vLLM-style EPLB, drift = ViBE's drift-triggered "
-                    "incremental recalibration",
+                    "incremental recalibration, director = DIRECTOR's online re-optimisation before each batch",
                     k_rebalance);
   cfg.policy.rebalance_window_steps =
       policy.integer("rebalance_window_steps", 64, "periodic: steps of expert loads the EPLB solve sees", {1, 1 << 20});
   cfg.policy.rebalance_interval_steps =
       policy.integer("rebalance_interval_steps", 256, "periodic: steps between EPLB solves", {1, 1LL << 40});
-  cfg.policy.rebalance_mode =
-      policy.choice("rebalance_mode", "stop_the_world",
-                    "how expert weights move: serving stops, or goes on with the old placement", k_modes);
+  cfg.policy.rebalance_mode = policy.choice(
+      "rebalance_mode", "auto",
+      "how expert weights move: serving stops (stop_the_world), goes on with the old placement (overlapped), or "
+      "they move only in the compute phases of steps (compute_phases, DIRECTOR's); auto = compute_phases for "
+      "director, else stop_the_world",
+      k_modes);
+  if (cfg.policy.rebalance_mode == "auto") {
+    cfg.policy.rebalance_mode = cfg.policy.rebalance == "director" ? "compute_phases" : "stop_the_world";
+  }
+  cfg.policy.migration_max_gb_per_step = policy.real(
+      "migration_max_gb_per_step", 0.0, "compute_phases: GB one step may move (0 = no bound)", core::k_non_negative);
+  {
+    static constexpr std::array<std::string_view, 2> k_dir_modes{"proactive", "reactive"};
+    static constexpr std::array<std::string_view, 3> k_predictors{"oracle", "cascade", "quantized"};
+    policies::DirectorTriggerOptions& d = cfg.policy.director;
+    d.mode = policy.choice("director_mode", "proactive",
+                           "director: proactive = W predicted for the queued requests (DIRECTOR); reactive = W of "
+                           "the previous batch (the paper's online baseline)",
+                           k_dir_modes) == "reactive"
+                 ? policies::DirectorTriggerOptions::Mode::reactive
+                 : policies::DirectorTriggerOptions::Mode::proactive;
+    d.interval_steps =
+        policy.integer("director_interval_steps", 50,
+                       "director: steps between re-optimisations (a batch of queued work)", {1, 1 << 24});
+    d.horizon_steps = policy.integer("director_horizon_steps", 50,
+                                     "director: steps of the queued requests' work W predicts", {1, 1 << 24});
+    const std::string predictor =
+        policy.choice("director_predictor", "quantized",
+                      "director: routing predictor, oracle (p = 1) or the paper's cascade / quantized (Table II: "
+                      "p of this model if listed, else the median of its four)",
+                      k_predictors);
+    const double accuracy =
+        policy.real("director_accuracy", -1.0,
+                    "director: top-k accuracy p overriding the predictor's (-1 = the predictor's)", {-1.0, 1.0});
+    d.accuracy = accuracy >= 0.0 ? accuracy : policies::predictor_accuracy(predictor, cfg.model.name);
+  }
   cfg.policy.drift.check_every_steps =
       policy.integer("drift_check_every_steps", 10,
                      "drift: H, forward passes between load-drift checks (and of cooldown)", {1, 1 << 20});

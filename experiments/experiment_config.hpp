@@ -12,6 +12,7 @@
 #include "hardware/topology.hpp"
 #include "hardware/variability.hpp"
 #include "models/model_spec.hpp"
+#include "policies/director_trigger.hpp"
 #include "policies/drift_trigger.hpp"
 #include "sim/serving/expert_cost_profile.hpp"
 #include "sim/serving/serving_config.hpp"
@@ -41,7 +42,9 @@ struct PolicyConfig {
   std::string rebalance = "none";             ///< "none", "periodic" (vLLM-style EPLB) or "drift" (ViBE recalibration)
   std::int64_t rebalance_window_steps = 64;
   std::int64_t rebalance_interval_steps = 256;
-  std::string rebalance_mode = "stop_the_world";  ///< or "overlapped"
+  std::string rebalance_mode = "stop_the_world";  ///< "overlapped", or "compute_phases" (DIRECTOR's)
+  double migration_max_gb_per_step = 0.0;         ///< compute_phases: bytes a step may move (0 = no bound)
+  policies::DirectorTriggerOptions director;      ///< rebalance = "director"
   policies::DriftOptions drift;                   ///< rebalance = "drift"
   serving::CostProfileConfig cost_profile;        ///< the C_g(n) curves policies see
 };

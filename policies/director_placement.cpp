@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <string_view>
+
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"
 
@@ -13,7 +16,7 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
   p.experts = in.num_experts;
   p.gpus = in.num_gpus;
   p.capacity = in.slots_per_gpu;
-  p.bytes_per_token = opt.bytes_per_token;
+  p.bytes_per_token = in.token_bytes > 0.0 ? in.token_bytes : opt.bytes_per_token;
   p.curves = in.curves.get();
   if (!p.curves) {
     throw core::Error("director: expected cost curves in the placement input");
@@ -87,6 +90,28 @@ Placement DirectorPlacement::place(const PlacementInput& in) {
     out.layers.push_back(make_layer_placement(p.experts, p.gpus, p.capacity, std::move(phy2log)));
   }
   return out;
+}
+
+DirectorOptions parse_director_options(core::ParamTable& t) {
+  static constexpr std::array<std::string_view, 2> k_modes{"bisect", "direct"};
+  DirectorOptions o;
+  o.lp.mode = t.choice("lp_mode", "bisect",
+                       "bisect = the paper's binary search on the budget over feasibility LPs; direct = "
+                       "one LP minimising the latency (same optimum)",
+                       k_modes);
+  o.lp.epsilon = t.real("epsilon", 1e-4, "binary search stops at (high - low) <= epsilon * high", {1e-12, 0.5});
+  o.lp.curve_points = static_cast<int>(
+      t.integer("curve_points", 32, "samples of an exact cost curve before its convex hull", {2, 100000}));
+  o.rounding.trials =
+      static_cast<int>(t.integer("trials", 4, "independent rounding walks; the best is kept", {1, 10000}));
+  o.rounding.polish = t.boolean("polish", true, "improving moves and swaps after rounding (not in the paper)");
+  o.rounding.polish_passes =
+      static_cast<int>(t.integer("polish_passes", 4, "sweeps of the polish at most", {0, 10000}));
+  o.bytes_per_token = t.real("bytes_per_token", 4096.0, "d: bytes of one token's hidden state", {0.0, 1e9});
+  o.intra_node_gbps =
+      t.real("intra_node_gbps", 400.0, "GB/s between GPUs of a node when the input gives no links", {1e-6, 1e9});
+  o.inter_node_gbps = t.real("inter_node_gbps", 50.0, "GB/s across nodes when the input gives no links", {1e-6, 1e9});
+  return o;
 }
 
 }  // namespace epsim::policies

@@ -17,6 +17,7 @@
 #include "policies/director_model.hpp"
 #include "policies/director_rounding.hpp"
 #include "policies/placement_policy.hpp"
+#include "sim/core/params.hpp"
 
 namespace epsim::policies {
 
@@ -31,6 +32,10 @@ struct DirectorOptions {
 /// The DirectorProblem of a placement input (W, links and C_max = slots_per_gpu). Throws core::Error when
 /// neither origin_load nor expert_load is given or the curves are missing.
 DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions& opt);
+
+/// Reads the optimiser's options (lp_mode, epsilon, curve_points, trials, polish, polish_passes,
+/// bytes_per_token, intra_node_gbps, inter_node_gbps) from `t`; the caller finishes the table.
+DirectorOptions parse_director_options(core::ParamTable& t);
 
 /// Element-wise sum of per-batch workload matrices of one shape: the offline baseline's historical W.
 std::vector<double> sum_workloads(std::span<const std::vector<double>> batches);

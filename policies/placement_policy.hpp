@@ -36,6 +36,7 @@ struct PlacementInput {
   /// Link bandwidths [src_gpu][dst_gpu] in bytes per ns (= GB/s). Empty when unknown (DIRECTOR then
   /// uses its intra-/inter-node options).
   std::vector<double> link_bytes_per_ns;
+  double token_bytes = 0.0;  ///< bytes of one token's hidden state on the wire (0 = the policy's own option)
 
   /// The shape alone, no loads or curves.
   static PlacementInput shape(int layers, int experts, int gpus, int nodes, int slots_per_gpu, int groups = 1) {

@@ -15,12 +15,20 @@ struct RebalanceView {
   std::span<const std::int32_t> expert_tokens;  ///< this step's tokens per expert, [layer][expert]
   const Placement* current = nullptr;
   bool migrating = false;  ///< a placement change is still moving weights: a new one would be dropped
+  /// When the trigger asked (needs_prediction()): the expected routing of the group's queued and running
+  /// requests over the trigger's horizon, [layer][origin GPU][expert] token-expert pairs. Empty when the
+  /// routing source cannot predict (a replayed trace).
+  std::span<const double> predicted_load = {};
 };
 
 class RebalanceTrigger {
  public:
   virtual ~RebalanceTrigger() = default;
   virtual std::optional<Placement> on_step(const RebalanceView& view) = 0;
+  /// Whether the next on_step() wants RebalanceView::predicted_load (it costs the engine a pass over the
+  /// group's requests), and over how many steps of their work.
+  virtual bool needs_prediction() const { return false; }
+  virtual std::int64_t prediction_horizon_steps() const { return 0; }
 };
 
 /// vLLM-style periodic EPLB: keeps the loads of the last `window_steps` steps and every `interval_steps`

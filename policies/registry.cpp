@@ -44,34 +44,15 @@ const Registry<PlacementPolicy>& placement_registry() {
             t.finish();
             return std::make_unique<GemPlacement>(o);
           });
-    r.add(
-        "director",
-        "DIRECTOR: minimise Eq. 5 (straggler C_g of the hosted tokens + straggler origin's all-to-all time) "
-        "under C_max = slots per GPU: LP relaxation solved with Clp, binary search on the latency budget, "
-        "randomised iterative rounding; W from origin_load (else expert_load spread evenly); one copy per expert",
-        [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
-          static constexpr std::array<std::string_view, 2> k_modes{"bisect", "direct"};
-          DirectorOptions o;
-          o.lp.mode = t.choice("lp_mode", "bisect",
-                               "bisect = the paper's binary search on the budget over feasibility LPs; direct = "
-                               "one LP minimising the latency (same optimum)",
-                               k_modes);
-          o.lp.epsilon = t.real("epsilon", 1e-4, "binary search stops at (high - low) <= epsilon * high", {1e-12, 0.5});
-          o.lp.curve_points = static_cast<int>(
-              t.integer("curve_points", 32, "samples of an exact cost curve before its convex hull", {2, 100000}));
-          o.rounding.trials =
-              static_cast<int>(t.integer("trials", 4, "independent rounding walks; the best is kept", {1, 10000}));
-          o.rounding.polish = t.boolean("polish", true, "improving moves and swaps after rounding (not in the paper)");
-          o.rounding.polish_passes =
-              static_cast<int>(t.integer("polish_passes", 4, "sweeps of the polish at most", {0, 10000}));
-          o.bytes_per_token = t.real("bytes_per_token", 4096.0, "d: bytes of one token's hidden state", {0.0, 1e9});
-          o.intra_node_gbps = t.real("intra_node_gbps", 400.0,
-                                     "GB/s between GPUs of a node when the input gives no links", {1e-6, 1e9});
-          o.inter_node_gbps =
-              t.real("inter_node_gbps", 50.0, "GB/s across nodes when the input gives no links", {1e-6, 1e9});
-          t.finish();
-          return std::make_unique<DirectorPlacement>(std::move(o));
-        });
+    r.add("director",
+          "DIRECTOR: minimise Eq. 5 (straggler C_g of the hosted tokens + straggler origin's all-to-all time) "
+          "under C_max = slots per GPU: LP relaxation solved with Clp, binary search on the latency budget, "
+          "randomised iterative rounding; W from origin_load (else expert_load spread evenly); one copy per expert",
+          [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
+            DirectorOptions o = parse_director_options(t);
+            t.finish();
+            return std::make_unique<DirectorPlacement>(std::move(o));
+          });
     r.add("vibe",
           "ViBE: per layer, speed-proportional token targets from the cost curves, experts by descending load to "
           "the GPU farthest below its target; one copy per expert",

@@ -7,6 +7,8 @@
 #include <boost/random/bernoulli_distribution.hpp>
 #include <boost/random/discrete_distribution.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
+#include <cctype>
+#include <string>
 
 #include "sim/core/error.hpp"
 
@@ -83,8 +85,18 @@ double predictor_accuracy(std::string_view kind, std::string_view model) {
         fmt::format("routing predictor: expected kind \"oracle\", \"cascade\" or \"quantized\", got \"{}\"", kind));
   }
   const bool cascade = kind == "cascade";
+  // Names compare by letters and digits only, case-blind: "DeepSeekMoE-16B" is "deepseek-moe-16b".
+  const auto key = [](std::string_view s) {
+    std::string k;
+    for (const char c : s) {
+      if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+        k.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      }
+    }
+    return k;
+  };
   for (const Row& r : k_table) {
-    if (r.model == model) {
+    if (key(r.model) == key(model)) {
       return cascade ? r.cascade : r.quantized;
     }
   }

@@ -15,6 +15,7 @@ struct RequestTokens {
   core::Time arrival_ns = 0;
   std::int64_t tokens = 0;
   bool prefill = false;
+  int origin = -1;  ///< GPU of the EP group its tokens start from (-1 = unknown)
 };
 
 struct StepContext {
@@ -41,6 +42,13 @@ class RoutingSource {
   /// origins x experts), when the source knows where tokens come from for exactly `origins` GPUs and
   /// `tokens` tokens; false otherwise (the engine then assumes origins follow where requests live).
   virtual bool origin_counts(int /*layer*/, int /*origins*/, std::int64_t /*tokens*/, std::span<std::int32_t> /*out*/) {
+    return false;
+  }
+  /// The expected routing of `requests` (each with its tokens to come) on their origin GPUs: adds to
+  /// `out` ([layer][origin][expert] row-major, `origins` GPUs) tokens x top_k x each expert's probability
+  /// for that request. False when the source cannot say (a replayed trace): a proactive policy's oracle.
+  virtual bool expected_load(std::span<const RequestTokens> /*requests*/, std::span<const int> /*origin*/,
+                             int /*origins*/, std::span<double> /*out*/) {
     return false;
   }
   /// True when a replayed trace has ended and is not looping: no further step can be routed.

@@ -24,6 +24,11 @@ SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
              "prefill skew: p ~ 1 / rank^s (0 = uniform; 0.4 = hottest of 128 at ~4.2x uniform)", {0.0, 10.0});
   c.decode_zipf_exponent = t.real("decode_zipf_exponent", -1.0, "decode skew (< 0: same as prefill)", {-1.0, 10.0});
   c.topics = static_cast<int>(t.integer("topics", c.topics, "request topics", {1, 64}));
+  static constexpr std::array<std::string_view, 2> k_origins{"independent", "requests"};
+  c.origin_aware = t.choice("origins", "independent",
+                            "where an expert's tokens come from: independent = every GPU like the whole batch; "
+                            "requests = each GPU by the topics of the requests it serves",
+                            k_origins) == "requests";
   c.topic_spread =
       t.real("topic_spread", c.topic_spread, "std of the log popularity factor between topics", {0.0, 5.0});
   c.topic_mix = t.real_list("topic_mix", "initial topic mix (empty = uniform)", core::k_non_negative);
@@ -269,10 +274,23 @@ void SyntheticRouter::begin_step(const StepContext& ctx) {
   advance_drift(ctx.now_ns);
   advance_bursts();
   std::fill(step_weight_.begin(), step_weight_.end(), 0.0);
+  step_origins_ = 0;
+  if (cfg_.origin_aware) {
+    std::fill(origin_weight_.begin(), origin_weight_.end(), 0.0);
+  }
   if (!ctx.requests.empty()) {
     for (const RequestTokens& r : ctx.requests) {
       const int t = topic_of(r.request_id, r.arrival_ns);
-      step_weight_[static_cast<std::size_t>(t) * 2 + (r.prefill ? 0 : 1)] += static_cast<double>(r.tokens);
+      const std::size_t tp = static_cast<std::size_t>(t) * 2 + (r.prefill ? 0 : 1);
+      step_weight_[tp] += static_cast<double>(r.tokens);
+      if (cfg_.origin_aware && r.origin >= 0) {
+        const std::size_t width = static_cast<std::size_t>(cfg_.topics) * 2;
+        if (origin_weight_.size() < (static_cast<std::size_t>(r.origin) + 1) * width) {
+          origin_weight_.resize((static_cast<std::size_t>(r.origin) + 1) * width, 0.0);  // grows once
+        }
+        origin_weight_[static_cast<std::size_t>(r.origin) * width + tp] += static_cast<double>(r.tokens);
+        step_origins_ = std::max(step_origins_, r.origin + 1);
+      }
     }
   } else {
     // No per-request view: the current mix, split by phase.
@@ -295,6 +313,15 @@ void SyntheticRouter::begin_step(const StepContext& ctx) {
 }
 
 void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
+  if (cfg_.origin_aware) {
+    sample_counts(layer, tokens, out);
+    last_counts_.assign(out.begin(), out.end());
+    return;
+  }
+  sample_counts(layer, tokens, out);
+}
+
+void SyntheticRouter::sample_counts(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
   std::fill(mixed_.begin(), mixed_.end(), 0.0);
   for (int t = 0; t < cfg_.topics; ++t) {
     for (int ph = 0; ph < 2; ++ph) {
@@ -352,6 +379,74 @@ void SyntheticRouter::expected_coselection(int layer, core::Time t, std::span<do
       }
     }
   }
+}
+
+bool SyntheticRouter::expected_load(std::span<const RequestTokens> requests, std::span<const int> origin, int origins,
+                                    std::span<double> out) {
+  const auto E = static_cast<std::size_t>(experts_);
+  const auto O = static_cast<std::size_t>(origins);
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    const RequestTokens& req = requests[r];
+    const int topic = topic_of(req.request_id, req.arrival_ns);
+    const double pairs = static_cast<double>(req.tokens) * static_cast<double>(top_k_);
+    const auto o = static_cast<std::size_t>(origin[r]);
+    for (int l = 0; l < layers_; ++l) {
+      const double* q = dist_.data() + idx(topic, req.prefill ? 0 : 1, l);
+      double* row = out.data() + (static_cast<std::size_t>(l) * O + o) * E;
+      for (std::size_t e = 0; e < E; ++e) {
+        row[e] += pairs * q[e];
+      }
+    }
+  }
+  return true;
+}
+
+bool SyntheticRouter::origin_counts(int layer, int origins, std::int64_t /*tokens*/, std::span<std::int32_t> out) {
+  if (!cfg_.origin_aware || step_origins_ == 0 || step_origins_ > origins ||
+      last_counts_.size() != static_cast<std::size_t>(experts_)) {
+    return false;
+  }
+  const auto E = static_cast<std::size_t>(experts_);
+  const auto O = static_cast<std::size_t>(origins);
+  const std::size_t width = static_cast<std::size_t>(cfg_.topics) * 2;
+  split_.assign(O, 0.0);
+  std::fill(out.begin(), out.end(), 0);
+  for (std::size_t e = 0; e < E; ++e) {
+    const std::int32_t n = last_counts_[e];
+    if (n == 0) {
+      continue;
+    }
+    // Origin o's weight for expert e: its tokens per (topic, phase) x that distribution's probability.
+    double total = 0.0;
+    for (std::size_t o = 0; o < static_cast<std::size_t>(step_origins_); ++o) {
+      double w = 0.0;
+      for (std::size_t tp = 0; tp < width; ++tp) {
+        const double tokens = origin_weight_[o * width + tp];
+        if (tokens > 0.0) {
+          w += tokens * dist_[idx(static_cast<int>(tp / 2), static_cast<int>(tp % 2), layer) + e];
+        }
+      }
+      split_[o] = w;
+      total += w;
+    }
+    if (total <= 0.0) {
+      return false;
+    }
+    std::int32_t given = 0;
+    for (std::size_t o = 0; o < O; ++o) {
+      const double quota = split_[o] / total * n;
+      const auto whole = static_cast<std::int32_t>(quota);
+      out[o * E + e] = whole;
+      split_[o] = quota - whole;
+      given += whole;
+    }
+    for (; given < n; ++given) {
+      const auto o = static_cast<std::size_t>(std::max_element(split_.begin(), split_.end()) - split_.begin());
+      ++out[o * E + e];
+      split_[o] = -1.0;
+    }
+  }
+  return true;
 }
 
 }  // namespace epsim::workloads

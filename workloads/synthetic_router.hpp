@@ -27,8 +27,12 @@ struct SyntheticRouterConfig {
   double zipf_exponent = 0.4;        ///< prefill skew s in p ~ 1 / rank^s (0 = uniform)
   double decode_zipf_exponent = -1;  ///< decode skew (< 0: same as prefill)
   int topics = 4;                    ///< request topics
-  double topic_spread = 0.5;         ///< std of the log popularity factor between topics (0 = identical)
-  std::vector<double> topic_mix;     ///< initial mix (empty = uniform)
+  /// Origins of a layer's tokens per expert: "independent" (the engine assumes every GPU's tokens spread
+  /// like the whole batch's) or "requests" (each GPU's share of an expert follows the topics and phases
+  /// of the requests it serves, so origin and expert correlate: GRACE's and DIRECTOR's locality).
+  bool origin_aware = false;
+  double topic_spread = 0.5;      ///< std of the log popularity factor between topics (0 = identical)
+  std::vector<double> topic_mix;  ///< initial mix (empty = uniform)
   enum class Drift : std::uint8_t { none, shift, random_walk };
   Drift drift = Drift::none;
   std::vector<double> drift_target_mix;  ///< shift: the mix after the shift (empty = all on the last topic)
@@ -73,6 +77,12 @@ class SyntheticRouter final : public RoutingSource {
   /// topic mix at `t` and both phases equally. Temporal groups burst per step, not per token, and add
   /// no per-token affinity. GRACE's affinity for synthetic routing (tests: the planted topics).
   void expected_coselection(int layer, core::Time t, std::span<double> out) const;
+  /// Each request's tokens follow its topic's distribution for its phase (bursts and caps aside).
+  bool expected_load(std::span<const RequestTokens> requests, std::span<const int> origin, int origins,
+                     std::span<double> out) override;
+  /// With origin_aware: the last sample()'s counts of `layer` split over the GPUs by what their requests
+  /// make likely (largest remainder, ties to the lower GPU).
+  bool origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) override;
   /// The topic of a request (drawn once, from the mix at its arrival). Ids are dense (0, 1, 2, ...): the
   /// cache is indexed by id.
   int topic_of(std::int64_t request_id, core::Time arrival_ns);
@@ -85,6 +95,7 @@ class SyntheticRouter final : public RoutingSource {
            static_cast<std::size_t>(experts_);
   }
   void advance_drift(core::Time now);
+  void sample_counts(int layer, std::int64_t tokens, std::span<std::int32_t> out);
   void advance_bursts();
 
   SyntheticRouterConfig cfg_;
@@ -103,8 +114,12 @@ class SyntheticRouter final : public RoutingSource {
   std::vector<std::int8_t> request_topic_;  // by request id; -1 = not drawn yet
   std::vector<double> step_weight_;         // [topic][phase] share of the step's tokens
   std::vector<double> mixed_;               // workspace: this step's distribution for one layer
-  AliasTable alias_;                        // workspace for small draws
-  core::Rng rng_;                           // counts
+  std::vector<double> origin_weight_;       // [origin][topic][phase] tokens of the step (origin_aware)
+  std::vector<std::int32_t> last_counts_;   // the last sample()'s counts (origin_aware)
+  std::vector<double> split_;               // workspace of origin_counts: per origin
+  int step_origins_ = 0;
+  AliasTable alias_;  // workspace for small draws
+  core::Rng rng_;     // counts
   core::Rng burst_rng_;
   core::Rng drift_rng_;
 };

@@ -57,6 +57,8 @@ class Observer {
   virtual ~Observer() = default;
   virtual void on_layer(const LayerRecord& /*layer*/) {}
   virtual void on_step(const StepRecord& /*step*/) {}
+  /// Expert weights moving during [start_ns, end_ns) of `group` (compute-phase migrations only).
+  virtual void on_migration(int /*group*/, core::Time /*start_ns*/, core::Time /*end_ns*/, double /*bytes*/) {}
   /// A request's first token (end of its prefill).
   virtual void on_first_token(const RequestState& /*r*/) {}
   /// A decode token after the first: `gap_ns` since the request's previous token.

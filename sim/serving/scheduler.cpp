@@ -22,6 +22,17 @@ Scheduler::Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_bl
   }
 }
 
+void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out) const {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    for (const int i : ranks_[r].running) {
+      out.emplace_back(static_cast<int>(r), i);
+    }
+    for (const int i : ranks_[r].waiting) {
+      out.emplace_back(static_cast<int>(r), i);
+    }
+  }
+}
+
 int Scheduler::least_loaded_rank() const {
   int best = 0;
   std::size_t best_load = ranks_[0].waiting.size() + ranks_[0].running.size();

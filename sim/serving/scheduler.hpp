@@ -49,6 +49,8 @@ class Scheduler {
   void complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
                 std::span<Observer* const> observers);
   bool idle() const;
+  /// (rank, request) of every waiting and running request, appended to `out`.
+  void outstanding_requests(std::vector<std::pair<int, int>>& out) const;
   const KvCache& kv(int rank) const { return ranks_[static_cast<std::size_t>(rank)].kv; }
   std::int64_t preemptions() const { return preemptions_; }
 

@@ -1,6 +1,8 @@
 #include "sim/serving/simulator.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 
 #include "policies/migration.hpp"
@@ -17,7 +19,14 @@ struct Simulator::Group {
   std::unique_ptr<hardware::CollectiveCoster> coster;
   std::optional<policies::Placement> incoming;  // a placement whose experts are still moving
   int moves_pending = 0;
-  bool paused = false;  // stop-the-world migration in progress
+  struct Move {
+    int from = 0;
+    int to = 0;
+    double left_bytes = 0.0;
+    double bytes_per_ns = 0.0;
+  };
+  std::vector<Move> compute_moves;  // compute-phase migrations under way
+  bool paused = false;              // stop-the-world migration in progress
   core::Time paused_at = 0;
   Scheduler scheduler;
   StepExecutor executor;
@@ -181,9 +190,74 @@ void Simulator::hand_off(Group& from) {
   from.scheduler.handed_off().clear();
 }
 
+bool Simulator::predict(const Group& g, std::int64_t horizon) {
+  const int gpus = parts_.serving.ep_size;
+  const int tp = parts_.serving.attention_tp;
+  outstanding_.clear();
+  g.scheduler.outstanding_requests(outstanding_);
+  predict_reqs_.clear();
+  predict_origin_.clear();
+  for (const auto& [rank, idx] : outstanding_) {
+    const RequestState& r = requests_[static_cast<std::size_t>(idx)];
+    const std::int64_t prefill = r.prefill_target - r.prefilled;
+    const std::int64_t decode = std::min<std::int64_t>(r.spec.output_tokens - r.generated, horizon);
+    // The rank's tokens leave for the experts from all its GPUs: its first stands for them.
+    const int origin = rank * tp;
+    if (prefill > 0) {
+      predict_reqs_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, prefill, true});
+      predict_origin_.push_back(origin);
+    }
+    if (decode > 0) {
+      predict_reqs_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, decode, false});
+      predict_origin_.push_back(origin);
+    }
+  }
+  predicted_.assign(static_cast<std::size_t>(parts_.model.num_moe_layers()) * static_cast<std::size_t>(gpus) *
+                        static_cast<std::size_t>(parts_.model.routed_experts),
+                    0.0);
+  return parts_.routing_source->expected_load(predict_reqs_, predict_origin_, gpus, predicted_);
+}
+
+void Simulator::advance_migration(Group& g) {
+  double budget = parts_.migration_max_bytes_per_step > 0.0 ? parts_.migration_max_bytes_per_step
+                                                            : std::numeric_limits<double>::infinity();
+  for (const auto& [start, end] : g.executor.compute_windows()) {
+    double want = 0.0;
+    for (const Group::Move& m : g.compute_moves) {
+      want += std::min(m.left_bytes, m.bytes_per_ns * (end - start));
+    }
+    if (want <= 0.0 || budget <= 0.0) {
+      break;
+    }
+    const double scale = std::min(1.0, budget / want);  // the step's byte bound slows every move alike
+    double moved = 0.0;
+    double used_ns = 0.0;
+    for (Group::Move& m : g.compute_moves) {
+      const double b = std::min(m.left_bytes, m.bytes_per_ns * (end - start)) * scale;
+      m.left_bytes -= b;
+      moved += b;
+      used_ns = std::max(used_ns, b / m.bytes_per_ns);
+    }
+    budget -= moved;
+    const core::Time t0 = g.step_start_ns + static_cast<core::Time>(std::ceil(start));
+    const core::Time t1 = std::max(t0, g.step_start_ns + static_cast<core::Time>(std::floor(start + used_ns)));
+    for (Observer* o : observers_) {
+      o->on_migration(g.index, t0, t1, moved);
+    }
+  }
+  std::erase_if(g.compute_moves, [](const Group::Move& m) { return m.left_bytes <= 1e-6; });
+  if (g.compute_moves.empty()) {
+    g.placement = std::move(*g.incoming);  // between steps
+    g.incoming.reset();
+  }
+}
+
 void Simulator::maybe_rebalance(Group& g) {
-  std::optional<policies::Placement> next = g.trigger->on_step(
-      policies::RebalanceView{g.steps - 1, g.executor.step_loads(), &g.placement, g.incoming.has_value()});
+  policies::RebalanceView view{g.steps - 1, g.executor.step_loads(), &g.placement, g.incoming.has_value()};
+  if (g.trigger->needs_prediction() && predict(g, g.trigger->prediction_horizon_steps())) {
+    view.predicted_load = predicted_;
+  }
+  std::optional<policies::Placement> next = g.trigger->on_step(view);
   if (!next || g.incoming) {
     return;  // nothing new, or the previous migration is still under way
   }
@@ -191,6 +265,24 @@ void Simulator::maybe_rebalance(Group& g) {
   ++rebalances_;
   if (moves.empty()) {
     g.placement = std::move(*next);
+    return;
+  }
+  if (parts_.rebalance_in_compute_phases) {
+    g.incoming = std::move(next);
+    // Each move at its pair's link bandwidth (scale-up inside a node, scale-out across), shared with the
+    // other moves leaving the same GPU.
+    std::vector<int> leaving(static_cast<std::size_t>(parts_.serving.ep_size), 0);
+    for (const policies::ExpertMove& m : moves) {
+      ++leaving[static_cast<std::size_t>(m.from_gpu)];
+    }
+    for (const policies::ExpertMove& m : moves) {
+      ++expert_moves_;
+      migration_bytes_ += parts_.expert_bytes;
+      const bool same_node = m.from_gpu / group_gpus_per_node_ == m.to_gpu / group_gpus_per_node_;
+      const double gbps = same_node ? parts_.topology.intra().bw_gbps : parts_.topology.inter().bw_gbps;
+      g.compute_moves.push_back(
+          Group::Move{m.from_gpu, m.to_gpu, parts_.expert_bytes, gbps / leaving[static_cast<std::size_t>(m.from_gpu)]});
+    }
     return;
   }
   g.incoming = std::move(next);
@@ -247,6 +339,9 @@ void Simulator::on_step_end(Group& g) {
   }
   last_step_end_ns_ = std::max(last_step_end_ns_, now);
   g.busy = false;
+  if (!g.compute_moves.empty()) {
+    advance_migration(g);
+  }
   if (g.trigger) {
     maybe_rebalance(g);
   }

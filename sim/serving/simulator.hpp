@@ -51,6 +51,11 @@ struct SimulationParts {
   /// stopped meanwhile (`rebalance_stop_the_world`) or going on with the old placement until they land.
   std::function<std::unique_ptr<policies::RebalanceTrigger>()> make_rebalance = {};
   bool rebalance_stop_the_world = true;
+  /// DIRECTOR's migration schedule instead: weights move only in the compute phases of the group's steps
+  /// (never during a dispatch or combine), at most `migration_max_bytes_per_step` per step (0 = no
+  /// bound), continuing over later steps until done; serving goes on with the old placement meanwhile.
+  bool rebalance_in_compute_phases = false;
+  double migration_max_bytes_per_step = 0.0;
   double expert_bytes = 0.0;
   policies::Placement placement;                                           ///< of one EP group (every group uses it)
   std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
@@ -91,6 +96,10 @@ class Simulator {
   void on_step_end(Group& g);
   void hand_off(Group& from);
   void maybe_rebalance(Group& g);
+  // Fills predicted_ with the expected routing of g's outstanding requests over `horizon` steps.
+  bool predict(const Group& g, std::int64_t horizon);
+  // Moves g's pending compute-phase migrations along through the step that just ended.
+  void advance_migration(Group& g);
   Group& pick_group(std::size_t first, std::size_t count);
 
   SimulationParts parts_;
@@ -110,7 +119,11 @@ class Simulator {
   std::int64_t kv_transfers_ = 0;
   double kv_transfer_bytes_ = 0.0;
   double kv_transfer_ns_ = 0.0;
-  std::int64_t steps_run_ = 0;  // over all groups, for ServingConfig::max_steps
+  std::int64_t steps_run_ = 0;
+  std::vector<std::pair<int, int>> outstanding_;        // workspace of predict()
+  std::vector<workloads::RequestTokens> predict_reqs_;  // ...
+  std::vector<int> predict_origin_;
+  std::vector<double> predicted_;  // over all groups, for ServingConfig::max_steps
   std::int64_t rebalances_ = 0;
   std::int64_t expert_moves_ = 0;
   double migration_bytes_ = 0.0;

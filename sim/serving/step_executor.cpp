@@ -35,6 +35,7 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
   node_bytes_.setZero(topo_.nodes());
   expert_tokens_.assign(static_cast<std::size_t>(model.routed_experts), 0);
   step_loads_.assign(static_cast<std::size_t>(model.num_moe_layers() * model.routed_experts), 0);
+  compute_windows_.reserve(static_cast<std::size_t>(2 * model.num_moe_layers() + 1));
   routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
   traffic_.resize(gpus_);
   traffic_matrix_.setZero(gpus_, gpus_);
@@ -290,9 +291,14 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
   StepResult res;
   cost_.advance_to(now);
   step_requests_.clear();
-  for (const BatchEntry& e : batch.entries) {
-    const RequestState& r = requests[static_cast<std::size_t>(e.request)];
-    step_requests_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, e.tokens, e.prefill});
+  for (int rank = 0; rank < gpus_ / tp_; ++rank) {
+    for (int i = batch.rank_begin[static_cast<std::size_t>(rank)];
+         i < batch.rank_begin[static_cast<std::size_t>(rank) + 1]; ++i) {
+      const BatchEntry& e = batch.entries[static_cast<std::size_t>(i)];
+      const RequestState& r = requests[static_cast<std::size_t>(e.request)];
+      // A rank's tokens leave for the experts from its GPUs; its first stands for them.
+      step_requests_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, e.tokens, e.prefill, rank * tp_});
+    }
   }
   source_.begin_step(workloads::StepContext{now, batch.prefill_tokens + batch.decode_tokens, batch.prefill_tokens,
                                             batch.decode_tokens, step_requests_});
@@ -302,6 +308,7 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
   }
   busy_ns_.setZero();
   local_ns_.setZero();
+  compute_windows_.clear();
   price_local_phases(batch);
   const auto total_tokens = static_cast<std::int64_t>(tokens_.sum());
   // Embedding lookup of the step's tokens: a gather, memory-bound.
@@ -358,6 +365,10 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     rec.gpu_tokens = gpu_pairs_;
     rec.gpu_activated = gpu_activated_;
 
+    // Local work runs while no collective does; so do the experts between dispatch and combine.
+    compute_windows_.emplace_back(res.duration_ns, res.duration_ns + rec.attention_phase_ns);
+    const double experts_start = res.duration_ns + rec.attention_phase_ns + rec.dispatch_ns;
+    compute_windows_.emplace_back(experts_start, experts_start + rec.expert_max_ns);
     res.duration_ns += rec.attention_phase_ns + rec.dispatch_ns + rec.expert_max_ns + rec.combine_ns;
     res.barrier_idle_ns += rec.attention_idle_ns + rec.expert_idle_ns;
     res.comm_ns += rec.dispatch_ns + rec.combine_ns;
@@ -374,7 +385,9 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     ++moe_layer;
   }
   local_ns_ += lm_head_ns_;
-  res.duration_ns += barrier(local_ns_, res.barrier_idle_ns) + step_overhead_ns_;
+  const double tail = barrier(local_ns_, res.barrier_idle_ns);
+  compute_windows_.emplace_back(res.duration_ns, res.duration_ns + tail);
+  res.duration_ns += tail + step_overhead_ns_;
   return res;
 }
 

@@ -7,6 +7,7 @@
 // Layer timing is computed directly; buffers are allocated once, never in the step loop.
 #include <Eigen/Core>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "hardware/all_to_all.hpp"
@@ -50,6 +51,8 @@ class StepExecutor {
   StepResult run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group,
                  std::int64_t step, std::span<Observer* const> observers);
   std::span<const double> gpu_busy_ns() const { return {busy_ns_.data(), static_cast<std::size_t>(busy_ns_.size())}; }
+  /// The last step's compute phases (no collective under way), [start, end) ns from the step's start.
+  std::span<const std::pair<double, double>> compute_windows() const { return compute_windows_; }
   /// The last step's tokens per expert, [moe layer][expert].
   std::span<const std::int32_t> step_loads() const { return step_loads_; }
 
@@ -89,7 +92,9 @@ class StepExecutor {
   Eigen::ArrayXd node_pairs_, node_share_;
   Eigen::ArrayXd node_bytes_;  // all-gather: hidden-state bytes leaving each node's GPUs
   std::vector<std::int32_t> expert_tokens_;
-  std::vector<std::int32_t> step_loads_;                 // every MoE layer's expert_tokens_ of the step
+  std::vector<std::int32_t> step_loads_;
+  std::vector<std::pair<double, double>> compute_windows_;  // reserved once: 2 per MoE layer + the tail // every MoE
+                                                            // layer's expert_tokens_ of the step
   std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
   policies::RoutedLoad routed_;
   hardware::PerGpuTraffic traffic_;

@@ -1,0 +1,49 @@
+#pragma once
+// DIRECTOR online (paper 002, Sections IV-V): before each batch of queued work (every `interval_steps`
+// steps) the placement is re-optimised (director_placement.hpp) for the workload matrix
+// W[l][origin][expert] of the work ahead, and the engine migrates to it. Proactive (DIRECTOR): W is the
+// *predicted* routing of the group's queued and running requests over the next `horizon_steps` steps,
+// from a predictor of top-k accuracy p: each predicted selection is the true one with probability p,
+// otherwise a wrong expert drawn by the layer's popularity, so in expectation W_pred = p W + (1 - p)
+// x (each origin's tokens spread by popularity); p = 1 is the oracle. Reactive (the paper's online
+// baseline): W is what the last interval routed (origins spread evenly). No re-optimisation starts while
+// a previous change is still migrating.
+#include <cstdint>
+#include <vector>
+
+#include "policies/director_placement.hpp"
+#include "policies/rebalance_trigger.hpp"
+
+namespace epsim::policies {
+
+struct DirectorTriggerOptions {
+  enum class Mode : std::uint8_t { proactive, reactive };
+  Mode mode = Mode::proactive;
+  std::int64_t interval_steps = 50;  ///< steps between re-optimisations (a "batch" of queued work)
+  std::int64_t horizon_steps = 50;   ///< proactive: steps of the requests' work W predicts
+  double accuracy = 1.0;             ///< proactive: the predictor's top-k accuracy p (1 = oracle)
+};
+
+class DirectorTrigger final : public RebalanceTrigger {
+ public:
+  /// `shape`: the group's shape, curves and links; `popularity`: [layer][expert] loads the predictor's
+  /// wrong guesses follow (e.g. the load window).
+  DirectorTrigger(PlacementInput shape, DirectorOptions opt, DirectorTriggerOptions trig,
+                  std::vector<double> popularity);
+  std::optional<Placement> on_step(const RebalanceView& view) override;
+  bool needs_prediction() const override;
+  std::int64_t prediction_horizon_steps() const override { return trig_.horizon_steps; }
+  std::int64_t reoptimisations() const { return solves_; }
+  const DirectorReport& last_report() const { return policy_.last_report(); }
+
+ private:
+  PlacementInput shape_;
+  DirectorPlacement policy_;
+  DirectorTriggerOptions trig_;
+  std::vector<double> popularity_;  // normalised per layer
+  std::vector<double> observed_;    // this interval's tokens per [layer][expert]
+  std::int64_t seen_ = 0;
+  std::int64_t solves_ = 0;
+};
+
+}  // namespace epsim::policies

@@ -1,0 +1,98 @@
+// DIRECTOR in a run: re-optimised placements migrate only in the compute phases of steps, never while a
+// dispatch or combine is on the wire, continue over later steps when a step's byte bound runs out, and
+// the predictor's accuracy comes from the paper's Table II.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+
+#include "experiments/build_simulation.hpp"
+#include "experiments/experiment_config.hpp"
+
+using namespace epsim;
+
+namespace {
+const std::string k_config = std::string(EPSIM_TEST_DATA_DIR) + "/director_scenario.toml";
+
+struct Interval {
+  double start;
+  double end;
+};
+
+// Collects every all-to-all's and every migration's interval on the simulated clock.
+class Timeline final : public serving::Observer {
+ public:
+  void on_layer(const serving::LayerRecord& r) override {
+    const auto t0 = static_cast<double>(r.step_start_ns) + r.offset_ns;
+    const double dispatch = t0 + r.attention_phase_ns;
+    collectives.push_back({dispatch, dispatch + r.dispatch_ns});
+    const double combine = dispatch + r.dispatch_ns + r.expert_max_ns;
+    collectives.push_back({combine, combine + r.combine_ns});
+  }
+  void on_migration(int, core::Time start_ns, core::Time end_ns, double b) override {
+    migrations.push_back({static_cast<double>(start_ns), static_cast<double>(end_ns)});
+    bytes += b;
+    steps.push_back(start_ns);
+  }
+  std::vector<Interval> collectives;
+  std::vector<Interval> migrations;
+  std::vector<core::Time> steps;
+  double bytes = 0.0;
+};
+
+serving::SimulationResult run(const std::vector<std::string>& sets, Timeline& timeline) {
+  const auto cfg = experiments::load_config(k_config, sets);
+  serving::Simulator sim(experiments::build_simulation(cfg));
+  sim.add_observer(&timeline);
+  return sim.run();
+}
+}  // namespace
+
+TEST_CASE("DIRECTOR's migrations never overlap an all-to-all and carry every moved expert's weights") {
+  Timeline t;
+  const auto r = run({"workload.num_requests=40", "policy.rebalance=\"director\"", "policy.director_interval_steps=20",
+                      "policy.director_horizon_steps=20", "policy.director_predictor=\"oracle\""},
+                     t);
+  REQUIRE(r.summary.requests_finished == 40);
+  REQUIRE(r.rebalances >= 1);
+  REQUIRE(r.expert_moves > 0);
+  REQUIRE_FALSE(t.migrations.empty());
+  // Nothing moves while a collective is under way (touching ends allowed: whole-ns rounding inwards).
+  std::size_t overlaps = 0;
+  for (const Interval& m : t.migrations) {
+    for (const Interval& c : t.collectives) {
+      overlaps += m.start < c.end - 1e-6 && c.start < m.end - 1e-6 ? 1 : 0;
+    }
+  }
+  REQUIRE(overlaps == 0);
+  // Every started move's bytes arrive (a last migration may still be under way when the run ends).
+  const double expert_bytes = r.migration_bytes / static_cast<double>(r.expert_moves);
+  REQUIRE(t.bytes <= r.migration_bytes * (1.0 + 1e-9));
+  REQUIRE(t.bytes >= r.migration_bytes - static_cast<double>(r.expert_moves) * expert_bytes * 0.5 - 1.0);
+}
+
+TEST_CASE("DIRECTOR's migrations continue over later steps when a step may move only so much") {
+  Timeline t;
+  const auto r = run({"workload.num_requests=40", "policy.rebalance=\"director\"", "policy.director_mode=\"reactive\"",
+                      "policy.director_interval_steps=20", "policy.migration_max_gb_per_step=0.05"},
+                     t);
+  REQUIRE(r.rebalances >= 1);
+  // 0.05 GB per step: a step's migration intervals together carry at most that.
+  REQUIRE_FALSE(t.steps.empty());
+  std::vector<core::Time> distinct = t.steps;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  // One re-placement of many experts (each ~17 MB) needs many steps at 50 MB per step.
+  REQUIRE(static_cast<double>(distinct.size()) >= std::floor(r.migration_bytes / 0.05e9 / 2.0));
+}
+
+TEST_CASE("DIRECTOR's predictor accuracy follows Table II for the model") {
+  const auto cascade = experiments::load_config(k_config, {"policy.director_predictor=\"cascade\""});
+  REQUIRE(cascade.policy.director.accuracy == 0.8462);  // DeepSeek-V2-Lite, cascade
+  const auto quantized = experiments::load_config(k_config, {});
+  REQUIRE(quantized.policy.director.accuracy == 0.9568);  // the default: quantized
+  const auto own = experiments::load_config(k_config, {"policy.director_accuracy=0.5"});
+  REQUIRE(own.policy.director.accuracy == 0.5);
+  REQUIRE_THROWS_WITH(experiments::load_config(k_config, {"policy.director_predictor=\"magic\""}),
+                      Catch::Contains("director_predictor"));
+}
