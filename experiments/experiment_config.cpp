@@ -9,8 +9,8 @@
 
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
-#include "policies/routing_predictor.hpp"
 #include "policies/routing_policy.hpp"
+#include "policies/routing_predictor.hpp"
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"

@@ -95,7 +95,7 @@ class StepExecutor {
   std::vector<std::int32_t> step_loads_;
   std::vector<std::pair<double, double>> compute_windows_;  // reserved once: 2 per MoE layer + the tail // every MoE
                                                             // layer's expert_tokens_ of the step
-  std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
+  std::vector<workloads::RequestTokens> step_requests_;     // begin_step's view of the batch
   policies::RoutedLoad routed_;
   hardware::PerGpuTraffic traffic_;
   Eigen::MatrixXd traffic_matrix_;           // graph mode, or per-origin counts
