@@ -15,6 +15,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/params.hpp"
 #include "sim/core/random_streams.hpp"
+#include "tests/support/assignments.hpp"
 
 using namespace epsim;
 using namespace epsim::policies;
@@ -66,25 +67,10 @@ Instance random_instance(int layers, int experts, int gpus, int capacity, core::
 double brute_force(const DirectorProblem& p) {
   double total = 0.0;
   for (int l = 0; l < p.layers; ++l) {
-    std::vector<int> gpu(static_cast<std::size_t>(p.experts), 0);
     double best = std::numeric_limits<double>::infinity();
-    for (;;) {
-      std::vector<int> used(static_cast<std::size_t>(p.gpus), 0);
-      bool fits = true;
-      for (const int g : gpu) {
-        fits = fits && ++used[static_cast<std::size_t>(g)] <= p.capacity;
-      }
-      if (fits) {
-        best = std::min(best, director_layer_cost(p, l, gpu).total_ns());
-      }
-      int e = 0;
-      while (e < p.experts && ++gpu[static_cast<std::size_t>(e)] == p.gpus) {
-        gpu[static_cast<std::size_t>(e++)] = 0;
-      }
-      if (e == p.experts) {
-        break;
-      }
-    }
+    epsim::test::for_each_assignment(p.experts, p.gpus, p.capacity, [&](const std::vector<int>& gpu) {
+      best = std::min(best, director_layer_cost(p, l, gpu).total_ns());
+    });
     total += best;
   }
   return total;

@@ -11,6 +11,7 @@
 #include "policies/vibe_placement.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"
+#include "tests/support/assignments.hpp"
 
 using namespace epsim;
 using namespace epsim::policies;
@@ -31,32 +32,18 @@ const std::vector<double> k_fig13_trace{1, 2, 3, 3,   // step 0
 
 // The best score over every mapping of `experts` onto `gpus` GPUs with at most `slots` each.
 double brute_force(const GemLayerProblem& p) {
-  std::vector<int> gpu(static_cast<std::size_t>(p.experts), 0);
   double best = std::numeric_limits<double>::infinity();
-  for (;;) {
+  test::for_each_assignment(p.experts, p.gpus, p.slots_per_gpu, [&](const std::vector<int>& gpu) {
     std::vector<int> used(static_cast<std::size_t>(p.gpus), 0);
-    bool fits = true;
-    for (const int g : gpu) {
-      fits = fits && ++used[static_cast<std::size_t>(g)] <= p.slots_per_gpu;
+    std::vector<int> phy2log(static_cast<std::size_t>(p.gpus * p.slots_per_gpu), -1);
+    for (int e = 0; e < p.experts; ++e) {
+      const int g = gpu[static_cast<std::size_t>(e)];
+      const int slot = g * p.slots_per_gpu + used[static_cast<std::size_t>(g)]++;
+      phy2log[static_cast<std::size_t>(slot)] = e;
     }
-    if (fits) {
-      std::vector<int> phy2log(static_cast<std::size_t>(p.gpus * p.slots_per_gpu), -1);
-      std::fill(used.begin(), used.end(), 0);
-      for (int e = 0; e < p.experts; ++e) {
-        const int g = gpu[static_cast<std::size_t>(e)];
-        const int slot = g * p.slots_per_gpu + used[static_cast<std::size_t>(g)]++;
-        phy2log[static_cast<std::size_t>(slot)] = e;
-      }
-      best = std::min(best, gem_score(p, phy2log));
-    }
-    int e = 0;  // next assignment in base-gpus counting order
-    while (e < p.experts && ++gpu[static_cast<std::size_t>(e)] == p.gpus) {
-      gpu[static_cast<std::size_t>(e++)] = 0;
-    }
-    if (e == p.experts) {
-      return best;
-    }
-  }
+    best = std::min(best, gem_score(p, phy2log));
+  });
+  return best;
 }
 
 // A staircase-with-slope curve per GPU (tile jumps as GEM measures them) scaled by a speed factor.

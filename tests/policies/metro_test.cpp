@@ -18,6 +18,7 @@
 #include "policies/min_activated_exact.hpp"
 #include "policies/registry.hpp"
 #include "sim/core/error.hpp"
+#include "tests/support/random_placement.hpp"
 
 using namespace epsim::policies;
 using Catch::Contains;
@@ -32,14 +33,7 @@ int uniform(Rng& rng, int lo, int hi) {
 // Every expert once, the other slots random experts or empty (-1), shuffled over the slots: experts get
 // 1..several replicas, sometimes two on one GPU.
 LayerPlacement random_placement(Rng& rng, int experts, int gpus, int slots_per_gpu) {
-  std::vector<int> phy2log(static_cast<std::size_t>(gpus * slots_per_gpu));
-  for (std::size_t i = 0; i < phy2log.size(); ++i) {
-    phy2log[i] = static_cast<int>(i) < experts ? static_cast<int>(i) : uniform(rng, -1, experts - 1);
-  }
-  for (int i = static_cast<int>(phy2log.size()) - 1; i > 0; --i) {
-    std::swap(phy2log[static_cast<std::size_t>(i)], phy2log[static_cast<std::size_t>(uniform(rng, 0, i))]);
-  }
-  return make_layer_placement(experts, gpus, slots_per_gpu, std::move(phy2log));
+  return epsim::test::random_placement(rng, experts, gpus, slots_per_gpu);
 }
 
 // About a quarter of the experts idle, the others 1..20 tokens.
