@@ -246,7 +246,7 @@ void Simulator::advance_migration(Group& g) {
     }
   }
   std::erase_if(g.compute_moves, [](const Group::Move& m) { return m.left_bytes <= 1e-6; });
-  if (g.compute_moves.empty()) {
+  if (g.compute_moves.empty() && g.incoming) {
     g.placement = std::move(*g.incoming);  // between steps
     g.incoming.reset();
   }
