@@ -168,6 +168,36 @@ LoadFile read_csv(const std::filesystem::path& path) {
   return f;
 }
 
+// Co-selection counts (GRACE's affinity): CSV layer,expert_a,expert_b,tokens (tokens that chose both;
+// each unordered pair once or both ways, summed symmetrically), into [layer][expert][expert].
+std::vector<double> read_coactivation(const std::filesystem::path& path, int layers, int experts) {
+  std::ifstream in(path);
+  if (!in) {
+    throw core::Error(path.string() + ": cannot read");
+  }
+  const auto E = static_cast<std::size_t>(experts);
+  std::vector<double> counts(static_cast<std::size_t>(layers) * E * E, 0.0);
+  core::CsvLines lines(in, "layer");
+  std::vector<double> v;
+  while (lines.next()) {
+    const bool ok = core::parse_csv_numbers(lines.line(), v) && v.size() == 4 &&
+                    std::all_of(v.begin(), v.begin() + 3, [](double x) { return x >= 0 && x == std::floor(x); }) &&
+                    v[3] >= 0 && v[0] < layers && v[1] < experts && v[2] < experts && v[1] != v[2];
+    if (!ok) {
+      throw core::Error(
+          fmt::format("{}: line {}: expected layer,expert_a,expert_b,tokens (ids of this {} layers x "
+                      "{} experts shape, a != b, tokens >= 0), got \"{}\"",
+                      path.string(), lines.line_no(), layers, experts, lines.line()));
+    }
+    const auto l = static_cast<std::size_t>(v[0]);
+    const auto a = static_cast<std::size_t>(v[1]);
+    const auto b = static_cast<std::size_t>(v[2]);
+    counts[(l * E + a) * E + b] += v[3];
+    counts[(l * E + b) * E + a] += v[3];
+  }
+  return counts;
+}
+
 // Measured C_g(n): CSV gpu,tokens,latency_us, one row per sample point.
 std::shared_ptr<const policies::CostCurves> read_curves(const std::filesystem::path& path, int gpus) {
   std::ifstream in(path);
@@ -222,6 +252,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       "experiment TOML whose GPUs, variability and model give the cost curves instead (policy.cost_profile)")(
       "option", po::value<std::vector<std::string>>(), "policy option KEY=VALUE (TOML value), repeatable")(
       "seed", po::value<std::uint64_t>()->default_value(42), "seed of randomised policies (GEM's restarts)")(
+      "coactivation", po::value<std::string>(), "co-selection counts for GRACE, CSV layer,expert_a,expert_b,tokens")(
       "gpus", po::value<int>(), "GPUs of the EP group (num_gpus)")("nodes", po::value<int>(), "nodes (num_nodes)")(
       "groups", po::value<int>(), "expert groups (num_groups)")("slots", po::value<int>(),
                                                                 "physical slots in all (num_replicas)")(
@@ -232,6 +263,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   if (std::find(args.begin(), args.end(), "--help") != args.end()) {
     out << "usage: epsim place --policy NAME --load FILE [--gpus P] [--nodes N] [--groups G] [--slots R] "
            "[--cluster NAME] [--model NAME] [--curves CSV | --config TOML] [--option K=V]... [--seed S] "
+           "[--coactivation CSV] "
            "[--out FILE] [--format epsim|vllm]\n\n"
         << d;
     return 0;
@@ -375,6 +407,9 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("curves")) {
     in.curves = read_curves(vm["curves"].as<std::string>(), f.num_gpus);
   }
+  if (vm.count("coactivation")) {
+    in.coactivation = read_coactivation(vm["coactivation"].as<std::string>(), in.num_layers, in.num_experts);
+  }
   std::unique_ptr<hardware::CostModel> cost;  // outlives the curves of --config in exact mode
   if (vm.count("config")) {
     const ExperimentConfig cfg = load_config(vm["config"].as<std::string>(), {});
@@ -411,6 +446,9 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   const auto policy = policies::placement_registry().create(policy_name, policy_options);
   if (policy->needs_curves() && !in.curves) {
     throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
+  }
+  if (policy->needs_coactivation() && in.coactivation.empty()) {
+    throw std::invalid_argument("--policy " + policy_name + " needs co-selection counts: --coactivation CSV");
   }
   const policies::Placement p = policy->place(in);
 

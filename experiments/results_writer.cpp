@@ -80,6 +80,7 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["mean_step_ms"] = s.mean_step_ms;
   m["straggler_gap_us"] = {{"mean", s.mean_straggler_gap_us}, {"max", s.max_straggler_gap_us}};
   m["gpu_load_std_tokens"] = s.mean_load_std_tokens;
+  m["all_to_all_ms_per_step"] = s.mean_comm_ms;
   m["barrier_idle_fraction"] = s.barrier_idle_fraction;
   m["comm_fraction"] = s.comm_fraction;
   m["traffic_gb"] = {{"intra_node", s.intra_node_gb}, {"inter_node", s.inter_node_gb}};

@@ -139,6 +139,7 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   s.mean_step_ms = s.steps > 0 ? step_time / static_cast<double>(s.steps) / 1e6 : 0.0;
   s.mean_straggler_gap_us = layers > 0 ? gap_sum / static_cast<double>(layers) / 1e3 : 0.0;
   s.mean_load_std_tokens = layers > 0 ? load_std_sum / static_cast<double>(layers) : 0.0;
+  s.mean_comm_ms = s.steps > 0 ? comm / static_cast<double>(s.steps) / 1e6 : 0.0;
   // Each group's GPUs spend its step time together.
   const double gpus_per_group = static_cast<double>(m.gpu_busy_ns().size()) / static_cast<double>(groups);
   s.barrier_idle_fraction = step_time > 0.0 ? idle / (step_time * gpus_per_group) : 0.0;

@@ -86,6 +86,7 @@ struct RunSummary {
   double mean_step_ms = 0.0;
   double mean_straggler_gap_us = 0.0;  ///< per MoE layer: slowest minus fastest expert GPU
   double mean_load_std_tokens = 0.0;   ///< per MoE layer: std over GPUs of their token-expert pairs
+  double mean_comm_ms = 0.0;           ///< per step: time in dispatch + combine all-to-alls
   double max_straggler_gap_us = 0.0;
   double barrier_idle_fraction = 0.0;  ///< GPU time waiting at barriers / (GPUs x step time)
   double comm_fraction = 0.0;          ///< share of step time in dispatch + combine

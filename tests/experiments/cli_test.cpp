@@ -238,3 +238,62 @@ TEST_CASE("place: GEM and ViBE from a per-step window and measured cost curves, 
   REQUIRE_THAT(m.out, Contains("\"gpu_time_us\":[["));
   fs::remove_all(dir);
 }
+
+TEST_CASE("place: GRACE from a co-selection file groups the planted pairs") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_place_grace";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // 8 experts planted in two blocks {0, 5, 2, 7} and {1, 4, 3, 6}, each of two tighter pairs (0-5, 2-7,
+  // 1-4, 3-6), on 2 nodes x 2 GPUs of 2 slots: each node should get a block, each GPU a pair.
+  const std::string loads = (dir / "loads.csv").string();
+  std::ofstream(loads) << "layer,expert,tokens\n0,0,10\n0,1,10\n0,2,10\n0,3,10\n0,4,10\n0,5,10\n0,6,10\n0,7,10\n";
+  const std::string co = (dir / "co.csv").string();
+  {
+    std::ofstream c(co);
+    c << "layer,expert_a,expert_b,tokens\n";
+    const int block[8] = {0, 1, 0, 1, 1, 0, 1, 0};
+    const int pair[8] = {0, 2, 1, 3, 2, 0, 3, 1};
+    for (int a = 0; a < 8; ++a) {
+      for (int b = a + 1; b < 8; ++b) {
+        const int w = pair[a] == pair[b] ? 300 : block[a] == block[b] ? 100 : 1;
+        c << "0," << a << "," << b << "," << w << "\n";
+      }
+    }
+  }
+  const auto r = cli({"place", "--policy", "grace", "--load", loads, "--gpus", "4", "--nodes", "2", "--coactivation",
+                      co, "--option", "replication=false"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  // Every GPU holds one planted pair.
+  const auto at = r.out.find("\"phy2log\":[[");
+  REQUIRE(at != std::string::npos);
+  std::vector<int> p;
+  std::istringstream in(r.out.substr(at + 12));
+  for (int i = 0; i < 8; ++i) {
+    int x = 0;
+    char sep = 0;
+    in >> x >> sep;
+    p.push_back(x);
+  }
+  const std::vector<std::vector<int>> pairs{{0, 5}, {2, 7}, {1, 4}, {3, 6}};
+  for (int g = 0; g < 4; ++g) {
+    std::vector<int> mine{p[static_cast<std::size_t>(2 * g)], p[static_cast<std::size_t>(2 * g + 1)]};
+    std::sort(mine.begin(), mine.end());
+    INFO("GPU " << g);
+    REQUIRE(std::find(pairs.begin(), pairs.end(), mine) != pairs.end());
+  }
+  // Each node's two GPUs hold the two pairs of one block.
+  for (int n = 0; n < 2; ++n) {
+    std::vector<int> node(p.begin() + 4 * n, p.begin() + 4 * n + 4);
+    std::sort(node.begin(), node.end());
+    REQUIRE((node == std::vector<int>{0, 2, 5, 7} || node == std::vector<int>{1, 3, 4, 6}));
+  }
+  REQUIRE_THAT(cli({"place", "--policy", "grace", "--load", loads, "--gpus", "4"}).err,
+               Contains("needs co-selection counts"));
+  std::ofstream(dir / "bad.csv") << "layer,expert_a,expert_b,tokens\n0,3,3,5\n";
+  REQUIRE_THAT(
+      cli({"place", "--policy", "grace", "--load", loads, "--gpus", "4", "--coactivation", (dir / "bad.csv").string()})
+          .err,
+      Contains("line 2: expected layer,expert_a,expert_b,tokens"));
+  fs::remove_all(dir);
+}
