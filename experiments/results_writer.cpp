@@ -61,6 +61,20 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
                         {"expert_moves", res.expert_moves},
                         {"gb_moved", res.migration_bytes / 1e9},
                         {"stall_ms", res.migration_stall_ms}};
+    double gap_sum = -1.0;
+    double solves = 0.0;
+    for (const auto& [name, value] : res.trigger_stats) {
+      if (name == "lp_gap_sum") {
+        gap_sum = value;
+      } else {
+        m["rebalancing"][name] = value;
+        solves = name == "reoptimisations" ? value : solves;
+      }
+    }
+    if (gap_sum >= 0.0) {
+      // DIRECTOR: the rounded placements' Eq. 5 over their LP bounds, averaged over re-optimisations.
+      m["rebalancing"]["lp_gap_mean"] = solves > 0.0 ? gap_sum / solves : 0.0;
+    }
   }
   if (cfg.disaggregation.prefill_groups > 0) {
     m["kv_transfers"] = {

@@ -90,6 +90,7 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   }
   ++solves_;
   Placement next = policy_.place(in);
+  gap_sum_ += policy_.last_report().gap;
   bool same = true;
   for (std::size_t l = 0; l < L && same; ++l) {
     same = next.layers[l].phy2log == view.current->layers[l].phy2log;

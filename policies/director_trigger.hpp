@@ -34,6 +34,10 @@ class DirectorTrigger final : public RebalanceTrigger {
   bool needs_prediction() const override;
   std::int64_t prediction_horizon_steps() const override { return trig_.horizon_steps; }
   std::int64_t reoptimisations() const { return solves_; }
+  /// Re-optimisations, and the rounded placements' Eq. 5 over the LP bound (sum: divide by the count).
+  std::vector<std::pair<std::string, double>> stats() const override {
+    return {{"reoptimisations", static_cast<double>(solves_)}, {"lp_gap_sum", gap_sum_}};
+  }
   const DirectorReport& last_report() const { return policy_.last_report(); }
 
  private:
@@ -44,6 +48,7 @@ class DirectorTrigger final : public RebalanceTrigger {
   std::vector<double> observed_;    // this interval's tokens per [layer][expert]
   std::int64_t seen_ = 0;
   std::int64_t solves_ = 0;
+  double gap_sum_ = 0.0;
 };
 
 }  // namespace epsim::policies

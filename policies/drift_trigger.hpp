@@ -34,6 +34,10 @@ class DriftTrigger final : public RebalanceTrigger {
   double last_distance() const { return last_distance_; }
   std::int64_t recalibrations() const { return recalibrations_; }
   std::int64_t detections() const { return detections_; }
+  std::vector<std::pair<std::string, double>> stats() const override {
+    return {{"drift_detections", static_cast<double>(detections_)},
+            {"recalibrations", static_cast<double>(recalibrations_)}};
+  }
 
  private:
   std::optional<Placement> recalibrate(const RebalanceView& view);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "policies/placement_policy.hpp"
@@ -29,6 +31,8 @@ class RebalanceTrigger {
   /// group's requests), and over how many steps of their work.
   virtual bool needs_prediction() const { return false; }
   virtual std::int64_t prediction_horizon_steps() const { return 0; }
+  /// Named counters and measures of what the trigger did, for the run's summary (summed over groups).
+  virtual std::vector<std::pair<std::string, double>> stats() const { return {}; }
 };
 
 /// vLLM-style periodic EPLB: keeps the loads of the last `window_steps` steps and every `interval_steps`

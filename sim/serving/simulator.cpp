@@ -360,6 +360,20 @@ SimulationResult Simulator::run() {
   res.hit_time_limit = engine_.pending() > 0 && !engine_.stop_requested();
   res.routing_exhausted = routing_exhausted_;
   res.rebalances = rebalances_;
+  for (const auto& g : groups_) {
+    if (!g->trigger) {
+      continue;
+    }
+    for (const auto& stat : g->trigger->stats()) {
+      auto it = std::find_if(res.trigger_stats.begin(), res.trigger_stats.end(),
+                             [&](const auto& s) { return s.first == stat.first; });
+      if (it == res.trigger_stats.end()) {
+        res.trigger_stats.push_back(stat);
+      } else {
+        it->second += stat.second;
+      }
+    }
+  }
   res.expert_moves = expert_moves_;
   res.migration_bytes = migration_bytes_;
   res.migration_stall_ms = migration_stall_ns_ / 1e6;

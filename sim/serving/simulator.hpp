@@ -76,6 +76,7 @@ struct SimulationResult {
   double migration_bytes = 0.0;
   double migration_stall_ms = 0.0;  ///< stop-the-world: time groups stood still, summed over groups
   std::int64_t kv_transfers = 0;    ///< disaggregated: KV caches moved prefill -> decode
+  std::vector<std::pair<std::string, double>> trigger_stats;  ///< the triggers' stats(), summed over groups
   double kv_transfer_bytes = 0.0;
   double kv_transfer_ms_mean = 0.0;
 };

@@ -56,6 +56,11 @@ TEST_CASE("DIRECTOR's migrations never overlap an all-to-all and carry every mov
   REQUIRE(r.summary.requests_finished == 40);
   REQUIRE(r.rebalances >= 1);
   REQUIRE(r.expert_moves > 0);
+  // The summary's counters: every applied change came from a re-optimisation, whose rounded placement
+  // is never below its LP bound.
+  std::map<std::string, double> stats(r.trigger_stats.begin(), r.trigger_stats.end());
+  REQUIRE(stats.at("reoptimisations") >= static_cast<double>(r.rebalances));
+  REQUIRE(stats.at("lp_gap_sum") >= stats.at("reoptimisations") * (1.0 - 1e-9));
   REQUIRE_FALSE(t.migrations.empty());
   // Nothing moves while a collective is under way (touching ends allowed: whole-ns rounding inwards).
   std::size_t overlaps = 0;
