@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <numeric>
 #include <vector>
@@ -271,5 +272,64 @@ TEST_CASE("fast sampling keeps the multinomial's means and variances") {
     // Sample mean within 5 standard errors; sample variance within 10 % (4000 draws: ~2.2 % s.e.).
     REQUIRE(std::abs(s[static_cast<std::size_t>(e)].mean() - mean) < 5.0 * std::sqrt(var / 4000.0));
     REQUIRE(s[static_cast<std::size_t>(e)].variance() == Approx(var).epsilon(0.1));
+  }
+}
+
+TEST_CASE("expected load and co-selection of requests follow the probabilities, by hand with one topic") {
+  const int experts = 16;
+  const int k = 2;
+  workloads::SyntheticRouter r(plain(1.0), 2, experts, k, core::RandomStreams(4));
+  const auto p = r.sorted_probabilities();
+  // A prefill of 100 tokens on GPU 0 and 10 decode tokens on GPU 1: n x k x p of each expert.
+  const std::vector<workloads::RequestTokens> reqs{{0, 0, 100, true, 0}, {1, 0, 10, false, 1}};
+  const std::vector<int> origin{0, 1};
+  std::vector<double> out(2 * 2 * experts, 0.0);
+  REQUIRE(r.expected_load(reqs, origin, 2, out));
+  for (int l = 0; l < 2; ++l) {
+    for (int rank = 0; rank < experts; ++rank) {
+      const auto e = static_cast<std::size_t>(r.ranking(l)[static_cast<std::size_t>(rank)]);
+      const double pr = p[static_cast<std::size_t>(rank)];
+      REQUIRE(out[(static_cast<std::size_t>(l) * 2 + 0) * experts + e] == Approx(100.0 * k * pr));
+      REQUIRE(out[(static_cast<std::size_t>(l) * 2 + 1) * experts + e] == Approx(10.0 * k * pr));
+    }
+  }
+  // Co-selection per token: k (k - 1) p_i p_j off the diagonal, 0 on it.
+  std::vector<double> co(static_cast<std::size_t>(experts * experts), 0.0);
+  r.expected_coselection(0, 0, co);
+  const auto rank_of = [&](int e) {
+    const auto rk = r.ranking(0);
+    return static_cast<std::size_t>(std::find(rk.begin(), rk.end(), e) - rk.begin());
+  };
+  for (int i = 0; i < experts; ++i) {
+    for (int j = 0; j < experts; ++j) {
+      const double want = i == j ? 0.0 : k * (k - 1) * p[rank_of(i)] * p[rank_of(j)];
+      REQUIRE(co[static_cast<std::size_t>(i * experts + j)] == Approx(want));
+    }
+  }
+}
+
+TEST_CASE("origin-aware routing splits each expert's tokens over the GPUs by their requests") {
+  const int experts = 16;
+  SyntheticRouterConfig c = plain(1.0);
+  workloads::SyntheticRouter independent(c, 1, experts, 2, core::RandomStreams(4));
+  c.origin_aware = true;
+  workloads::SyntheticRouter aware(c, 1, experts, 2, core::RandomStreams(4));
+  // One topic: GPU 0 serves 300 of the step's 400 tokens, GPU 1 the other 100, so every expert's tokens
+  // split 3 : 1 (largest remainder: within one token).
+  const std::vector<workloads::RequestTokens> reqs{{0, 0, 300, true, 0}, {1, 0, 100, true, 1}};
+  std::vector<std::int32_t> counts(experts);
+  std::vector<std::int32_t> split(2 * experts);
+  for (workloads::SyntheticRouter* r : {&independent, &aware}) {
+    r->begin_step(workloads::StepContext{0, 400, 400, 0, reqs});
+    r->sample(0, 400, counts);
+  }
+  REQUIRE_FALSE(independent.origin_counts(0, 2, 400, split));
+  REQUIRE(aware.origin_counts(0, 2, 400, split));
+  for (int e = 0; e < experts; ++e) {
+    const std::int32_t n = counts[static_cast<std::size_t>(e)];
+    const std::int32_t a = split[static_cast<std::size_t>(e)];
+    const std::int32_t b = split[static_cast<std::size_t>(experts + e)];
+    REQUIRE(a + b == n);
+    REQUIRE(std::abs(a - 0.75 * n) <= 1.0);
   }
 }
