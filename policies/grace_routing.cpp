@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/core/apportion.hpp"
 #include "sim/core/error.hpp"
 
 namespace epsim::policies {
@@ -96,20 +97,11 @@ void GraceRouting::split(std::int32_t tokens, int origin, RoutedLoad& out) {
     }
     share_[m - 1] += left;
   } else {
-    remainder_.assign(m, 0.0);
-    std::int32_t given = 0;
+    remainder_.assign(m, 0.0);  // the quotas; ties of the largest remainder go to the lower GPU
     for (std::size_t j = 0; j < m; ++j) {
-      const double quota = tokens * weights_[j] / total;
-      share_[j] = static_cast<std::int32_t>(std::floor(quota));
-      remainder_[j] = quota - share_[j];
-      given += share_[j];
+      remainder_[j] = tokens * weights_[j] / total;
     }
-    for (; given < tokens; ++given) {  // largest remainder first, ties to the lower GPU
-      const auto j =
-          static_cast<std::size_t>(std::max_element(remainder_.begin(), remainder_.end()) - remainder_.begin());
-      ++share_[j];
-      remainder_[j] = -1.0;
-    }
+    core::apportion(tokens, remainder_, share_);
   }
   for (std::size_t j = 0; j < m; ++j) {
     const auto g = static_cast<std::size_t>(candidates_[j]);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "sim/core/apportion.hpp"
 #include "sim/core/error.hpp"
 #include "workloads/multinomial.hpp"
 
@@ -313,12 +314,10 @@ void SyntheticRouter::begin_step(const StepContext& ctx) {
 }
 
 void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
-  if (cfg_.origin_aware) {
-    sample_counts(layer, tokens, out);
-    last_counts_.assign(out.begin(), out.end());
-    return;
-  }
   sample_counts(layer, tokens, out);
+  if (cfg_.origin_aware) {
+    last_counts_.assign(out.begin(), out.end());  // origin_counts() splits these
+  }
 }
 
 void SyntheticRouter::sample_counts(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
@@ -410,6 +409,7 @@ bool SyntheticRouter::origin_counts(int layer, int origins, std::int64_t /*token
   const auto O = static_cast<std::size_t>(origins);
   const std::size_t width = static_cast<std::size_t>(cfg_.topics) * 2;
   split_.assign(O, 0.0);
+  split_share_.assign(O, 0);
   std::fill(out.begin(), out.end(), 0);
   for (std::size_t e = 0; e < E; ++e) {
     const std::int32_t n = last_counts_[e];
@@ -418,6 +418,7 @@ bool SyntheticRouter::origin_counts(int layer, int origins, std::int64_t /*token
     }
     // Origin o's weight for expert e: its tokens per (topic, phase) x that distribution's probability.
     double total = 0.0;
+    std::fill(split_.begin(), split_.end(), 0.0);  // GPUs without requests this step get nothing
     for (std::size_t o = 0; o < static_cast<std::size_t>(step_origins_); ++o) {
       double w = 0.0;
       for (std::size_t tp = 0; tp < width; ++tp) {
@@ -432,18 +433,12 @@ bool SyntheticRouter::origin_counts(int layer, int origins, std::int64_t /*token
     if (total <= 0.0) {
       return false;
     }
-    std::int32_t given = 0;
-    for (std::size_t o = 0; o < O; ++o) {
-      const double quota = split_[o] / total * n;
-      const auto whole = static_cast<std::int32_t>(quota);
-      out[o * E + e] = whole;
-      split_[o] = quota - whole;
-      given += whole;
+    for (double& q : split_) {
+      q = q / total * n;
     }
-    for (; given < n; ++given) {
-      const auto o = static_cast<std::size_t>(std::max_element(split_.begin(), split_.end()) - split_.begin());
-      ++out[o * E + e];
-      split_[o] = -1.0;
+    core::apportion(n, split_, split_share_);
+    for (std::size_t o = 0; o < O; ++o) {
+      out[o * E + e] = split_share_[o];
     }
   }
   return true;

@@ -117,6 +117,7 @@ class SyntheticRouter final : public RoutingSource {
   std::vector<double> origin_weight_;       // [origin][topic][phase] tokens of the step (origin_aware)
   std::vector<std::int32_t> last_counts_;   // the last sample()'s counts (origin_aware)
   std::vector<double> split_;               // workspace of origin_counts: per origin
+  std::vector<std::int32_t> split_share_;   // ... and its whole shares
   int step_origins_ = 0;
   AliasTable alias_;  // workspace for small draws
   core::Rng rng_;     // counts

@@ -20,8 +20,6 @@ struct Simulator::Group {
   std::optional<policies::Placement> incoming;  // a placement whose experts are still moving
   int moves_pending = 0;
   struct Move {
-    int from = 0;
-    int to = 0;
     double left_bytes = 0.0;
     double bytes_per_ns = 0.0;
   };
@@ -280,8 +278,7 @@ void Simulator::maybe_rebalance(Group& g) {
       migration_bytes_ += parts_.expert_bytes;
       const bool same_node = m.from_gpu / group_gpus_per_node_ == m.to_gpu / group_gpus_per_node_;
       const double gbps = same_node ? parts_.topology.intra().bw_gbps : parts_.topology.inter().bw_gbps;
-      g.compute_moves.push_back(
-          Group::Move{m.from_gpu, m.to_gpu, parts_.expert_bytes, gbps / leaving[static_cast<std::size_t>(m.from_gpu)]});
+      g.compute_moves.push_back(Group::Move{parts_.expert_bytes, gbps / leaving[static_cast<std::size_t>(m.from_gpu)]});
     }
     return;
   }

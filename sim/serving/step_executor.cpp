@@ -5,6 +5,7 @@
 
 #include "hardware/gpu_spec.hpp"
 #include "models/layer_work.hpp"
+#include "sim/core/apportion.hpp"
 
 namespace epsim::serving {
 
@@ -24,12 +25,13 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       source_(source),
       step_overhead_ns_(step_overhead_us * 1e3),
       pair_bytes_(static_cast<double>(model.hidden_size * model.activation_bytes)) {
-  for (Eigen::ArrayXd* a : {&remainder_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_,
-                            &router_ns_, &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
+  for (Eigen::ArrayXd* a : {&quota_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
+                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
     a->setZero(gpus_);
   }
   gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
   gpu_activated_.assign(static_cast<std::size_t>(gpus_), 0);
+  origin_share_.assign(static_cast<std::size_t>(gpus_), 0);
   node_pairs_.setZero(topo_.nodes());
   node_share_.setZero(topo_.nodes());
   node_bytes_.setZero(topo_.nodes());
@@ -175,19 +177,10 @@ void StepExecutor::derive_origins() {
   const auto experts = static_cast<std::size_t>(model_.routed_experts);
   for (std::size_t e = 0; e < experts; ++e) {
     const std::int32_t n = expert_tokens_[e];
-    std::int32_t given = 0;
-    for (int o = 0; o < gpus_; ++o) {
-      const double quota = share_(o) * n;
-      const auto whole = static_cast<std::int32_t>(quota);
-      origin_counts_[static_cast<std::size_t>(o) * experts + e] = whole;
-      remainder_(o) = quota - whole;
-      given += whole;
-    }
-    for (; given < n; ++given) {
-      Eigen::Index o = 0;
-      remainder_.maxCoeff(&o);
-      ++origin_counts_[static_cast<std::size_t>(o) * experts + e];
-      remainder_(o) = -1.0;
+    quota_ = share_ * static_cast<double>(n);
+    core::apportion(n, {quota_.data(), static_cast<std::size_t>(gpus_)}, origin_share_);
+    for (std::size_t o = 0; o < static_cast<std::size_t>(gpus_); ++o) {
+      origin_counts_[o * experts + e] = origin_share_[o];
     }
   }
 }

@@ -87,8 +87,8 @@ class StepExecutor {
 
   // Per-GPU buffers.
   Eigen::ArrayXd tokens_, share_, attention_ns_, chunked_attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
-  Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_, remainder_;
-  std::vector<std::int32_t> gpu_pairs_, gpu_activated_;
+  Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_, quota_;  // quota_: derive_origins' workspace
+  std::vector<std::int32_t> gpu_pairs_, gpu_activated_, origin_share_;
   Eigen::ArrayXd node_pairs_, node_share_;
   Eigen::ArrayXd node_bytes_;  // all-gather: hidden-state bytes leaving each node's GPUs
   std::vector<std::int32_t> expert_tokens_;

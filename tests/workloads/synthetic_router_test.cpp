@@ -333,3 +333,21 @@ TEST_CASE("origin-aware routing splits each expert's tokens over the GPUs by the
     REQUIRE(std::abs(a - 0.75 * n) <= 1.0);
   }
 }
+
+TEST_CASE("origin-aware routing gives a GPU without requests in the step none of the tokens") {
+  SyntheticRouterConfig c = plain(1.0);
+  c.origin_aware = true;
+  workloads::SyntheticRouter r(c, 1, 16, 2, core::RandomStreams(4));
+  // Three GPUs, requests on GPUs 0 and 1 only: every expert's tokens stay off GPU 2, expert after expert.
+  const std::vector<workloads::RequestTokens> reqs{{0, 0, 200, true, 0}, {1, 0, 100, true, 1}};
+  std::vector<std::int32_t> counts(16);
+  std::vector<std::int32_t> split(3 * 16);
+  r.begin_step(workloads::StepContext{0, 300, 300, 0, reqs});
+  r.sample(0, 300, counts);
+  REQUIRE_FALSE(r.origin_counts(0, 1, 300, split));  // fewer GPUs than origins seen
+  REQUIRE(r.origin_counts(0, 3, 300, split));
+  for (std::size_t e = 0; e < 16; ++e) {
+    REQUIRE(split[32 + e] == 0);
+    REQUIRE(split[e] + split[16 + e] == counts[e]);
+  }
+}
