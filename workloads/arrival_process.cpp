@@ -8,18 +8,21 @@
 namespace epsim::workloads {
 
 ArrivalConfig parse_arrivals(core::ParamTable& t) {
-  static constexpr std::array<std::string_view, 4> k_kinds{"poisson", "gamma", "onoff", "replay"};
+  static constexpr std::array<std::string_view, 5> k_kinds{"poisson", "gamma", "onoff", "batches", "replay"};
   ArrivalConfig c;
   const std::string kind = t.choice("arrival", "poisson", "arrival process", k_kinds);
-  c.kind = kind == "gamma"    ? ArrivalConfig::Kind::gamma
-           : kind == "onoff"  ? ArrivalConfig::Kind::onoff
-           : kind == "replay" ? ArrivalConfig::Kind::replay
-                              : ArrivalConfig::Kind::poisson;
+  c.kind = kind == "gamma"     ? ArrivalConfig::Kind::gamma
+           : kind == "onoff"   ? ArrivalConfig::Kind::onoff
+           : kind == "batches" ? ArrivalConfig::Kind::batches
+           : kind == "replay"  ? ArrivalConfig::Kind::replay
+                               : ArrivalConfig::Kind::poisson;
   c.rate_rps = t.real("rate_rps", c.rate_rps, "mean arrival rate, requests per second", core::k_positive);
   c.cv = t.real("arrival_cv", c.cv, "gamma: coefficient of variation of inter-arrival gaps", {0.01, 100.0});
   c.on_s = t.real("burst_on_s", c.on_s, "onoff: mean ON period, s", core::k_positive);
   c.off_s = t.real("burst_off_s", c.off_s, "onoff: mean OFF period, s", core::k_positive);
   c.off_rate_fraction = t.real("burst_off_rate_fraction", 0.0, "onoff: OFF-period rate / ON-period rate", {0.0, 1.0});
+  c.batch_size = static_cast<int>(t.integer(
+      "batch_size", c.batch_size, "batches: requests arriving together, every batch_size / rate_rps s", {1, 1 << 20}));
   c.replay_file = t.string("replay_file", "", "replay: CSV with arrival_s[,prompt_tokens,output_tokens] per line");
   if (!t.documenting() && c.kind == ArrivalConfig::Kind::replay && c.replay_file.empty()) {
     t.fail("replay_file", "arrival = \"replay\" needs a replay_file");
@@ -68,6 +71,14 @@ core::Time ArrivalProcess::next() {
     case ArrivalConfig::Kind::onoff:
       gap_s = next_onoff_gap_s();
       break;
+    case ArrivalConfig::Kind::batches:
+      // Deterministic: the arrivals stream is not drawn from. A batch's requests share its instant.
+      if (in_batch_ == cfg_.batch_size) {
+        in_batch_ = 0;
+        clock_ns_ += core::from_seconds(static_cast<double>(cfg_.batch_size) / cfg_.rate_rps);
+      }
+      ++in_batch_;
+      return clock_ns_;
   }
   clock_ns_ += core::from_seconds(gap_s);
   return clock_ns_;

@@ -2,7 +2,8 @@
 // Arrival processes (inter-arrival gaps): Poisson; Gamma with a coefficient of variation (burstiness:
 // CV 1 is Poisson, above 1 burstier, below more regular); on/off bursts (a two-state modulated Poisson
 // process: exponential ON and OFF periods with their own rates, the ON rate set so the long-run mean is
-// the configured rate). Replay of a timestamped CSV lives in request_replay.hpp.
+// the configured rate); batches (`batch_size` requests at the same instant, one batch every
+// batch_size / rate: offline batch work, DIRECTOR's setting). Replay of a timestamped CSV lives in request_replay.hpp.
 #include <cstdint>
 
 #include "sim/core/params.hpp"
@@ -12,13 +13,14 @@
 namespace epsim::workloads {
 
 struct ArrivalConfig {
-  enum class Kind : std::uint8_t { poisson, gamma, onoff, replay };
+  enum class Kind : std::uint8_t { poisson, gamma, onoff, batches, replay };
   Kind kind = Kind::poisson;
   double rate_rps = 4.0;           ///< long-run mean arrival rate
   double cv = 1.0;                 ///< gamma: coefficient of variation of the gaps
   double on_s = 5.0;               ///< onoff: mean ON period
   double off_s = 5.0;              ///< onoff: mean OFF period
   double off_rate_fraction = 0.0;  ///< onoff: OFF rate / ON rate
+  int batch_size = 8;              ///< batches: requests per batch (the first batch arrives at t = 0)
   std::string replay_file;         ///< replay: CSV of arrival_s[,prompt_tokens,output_tokens]
 
   /// onoff: the rate during ON periods that gives `rate_rps` on average.
@@ -44,6 +46,8 @@ class ArrivalProcess {
   // onoff state: whether ON, and the time left in the current period.
   bool on_ = true;
   double period_left_s_ = -1.0;
+  // batches: requests of the current batch handed out so far.
+  int in_batch_ = 0;
 };
 
 }  // namespace epsim::workloads

@@ -384,16 +384,47 @@ bool SyntheticRouter::expected_load(std::span<const RequestTokens> requests, std
                                     std::span<double> out) {
   const auto E = static_cast<std::size_t>(experts_);
   const auto O = static_cast<std::size_t>(origins);
-  for (std::size_t r = 0; r < requests.size(); ++r) {
-    const RequestTokens& req = requests[r];
-    const int topic = topic_of(req.request_id, req.arrival_ns);
-    const double pairs = static_cast<double>(req.tokens) * static_cast<double>(top_k_);
-    const auto o = static_cast<std::size_t>(origin[r]);
-    for (int l = 0; l < layers_; ++l) {
-      const double* q = dist_.data() + idx(topic, req.prefill ? 0 : 1, l);
-      double* row = out.data() + (static_cast<std::size_t>(l) * O + o) * E;
+  const auto L = static_cast<std::size_t>(layers_);
+  // Per phase (steps of one phase share a mix), then each layer's mix capped as sample() caps a step's.
+  for (int phase = 0; phase < 2; ++phase) {
+    expected_.assign(L * O * E, 0.0);
+    for (std::size_t r = 0; r < requests.size(); ++r) {
+      const RequestTokens& req = requests[r];
+      if ((req.prefill ? 0 : 1) != phase) {
+        continue;
+      }
+      const int topic = topic_of(req.request_id, req.arrival_ns);
+      const double pairs = static_cast<double>(req.tokens) * static_cast<double>(top_k_);
+      const auto o = static_cast<std::size_t>(origin[r]);
+      for (std::size_t l = 0; l < L; ++l) {
+        const double* q = dist_.data() + idx(topic, phase, static_cast<int>(l));
+        double* row = expected_.data() + (l * O + o) * E;
+        for (std::size_t e = 0; e < E; ++e) {
+          row[e] += pairs * q[e];
+        }
+      }
+    }
+    for (std::size_t l = 0; l < L; ++l) {
+      mixed_.assign(E, 0.0);
+      for (std::size_t o = 0; o < O; ++o) {
+        for (std::size_t e = 0; e < E; ++e) {
+          mixed_[e] += expected_[(l * O + o) * E + e];
+        }
+      }
+      const double total = std::accumulate(mixed_.begin(), mixed_.end(), 0.0);
+      if (total <= 0.0) {
+        continue;
+      }
+      split_.assign(mixed_.begin(), mixed_.end());  // uncapped shares
+      for (double& x : mixed_) {
+        x /= total;
+      }
+      water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
       for (std::size_t e = 0; e < E; ++e) {
-        row[e] += pairs * q[e];
+        const double scale = split_[e] > 0.0 ? mixed_[e] * total / split_[e] : 0.0;
+        for (std::size_t o = 0; o < O; ++o) {
+          out[(l * O + o) * E + e] += expected_[(l * O + o) * E + e] * scale;
+        }
       }
     }
   }

@@ -77,7 +77,8 @@ class SyntheticRouter final : public RoutingSource {
   /// topic mix at `t` and both phases equally. Temporal groups burst per step, not per token, and add
   /// no per-token affinity. GRACE's affinity for synthetic routing (tests: the planted topics).
   void expected_coselection(int layer, core::Time t, std::span<double> out) const;
-  /// Each request's tokens follow its topic's distribution for its phase (bursts and caps aside).
+  /// Each request's tokens follow its topic's distribution for its phase; per phase, each layer's mix is
+  /// capped at 1 / top_k as a step's is (exact when the phase's steps share one mix; bursts aside).
   bool expected_load(std::span<const RequestTokens> requests, std::span<const int> origin, int origins,
                      std::span<double> out) override;
   /// With origin_aware: the last sample()'s counts of `layer` split over the GPUs by what their requests
@@ -118,6 +119,7 @@ class SyntheticRouter final : public RoutingSource {
   std::vector<std::int32_t> last_counts_;   // the last sample()'s counts (origin_aware)
   std::vector<double> split_;               // workspace of origin_counts: per origin
   std::vector<std::int32_t> split_share_;   // ... and its whole shares
+  std::vector<double> expected_;            // workspace of expected_load: [layer][origin][expert], one phase
   int step_origins_ = 0;
   AliasTable alias_;  // workspace for small draws
   core::Rng rng_;     // counts

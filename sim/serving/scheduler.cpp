@@ -22,10 +22,12 @@ Scheduler::Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_bl
   }
 }
 
-void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out) const {
+void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out, bool waiting_only) const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     for (const int i : ranks_[r].running) {
-      out.emplace_back(static_cast<int>(r), i);
+      if (!waiting_only) {
+        out.emplace_back(static_cast<int>(r), i);
+      }
     }
     for (const int i : ranks_[r].waiting) {
       out.emplace_back(static_cast<int>(r), i);
@@ -119,6 +121,9 @@ std::int64_t Scheduler::fit_chunk(const Rank& rank, const RequestState& r, std::
 
 bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
   out.clear(ranks());
+  // Static batching admits only into an empty group: the running batch finishes first.
+  const bool admit = !cfg_.static_batching ||
+                     std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& rk) { return rk.running.empty(); });
   for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
     Rank& rank = ranks_[ri];
     std::int64_t budget = cfg_.max_batch_tokens;
@@ -162,10 +167,16 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
     // Then admissions, FCFS: the head of the queue waits for memory (nothing overtakes it). As in vLLM V1,
     // a step that had to preempt admits nobody.
     const double reserve = cfg_.kv_watermark * static_cast<double>(rank.kv.blocks());
-    while (budget > 0 && preemptions_ == preempted_before && !rank.waiting.empty() &&
+    while (admit && (budget > 0 || cfg_.static_batching) && preemptions_ == preempted_before && !rank.waiting.empty() &&
            static_cast<std::int64_t>(rank.running.size()) < cfg_.max_running_requests) {
       const int idx = rank.waiting.front();
       RequestState& r = requests[static_cast<std::size_t>(idx)];
+      if (budget <= 0) {
+        // Static batching: the batch takes it now; its work starts in a later step of this batch.
+        rank.waiting.pop_front();
+        rank.running.push_back(idx);
+        continue;
+      }
       if (r.prefill_done()) {
         // A decode whose KV cache was transferred in: allocate that context plus this step's token.
         const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;

@@ -49,8 +49,9 @@ class Scheduler {
   void complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
                 std::span<Observer* const> observers);
   bool idle() const;
-  /// (rank, request) of every waiting and running request, appended to `out`.
-  void outstanding_requests(std::vector<std::pair<int, int>>& out) const;
+  /// (rank, request) of every waiting and running request, appended to `out`; with `waiting_only`, of the
+  /// waiting (not yet admitted) ones.
+  void outstanding_requests(std::vector<std::pair<int, int>>& out, bool waiting_only = false) const;
   const KvCache& kv(int rank) const { return ranks_[static_cast<std::size_t>(rank)].kv; }
   std::int64_t preemptions() const { return preemptions_; }
 

@@ -1,5 +1,8 @@
 #include "sim/serving/serving_config.hpp"
 
+#include <array>
+#include <string_view>
+
 namespace epsim::serving {
 
 SchedulerConfig parse_scheduler(core::ParamTable& t) {
@@ -8,6 +11,11 @@ SchedulerConfig parse_scheduler(core::ParamTable& t) {
                                  "token budget of one step per DP rank (decodes + prefill chunks)", {1, 1 << 24});
   c.max_running_requests =
       t.integer("max_running_requests", c.max_running_requests, "requests admitted per DP rank at once", {1, 1 << 20});
+  static constexpr std::array<std::string_view, 2> k_batching{"continuous", "static"};
+  c.static_batching = t.choice("batching", "continuous",
+                               "continuous: requests join and leave every step; static: a batch is admitted "
+                               "when the group has nothing running and runs to completion",
+                               k_batching) == "static";
   c.kv_block_tokens = t.integer("kv_block_tokens", c.kv_block_tokens, "tokens per KV-cache block", {1, 4096});
   c.kv_watermark = t.real("kv_watermark", c.kv_watermark, "share of KV blocks admissions leave free", {0.0, 0.5});
   c.gpu_memory_utilization = t.real("gpu_memory_utilization", c.gpu_memory_utilization,

@@ -148,3 +148,46 @@ TEST_CASE("a request that can never fit in the KV cache is rejected, not queued 
   REQUIRE(reqs[0].rejected);
   REQUIRE(s.idle());
 }
+
+TEST_CASE("static batching admits a whole batch into an empty group and nothing until it has finished") {
+  SchedulerConfig cfg{100, 8};
+  cfg.static_batching = true;
+  Scheduler s(2, cfg);
+  // Prompts of 80 + 60 + 30 on rank 0 (over its 100-token budget together), 50 on rank 1.
+  std::vector<RequestState> reqs{req(0, 80, 2), req(1, 60, 3), req(2, 50, 1), req(3, 10, 1), req(4, 30, 1)};
+  s.enqueue(0, 0, reqs);
+  s.enqueue(0, 1, reqs);
+  s.enqueue(0, 4, reqs);
+  s.enqueue(1, 2, reqs);
+  Batch b;
+  REQUIRE(s.form_batch(reqs, b));
+  // Rank 0 runs request 0 (80) and request 1's first 20 tokens; rank 1 request 2 (50). Request 4 joins
+  // the batch with no tokens yet: nothing is left waiting.
+  REQUIRE(b.prefill_tokens == 150);
+  std::vector<std::pair<int, int>> queued;
+  s.outstanding_requests(queued, /*waiting_only=*/true);
+  REQUIRE(queued.empty());
+  s.complete(b, reqs, 1, {});
+  // A late arrival waits for the batch to finish, though rank 1 is free and the budget has room.
+  s.enqueue(1, 3, reqs);
+  std::vector<std::pair<int, int>> waiting;
+  s.outstanding_requests(waiting, /*waiting_only=*/true);
+  REQUIRE(waiting == std::vector<std::pair<int, int>>{{1, 3}});
+  core::Time t = 1;
+  int steps = 1;
+  while (reqs[0].finish_ns < 0 || reqs[1].finish_ns < 0 || reqs[2].finish_ns < 0 || reqs[4].finish_ns < 0) {
+    REQUIRE(s.form_batch(reqs, b));
+    for (const BatchEntry& e : b.entries) {
+      REQUIRE(e.request != 3);
+    }
+    s.complete(b, reqs, ++t, {});
+    ++steps;
+  }
+  // Step 2 on rank 0: request 0's decode, request 1's last 40 prompt tokens and request 4's 30 (both emit
+  // a token; request 4 is done); request 1 decodes in steps 3 and 4.
+  REQUIRE(steps == 4);
+  REQUIRE(reqs[4].finish_ns == 2);
+  REQUIRE(s.form_batch(reqs, b));
+  REQUIRE(b.entries.size() == 1);
+  REQUIRE(b.entries[0].request == 3);
+}

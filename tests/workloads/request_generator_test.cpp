@@ -140,6 +140,20 @@ TEST_CASE("on/off bursts keep the configured mean rate and are burstier than Poi
   REQUIRE(gaps.stddev() / gaps.mean() > 1.3);
 }
 
+TEST_CASE("batch arrivals bring batch_size requests at one instant, a batch every batch_size / rate") {
+  workloads::ArrivalConfig c;
+  c.kind = workloads::ArrivalConfig::Kind::batches;
+  c.rate_rps = 16.0;
+  c.batch_size = 4;
+  workloads::ArrivalProcess a(c, core::Rng(14));
+  // 4 / 16 rps = 0.25 s between batches; the first at t = 0.
+  for (int batch = 0; batch < 5; ++batch) {
+    for (int i = 0; i < 4; ++i) {
+      REQUIRE(a.next() == static_cast<core::Time>(batch) * 250000000);
+    }
+  }
+}
+
 TEST_CASE("replayed arrivals come from the CSV, malformed rows name the line") {
   const auto path = std::filesystem::temp_directory_path() / "epsim_replay_test.csv";
   std::ofstream(path) << "arrival_s,prompt_tokens,output_tokens\n0.5,100,10\n# comment\n1.25,200,20\n";

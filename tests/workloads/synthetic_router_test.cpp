@@ -351,3 +351,48 @@ TEST_CASE("origin-aware routing gives a GPU without requests in the step none of
     REQUIRE(split[e] + split[16 + e] == counts[e]);
   }
 }
+
+TEST_CASE("expected load caps each expert at 1 / top_k as the sampled steps do") {
+  // One topic spread wide enough that its hottest expert wants more than a token can give it (1 / k):
+  // the prediction must match what the router samples, not the uncapped distribution.
+  SyntheticRouterConfig c = plain(1.2);
+  c.topic_spread = 2.0;
+  const int experts = 16;
+  const int k = 4;
+  workloads::SyntheticRouter r(c, 1, experts, k, core::RandomStreams(9));
+  const std::vector<workloads::RequestTokens> reqs{{0, 0, 1000, true, 0}};
+  const std::vector<int> origin{0};
+  std::vector<double> predicted(experts, 0.0);
+  REQUIRE(r.expected_load(reqs, origin, 1, predicted));
+  REQUIRE(std::accumulate(predicted.begin(), predicted.end(), 0.0) == Approx(1000.0 * k));
+  REQUIRE(*std::max_element(predicted.begin(), predicted.end()) <= 1000.0 * (1.0 + 1e-9));
+  // Independently: the mean of sampled 1000-token prefill steps of that request.
+  std::vector<core::RunningStats> s(experts);
+  std::vector<std::int32_t> out(experts);
+  for (int i = 0; i < 3000; ++i) {
+    r.begin_step(workloads::StepContext{0, 1000, 1000, 0, reqs});
+    r.sample(0, 1000, out);
+    for (int e = 0; e < experts; ++e) {
+      s[static_cast<std::size_t>(e)].add(out[static_cast<std::size_t>(e)]);
+    }
+  }
+  // A capped expert's count is min(X, 1000) with X ~ Binomial(4000, 1/4) ~ Normal(1000, sigma^2): its
+  // mean falls short of the cap by sigma / sqrt(2 pi) = 10.9 tokens; the sampler places that overflow on
+  // uncapped experts (the first in ranking order with room), so an uncapped expert gains at most all of it.
+  const double sigma = std::sqrt(4000.0 * 0.25 * 0.75);
+  const double shortfall = sigma / std::sqrt(2.0 * M_PI);
+  const auto capped = static_cast<int>(std::count(predicted.begin(), predicted.end(), 1000.0));
+  REQUIRE(capped >= 1);  // the case is the one that needs the cap
+  for (int e = 0; e < experts; ++e) {
+    const auto& st = s[static_cast<std::size_t>(e)];
+    const double pred = predicted[static_cast<std::size_t>(e)];
+    INFO("expert " << e << " predicted " << pred << " sampled " << st.mean());
+    const double se = st.stddev() / std::sqrt(3000.0);
+    if (pred == 1000.0) {
+      REQUIRE(std::abs(pred - shortfall - st.mean()) <= 5.0 * se + 0.5);
+    } else {
+      REQUIRE(st.mean() >= pred - 5.0 * se - 0.5);
+      REQUIRE(st.mean() <= pred + 5.0 * se + 0.5 + capped * shortfall);
+    }
+  }
+}
