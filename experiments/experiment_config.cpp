@@ -287,9 +287,26 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
                            k_dir_modes) == "reactive"
                  ? policies::DirectorTriggerOptions::Mode::reactive
                  : policies::DirectorTriggerOptions::Mode::proactive;
+    static constexpr std::array<std::string_view, 2> k_when{"interval", "arrivals"};
+    d.when = policy.choice("director_when", "interval",
+                           "director: re-optimise every director_interval_steps steps (interval) or once new "
+                           "requests are queued (arrivals: before each batch of queued work)",
+                           k_when) == "arrivals"
+                 ? policies::DirectorTriggerOptions::When::arrivals
+                 : policies::DirectorTriggerOptions::When::interval;
     d.interval_steps =
         policy.integer("director_interval_steps", 50,
                        "director: steps between re-optimisations (a batch of queued work)", {1, 1 << 24});
+    static constexpr std::array<std::string_view, 2> k_scope{"outstanding", "queued"};
+    d.queued_only = policy.choice("director_predict", "outstanding",
+                                  "director: whose work the predictor forecasts: every outstanding request "
+                                  "(queued and running) or the queued ones the next admissions take (the next "
+                                  "batch under static batching)",
+                                  k_scope) == "queued";
+    d.min_gain = policy.real("director_min_gain", 0.02,
+                             "director: a layer migrates only when the new placement saves at least this share of "
+                             "its modelled latency (Eq. 1-4 under the new W)",
+                             {0.0, 0.99});
     d.horizon_steps = policy.integer("director_horizon_steps", 50,
                                      "director: steps of the queued requests' work W predicts", {1, 1 << 24});
     const std::string predictor =

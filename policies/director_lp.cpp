@@ -55,21 +55,17 @@ std::vector<HullLine> lower_hull_lines(const CostCurves& curves, int gpu, double
 
 namespace {
 
-// One layer's LP in Clp, columns x[i][j] (i * G + j), lambda_j, tau_comp, tau_comm; rows: assignment
-// (E), capacity (G), lambda definitions (G), communication (G), the budget, computation epigraph rows.
+// One layer's LP in Clp. Columns: x[i][j] (i * G + j), then per pass kind q: lambda_qj (G), tau_comp_q,
+// tau_comm_q. Rows: assignment (E), capacity (G), per pass lambda definitions (G) and communication (G),
+// the budget sum_q weight_q (tau_comp_q + tau_comm_q), then the computation epigraph rows.
 class LayerLp {
  public:
   LayerLp(const DirectorProblem& p, int l, const DirectorLpOptions& opt, bool minimise) : p_(p), l_(l) {
     const int E = p.experts;
     const int G = p.gpus;
+    const int P = p.passes;
     nx_ = E * G;
-    tau_comp_ = nx_ + G;
-    tau_comm_ = tau_comp_ + 1;
-    budget_row_ = E + 3 * G;
-    double tokens = 0.0;
-    for (int i = 0; i < E; ++i) {
-      tokens += p.expert_tokens(l, i);
-    }
+    budget_row_ = E + G + 2 * G * P;
     std::vector<int> rows;
     std::vector<int> cols;
     std::vector<double> vals;
@@ -79,18 +75,20 @@ class LayerLp {
       vals.push_back(v);
     };
     for (int i = 0; i < E; ++i) {
-      const double n = p.expert_tokens(l, i);
       for (int j = 0; j < G; ++j) {
         const int c = i * G + j;
         add(i, c, 1.0);
         add(E + j, c, 1.0);
-        if (n > 0.0) {
-          add(E + G + j, c, n);
-        }
-        for (int o = 0; o < G; ++o) {  // tokens of origin o that expert i on GPU j draws over the link o -> j
-          const double ns = p.w(l, o, i) * p.ns_per_token(o, j);
-          if (ns > 0.0) {
-            add(E + 2 * G + o, c, ns);
+        for (int q = 0; q < P; ++q) {
+          const double n = p.expert_tokens(l, i, q);
+          if (n > 0.0) {
+            add(lambda_row(q, j), c, n);
+          }
+          for (int o = 0; o < G; ++o) {  // tokens of origin o that expert i on GPU j draws over the link o -> j
+            const double ns = p.w(l, o, i, q) * p.ns_per_token(o, j);
+            if (ns > 0.0) {
+              add(comm_row(q, o), c, ns);
+            }
           }
         }
       }
@@ -106,39 +104,53 @@ class LayerLp {
       row_lo.push_back(-COIN_DBL_MAX);
       row_hi.push_back(p.capacity);
     }
-    for (int j = 0; j < G; ++j) {  // sum_i n_i x_ij - lambda_j = 0
-      add(E + G + j, nx_ + j, -1.0);
-      row_lo.push_back(0.0);
-      row_hi.push_back(0.0);
-    }
-    for (int j = 0; j < G; ++j) {  // comm_j - tau_comm <= 0
-      add(E + 2 * G + j, tau_comm_, -1.0);
-      row_lo.push_back(-COIN_DBL_MAX);
-      row_hi.push_back(0.0);
-    }
-    add(budget_row_, tau_comp_, 1.0);
-    add(budget_row_, tau_comm_, 1.0);
-    row_lo.push_back(-COIN_DBL_MAX);
-    row_hi.push_back(COIN_DBL_MAX);
-    lines_.resize(static_cast<std::size_t>(G));
-    for (int j = 0; j < G; ++j) {  // a * lambda_j - tau_comp <= -b
-      lines_[static_cast<std::size_t>(j)] = lower_hull_lines(*p.curves, j, tokens, opt.curve_points);
-      for (const HullLine& h : lines_[static_cast<std::size_t>(j)]) {
-        add(r, nx_ + j, h.slope);
-        add(r, tau_comp_, -1.0);
+    for (int q = 0; q < P; ++q) {
+      for (int j = 0; j < G; ++j) {  // sum_i n_qi x_ij - lambda_qj = 0
+        add(lambda_row(q, j), lambda_col(q, j), -1.0);
+        row_lo.push_back(0.0);
+        row_hi.push_back(0.0);
+      }
+      for (int j = 0; j < G; ++j) {  // comm_qj - tau_comm_q <= 0
+        add(comm_row(q, j), tau_comm_col(q), -1.0);
         row_lo.push_back(-COIN_DBL_MAX);
-        row_hi.push_back(-h.intercept_ns);
-        ++r;
+        row_hi.push_back(0.0);
       }
     }
-    const int ncols = tau_comm_ + 1;
+    for (int q = 0; q < P; ++q) {
+      add(budget_row_, tau_comp_col(q), p.weight(q));
+      add(budget_row_, tau_comm_col(q), p.weight(q));
+    }
+    row_lo.push_back(-COIN_DBL_MAX);
+    row_hi.push_back(COIN_DBL_MAX);
+    lines_.resize(static_cast<std::size_t>(P) * static_cast<std::size_t>(G));
+    for (int q = 0; q < P; ++q) {
+      double tokens = 0.0;
+      for (int i = 0; i < E; ++i) {
+        tokens += p.expert_tokens(l, i, q);
+      }
+      for (int j = 0; j < G; ++j) {  // a * lambda_qj - tau_comp_q <= -b
+        std::vector<HullLine>& hull =
+            lines_[static_cast<std::size_t>(q) * static_cast<std::size_t>(G) + static_cast<std::size_t>(j)];
+        hull = lower_hull_lines(*p.curves, j, tokens, opt.curve_points);
+        for (const HullLine& h : hull) {
+          add(r, lambda_col(q, j), h.slope);
+          add(r, tau_comp_col(q), -1.0);
+          row_lo.push_back(-COIN_DBL_MAX);
+          row_hi.push_back(-h.intercept_ns);
+          ++r;
+        }
+      }
+    }
+    const int ncols = nx_ + P * (G + 2);
     std::vector<double> col_lo(static_cast<std::size_t>(ncols), 0.0);
     std::vector<double> col_hi(static_cast<std::size_t>(ncols), COIN_DBL_MAX);
     std::fill(col_hi.begin(), col_hi.begin() + nx_, 1.0);
     std::vector<double> obj(static_cast<std::size_t>(ncols), 0.0);
     if (minimise) {
-      obj[static_cast<std::size_t>(tau_comp_)] = 1.0;
-      obj[static_cast<std::size_t>(tau_comm_)] = 1.0;
+      for (int q = 0; q < P; ++q) {
+        obj[static_cast<std::size_t>(tau_comp_col(q))] = p.weight(q);
+        obj[static_cast<std::size_t>(tau_comm_col(q))] = p.weight(q);
+      }
     }
     const CoinPackedMatrix m(true, rows.data(), cols.data(), vals.data(), static_cast<CoinBigIndex>(vals.size()));
     lp_.setLogLevel(0);
@@ -176,32 +188,44 @@ class LayerLp {
     return {s, s + nx_};
   }
 
-  // tau_comp + tau_comm the LP needs for an integral x given as gpu_of (an upper bound on the optimum).
+  // sum_q weight_q (tau_comp_q + tau_comm_q) the LP needs for an integral x given as gpu_of (an upper
+  // bound on the optimum).
   double integral_value(std::span<const int> gpu_of) const {
-    std::vector<double> lambda(static_cast<std::size_t>(p_.gpus), 0.0);
-    std::vector<double> comm(static_cast<std::size_t>(p_.gpus), 0.0);
-    for (int i = 0; i < p_.experts; ++i) {
-      const int k = gpu_of[static_cast<std::size_t>(i)];
-      for (int o = 0; o < p_.gpus; ++o) {
-        lambda[static_cast<std::size_t>(k)] += p_.w(l_, o, i);
-        comm[static_cast<std::size_t>(o)] += p_.w(l_, o, i) * p_.ns_per_token(o, k);
+    std::vector<double> lambda(static_cast<std::size_t>(p_.gpus));
+    std::vector<double> comm(static_cast<std::size_t>(p_.gpus));
+    double total = 0.0;
+    for (int q = 0; q < p_.passes; ++q) {
+      std::fill(lambda.begin(), lambda.end(), 0.0);
+      std::fill(comm.begin(), comm.end(), 0.0);
+      for (int i = 0; i < p_.experts; ++i) {
+        const int k = gpu_of[static_cast<std::size_t>(i)];
+        for (int o = 0; o < p_.gpus; ++o) {
+          lambda[static_cast<std::size_t>(k)] += p_.w(l_, o, i, q);
+          comm[static_cast<std::size_t>(o)] += p_.w(l_, o, i, q) * p_.ns_per_token(o, k);
+        }
       }
-    }
-    double comp_ns = 0.0;
-    for (int j = 0; j < p_.gpus; ++j) {
-      for (const HullLine& h : lines_[static_cast<std::size_t>(j)]) {
-        comp_ns = std::max(comp_ns, h.slope * lambda[static_cast<std::size_t>(j)] + h.intercept_ns);
+      double comp_ns = 0.0;
+      for (int j = 0; j < p_.gpus; ++j) {
+        for (const HullLine& h :
+             lines_[static_cast<std::size_t>(q) * static_cast<std::size_t>(p_.gpus) + static_cast<std::size_t>(j)]) {
+          comp_ns = std::max(comp_ns, h.slope * lambda[static_cast<std::size_t>(j)] + h.intercept_ns);
+        }
       }
+      total += p_.weight(q) * (comp_ns + *std::max_element(comm.begin(), comm.end()));
     }
-    return comp_ns + *std::max_element(comm.begin(), comm.end());
+    return total;
   }
 
  private:
   const DirectorProblem& p_;
   int l_;
+  int lambda_row(int q, int j) const { return p_.experts + p_.gpus + 2 * p_.gpus * q + j; }
+  int comm_row(int q, int j) const { return lambda_row(q, j) + p_.gpus; }
+  int lambda_col(int q, int j) const { return nx_ + q * (p_.gpus + 2) + j; }
+  int tau_comp_col(int q) const { return nx_ + q * (p_.gpus + 2) + p_.gpus; }
+  int tau_comm_col(int q) const { return tau_comp_col(q) + 1; }
+
   int nx_ = 0;
-  int tau_comp_ = 0;
-  int tau_comm_ = 0;
   int budget_row_ = 0;
   std::vector<std::vector<HullLine>> lines_;
   ClpSimplex lp_;

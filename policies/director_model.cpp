@@ -9,10 +9,10 @@
 
 namespace epsim::policies {
 
-double DirectorProblem::expert_tokens(int l, int i) const {
+double DirectorProblem::expert_tokens(int l, int i, int pass) const {
   double n = 0.0;
   for (int j = 0; j < gpus; ++j) {
-    n += w(l, j, i);
+    n += w(l, j, i, pass);
   }
   return n;
 }
@@ -26,11 +26,20 @@ void validate(const DirectorProblem& p) {
     throw core::Error(fmt::format("director: expected C_max * GPUs >= experts, got C_max {} x {} GPUs for {} experts",
                                   p.capacity, p.gpus, p.experts));
   }
-  const auto cells =
-      static_cast<std::size_t>(p.layers) * static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.experts);
+  if (p.passes < 1 || (!p.pass_weight.empty() && p.pass_weight.size() != static_cast<std::size_t>(p.passes))) {
+    throw core::Error(fmt::format("director: expected >= 1 pass kinds with one weight each, got {} and {} weights",
+                                  p.passes, p.pass_weight.size()));
+  }
+  if (std::any_of(p.pass_weight.begin(), p.pass_weight.end(),
+                  [](double v) { return !(v >= 0.0) || !std::isfinite(v); })) {
+    throw core::Error("director: expected finite non-negative pass weights");
+  }
+  const auto cells = static_cast<std::size_t>(p.passes) * static_cast<std::size_t>(p.layers) *
+                     static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.experts);
   if (p.workload.size() != cells) {
-    throw core::Error(fmt::format("director: expected a workload of layers x GPUs x experts = {} values, got {}", cells,
-                                  p.workload.size()));
+    throw core::Error(
+        fmt::format("director: expected a workload of passes x layers x GPUs x experts = {} values, got {}", cells,
+                    p.workload.size()));
   }
   if (std::any_of(p.workload.begin(), p.workload.end(), [](double v) { return !(v >= 0.0) || !std::isfinite(v); })) {
     throw core::Error("director: expected finite non-negative workload token counts");
@@ -58,20 +67,28 @@ void validate(const DirectorProblem& p) {
 }
 
 DirectorCost director_layer_cost(const DirectorProblem& p, int l, std::span<const int> gpu_of) {
-  std::vector<double> lambda(static_cast<std::size_t>(p.gpus), 0.0);
-  std::vector<double> comm_ns(static_cast<std::size_t>(p.gpus), 0.0);
-  for (int i = 0; i < p.experts; ++i) {
-    const int k = gpu_of[static_cast<std::size_t>(i)];
-    for (int j = 0; j < p.gpus; ++j) {
-      const double w = p.w(l, j, i);
-      lambda[static_cast<std::size_t>(k)] += w;
-      comm_ns[static_cast<std::size_t>(j)] += w * p.ns_per_token(j, k);
-    }
-  }
+  std::vector<double> lambda(static_cast<std::size_t>(p.gpus));
+  std::vector<double> comm_ns(static_cast<std::size_t>(p.gpus));
   DirectorCost c;
-  for (int g = 0; g < p.gpus; ++g) {
-    c.comp_ns = std::max(c.comp_ns, p.curves->ns(g, lambda[static_cast<std::size_t>(g)]));
-    c.comm_ns = std::max(c.comm_ns, comm_ns[static_cast<std::size_t>(g)]);
+  for (int q = 0; q < p.passes; ++q) {
+    std::fill(lambda.begin(), lambda.end(), 0.0);
+    std::fill(comm_ns.begin(), comm_ns.end(), 0.0);
+    for (int i = 0; i < p.experts; ++i) {
+      const int k = gpu_of[static_cast<std::size_t>(i)];
+      for (int j = 0; j < p.gpus; ++j) {
+        const double w = p.w(l, j, i, q);
+        lambda[static_cast<std::size_t>(k)] += w;
+        comm_ns[static_cast<std::size_t>(j)] += w * p.ns_per_token(j, k);
+      }
+    }
+    double comp = 0.0;
+    double comm = 0.0;
+    for (int g = 0; g < p.gpus; ++g) {
+      comp = std::max(comp, p.curves->ns(g, lambda[static_cast<std::size_t>(g)]));
+      comm = std::max(comm, comm_ns[static_cast<std::size_t>(g)]);
+    }
+    c.comp_ns += p.weight(q) * comp;
+    c.comm_ns += p.weight(q) * comm;
   }
   return c;
 }

@@ -6,6 +6,12 @@
 // communication is the straggler origin's sum over other GPUs k of f_comm(D_jk) with D_jk = d * the
 // tokens of j routed to experts on k (Eq. 3-4). f_comm(D) = D / bandwidth(j, k): the bandwidth matrix
 // carries the topology (intra- vs inter-node). The objective is T_comp + T_comm over all layers (Eq. 5).
+//
+// Passes (not in the paper, which prices one W): the work ahead is several kinds of forward pass, e.g. a
+// batch's prefill pass and its decode steps, each with its own per-pass W and a count. The objective is
+// then sum over kinds of count x Eq. 5 of that W: a placement good for an average of a prefill and 60
+// decode steps can be bad for the prefill, whose cost curve is in a different (compute-bound) regime.
+// One kind with count 1 is the paper's model.
 #include <span>
 #include <vector>
 
@@ -18,26 +24,32 @@ struct DirectorProblem {
   int experts = 0;
   int gpus = 0;
   int capacity = 0;  ///< C_max: experts per GPU and layer
-  /// W, [layer][origin_gpu][expert] row-major, tokens.
+  int passes = 1;    ///< kinds of forward pass
+  /// W, [pass][layer][origin_gpu][expert] row-major, tokens of one pass of each kind.
   std::vector<double> workload;
+  /// How many passes of each kind (empty: one of each).
+  std::vector<double> pass_weight;
   /// [src_gpu][dst_gpu] bytes per ns (= GB/s); the diagonal is unused (local tokens cost nothing).
   std::vector<double> link_bytes_per_ns;
   double bytes_per_token = 0.0;  ///< d
   const CostCurves* curves = nullptr;
 
-  double w(int l, int j, int i) const {
-    return workload[(static_cast<std::size_t>(l) * static_cast<std::size_t>(gpus) + static_cast<std::size_t>(j)) *
+  double w(int l, int j, int i, int pass = 0) const {
+    return workload[((static_cast<std::size_t>(pass) * static_cast<std::size_t>(layers) + static_cast<std::size_t>(l)) *
+                         static_cast<std::size_t>(gpus) +
+                     static_cast<std::size_t>(j)) *
                         static_cast<std::size_t>(experts) +
                     static_cast<std::size_t>(i)];
   }
+  double weight(int pass) const { return pass_weight.empty() ? 1.0 : pass_weight[static_cast<std::size_t>(pass)]; }
   /// ns per token sent from GPU j to GPU k (d / bandwidth); 0 for j == k.
   double ns_per_token(int j, int k) const {
     return j == k ? 0.0
                   : bytes_per_token / link_bytes_per_ns[static_cast<std::size_t>(j) * static_cast<std::size_t>(gpus) +
                                                         static_cast<std::size_t>(k)];
   }
-  /// Sum over origins of W[l][.][i]: the tokens expert i of layer l computes.
-  double expert_tokens(int l, int i) const;
+  /// Sum over origins of W[pass][l][.][i]: the tokens expert i of layer l computes in one such pass.
+  double expert_tokens(int l, int i, int pass = 0) const;
 };
 
 /// Throws core::Error naming what was expected when shapes, capacity or values are malformed.
@@ -49,7 +61,7 @@ struct DirectorCost {
   double total_ns() const { return comp_ns + comm_ns; }
 };
 
-/// Eq. 1-4 for one layer; `gpu_of[i]` hosts expert i.
+/// Eq. 1-4 for one layer (summed over passes by their weights); `gpu_of[i]` hosts expert i.
 DirectorCost director_layer_cost(const DirectorProblem& p, int l, std::span<const int> gpu_of);
 /// Eq. 5's objective for an integral placement, `gpu_of[l * experts + i]`. Throws core::Error if a GPU
 /// id is out of range or a GPU exceeds C_max.

@@ -24,6 +24,13 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
   const auto L = static_cast<std::size_t>(in.num_layers);
   const auto E = static_cast<std::size_t>(in.num_experts);
   const auto G = static_cast<std::size_t>(std::max(in.num_gpus, 0));
+  if (!in.pass_weight.empty()) {
+    if (in.origin_load.empty()) {
+      throw core::Error("director: pass kinds need the per-origin workload of each (origin_load)");
+    }
+    p.passes = static_cast<int>(in.pass_weight.size());
+    p.pass_weight = in.pass_weight;
+  }
   if (!in.origin_load.empty()) {
     p.workload = in.origin_load;
   } else if (in.expert_load.size() == L * E && G > 0) {
@@ -77,13 +84,17 @@ Placement DirectorPlacement::place(const PlacementInput& in) {
   core::Rng rng(in.seed);
   const DirectorRoundingResult r = round_director(p, lp, opt_.rounding, rng);
   report_ = DirectorReport{lp.bound_ns, r.cost.total_ns(), r.gap, lp.lp_solves};
+  return placement_from_gpu_of(p, r.gpu_of);
+}
+
+Placement placement_from_gpu_of(const DirectorProblem& p, std::span<const int> gpu_of) {
   Placement out;
   const auto E = static_cast<std::size_t>(p.experts);
   for (int l = 0; l < p.layers; ++l) {
     std::vector<int> phy2log(static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.capacity), -1);
     std::vector<int> used(static_cast<std::size_t>(p.gpus), 0);
     for (std::size_t i = 0; i < E; ++i) {
-      const int g = r.gpu_of[static_cast<std::size_t>(l) * E + i];
+      const int g = gpu_of[static_cast<std::size_t>(l) * E + i];
       phy2log[static_cast<std::size_t>(g) * static_cast<std::size_t>(p.capacity) +
               static_cast<std::size_t>(used[static_cast<std::size_t>(g)]++)] = static_cast<int>(i);
     }

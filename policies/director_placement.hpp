@@ -37,6 +37,10 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
 /// bytes_per_token, intra_node_gbps, inter_node_gbps) from `t`; the caller finishes the table.
 DirectorOptions parse_director_options(core::ParamTable& t);
 
+/// The placement of `gpu_of` ([layer][expert] -> GPU, one copy each, within C_max): each GPU's experts
+/// fill its first slots in ascending order.
+Placement placement_from_gpu_of(const DirectorProblem& p, std::span<const int> gpu_of);
+
 /// Element-wise sum of per-batch workload matrices of one shape: the offline baseline's historical W.
 std::vector<double> sum_workloads(std::span<const std::vector<double>> batches);
 

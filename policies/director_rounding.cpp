@@ -217,45 +217,60 @@ std::vector<int> round_layer_walk(std::span<const double> x, int experts, int gp
   return gpu_of;
 }
 
-int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int passes) {
+int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int sweeps) {
   const auto G = static_cast<std::size_t>(p.gpus);
-  std::vector<double> lambda(G, 0.0);
-  std::vector<double> comm(G, 0.0);
+  const auto P = static_cast<std::size_t>(p.passes);
+  const auto E = static_cast<std::size_t>(p.experts);
+  // Per pass kind q: lambda[q * G + g], comm[q * G + origin], n[q * E + i].
+  std::vector<double> lambda(P * G, 0.0);
+  std::vector<double> comm(P * G, 0.0);
+  std::vector<double> n(P * E);
   std::vector<int> used(G, 0);
   for (int i = 0; i < p.experts; ++i) {
-    const int k = gpu_of[static_cast<std::size_t>(i)];
-    ++used[static_cast<std::size_t>(k)];
-    for (int o = 0; o < p.gpus; ++o) {
-      lambda[static_cast<std::size_t>(k)] += p.w(l, o, i);
-      comm[static_cast<std::size_t>(o)] += p.w(l, o, i) * p.ns_per_token(o, k);
-    }
+    ++used[static_cast<std::size_t>(gpu_of[static_cast<std::size_t>(i)])];
   }
-  std::vector<double> n(static_cast<std::size_t>(p.experts));
-  for (int i = 0; i < p.experts; ++i) {
-    n[static_cast<std::size_t>(i)] = p.expert_tokens(l, i);
+  for (int q = 0; q < p.passes; ++q) {
+    const auto qo = static_cast<std::size_t>(q);
+    for (int i = 0; i < p.experts; ++i) {
+      const int k = gpu_of[static_cast<std::size_t>(i)];
+      n[qo * E + static_cast<std::size_t>(i)] = p.expert_tokens(l, i, q);
+      for (int o = 0; o < p.gpus; ++o) {
+        lambda[qo * G + static_cast<std::size_t>(k)] += p.w(l, o, i, q);
+        comm[qo * G + static_cast<std::size_t>(o)] += p.w(l, o, i, q) * p.ns_per_token(o, k);
+      }
+    }
   }
   // Layer cost after moving expert i from a to b and expert i2 (or -1) from b to a.
-  std::vector<double> comm2(G);
   const auto cost_after = [&](int i, int a, int b, int i2) {
-    const double d = n[static_cast<std::size_t>(i)] - (i2 >= 0 ? n[static_cast<std::size_t>(i2)] : 0.0);
-    double comp_ns = 0.0;
-    double comm_ns = 0.0;
-    for (int g = 0; g < p.gpus; ++g) {
-      const double lam = lambda[static_cast<std::size_t>(g)] + (g == a ? -d : g == b ? d : 0.0);
-      comp_ns = std::max(comp_ns, p.curves->ns(g, lam));
-      double c = comm[static_cast<std::size_t>(g)] + p.w(l, g, i) * (p.ns_per_token(g, b) - p.ns_per_token(g, a));
-      if (i2 >= 0) {
-        c += p.w(l, g, i2) * (p.ns_per_token(g, a) - p.ns_per_token(g, b));
+    double total = 0.0;
+    for (int q = 0; q < p.passes; ++q) {
+      const auto qo = static_cast<std::size_t>(q);
+      const double d =
+          n[qo * E + static_cast<std::size_t>(i)] - (i2 >= 0 ? n[qo * E + static_cast<std::size_t>(i2)] : 0.0);
+      double comp_ns = 0.0;
+      double comm_ns = 0.0;
+      for (int g = 0; g < p.gpus; ++g) {
+        const double lam = lambda[qo * G + static_cast<std::size_t>(g)] + (g == a ? -d : g == b ? d : 0.0);
+        comp_ns = std::max(comp_ns, p.curves->ns(g, lam));
+        double c = comm[qo * G + static_cast<std::size_t>(g)] +
+                   p.w(l, g, i, q) * (p.ns_per_token(g, b) - p.ns_per_token(g, a));
+        if (i2 >= 0) {
+          c += p.w(l, g, i2, q) * (p.ns_per_token(g, a) - p.ns_per_token(g, b));
+        }
+        comm_ns = std::max(comm_ns, c);
       }
-      comm_ns = std::max(comm_ns, c);
+      total += p.weight(q) * (comp_ns + comm_ns);
     }
-    return comp_ns + comm_ns;
+    return total;
   };
   const auto apply = [&](int i, int a, int b) {
-    lambda[static_cast<std::size_t>(a)] -= n[static_cast<std::size_t>(i)];
-    lambda[static_cast<std::size_t>(b)] += n[static_cast<std::size_t>(i)];
-    for (int g = 0; g < p.gpus; ++g) {
-      comm[static_cast<std::size_t>(g)] += p.w(l, g, i) * (p.ns_per_token(g, b) - p.ns_per_token(g, a));
+    for (int q = 0; q < p.passes; ++q) {
+      const auto qo = static_cast<std::size_t>(q);
+      lambda[qo * G + static_cast<std::size_t>(a)] -= n[qo * E + static_cast<std::size_t>(i)];
+      lambda[qo * G + static_cast<std::size_t>(b)] += n[qo * E + static_cast<std::size_t>(i)];
+      for (int g = 0; g < p.gpus; ++g) {
+        comm[qo * G + static_cast<std::size_t>(g)] += p.w(l, g, i, q) * (p.ns_per_token(g, b) - p.ns_per_token(g, a));
+      }
     }
     --used[static_cast<std::size_t>(a)];
     ++used[static_cast<std::size_t>(b)];
@@ -263,7 +278,7 @@ int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int pas
   };
   double current = director_layer_cost(p, l, gpu_of).total_ns();
   int applied = 0;
-  for (int pass = 0; pass < passes; ++pass) {
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
     bool improved = false;
     for (int i = 0; i < p.experts; ++i) {
       for (int b = 0; b < p.gpus; ++b) {

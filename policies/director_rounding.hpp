@@ -45,7 +45,7 @@ std::vector<int> round_layer_walk(std::span<const double> x, int experts, int gp
                                   int* repairs = nullptr);
 
 /// Improving single-expert moves and pairwise swaps on layer l (exact Eq. 1-4); returns moves applied.
-int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int passes);
+int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int sweeps);
 
 /// Rounds every layer of `lp` (from solve_director_lp on `p`).
 DirectorRoundingResult round_director(const DirectorProblem& p, const DirectorLpResult& lp,

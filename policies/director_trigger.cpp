@@ -2,20 +2,42 @@
 
 #include <numeric>
 
+#include "policies/director_reconfigure.hpp"
 #include "sim/core/error.hpp"
 
 namespace epsim::policies {
 
+namespace {
+// [layer][expert] -> GPU of a placement with one copy of every expert; empty when some expert has
+// replicas (the one-copy model of Eq. 1-5 cannot price it).
+std::vector<int> single_copy_gpu_of(const Placement& pl) {
+  std::vector<int> out;
+  for (const LayerPlacement& lp : pl.layers) {
+    for (int e = 0; e < lp.num_experts; ++e) {
+      const auto slots = lp.replicas(e);
+      if (slots.size() != 1) {
+        return {};
+      }
+      out.push_back(lp.gpu_of_slot(slots[0]));
+    }
+  }
+  return out;
+}
+}  // namespace
+
 DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, DirectorTriggerOptions trig,
                                  std::vector<double> popularity)
-    : shape_(std::move(shape)), policy_(std::move(opt)), trig_(trig), popularity_(std::move(popularity)) {
+    : shape_(std::move(shape)), opt_(opt), policy_(std::move(opt)), trig_(trig), popularity_(std::move(popularity)) {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
   if (!shape_.curves) {
     throw core::Error("director rebalancing needs the cost curves of the EP group's GPUs");
   }
-  if (trig_.interval_steps < 1 || trig_.horizon_steps < 1 || !(trig_.accuracy >= 0.0 && trig_.accuracy <= 1.0)) {
-    throw core::Error("director rebalancing: interval and horizon must be >= 1 step, the accuracy in [0, 1]");
+  if (trig_.interval_steps < 1 || trig_.horizon_steps < 1 || !(trig_.accuracy >= 0.0 && trig_.accuracy <= 1.0) ||
+      !(trig_.min_gain >= 0.0 && trig_.min_gain < 1.0)) {
+    throw core::Error(
+        "director rebalancing: interval and horizon must be >= 1 step, the accuracy in [0, 1], the minimum gain in "
+        "[0, 1)");
   }
   if (popularity_.size() != L * E) {
     popularity_.assign(L * E, 1.0);  // no history: wrong guesses are uniform
@@ -27,61 +49,96 @@ DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, Dire
       popularity_[l * E + e] = sum > 0.0 ? popularity_[l * E + e] / sum : 1.0 / static_cast<double>(E);
     }
   }
-  observed_.assign(L * E, 0.0);
+  observed_.assign(2 * L * E, 0.0);
   shape_.expert_load.clear();
   shape_.window_load.clear();
   shape_.window_steps = 0;
 }
 
+// Whether the step that is ending now is the last before a re-optimisation (seen_ not yet counted).
+bool DirectorTrigger::due() const {
+  if (trig_.when == DirectorTriggerOptions::When::interval) {
+    return (seen_ + 1) % trig_.interval_steps == 0;
+  }
+  return new_work_;
+}
+
 bool DirectorTrigger::needs_prediction() const {
-  return trig_.mode == DirectorTriggerOptions::Mode::proactive && (seen_ + 1) % trig_.interval_steps == 0;
+  // In arrivals mode the step's own arrivals are not known yet: predicting for every step is the safe side.
+  return trig_.mode == DirectorTriggerOptions::Mode::proactive &&
+         (trig_.when == DirectorTriggerOptions::When::arrivals || due());
 }
 
 std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
   const auto G = static_cast<std::size_t>(shape_.num_gpus);
+  // The reactive baseline's passes: a step with more prompt than decode tokens counts as a prefill pass.
+  const std::size_t kind = view.prefill_tokens > 0 && view.prefill_tokens >= view.decode_tokens ? 0 : 1;
   for (std::size_t i = 0; i < L * E; ++i) {
-    observed_[i] += view.expert_tokens[i];
+    observed_[kind * L * E + i] += view.expert_tokens[i];
   }
+  ++observed_steps_[kind];
+  new_work_ = new_work_ || view.arrivals > 0;
+  const bool due_now = due();
   ++seen_;
-  if (seen_ % trig_.interval_steps != 0 || view.migrating) {
-    return std::nullopt;
+  if (!due_now || view.migrating) {
+    return std::nullopt;  // arrivals mode: the new work waits for the migration to end
   }
+  // W per pass kind (prefill, decode), one pass's tokens each, and how many passes of each kind.
+  const std::size_t cells = L * G * E;
   PlacementInput in = shape_;
-  in.origin_load.assign(L * G * E, 0.0);
+  in.origin_load.assign(2 * cells, 0.0);
+  in.pass_weight.assign(2, 0.0);
   if (trig_.mode == DirectorTriggerOptions::Mode::proactive) {
-    if (view.predicted_load.size() != L * G * E) {
+    if (view.predicted_load.size() != 2 * cells) {
       return std::nullopt;  // nothing to predict from (a replayed trace)
     }
-    // Per step: the optimiser prices one forward pass's loads on the cost curves.
     const double p = trig_.accuracy;
-    const double per_step = 1.0 / static_cast<double>(trig_.horizon_steps);
-    for (std::size_t l = 0; l < L; ++l) {
-      for (std::size_t o = 0; o < G; ++o) {
-        const double* w = view.predicted_load.data() + (l * G + o) * E;
-        const double tokens = std::accumulate(w, w + E, 0.0);
-        for (std::size_t e = 0; e < E; ++e) {
-          in.origin_load[(l * G + o) * E + e] = per_step * (p * w[e] + (1.0 - p) * tokens * popularity_[l * E + e]);
+    for (std::size_t q = 0; q < 2; ++q) {
+      in.pass_weight[q] = view.predicted_passes[q];
+      if (in.pass_weight[q] <= 0.0) {
+        continue;
+      }
+      const double per_pass = 1.0 / in.pass_weight[q];
+      for (std::size_t l = 0; l < L; ++l) {
+        for (std::size_t o = 0; o < G; ++o) {
+          const double* w = view.predicted_load.data() + q * cells + (l * G + o) * E;
+          const double tokens = std::accumulate(w, w + E, 0.0);
+          for (std::size_t e = 0; e < E; ++e) {
+            in.origin_load[q * cells + (l * G + o) * E + e] =
+                per_pass * (p * w[e] + (1.0 - p) * tokens * popularity_[l * E + e]);
+          }
         }
       }
     }
   } else {
-    for (std::size_t l = 0; l < L; ++l) {
-      for (std::size_t o = 0; o < G; ++o) {
-        for (std::size_t e = 0; e < E; ++e) {
-          in.origin_load[(l * G + o) * E + e] =
-              observed_[l * E + e] / static_cast<double>(G) / static_cast<double>(trig_.interval_steps);
+    for (std::size_t q = 0; q < 2; ++q) {
+      in.pass_weight[q] = static_cast<double>(observed_steps_[q]);
+      if (observed_steps_[q] == 0) {
+        continue;
+      }
+      const double share = 1.0 / static_cast<double>(G) / static_cast<double>(observed_steps_[q]);
+      for (std::size_t l = 0; l < L; ++l) {
+        for (std::size_t o = 0; o < G; ++o) {
+          for (std::size_t e = 0; e < E; ++e) {
+            in.origin_load[q * cells + (l * G + o) * E + e] = observed_[q * L * E + l * E + e] * share;
+          }
         }
       }
     }
   }
   std::fill(observed_.begin(), observed_.end(), 0.0);
-  in.expert_load.assign(L * E, 0.0);
-  for (std::size_t l = 0; l < L; ++l) {
-    for (std::size_t o = 0; o < G; ++o) {
-      for (std::size_t e = 0; e < E; ++e) {
-        in.expert_load[l * E + e] += in.origin_load[(l * G + o) * E + e];
+  observed_steps_ = {};
+  seen_ = 0;
+  new_work_ = false;
+  in.expert_load.assign(L * E, 0.0);  // the whole work ahead, for the emptiness check
+  for (std::size_t q = 0; q < 2; ++q) {
+    for (std::size_t l = 0; l < L; ++l) {
+      for (std::size_t o = 0; o < G; ++o) {
+        for (std::size_t e = 0; e < E; ++e) {
+          in.expert_load[l * E + e] += in.pass_weight[q] * in.origin_load[q * cells + (l * G + o) * E + e];
+        }
       }
     }
   }
@@ -91,6 +148,18 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   ++solves_;
   Placement next = policy_.place(in);
   gap_sum_ += policy_.last_report().gap;
+  const std::vector<int> current = single_copy_gpu_of(*view.current);
+  const std::vector<int> proposed = single_copy_gpu_of(next);
+  if (current.size() == proposed.size()) {
+    const DirectorProblem problem = director_problem(in, opt_);
+    const ReconfigureResult r = reconfigure(problem, current, proposed, trig_.min_gain, opt_.rounding.polish_passes);
+    layers_kept_ += r.layers_kept;
+    layers_polished_ += r.layers_polished;
+    if (r.experts_moved == 0) {
+      return std::nullopt;
+    }
+    next = placement_from_gpu_of(problem, r.gpu_of);
+  }
   bool same = true;
   for (std::size_t l = 0; l < L && same; ++l) {
     same = next.layers[l].phy2log == view.current->layers[l].phy2log;

@@ -1,13 +1,16 @@
 #pragma once
 // DIRECTOR online (paper 002, Sections IV-V): before each batch of queued work (every `interval_steps`
-// steps) the placement is re-optimised (director_placement.hpp) for the workload matrix
-// W[l][origin][expert] of the work ahead, and the engine migrates to it. Proactive (DIRECTOR): W is the
+// steps, or when new requests have been queued) the placement is re-optimised (director_placement.hpp) for the workload
+// matrix W[l][origin][expert] of the work ahead, and the engine migrates to it. Proactive (DIRECTOR): W is the
 // *predicted* routing of the group's queued and running requests over the next `horizon_steps` steps,
 // from a predictor of top-k accuracy p: each predicted selection is the true one with probability p,
 // otherwise a wrong expert drawn by the layer's popularity, so in expectation W_pred = p W + (1 - p)
 // x (each origin's tokens spread by popularity); p = 1 is the oracle. Reactive (the paper's online
-// baseline): W is what the last interval routed (origins spread evenly). No re-optimisation starts while
-// a previous change is still migrating.
+// baseline): W is what the steps since the last re-optimisation routed (origins spread evenly). No
+// re-optimisation starts while a previous change is still migrating. The re-optimised placement goes
+// through director_reconfigure.hpp: relabelled to keep experts where they are, and only layers that
+// gain at least `min_gain` of their modelled latency change.
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -19,9 +22,17 @@ namespace epsim::policies {
 struct DirectorTriggerOptions {
   enum class Mode : std::uint8_t { proactive, reactive };
   Mode mode = Mode::proactive;
+  /// When to re-optimise: every `interval_steps` steps, or at the first step boundary after new requests
+  /// were queued (a new batch of queued work; deferred while a change is migrating).
+  enum class When : std::uint8_t { interval, arrivals };
+  When when = When::interval;
   std::int64_t interval_steps = 50;  ///< steps between re-optimisations (a "batch" of queued work)
   std::int64_t horizon_steps = 50;   ///< proactive: steps of the requests' work W predicts
   double accuracy = 1.0;             ///< proactive: the predictor's top-k accuracy p (1 = oracle)
+  double min_gain = 0.02;            ///< a layer moves only for at least this share of its modelled latency
+  /// proactive: predict the work of the queued requests the next admissions take (the next batch under
+  /// static batching), not of every outstanding one.
+  bool queued_only = false;
 };
 
 class DirectorTrigger final : public RebalanceTrigger {
@@ -33,21 +44,33 @@ class DirectorTrigger final : public RebalanceTrigger {
   std::optional<Placement> on_step(const RebalanceView& view) override;
   bool needs_prediction() const override;
   std::int64_t prediction_horizon_steps() const override { return trig_.horizon_steps; }
+  bool prediction_queued_only() const override { return trig_.queued_only; }
   std::int64_t reoptimisations() const { return solves_; }
-  /// Re-optimisations, and the rounded placements' Eq. 5 over the LP bound (sum: divide by the count).
+  /// Re-optimisations, the rounded placements' Eq. 5 over the LP bound (sum: divide by the count), and
+  /// the layers the reconfiguration kept because they would gain too little.
   std::vector<std::pair<std::string, double>> stats() const override {
-    return {{"reoptimisations", static_cast<double>(solves_)}, {"lp_gap_sum", gap_sum_}};
+    return {{"reoptimisations", static_cast<double>(solves_)},
+            {"lp_gap_sum", gap_sum_},
+            {"layers_kept", static_cast<double>(layers_kept_)},
+            {"layers_polished", static_cast<double>(layers_polished_)}};
   }
   const DirectorReport& last_report() const { return policy_.last_report(); }
 
  private:
+  bool due() const;
+
   PlacementInput shape_;
+  DirectorOptions opt_;
   DirectorPlacement policy_;
   DirectorTriggerOptions trig_;
   std::vector<double> popularity_;  // normalised per layer
-  std::vector<double> observed_;    // this interval's tokens per [layer][expert]
-  std::int64_t seen_ = 0;
+  std::vector<double> observed_;    // tokens per [pass kind][layer][expert] since the last re-optimisation
+  std::array<std::int64_t, 2> observed_steps_{};  // ... and its prefill and decode steps
+  std::int64_t seen_ = 0;                         // steps since the last re-optimisation
+  bool new_work_ = false;                         // requests queued since the last re-optimisation
   std::int64_t solves_ = 0;
+  std::int64_t layers_kept_ = 0;
+  std::int64_t layers_polished_ = 0;
   double gap_sum_ = 0.0;
 };
 

@@ -31,8 +31,11 @@ struct PlacementInput {
   /// chose both experts in their top-k (policies/affinity.hpp). Empty when unknown; GRACE needs it.
   std::vector<double> coactivation;
   /// Per-origin workload W (DIRECTOR): tokens on GPU j routed to expert i, [layer][origin_gpu][expert]
-  /// row-major. Empty when unknown (DIRECTOR then spreads expert_load evenly over the origins).
+  /// row-major, one such matrix per pass kind. Empty when unknown (DIRECTOR then spreads expert_load
+  /// evenly over the origins).
   std::vector<double> origin_load;
+  /// Kinds of forward pass in origin_load and how many of each (director_model.hpp); empty: one pass.
+  std::vector<double> pass_weight;
   /// Link bandwidths [src_gpu][dst_gpu] in bytes per ns (= GB/s). Empty when unknown (DIRECTOR then
   /// uses its intra-/inter-node options).
   std::vector<double> link_bytes_per_ns;

@@ -22,12 +22,10 @@ Scheduler::Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_bl
   }
 }
 
-void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out, bool waiting_only) const {
+void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out) const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     for (const int i : ranks_[r].running) {
-      if (!waiting_only) {
-        out.emplace_back(static_cast<int>(r), i);
-      }
+      out.emplace_back(static_cast<int>(r), i);
     }
     for (const int i : ranks_[r].waiting) {
       out.emplace_back(static_cast<int>(r), i);
@@ -35,12 +33,29 @@ void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out, bool
   }
 }
 
+void Scheduler::next_admissions(std::vector<std::pair<int, int>>& out) const {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const Rank& rank = ranks_[r];
+    // Static batching: the running batch drains first, so the next one may fill every seat.
+    const std::int64_t seats = cfg_.static_batching
+                                   ? cfg_.max_running_requests
+                                   : cfg_.max_running_requests - static_cast<std::int64_t>(rank.running.size());
+    std::int64_t taken = 0;
+    for (auto it = rank.waiting.begin(); it != rank.waiting.end() && taken < seats; ++it, ++taken) {
+      out.emplace_back(static_cast<int>(r), *it);
+    }
+  }
+}
+
 int Scheduler::least_loaded_rank() const {
+  // Under static batching a new request joins a later batch: only the waiting ones compete with it.
+  const auto load_of = [this](const Rank& rk) {
+    return rk.waiting.size() + (cfg_.static_batching ? 0 : rk.running.size());
+  };
   int best = 0;
-  std::size_t best_load = ranks_[0].waiting.size() + ranks_[0].running.size();
+  std::size_t best_load = load_of(ranks_[0]);
   for (int r = 1; r < ranks(); ++r) {
-    const Rank& rk = ranks_[static_cast<std::size_t>(r)];
-    const std::size_t load = rk.waiting.size() + rk.running.size();
+    const std::size_t load = load_of(ranks_[static_cast<std::size_t>(r)]);
     if (load < best_load) {
       best = r;
       best_load = load;

@@ -26,7 +26,8 @@ class Scheduler {
   Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_blocks_by_rank);
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
-  /// The rank with the fewest outstanding (waiting + running) requests; ties go to the lowest rank.
+  /// The rank with the fewest outstanding (waiting + running) requests, or under static batching the
+  /// fewest waiting (the next batch is what a new request joins); ties go to the lowest rank.
   int least_loaded_rank() const;
   /// Outstanding requests of the whole group.
   std::size_t outstanding() const;
@@ -49,9 +50,12 @@ class Scheduler {
   void complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
                 std::span<Observer* const> observers);
   bool idle() const;
-  /// (rank, request) of every waiting and running request, appended to `out`; with `waiting_only`, of the
-  /// waiting (not yet admitted) ones.
-  void outstanding_requests(std::vector<std::pair<int, int>>& out, bool waiting_only = false) const;
+  /// (rank, request) of every waiting and running request, appended to `out`.
+  void outstanding_requests(std::vector<std::pair<int, int>>& out) const;
+  /// (rank, request) of the waiting requests the next admissions take, memory permitting: each rank's
+  /// queue head up to its free seats (max_running_requests less those running; under static batching all
+  /// of them, the running batch drains first). Appended to `out`.
+  void next_admissions(std::vector<std::pair<int, int>>& out) const;
   const KvCache& kv(int rank) const { return ranks_[static_cast<std::size_t>(rank)].kv; }
   std::int64_t preemptions() const { return preemptions_; }
 

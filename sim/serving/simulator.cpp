@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "policies/migration.hpp"
 #include "sim/core/error.hpp"
@@ -31,6 +32,7 @@ struct Simulator::Group {
   Batch batch;
   bool busy = false;
   std::int64_t steps = 0;
+  std::int64_t arrivals = 0;  // requests queued here since the trigger last looked
   core::Time step_start_ns = 0;
   StepResult last;
 
@@ -137,10 +139,21 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
   r.group = g.index;
   r.rank = g.scheduler.least_loaded_rank();
   requests_.push_back(r);
-  if (g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1), requests_)) {
+  ++g.arrivals;
+  const bool queued = g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1), requests_);
+  const std::optional<workloads::RequestSpec> next = generator_.next();
+  if (next && next->arrival_ns == spec.arrival_ns) {
+    held_start_ = true;  // a batch arrives at one instant: all of it is queued before a step forms
+  } else if (std::exchange(held_start_, false)) {
+    for (const auto& grp : groups_) {
+      try_start_step(*grp);
+    }
+  } else if (queued) {
     try_start_step(g);
   }
-  schedule_next_arrival();
+  if (next) {
+    engine_.schedule_at(next->arrival_ns, [this, s = *next] { on_arrival(s); });
+  }
 }
 
 void Simulator::try_start_step(Group& g) {
@@ -192,28 +205,48 @@ bool Simulator::predict(const Group& g, std::int64_t horizon) {
   const int gpus = parts_.serving.ep_size;
   const int tp = parts_.serving.attention_tp;
   outstanding_.clear();
-  g.scheduler.outstanding_requests(outstanding_);
-  predict_reqs_.clear();
-  predict_origin_.clear();
-  for (const auto& [rank, idx] : outstanding_) {
-    const RequestState& r = requests_[static_cast<std::size_t>(idx)];
-    const std::int64_t prefill = r.prefill_target - r.prefilled;
-    const std::int64_t decode = std::min<std::int64_t>(r.spec.output_tokens - r.generated, horizon);
-    // The rank's tokens leave for the experts from all its GPUs: its first stands for them.
-    const int origin = rank * tp;
-    if (prefill > 0) {
-      predict_reqs_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, prefill, true});
-      predict_origin_.push_back(origin);
+  if (g.trigger->prediction_queued_only()) {
+    g.scheduler.next_admissions(outstanding_);
+  } else {
+    g.scheduler.outstanding_requests(outstanding_);
+  }
+  const std::size_t cells = static_cast<std::size_t>(parts_.model.num_moe_layers()) * static_cast<std::size_t>(gpus) *
+                            static_cast<std::size_t>(parts_.model.routed_experts);
+  predicted_.assign(2 * cells, 0.0);
+  rank_prefill_.assign(static_cast<std::size_t>(g.scheduler.ranks()), 0);
+  std::int64_t decode_passes = 0;
+  // Prefill work, then decode work, each into its own half: the two kinds of pass are priced apart.
+  for (int phase = 0; phase < 2; ++phase) {
+    predict_reqs_.clear();
+    predict_origin_.clear();
+    for (const auto& [rank, idx] : outstanding_) {
+      const RequestState& r = requests_[static_cast<std::size_t>(idx)];
+      const std::int64_t tokens = phase == 0 ? r.prefill_target - r.prefilled
+                                             : std::min<std::int64_t>(r.spec.output_tokens - r.generated, horizon);
+      if (tokens <= 0) {
+        continue;
+      }
+      if (phase == 0) {
+        rank_prefill_[static_cast<std::size_t>(rank)] += tokens;
+      } else {
+        decode_passes = std::max(decode_passes, tokens);
+      }
+      // The rank's tokens leave for the experts from all its GPUs: its first stands for them.
+      predict_reqs_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, tokens, phase == 0});
+      predict_origin_.push_back(rank * tp);
     }
-    if (decode > 0) {
-      predict_reqs_.push_back(workloads::RequestTokens{r.spec.id, r.spec.arrival_ns, decode, false});
-      predict_origin_.push_back(origin);
+    if (!parts_.routing_source->expected_load(predict_reqs_, predict_origin_, gpus,
+                                              std::span<double>(predicted_).subspan(phase * cells, cells))) {
+      return false;
     }
   }
-  predicted_.assign(static_cast<std::size_t>(parts_.model.num_moe_layers()) * static_cast<std::size_t>(gpus) *
-                        static_cast<std::size_t>(parts_.model.routed_experts),
-                    0.0);
-  return parts_.routing_source->expected_load(predict_reqs_, predict_origin_, gpus, predicted_);
+  // Passes: the busiest rank's prompt tokens over the step budget, and the longest decode ahead.
+  const std::int64_t prefill_tokens = *std::max_element(rank_prefill_.begin(), rank_prefill_.end());
+  const std::int64_t budget = parts_.serving.scheduler.max_batch_tokens;
+  const std::int64_t prefill_passes = (prefill_tokens + budget - 1) / budget;  // whole steps, rounded up
+  predicted_passes_[0] = static_cast<double>(prefill_passes);
+  predicted_passes_[1] = static_cast<double>(decode_passes);
+  return true;
 }
 
 void Simulator::advance_migration(Group& g) {
@@ -252,8 +285,12 @@ void Simulator::advance_migration(Group& g) {
 
 void Simulator::maybe_rebalance(Group& g) {
   policies::RebalanceView view{g.steps - 1, g.executor.step_loads(), &g.placement, g.incoming.has_value()};
+  view.arrivals = std::exchange(g.arrivals, 0);
+  view.prefill_tokens = g.batch.prefill_tokens;
+  view.decode_tokens = g.batch.decode_tokens;
   if (g.trigger->needs_prediction() && predict(g, g.trigger->prediction_horizon_steps())) {
     view.predicted_load = predicted_;
+    view.predicted_passes = predicted_passes_;
   }
   std::optional<policies::Placement> next = g.trigger->on_step(view);
   if (!next || g.incoming) {

@@ -2,6 +2,7 @@
 // The serving simulation: arrivals and step completions are events on a core::Engine; each EP group
 // steps independently (its GPUs in lockstep), requests are spread over groups round-robin and, inside a
 // group, to the DP rank with the fewest outstanding requests.
+#include <array>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -114,6 +115,7 @@ class Simulator {
   std::size_t next_group_ = 0;
   core::Time last_step_end_ns_ = 0;
   bool routing_exhausted_ = false;
+  bool held_start_ = false;  // arrivals at one instant are still being queued
   int group_gpus_per_node_ = 1;
   std::unique_ptr<hardware::TransferNetwork> transfers_;
   std::size_t next_decode_group_ = 0;
@@ -125,6 +127,8 @@ class Simulator {
   std::vector<workloads::RequestTokens> predict_reqs_;  // ...
   std::vector<int> predict_origin_;
   std::vector<double> predicted_;  // over all groups, for ServingConfig::max_steps
+  std::array<double, 2> predicted_passes_{};
+  std::vector<std::int64_t> rank_prefill_;  // workspace of predict()
   std::int64_t rebalances_ = 0;
   std::int64_t expert_moves_ = 0;
   double migration_bytes_ = 0.0;

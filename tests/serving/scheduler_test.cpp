@@ -165,13 +165,16 @@ TEST_CASE("static batching admits a whole batch into an empty group and nothing 
   // the batch with no tokens yet: nothing is left waiting.
   REQUIRE(b.prefill_tokens == 150);
   std::vector<std::pair<int, int>> queued;
-  s.outstanding_requests(queued, /*waiting_only=*/true);
+  s.next_admissions(queued);
   REQUIRE(queued.empty());
   s.complete(b, reqs, 1, {});
+  // New requests join the next batch: the rank with the fewest waiting, whatever runs (rank 0 runs 3).
+  REQUIRE(s.least_loaded_rank() == 0);
   // A late arrival waits for the batch to finish, though rank 1 is free and the budget has room.
   s.enqueue(1, 3, reqs);
+  REQUIRE(s.least_loaded_rank() == 0);
   std::vector<std::pair<int, int>> waiting;
-  s.outstanding_requests(waiting, /*waiting_only=*/true);
+  s.next_admissions(waiting);
   REQUIRE(waiting == std::vector<std::pair<int, int>>{{1, 3}});
   core::Time t = 1;
   int steps = 1;
