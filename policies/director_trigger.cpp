@@ -55,18 +55,17 @@ DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, Dire
   shape_.window_steps = 0;
 }
 
-// Whether the step that is ending now is the last before a re-optimisation (seen_ not yet counted).
-bool DirectorTrigger::due() const {
+// Whether the step that is ending now (its view's arrivals not yet counted) is the last before a
+// re-optimisation (a migration under way may still defer it).
+bool DirectorTrigger::due(std::int64_t arrivals) const {
   if (trig_.when == DirectorTriggerOptions::When::interval) {
     return (seen_ + 1) % trig_.interval_steps == 0;
   }
-  return new_work_;
+  return new_work_ || arrivals > 0;
 }
 
-bool DirectorTrigger::needs_prediction() const {
-  // In arrivals mode the step's own arrivals are not known yet: predicting for every step is the safe side.
-  return trig_.mode == DirectorTriggerOptions::Mode::proactive &&
-         (trig_.when == DirectorTriggerOptions::When::arrivals || due());
+bool DirectorTrigger::needs_prediction(const RebalanceView& view) const {
+  return trig_.mode == DirectorTriggerOptions::Mode::proactive && due(view.arrivals) && !view.migrating;
 }
 
 std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
@@ -79,8 +78,8 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
     observed_[kind * L * E + i] += view.expert_tokens[i];
   }
   ++observed_steps_[kind];
+  const bool due_now = due(view.arrivals);
   new_work_ = new_work_ || view.arrivals > 0;
-  const bool due_now = due();
   ++seen_;
   if (!due_now || view.migrating) {
     return std::nullopt;  // arrivals mode: the new work waits for the migration to end

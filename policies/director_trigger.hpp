@@ -42,7 +42,7 @@ class DirectorTrigger final : public RebalanceTrigger {
   DirectorTrigger(PlacementInput shape, DirectorOptions opt, DirectorTriggerOptions trig,
                   std::vector<double> popularity);
   std::optional<Placement> on_step(const RebalanceView& view) override;
-  bool needs_prediction() const override;
+  bool needs_prediction(const RebalanceView& view) const override;
   std::int64_t prediction_horizon_steps() const override { return trig_.horizon_steps; }
   bool prediction_queued_only() const override { return trig_.queued_only; }
   std::int64_t reoptimisations() const { return solves_; }
@@ -57,7 +57,7 @@ class DirectorTrigger final : public RebalanceTrigger {
   const DirectorReport& last_report() const { return policy_.last_report(); }
 
  private:
-  bool due() const;
+  bool due(std::int64_t arrivals) const;
 
   PlacementInput shape_;
   DirectorOptions opt_;

@@ -37,9 +37,9 @@ class RebalanceTrigger {
  public:
   virtual ~RebalanceTrigger() = default;
   virtual std::optional<Placement> on_step(const RebalanceView& view) = 0;
-  /// Whether the next on_step() wants RebalanceView::predicted_load (it costs the engine a pass over the
-  /// group's requests), and over how many steps of their work.
-  virtual bool needs_prediction() const { return false; }
+  /// Whether on_step(view) wants RebalanceView::predicted_load filled in (it costs the engine a pass over
+  /// the group's requests; `view` has everything else), and over how many steps of their work.
+  virtual bool needs_prediction(const RebalanceView& /*view*/) const { return false; }
   virtual std::int64_t prediction_horizon_steps() const { return 0; }
   /// Whether the prediction covers only the queued requests the next admissions take (the next batch
   /// under static batching) rather than every outstanding one.

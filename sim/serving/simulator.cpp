@@ -288,7 +288,7 @@ void Simulator::maybe_rebalance(Group& g) {
   view.arrivals = std::exchange(g.arrivals, 0);
   view.prefill_tokens = g.batch.prefill_tokens;
   view.decode_tokens = g.batch.decode_tokens;
-  if (g.trigger->needs_prediction() && predict(g, g.trigger->prediction_horizon_steps())) {
+  if (g.trigger->needs_prediction(view) && predict(g, g.trigger->prediction_horizon_steps())) {
     view.predicted_load = predicted_;
     view.predicted_passes = predicted_passes_;
   }
