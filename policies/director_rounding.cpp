@@ -226,20 +226,30 @@ int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int swe
   std::vector<double> comm(P * G, 0.0);
   std::vector<double> n(P * E);
   std::vector<int> used(G, 0);
-  for (int i = 0; i < p.experts; ++i) {
-    ++used[static_cast<std::size_t>(gpu_of[static_cast<std::size_t>(i)])];
-  }
-  for (int q = 0; q < p.passes; ++q) {
-    const auto qo = static_cast<std::size_t>(q);
+  const auto rebuild = [&] {
+    std::fill(used.begin(), used.end(), 0);
+    std::fill(lambda.begin(), lambda.end(), 0.0);
+    std::fill(comm.begin(), comm.end(), 0.0);
     for (int i = 0; i < p.experts; ++i) {
-      const int k = gpu_of[static_cast<std::size_t>(i)];
-      n[qo * E + static_cast<std::size_t>(i)] = p.expert_tokens(l, i, q);
-      for (int o = 0; o < p.gpus; ++o) {
-        lambda[qo * G + static_cast<std::size_t>(k)] += p.w(l, o, i, q);
-        comm[qo * G + static_cast<std::size_t>(o)] += p.w(l, o, i, q) * p.ns_per_token(o, k);
+      ++used[static_cast<std::size_t>(gpu_of[static_cast<std::size_t>(i)])];
+    }
+    for (int q = 0; q < p.passes; ++q) {
+      const auto qo = static_cast<std::size_t>(q);
+      for (int i = 0; i < p.experts; ++i) {
+        const int k = gpu_of[static_cast<std::size_t>(i)];
+        for (int o = 0; o < p.gpus; ++o) {
+          lambda[qo * G + static_cast<std::size_t>(k)] += p.w(l, o, i, q);
+          comm[qo * G + static_cast<std::size_t>(o)] += p.w(l, o, i, q) * p.ns_per_token(o, k);
+        }
       }
     }
+  };
+  for (int q = 0; q < p.passes; ++q) {
+    for (int i = 0; i < p.experts; ++i) {
+      n[static_cast<std::size_t>(q) * E + static_cast<std::size_t>(i)] = p.expert_tokens(l, i, q);
+    }
   }
+  rebuild();
   // Layer cost after moving expert i from a to b and expert i2 (or -1) from b to a.
   const auto cost_after = [&](int i, int a, int b, int i2) {
     double total = 0.0;
@@ -309,6 +319,24 @@ int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int swe
             ++applied;
             break;
           }
+        }
+      }
+    }
+    // Whole GPUs exchanging their experts: which GPU takes which group matters when GPUs or links
+    // differ, and no sequence of improving single moves and swaps may get there.
+    std::vector<int> exchanged(gpu_of.begin(), gpu_of.end());
+    for (int a = 0; a < p.gpus; ++a) {
+      for (int b = a + 1; b < p.gpus; ++b) {
+        for (std::size_t i = 0; i < exchanged.size(); ++i) {
+          exchanged[i] = gpu_of[i] == a ? b : gpu_of[i] == b ? a : gpu_of[i];
+        }
+        const double c = director_layer_cost(p, l, exchanged).total_ns();
+        if (c < current * (1.0 - 1e-12)) {
+          std::copy(exchanged.begin(), exchanged.end(), gpu_of.begin());
+          rebuild();
+          current = c;
+          improved = true;
+          ++applied;
         }
       }
     }

@@ -12,7 +12,8 @@
 // capacity polytope is integral (it is a transportation polytope, totally unimodular), so the walk ends
 // integral and within C_max. Not from the paper: the scale bounds x_v <= alpha * s_v are not imposed
 // (every micro-step already ends on a boundary), `trials` independent walks keep the lowest exact
-// objective, and an optional polish applies improving single moves and pairwise swaps.
+// objective, and an optional polish applies improving single moves, pairwise swaps and exchanges of two
+// GPUs' whole expert sets (the last reaches a placement's mirror, which moves and swaps cannot).
 #include <span>
 #include <vector>
 
@@ -44,7 +45,8 @@ std::vector<int> round_layer_walk(std::span<const double> x, int experts, int gp
                                   long long* micro_steps = nullptr, long long* macro_iterations = nullptr,
                                   int* repairs = nullptr);
 
-/// Improving single-expert moves and pairwise swaps on layer l (exact Eq. 1-4); returns moves applied.
+/// Improving single-expert moves, pairwise swaps and exchanges of two GPUs' whole expert sets on layer l
+/// (exact Eq. 1-4), at most `sweeps` sweeps; returns the changes applied.
 int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int sweeps);
 
 /// Rounds every layer of `lp` (from solve_director_lp on `p`).
