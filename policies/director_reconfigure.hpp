@@ -7,8 +7,8 @@
 //     assignment of new GPU sets to current GPUs, an integral LP solved with Clp); the relabelled layer
 //     is taken when its Eq. 1-4 cost is no higher than the unrelabelled one's (always, for alike GPUs
 //     and origin-blind W);
-//  2. candidates from the fewest moves up: the current layer; the current layer improved by single moves
-//     and swaps under the new W (the rounding's polish, `polish_sweeps` sweeps); the new layer. One with
+//  2. candidates from the fewest moves up: the current layer; the current layer improved under the new
+//     W by the rounding's polish (`polish_sweeps` sweeps); the new layer. One with
 //     more moves is taken only when it saves at least `min_gain` of the Eq. 1-4 cost of the one chosen
 //     so far: a move is made only for a gain worth its migration, and the migration stays short enough
 //     to finish before the work it was made for.

@@ -179,6 +179,23 @@ TEST_CASE("config errors name the file, the key and what was expected") {
        {},
        "bad.toml: cluster.variability.preset: unknown variability preset \"gem-h100\"; valid names are: gem-l40, "
        "sinha-sc22"},
+      // 33. a batch of no requests
+      {good_config(),
+       {"workload.arrival=\"batches\"", "workload.batch_size=0"},
+       "--set: workload.batch_size: expected an integer in [1, 1048576], got 0"},
+      // 34. an unknown batching
+      {good_config(),
+       {"scheduler.batching=\"dynamic\""},
+       "--set: scheduler.batching: unknown value \"dynamic\"; valid values are: continuous, static"},
+      // 35. DIRECTOR's re-optimisation moment and prediction scope
+      {good_config(),
+       {"policy.director_when=\"sometimes\""},
+       "--set: policy.director_when: unknown value \"sometimes\"; valid values are: interval, arrivals"},
+      {good_config(),
+       {"policy.director_predict=\"everything\""},
+       "--set: policy.director_predict: unknown value \"everything\"; valid values are: outstanding, queued"},
+      // 36. a minimum gain of 100 %
+      {good_config(), {"policy.director_min_gain=1.0"}, "--set: policy.director_min_gain: expected a number in"},
   };
   int i = 0;
   for (const Case& c : cases) {
