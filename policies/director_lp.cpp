@@ -195,15 +195,7 @@ class LayerLp {
     std::vector<double> comm(static_cast<std::size_t>(p_.gpus));
     double total = 0.0;
     for (int q = 0; q < p_.passes; ++q) {
-      std::fill(lambda.begin(), lambda.end(), 0.0);
-      std::fill(comm.begin(), comm.end(), 0.0);
-      for (int i = 0; i < p_.experts; ++i) {
-        const int k = gpu_of[static_cast<std::size_t>(i)];
-        for (int o = 0; o < p_.gpus; ++o) {
-          lambda[static_cast<std::size_t>(k)] += p_.w(l_, o, i, q);
-          comm[static_cast<std::size_t>(o)] += p_.w(l_, o, i, q) * p_.ns_per_token(o, k);
-        }
-      }
+      pass_loads(p_, l_, q, gpu_of, lambda, comm);
       double comp_ns = 0.0;
       for (int j = 0; j < p_.gpus; ++j) {
         for (const HullLine& h :

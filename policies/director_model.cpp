@@ -66,21 +66,26 @@ void validate(const DirectorProblem& p) {
   }
 }
 
+void pass_loads(const DirectorProblem& p, int l, int q, std::span<const int> gpu_of, std::span<double> lambda,
+                std::span<double> comm_ns) {
+  std::fill(lambda.begin(), lambda.end(), 0.0);
+  std::fill(comm_ns.begin(), comm_ns.end(), 0.0);
+  for (int i = 0; i < p.experts; ++i) {
+    const int k = gpu_of[static_cast<std::size_t>(i)];
+    for (int j = 0; j < p.gpus; ++j) {
+      const double w = p.w(l, j, i, q);
+      lambda[static_cast<std::size_t>(k)] += w;
+      comm_ns[static_cast<std::size_t>(j)] += w * p.ns_per_token(j, k);
+    }
+  }
+}
+
 DirectorCost director_layer_cost(const DirectorProblem& p, int l, std::span<const int> gpu_of) {
   std::vector<double> lambda(static_cast<std::size_t>(p.gpus));
   std::vector<double> comm_ns(static_cast<std::size_t>(p.gpus));
   DirectorCost c;
   for (int q = 0; q < p.passes; ++q) {
-    std::fill(lambda.begin(), lambda.end(), 0.0);
-    std::fill(comm_ns.begin(), comm_ns.end(), 0.0);
-    for (int i = 0; i < p.experts; ++i) {
-      const int k = gpu_of[static_cast<std::size_t>(i)];
-      for (int j = 0; j < p.gpus; ++j) {
-        const double w = p.w(l, j, i, q);
-        lambda[static_cast<std::size_t>(k)] += w;
-        comm_ns[static_cast<std::size_t>(j)] += w * p.ns_per_token(j, k);
-      }
-    }
+    pass_loads(p, l, q, gpu_of, lambda, comm_ns);
     double comp = 0.0;
     double comm = 0.0;
     for (int g = 0; g < p.gpus; ++g) {

@@ -61,6 +61,11 @@ struct DirectorCost {
   double total_ns() const { return comp_ns + comm_ns; }
 };
 
+/// Eq. 1 and 3-4's sums for pass kind q of layer l: lambda[g] = tokens GPU g computes, comm_ns[j] = link
+/// time of origin j's tokens, both of size gpus and overwritten; `gpu_of[i]` hosts expert i.
+void pass_loads(const DirectorProblem& p, int l, int q, std::span<const int> gpu_of, std::span<double> lambda,
+                std::span<double> comm_ns);
+
 /// Eq. 1-4 for one layer (summed over passes by their weights); `gpu_of[i]` hosts expert i.
 DirectorCost director_layer_cost(const DirectorProblem& p, int l, std::span<const int> gpu_of);
 /// Eq. 5's objective for an integral placement, `gpu_of[l * experts + i]`. Throws core::Error if a GPU

@@ -228,20 +228,12 @@ int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int swe
   std::vector<int> used(G, 0);
   const auto rebuild = [&] {
     std::fill(used.begin(), used.end(), 0);
-    std::fill(lambda.begin(), lambda.end(), 0.0);
-    std::fill(comm.begin(), comm.end(), 0.0);
     for (int i = 0; i < p.experts; ++i) {
       ++used[static_cast<std::size_t>(gpu_of[static_cast<std::size_t>(i)])];
     }
     for (int q = 0; q < p.passes; ++q) {
-      const auto qo = static_cast<std::size_t>(q);
-      for (int i = 0; i < p.experts; ++i) {
-        const int k = gpu_of[static_cast<std::size_t>(i)];
-        for (int o = 0; o < p.gpus; ++o) {
-          lambda[qo * G + static_cast<std::size_t>(k)] += p.w(l, o, i, q);
-          comm[qo * G + static_cast<std::size_t>(o)] += p.w(l, o, i, q) * p.ns_per_token(o, k);
-        }
-      }
+      const auto at = static_cast<std::size_t>(q) * G;
+      pass_loads(p, l, q, gpu_of, std::span<double>(lambda).subspan(at, G), std::span<double>(comm).subspan(at, G));
     }
   };
   for (int q = 0; q < p.passes; ++q) {
