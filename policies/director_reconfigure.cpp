@@ -5,6 +5,8 @@
 #include <coin/ClpSimplex.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 
+#include <algorithm>
+
 #include "policies/director_rounding.hpp"
 #include "sim/core/error.hpp"
 
@@ -97,10 +99,9 @@ ReconfigureResult reconfigure(const DirectorProblem& p, std::span<const int> cur
     if (relabelled_ns <= next_ns * (1.0 + 1e-12)) {
       chosen = relabelled;
       chosen_ns = relabelled_ns;
-      r.layers_relabelled += relabelled != std::vector<int>(next.begin(), next.end()) ? 1 : 0;
     }
     // From the fewest moves up, a candidate with more moves must gain min_gain over the one chosen so far:
-    // the current layer, then the current layer improved by single moves and swaps, then the new one.
+    // the current layer, then the current layer polished under the new W, then the new one.
     std::vector<int> polished(cur.begin(), cur.end());
     polish_layer(p, l, polished, polish_sweeps);
     const double current_ns = director_layer_cost(p, l, cur).total_ns();
@@ -116,6 +117,8 @@ ReconfigureResult reconfigure(const DirectorProblem& p, std::span<const int> cur
     }
     r.layers_kept += pick.data() == cur.data() ? 1 : 0;
     r.layers_polished += pick.data() == polished.data() ? 1 : 0;
+    r.layers_relabelled +=
+        pick.data() == relabelled.data() && !std::equal(relabelled.begin(), relabelled.end(), next.begin()) ? 1 : 0;
     chosen = pick;
     for (std::size_t i = 0; i < E; ++i) {
       r.gpu_of[at + i] = chosen[i];

@@ -21,11 +21,11 @@
 namespace epsim::policies {
 
 struct ReconfigureResult {
-  std::vector<int> gpu_of;  ///< [layer][expert] -> GPU: the placement to migrate to
-  int layers_kept = 0;      ///< layers left as they are (too little gain)
-  int layers_polished = 0;  ///< layers changed by a few moves and swaps from the current one
-  int layers_relabelled = 0;
-  int experts_moved = 0;  ///< experts whose GPU changes
+  std::vector<int> gpu_of;    ///< [layer][expert] -> GPU: the placement to migrate to
+  int layers_kept = 0;        ///< layers left as they are (too little gain)
+  int layers_polished = 0;    ///< layers changed by a few moves and swaps from the current one
+  int layers_relabelled = 0;  ///< layers changed to the new placement with its GPUs renamed
+  int experts_moved = 0;      ///< experts whose GPU changes
 };
 
 /// Maximum-overlap relabelling of one layer: returns `next_gpu_of` with each GPU g renamed to perm[g],
@@ -33,7 +33,7 @@ struct ReconfigureResult {
 std::vector<int> relabel_for_overlap(std::span<const int> current_gpu_of, std::span<const int> next_gpu_of, int gpus);
 
 /// Steps 1-2 for every layer. `current_gpu_of` and `next_gpu_of` are [layer][expert] -> GPU, both within
-/// C_max. Throws core::Error on mismatched shapes.
+/// C_max; `polish_sweeps` = 0 leaves the polished candidate out. Throws core::Error on mismatched shapes.
 ReconfigureResult reconfigure(const DirectorProblem& p, std::span<const int> current_gpu_of,
                               std::span<const int> next_gpu_of, double min_gain, int polish_sweeps = 4);
 

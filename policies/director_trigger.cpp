@@ -91,7 +91,9 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   in.pass_weight.assign(2, 0.0);
   if (trig_.mode == DirectorTriggerOptions::Mode::proactive) {
     if (view.predicted_load.size() != 2 * cells) {
-      return std::nullopt;  // nothing to predict from (a replayed trace)
+      new_work_ = false;  // nothing to predict from (a replayed trace): wait for the next arrivals
+      seen_ = 0;
+      return std::nullopt;
     }
     const double p = trig_.accuracy;
     for (std::size_t q = 0; q < 2; ++q) {
@@ -142,7 +144,10 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
     }
   }
   if (std::accumulate(in.expert_load.begin(), in.expert_load.end(), 0.0) <= 0.0) {
-    return std::nullopt;  // no work ahead
+    // No work ahead: with director_predict = "queued", a batch that found the group idle started at once
+    // and left nothing queued; there was no time to place for it anyway (weights move only in compute
+    // phases of steps), so the trigger waits for the next arrivals.
+    return std::nullopt;
   }
   ++solves_;
   Placement next = policy_.place(in);
@@ -151,7 +156,8 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   const std::vector<int> proposed = single_copy_gpu_of(next);
   if (current.size() == proposed.size()) {
     const DirectorProblem problem = director_problem(in, opt_);
-    const ReconfigureResult r = reconfigure(problem, current, proposed, trig_.min_gain, opt_.rounding.polish_passes);
+    const ReconfigureResult r =
+        reconfigure(problem, current, proposed, trig_.min_gain, opt_.rounding.polish ? opt_.rounding.polish_passes : 0);
     layers_kept_ += r.layers_kept;
     layers_polished_ += r.layers_polished;
     if (r.experts_moved == 0) {

@@ -1,15 +1,18 @@
 #pragma once
 // DIRECTOR online (paper 002, Sections IV-V): before each batch of queued work (every `interval_steps`
-// steps, or when new requests have been queued) the placement is re-optimised (director_placement.hpp) for the workload
-// matrix W[l][origin][expert] of the work ahead, and the engine migrates to it. Proactive (DIRECTOR): W is the
-// *predicted* routing of the group's queued and running requests over the next `horizon_steps` steps,
+// steps, or at the first step boundary after new requests were queued) the placement is re-optimised
+// (director_placement.hpp) for the workload of the work ahead, prefill and decode passes apart
+// (director_model.hpp), and the engine migrates to it. Proactive (DIRECTOR): W is the *predicted*
+// routing of the group's outstanding requests over the next `horizon_steps` steps (or of the queued
+// ones the next admissions take),
 // from a predictor of top-k accuracy p: each predicted selection is the true one with probability p,
 // otherwise a wrong expert drawn by the layer's popularity, so in expectation W_pred = p W + (1 - p)
 // x (each origin's tokens spread by popularity); p = 1 is the oracle. Reactive (the paper's online
 // baseline): W is what the steps since the last re-optimisation routed (origins spread evenly). No
-// re-optimisation starts while a previous change is still migrating. The re-optimised placement goes
-// through director_reconfigure.hpp: relabelled to keep experts where they are, and only layers that
-// gain at least `min_gain` of their modelled latency change.
+// re-optimisation starts while a previous change is still migrating. When every expert has one copy, the
+// re-optimised placement goes through director_reconfigure.hpp: relabelled to keep experts where they
+// are, and a layer changes only for a gain of at least `min_gain` of its modelled latency. A batch that
+// arrives to an idle group starts at once and is not placed for: nothing is queued behind it.
 #include <array>
 #include <cstdint>
 #include <vector>

@@ -152,8 +152,20 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
       }
       const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;  // context + this token
       bool fits = grow(rank, r, tokens_after);
-      while (!fits && rank.running.size() - 1 > i) {
-        preempt(rank, rank.running.size() - 1, requests);
+      while (!fits) {
+        // The youngest that holds blocks (under static batching, requests admitted into the batch may
+        // hold none yet: preempting them would free nothing).
+        std::size_t victim = rank.running.size();
+        for (std::size_t j = rank.running.size(); j-- > i + 1;) {
+          if (requests[static_cast<std::size_t>(rank.running[j])].kv_blocks > 0) {
+            victim = j;
+            break;
+          }
+        }
+        if (victim == rank.running.size()) {
+          break;
+        }
+        preempt(rank, victim, requests);
         fits = grow(rank, r, tokens_after);
       }
       if (!fits) {
@@ -182,14 +194,28 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
     // Then admissions, FCFS: the head of the queue waits for memory (nothing overtakes it). As in vLLM V1,
     // a step that had to preempt admits nobody.
     const double reserve = cfg_.kv_watermark * static_cast<double>(rank.kv.blocks());
+    // Static batching: blocks the requests admitted by this call still need for their whole context (they
+    // join the batch now, their prompts are chunked into its later steps), so admissions stop while the
+    // cache could not hold them all.
+    std::int64_t promised = 0;
+    const auto context_of = [](const RequestState& q) {
+      return q.prefill_done() ? q.spec.prompt_tokens + q.generated : q.prefill_target;
+    };
     while (admit && (budget > 0 || cfg_.static_batching) && preemptions_ == preempted_before && !rank.waiting.empty() &&
            static_cast<std::int64_t>(rank.running.size()) < cfg_.max_running_requests) {
       const int idx = rank.waiting.front();
       RequestState& r = requests[static_cast<std::size_t>(idx)];
+      // (The first of a batch on an empty rank needs no reserve: enqueue() let in only what fits.)
+      const double keep = rank.running.empty() ? 0.0 : reserve;
+      if (cfg_.static_batching && static_cast<double>(rank.kv.free_blocks() - promised) - keep <
+                                      static_cast<double>(rank.kv.blocks_for(context_of(r)))) {
+        break;  // the head waits for the next batch
+      }
       if (budget <= 0) {
         // Static batching: the batch takes it now; its work starts in a later step of this batch.
         rank.waiting.pop_front();
         rank.running.push_back(idx);
+        promised += rank.kv.blocks_for(context_of(r));
         continue;
       }
       if (r.prefill_done()) {
@@ -214,6 +240,9 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
       out.entries.push_back(BatchEntry{idx, chunk, 0, true, chunk == r.prefill_target});
       out.prefill_tokens += chunk;
       budget -= chunk;
+      if (cfg_.static_batching) {
+        promised += rank.kv.blocks_for(context_of(r)) - r.kv_blocks;
+      }
     }
     out.rank_begin[ri + 1] = static_cast<int>(out.entries.size());
   }

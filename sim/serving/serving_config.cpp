@@ -14,7 +14,8 @@ SchedulerConfig parse_scheduler(core::ParamTable& t) {
   static constexpr std::array<std::string_view, 2> k_batching{"continuous", "static"};
   c.static_batching = t.choice("batching", "continuous",
                                "continuous: requests join and leave every step; static: a batch is admitted "
-                               "when the group has nothing running and runs to completion",
+                               "when the group has nothing running and runs to completion (a preempted "
+                               "request waits for the next)",
                                k_batching) == "static";
   c.kv_block_tokens = t.integer("kv_block_tokens", c.kv_block_tokens, "tokens per KV-cache block", {1, 4096});
   c.kv_watermark = t.real("kv_watermark", c.kv_watermark, "share of KV blocks admissions leave free", {0.0, 0.5});

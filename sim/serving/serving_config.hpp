@@ -14,7 +14,9 @@ struct SchedulerConfig {
   double gpu_memory_utilization = 0.9;      ///< share of GPU memory for weights + KV cache (vLLM's knob)
   double activation_reserve_gib = 1.0;      ///< memory kept for activations and workspaces, per GPU
   /// Static batching: new requests are admitted only when the whole group has none running (a batch runs
-  /// to completion, as in offline batch inference and DIRECTOR's batch-level serving); else continuous.
+  /// to completion, as in offline batch inference and DIRECTOR's batch-level serving; a preempted request
+  /// leaves its batch for the next), each only while the rank's cache holds the whole context of every
+  /// request admitted with it; else continuous.
   bool static_batching = false;
 };
 

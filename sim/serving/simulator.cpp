@@ -139,8 +139,8 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
   r.group = g.index;
   r.rank = g.scheduler.least_loaded_rank();
   requests_.push_back(r);
-  ++g.arrivals;
   const bool queued = g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1), requests_);
+  g.arrivals += queued ? 1 : 0;
   const std::optional<workloads::RequestSpec> next = generator_.next();
   if (next && next->arrival_ns == spec.arrival_ns) {
     held_start_ = true;  // a batch arrives at one instant: all of it is queued before a step forms
@@ -157,6 +157,9 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
 }
 
 void Simulator::try_start_step(Group& g) {
+  if (held_start_) {
+    return;  // a batch is still arriving at this instant; its last request starts every group
+  }
   if (g.busy || g.paused || !g.scheduler.form_batch(requests_, g.batch)) {
     return;
   }
@@ -221,8 +224,10 @@ bool Simulator::predict(const Group& g, std::int64_t horizon) {
     predict_origin_.clear();
     for (const auto& [rank, idx] : outstanding_) {
       const RequestState& r = requests_[static_cast<std::size_t>(idx)];
-      const std::int64_t tokens = phase == 0 ? r.prefill_target - r.prefilled
-                                             : std::min<std::int64_t>(r.spec.output_tokens - r.generated, horizon);
+      // A prompt still to prefill emits its request's next token itself: one decode step fewer.
+      const std::int64_t decodes = r.spec.output_tokens - r.generated - (r.prefill_done() ? 0 : 1);
+      const std::int64_t tokens =
+          phase == 0 ? r.prefill_target - r.prefilled : std::min<std::int64_t>(decodes, horizon);
       if (tokens <= 0) {
         continue;
       }

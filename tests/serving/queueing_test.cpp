@@ -135,3 +135,36 @@ TEST_CASE("a batch arriving at one instant is queued whole before a step forms, 
   // The queue did build up: a step takes longer than a third of the 0.1 ms between batches.
   REQUIRE(res.summary.mean_step_ms > 0.1 / 3.0);
 }
+
+TEST_CASE("a step that ends at the instant a batch arrives waits for the whole batch") {
+  serving::SchedulerConfig sched{4096, 4};
+  sched.static_batching = true;
+  // One batch of 4 one-token prompts with two output tokens is served in d ns (a prefill, a decode).
+  auto one = tiny(1.0, 4, 1, 2, sched);
+  one.workload.arrivals.kind = workloads::ArrivalConfig::Kind::batches;
+  one.workload.arrivals.batch_size = 4;
+  serving::Simulator first(std::move(one));
+  const core::Time d = first.run().requests[0].finish_ns;
+  REQUIRE(d > 0);
+  // Batches every d ns: each arrives exactly when the previous batch's decode step ends. That step's end
+  // was scheduled after the batch's first arrival (at time 0), so it runs between its arrivals.
+  auto parts = tiny(4e9 / static_cast<double>(d), 12, 1, 2, sched);
+  parts.workload.arrivals.kind = workloads::ArrivalConfig::Kind::batches;
+  parts.workload.arrivals.batch_size = 4;
+  serving::Simulator sim(std::move(parts));
+  serving::StepLog log;
+  sim.add_observer(&log);
+  const auto res = sim.run();
+  REQUIRE(res.requests[4].spec.arrival_ns == d);
+  std::istringstream csv(log.csv());
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::pair<long long, long long>> tokens;  // (prefill, decode) per step
+  while (std::getline(csv, line)) {
+    const std::vector<std::string> f = test::csv_cells(line);
+    tokens.emplace_back(std::stoll(f[5]), std::stoll(f[6]));
+  }
+  // Every batch: a prefill of all 4 prompts, then one decode of 4.
+  const std::vector<std::pair<long long, long long>> want{{4, 0}, {0, 4}, {4, 0}, {0, 4}, {4, 0}, {0, 4}};
+  REQUIRE(tokens == want);
+}

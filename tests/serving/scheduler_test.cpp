@@ -194,3 +194,35 @@ TEST_CASE("static batching admits a whole batch into an empty group and nothing 
   REQUIRE(b.entries.size() == 1);
   REQUIRE(b.entries[0].request == 3);
 }
+
+TEST_CASE("static batching admits a request only while the cache holds every admitted request's context") {
+  SchedulerConfig cfg{40, 8};
+  cfg.static_batching = true;
+  Scheduler s(1, cfg, 5);  // 5 blocks of 16 tokens; the 1 % watermark keeps 0.05 blocks
+  std::vector<RequestState> reqs{req(0, 30, 2), req(1, 30, 2), req(2, 10, 1)};
+  for (int i = 0; i < 3; ++i) {
+    s.enqueue(0, i, reqs);
+  }
+  Batch b;
+  REQUIRE(s.form_batch(reqs, b));
+  // Request 0 takes 30 tokens (2 blocks); request 1 its first 10 (1 block) and needs 1 more for its
+  // prompt; request 2's block would leave 2 - 1 - 0.05 < 1: it waits for the next batch.
+  REQUIRE(b.entries.size() == 2);
+  std::vector<std::pair<int, int>> next;
+  s.next_admissions(next);
+  REQUIRE(next == std::vector<std::pair<int, int>>{{0, 2}});
+  core::Time t = 0;
+  while (reqs[0].finish_ns < 0 || reqs[1].finish_ns < 0) {
+    s.complete(b, reqs, ++t, {});
+    if (reqs[0].finish_ns < 0 || reqs[1].finish_ns < 0) {
+      REQUIRE(s.form_batch(reqs, b));
+      for (const BatchEntry& e : b.entries) {
+        REQUIRE(e.request != 2);
+      }
+    }
+  }
+  REQUIRE(s.preemptions() == 0);
+  REQUIRE(s.form_batch(reqs, b));
+  REQUIRE(b.entries.size() == 1);
+  REQUIRE(b.entries[0].request == 2);
+}
