@@ -48,6 +48,30 @@ serving::SimulationParts tiny(double rate, std::int64_t requests, std::int64_t p
   return p;
 }
 
+// tiny() with batches of 4 one-token prompts arriving at one instant, under static batching with at most
+// 4 running (a batch is one arrival).
+serving::SimulationParts batches_of_4(double rate, std::int64_t requests, std::int64_t output) {
+  serving::SchedulerConfig sched{4096, 4};
+  sched.static_batching = true;
+  serving::SimulationParts p = tiny(rate, requests, 1, output, sched);
+  p.workload.arrivals.kind = workloads::ArrivalConfig::Kind::batches;
+  p.workload.arrivals.batch_size = 4;
+  return p;
+}
+
+// (prefill, decode) tokens of every step in a step log.
+std::vector<std::pair<long long, long long>> step_tokens(const serving::StepLog& log) {
+  std::istringstream csv(log.csv());
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::pair<long long, long long>> tokens;
+  while (std::getline(csv, line)) {
+    const std::vector<std::string> f = test::csv_cells(line);
+    tokens.emplace_back(std::stoll(f[5]), std::stoll(f[6]));
+  }
+  return tokens;
+}
+
 }  // namespace
 
 TEST_CASE("M/D/1: one request at a time, deterministic service, Poisson arrivals") {
@@ -105,26 +129,14 @@ TEST_CASE("chunked prefill: a long prompt's TTFT is the sum of its chunk steps")
 }
 
 TEST_CASE("a batch arriving at one instant is queued whole before a step forms, and batches do not mix") {
-  serving::SchedulerConfig sched{4096, 4};  // at most 4 running: a batch is one arrival
-  sched.static_batching = true;
   // Batches of 4 one-token prompts with 3 output tokens, every 4 / 40000 s = 0.1 ms: faster than a batch
   // is served, so the next batch is always queued behind the running one.
-  auto parts = tiny(40000.0, 12, 1, 3, sched);
-  parts.workload.arrivals.kind = workloads::ArrivalConfig::Kind::batches;
-  parts.workload.arrivals.batch_size = 4;
-  serving::Simulator sim(std::move(parts));
+  serving::Simulator sim(batches_of_4(40000.0, 12, 3));
   serving::StepLog log;
   sim.add_observer(&log);
   const auto res = sim.run();
   REQUIRE(res.summary.requests_finished == 12);
-  std::istringstream csv(log.csv());
-  std::string line;
-  std::getline(csv, line);
-  std::vector<std::pair<long long, long long>> tokens;  // (prefill, decode) per step
-  while (std::getline(csv, line)) {
-    const std::vector<std::string> f = test::csv_cells(line);
-    tokens.emplace_back(std::stoll(f[5]), std::stoll(f[6]));
-  }
+  const auto tokens = step_tokens(log);
   // Per batch: one step prefilling all 4 prompts (token 1), then 2 decode steps of 4 (tokens 2 and 3).
   const std::vector<std::pair<long long, long long>> batch{{4, 0}, {0, 4}, {0, 4}};
   std::vector<std::pair<long long, long long>> want;
@@ -137,33 +149,18 @@ TEST_CASE("a batch arriving at one instant is queued whole before a step forms, 
 }
 
 TEST_CASE("a step that ends at the instant a batch arrives waits for the whole batch") {
-  serving::SchedulerConfig sched{4096, 4};
-  sched.static_batching = true;
   // One batch of 4 one-token prompts with two output tokens is served in d ns (a prefill, a decode).
-  auto one = tiny(1.0, 4, 1, 2, sched);
-  one.workload.arrivals.kind = workloads::ArrivalConfig::Kind::batches;
-  one.workload.arrivals.batch_size = 4;
-  serving::Simulator first(std::move(one));
+  serving::Simulator first(batches_of_4(1.0, 4, 2));
   const core::Time d = first.run().requests[0].finish_ns;
   REQUIRE(d > 0);
   // Batches every d ns: each arrives exactly when the previous batch's decode step ends. That step's end
   // was scheduled after the batch's first arrival (at time 0), so it runs between its arrivals.
-  auto parts = tiny(4e9 / static_cast<double>(d), 12, 1, 2, sched);
-  parts.workload.arrivals.kind = workloads::ArrivalConfig::Kind::batches;
-  parts.workload.arrivals.batch_size = 4;
-  serving::Simulator sim(std::move(parts));
+  serving::Simulator sim(batches_of_4(4e9 / static_cast<double>(d), 12, 2));
   serving::StepLog log;
   sim.add_observer(&log);
   const auto res = sim.run();
   REQUIRE(res.requests[4].spec.arrival_ns == d);
-  std::istringstream csv(log.csv());
-  std::string line;
-  std::getline(csv, line);
-  std::vector<std::pair<long long, long long>> tokens;  // (prefill, decode) per step
-  while (std::getline(csv, line)) {
-    const std::vector<std::string> f = test::csv_cells(line);
-    tokens.emplace_back(std::stoll(f[5]), std::stoll(f[6]));
-  }
+  const auto tokens = step_tokens(log);
   // Every batch: a prefill of all 4 prompts, then one decode of 4.
   const std::vector<std::pair<long long, long long>> want{{4, 0}, {0, 4}, {4, 0}, {0, 4}, {4, 0}, {0, 4}};
   REQUIRE(tokens == want);
