@@ -80,11 +80,15 @@ std::vector<double> sum_workloads(std::span<const std::vector<double>> batches) 
 
 Placement DirectorPlacement::place(const PlacementInput& in) {
   const DirectorProblem p = director_problem(in, opt_);
+  return placement_from_gpu_of(p, solve(p, in.seed));
+}
+
+std::vector<int> DirectorPlacement::solve(const DirectorProblem& p, std::uint64_t seed) {
   const DirectorLpResult lp = solve_director_lp(p, opt_.lp);
-  core::Rng rng(in.seed);
-  const DirectorRoundingResult r = round_director(p, lp, opt_.rounding, rng);
+  core::Rng rng(seed);
+  DirectorRoundingResult r = round_director(p, lp, opt_.rounding, rng);
   report_ = DirectorReport{lp.bound_ns, r.cost.total_ns(), r.gap, lp.lp_solves};
-  return placement_from_gpu_of(p, r.gpu_of);
+  return std::move(r.gpu_of);
 }
 
 Placement placement_from_gpu_of(const DirectorProblem& p, std::span<const int> gpu_of) {

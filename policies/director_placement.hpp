@@ -55,6 +55,9 @@ class DirectorPlacement final : public PlacementPolicy {
  public:
   explicit DirectorPlacement(DirectorOptions opt) : opt_(std::move(opt)) {}
   Placement place(const PlacementInput& in) override;
+  /// The optimiser alone on a built problem: LP, rounding, polish; returns [layer][expert] -> GPU.
+  std::vector<int> solve(const DirectorProblem& p, std::uint64_t seed);
+  const DirectorOptions& options() const { return opt_; }
   bool needs_load() const override { return true; }
   bool needs_curves() const override { return true; }
   /// The last place()'s LP bound and rounding gap.

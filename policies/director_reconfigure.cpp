@@ -119,10 +119,9 @@ ReconfigureResult reconfigure(const DirectorProblem& p, std::span<const int> cur
     r.layers_polished += pick.data() == polished.data() ? 1 : 0;
     r.layers_relabelled +=
         pick.data() == relabelled.data() && !std::equal(relabelled.begin(), relabelled.end(), next.begin()) ? 1 : 0;
-    chosen = pick;
     for (std::size_t i = 0; i < E; ++i) {
-      r.gpu_of[at + i] = chosen[i];
-      r.experts_moved += chosen[i] != cur[i] ? 1 : 0;
+      r.gpu_of[at + i] = pick[i];
+      r.experts_moved += pick[i] != cur[i] ? 1 : 0;
     }
   }
   return r;

@@ -27,7 +27,7 @@ std::vector<int> single_copy_gpu_of(const Placement& pl) {
 
 DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, DirectorTriggerOptions trig,
                                  std::vector<double> popularity)
-    : shape_(std::move(shape)), opt_(opt), policy_(std::move(opt)), trig_(trig), popularity_(std::move(popularity)) {
+    : shape_(std::move(shape)), policy_(std::move(opt)), trig_(trig), popularity_(std::move(popularity)) {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
   if (!shape_.curves) {
@@ -133,38 +133,34 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   observed_steps_ = {};
   seen_ = 0;
   new_work_ = false;
-  in.expert_load.assign(L * E, 0.0);  // the whole work ahead, for the emptiness check
+  double work = 0.0;  // token-expert pairs ahead, over every pass
   for (std::size_t q = 0; q < 2; ++q) {
-    for (std::size_t l = 0; l < L; ++l) {
-      for (std::size_t o = 0; o < G; ++o) {
-        for (std::size_t e = 0; e < E; ++e) {
-          in.expert_load[l * E + e] += in.pass_weight[q] * in.origin_load[q * cells + (l * G + o) * E + e];
-        }
-      }
-    }
+    const auto first = in.origin_load.begin() + static_cast<std::ptrdiff_t>(q * cells);
+    work += in.pass_weight[q] * std::accumulate(first, first + static_cast<std::ptrdiff_t>(cells), 0.0);
   }
-  if (std::accumulate(in.expert_load.begin(), in.expert_load.end(), 0.0) <= 0.0) {
+  if (work <= 0.0) {
     // No work ahead: with director_predict = "queued", a batch that found the group idle started at once
     // and left nothing queued; there was no time to place for it anyway (weights move only in compute
     // phases of steps), so the trigger waits for the next arrivals.
     return std::nullopt;
   }
   ++solves_;
-  Placement next = policy_.place(in);
+  const DirectorProblem problem = director_problem(in, policy_.options());
+  std::vector<int> proposed = policy_.solve(problem, in.seed);
   gap_sum_ += policy_.last_report().gap;
   const std::vector<int> current = single_copy_gpu_of(*view.current);
-  const std::vector<int> proposed = single_copy_gpu_of(next);
   if (current.size() == proposed.size()) {
-    const DirectorProblem problem = director_problem(in, opt_);
-    const ReconfigureResult r =
-        reconfigure(problem, current, proposed, trig_.min_gain, opt_.rounding.polish ? opt_.rounding.polish_passes : 0);
+    const DirectorRoundingOptions& rounding = policy_.options().rounding;
+    ReconfigureResult r =
+        reconfigure(problem, current, proposed, trig_.min_gain, rounding.polish ? rounding.polish_passes : 0);
     layers_kept_ += r.layers_kept;
     layers_polished_ += r.layers_polished;
     if (r.experts_moved == 0) {
       return std::nullopt;
     }
-    next = placement_from_gpu_of(problem, r.gpu_of);
+    proposed = std::move(r.gpu_of);
   }
+  Placement next = placement_from_gpu_of(problem, proposed);
   bool same = true;
   for (std::size_t l = 0; l < L && same; ++l) {
     same = next.layers[l].phy2log == view.current->layers[l].phy2log;

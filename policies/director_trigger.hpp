@@ -63,7 +63,6 @@ class DirectorTrigger final : public RebalanceTrigger {
   bool due(std::int64_t arrivals) const;
 
   PlacementInput shape_;
-  DirectorOptions opt_;
   DirectorPlacement policy_;
   DirectorTriggerOptions trig_;
   std::vector<double> popularity_;  // normalised per layer

@@ -97,11 +97,11 @@ void GraceRouting::split(std::int32_t tokens, int origin, RoutedLoad& out) {
     }
     share_[m - 1] += left;
   } else {
-    remainder_.assign(m, 0.0);  // the quotas; ties of the largest remainder go to the lower GPU
+    quota_.assign(m, 0.0);  // ties of the largest remainder go to the lower GPU
     for (std::size_t j = 0; j < m; ++j) {
-      remainder_[j] = tokens * weights_[j] / total;
+      quota_[j] = tokens * weights_[j] / total;
     }
-    core::apportion(tokens, remainder_, share_);
+    core::apportion(tokens, quota_, share_);
   }
   for (std::size_t j = 0; j < m; ++j) {
     const auto g = static_cast<std::size_t>(candidates_[j]);
@@ -132,7 +132,7 @@ void GraceRouting::route(const StepLayerLoad& load, const LayerPlacement& placem
   candidates_.reserve(ug);  // every buffer at its largest size: later calls do not allocate
   weights_.reserve(ug);
   share_.reserve(ug);
-  remainder_.reserve(ug);
+  quota_.reserve(ug);
   for (int e = 0; e < experts; ++e) {
     const std::int32_t t = load.expert_tokens[static_cast<std::size_t>(e)];
     if (!load.origin_tokens.empty()) {

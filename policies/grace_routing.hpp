@@ -64,7 +64,7 @@ class GraceRouting final : public RoutingPolicy {
   std::vector<int> candidates_;      // GPUs of the current tier
   std::vector<double> weights_;      // their weights
   std::vector<std::int32_t> share_;  // their tokens (proportional choice)
-  std::vector<double> remainder_;    // their remainders (proportional choice)
+  std::vector<double> quota_;        // their exact shares (proportional choice)
 };
 
 /// Reads `choice` ("random" | "proportional"), `share` ("paper" | "conserving") and `seed`.

@@ -387,6 +387,10 @@ bool SyntheticRouter::expected_load(std::span<const RequestTokens> requests, std
   const auto L = static_cast<std::size_t>(layers_);
   // Per phase (steps of one phase share a mix), then each layer's mix capped as sample() caps a step's.
   for (int phase = 0; phase < 2; ++phase) {
+    if (std::none_of(requests.begin(), requests.end(),
+                     [phase](const RequestTokens& q) { return (q.prefill ? 0 : 1) == phase; })) {
+      continue;  // the caller asked for the other phase only
+    }
     expected_.assign(L * O * E, 0.0);
     for (std::size_t r = 0; r < requests.size(); ++r) {
       const RequestTokens& req = requests[r];
