@@ -94,7 +94,7 @@ TEST_CASE("DIRECTOR's migrations continue over later steps when a step may move 
   REQUIRE(static_cast<double>(distinct.size()) >= std::floor(r.migration_bytes / 0.05e9 / 2.0));
 }
 
-TEST_CASE("with an oracle predictor DIRECTOR's step latency is at most online reactive's on a drifting workload") {
+TEST_CASE("with an oracle predictor DIRECTOR's step latency is at most online reactive's on a drifting workload", "[slow]") {
   // Three seeds (three drifts and batch draws). Reactive re-optimises at the same moments for the batch
   // just served; the proactive oracle for the queued batch itself (the paper's Section III and Figure 3).
   for (const char* seed : {"run.seed=11", "run.seed=1", "run.seed=2"}) {
@@ -114,7 +114,7 @@ TEST_CASE("with an oracle predictor DIRECTOR's step latency is at most online re
   }
 }
 
-TEST_CASE("DIRECTOR re-optimises before each queued batch, from that batch's predicted routing") {
+TEST_CASE("DIRECTOR re-optimises before each queued batch, from that batch's predicted routing", "[slow]") {
   Timeline t;
   const auto r = run({"policy.rebalance=\"director\"", "policy.director_predictor=\"oracle\""}, t);
   std::map<std::string, double> stats(r.trigger_stats.begin(), r.trigger_stats.end());

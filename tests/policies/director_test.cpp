@@ -143,7 +143,7 @@ TEST_CASE("DIRECTOR: LP, rounding and brute force agree on tiny instances (3 exp
   CHECK(rounded_optimal == runs);
 }
 
-TEST_CASE("DIRECTOR: when every expert's tokens sit on one GPU the LP is integral and equals brute force") {
+TEST_CASE("DIRECTOR: when every expert's tokens sit on one GPU the LP is integral and equals brute force", "[slow]") {
   // Communication dominates (slow links, cheap compute): the optimum hosts each expert where its tokens
   // are, and the relaxation cannot do better, so LP = rounded = brute force exactly.
   core::Rng rng(3);
