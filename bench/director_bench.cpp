@@ -13,6 +13,7 @@
 #include <boost/random/uniform_real_distribution.hpp>
 #include <chrono>
 #include <numeric>
+#include <string_view>
 
 #include "policies/director_lp.hpp"
 #include "policies/director_model.hpp"
@@ -30,7 +31,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 void bench(const char* label, int layers, int experts, int top_k, int gpus, int gpus_per_node, double hidden,
-           const char* mode, bool two_kinds) {
+           const char* mode_name, bool two_kinds) {
+  const DirectorLpOptions::Mode mode =
+      std::string_view(mode_name) == "direct" ? DirectorLpOptions::Mode::direct : DirectorLpOptions::Mode::bisect;
   core::Rng rng(42);
   boost::random::uniform_real_distribution<double> speed(0.95, 1.05);
   std::vector<std::vector<double>> n(static_cast<std::size_t>(gpus));
@@ -108,7 +111,7 @@ void bench(const char* label, int layers, int experts, int top_k, int gpus, int 
       "{:<34} {:<7} {:<6} LP {:7.2f} s ({} solves)  rounding {:6.3f} s  rounding+polish {:6.3f} s  "
       "reconfigure {:6.3f} s | bound {:9.0f} ns  rounded gap {:.4f}  polished gap {:.4f}  linear {:.4f}x bound  "
       "moves {} of {} ({:.4f}x bound)\n",
-      label, two_kinds ? "2 kinds" : "1 kind", mode, lp_s, lp.lp_solves, round_s, polish_s, reconf_s, lp.bound_ns,
+      label, two_kinds ? "2 kinds" : "1 kind", mode_name, lp_s, lp.lp_solves, round_s, polish_s, reconf_s, lp.bound_ns,
       r.gap, rp.gap, linear_ns / lp.bound_ns, rc.experts_moved, layers * experts,
       director_cost(p, rc.gpu_of).total_ns() / lp.bound_ns);
 }

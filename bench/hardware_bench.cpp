@@ -29,8 +29,8 @@ void cost_throughput() {
     speeds[g] = 0.9 + 0.002 * static_cast<double>(g);
   }
   hardware::RooflineCostModel m(gpu, speeds, hardware::VariabilityConfig{}, core::RandomStreams(1));
-  core::KernelWork w;
-  w.kind = core::OpKind::expert_ffn;
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::expert_ffn;
   const int n = 20'000'000;
   double sink = 0.0;
   const auto t0 = std::chrono::steady_clock::now();

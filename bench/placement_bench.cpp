@@ -40,7 +40,7 @@ void bench(const char* label, const std::string& model_name, int gpus, int resta
   speed[0] = 0.88;
   const hardware::RooflineCostModel cost(hardware::load_gpu_preset("h200"), speed);
   const core::RandomStreams streams(9);
-  const auto curves = serving::make_cost_curves(model, cost, 0, gpus, slots, serving::CostProfileConfig{}, streams);
+  const auto curves = serving::make_cost_curves(model, cost, 0, gpus, slots, policies::CostProfileConfig{}, streams);
 
   policies::PlacementInput in = policies::PlacementInput::shape(layers, experts, gpus, 1, slots);
   in.curves = curves;

@@ -4,12 +4,15 @@
 #include <spdlog/spdlog.h>
 
 #include <toml++/toml.h>
+#include <algorithm>
+#include <array>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <filesystem>
 #include <optional>
 
 #include "experiments/build_simulation.hpp"
+#include "experiments/builders.hpp"
 #include "experiments/cost_table.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/place_command.hpp"
@@ -22,8 +25,10 @@
 #include "hardware/variability.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement_policy.hpp"
+#include "policies/rebalance_config.hpp"
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
+#include "policies/trigger_factory.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "version.hpp"
@@ -32,22 +37,6 @@ namespace po = boost::program_options;
 
 namespace epsim::experiments {
 namespace {
-
-constexpr const char* k_usage = R"(usage: epsim <command> [options]
-
-commands:
-  run [CONFIG]      run a simulation (no CONFIG: the embedded demo) and write a results directory
-  validate CONFIG   check a configuration without running it
-  list [WHAT]       list presets and policies: models, gpus, clusters, links, policies (default: all)
-  cost              print a model's per-layer cost curve on a GPU (tokens -> us, active bound)
-  trace             make, inspect and convert routing traces: gen, stats, convert
-  slo [CONFIG]      find the highest arrival rate whose SLO attainment stays >= --target
-  place             compute a placement (any policy) from a load file: epsim or vLLM format
-
-options:
-  --help            show help (also: epsim <command> --help)
-  --version         print the version
-)";
 
 struct UsageError : core::Error {
   using core::Error::Error;
@@ -282,6 +271,14 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   if (what == "all" || what == "policies") {
     list_registry(policies::placement_registry(), out);
     list_registry(policies::routing_registry(), out);
+    list_registry(policies::trigger_registry(), out);
+    // The keys of [policy.rebalance] that every trigger shares (read in documentation mode).
+    core::ParamTable docs(std::string("policy"));
+    policies::parse_rebalance(docs);
+    out << "  every trigger ([policy.rebalance], or policy.rebalance = \"NAME\"):\n";
+    for (const core::ParamDoc& p : docs.docs()) {
+      out << fmt::format("      {} ({}, default {}): {}\n", p.key, p.type, p.default_value, p.description);
+    }
   }
   return 0;
 }
@@ -309,21 +306,58 @@ std::vector<std::int64_t> parse_token_list(const std::string& s) {
 
 int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description d = common_options();
-  d.add_options()("gpu", po::value<std::string>()->required(), "GPU preset (epsim list gpus)")(
-      "model", po::value<std::string>()->required(), "model preset (epsim list models)")(
+  d.add_options()("gpu", po::value<std::string>(), "GPU preset (epsim list gpus)")("model", po::value<std::string>(),
+                                                                                   "model preset (epsim list models)")(
+      "config", po::value<std::string>(),
+      "an experiment instead of --gpu/--model: its model on its GPU --gpu-index, priced by the run's cost model "
+      "(speed factor, stress weighting, the prefill pool's GPU)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "with --config: override a config key")(
+      "gpu-index", po::value<int>()->default_value(0), "with --config: which GPU of the cluster")(
       "tokens", po::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192"),
       "comma-separated token counts")("experts-active", po::value<std::int64_t>()->default_value(0),
                                       "activated experts on the GPU (0 = min(tokens, local experts))")(
-      "local-experts", po::value<std::int64_t>()->default_value(0), "experts resident on the GPU (0 = routed / 8)")(
+      "local-experts", po::value<std::int64_t>()->default_value(0),
+      "experts resident on the GPU (0 = routed / 8, or the config's slots per GPU)")(
       "context", po::value<std::int64_t>()->default_value(1024), "cached tokens behind each decode token")(
-      "speed", po::value<double>()->default_value(1.0), "the GPU's speed factor")("csv", "print CSV");
+      "speed", po::value<double>()->default_value(1.0), "without --config: the GPU's speed factor")("csv", "print CSV");
   if (std::find(args.begin(), args.end(), "--help") != args.end() ||
       std::find(args.begin(), args.end(), "-h") != args.end()) {
-    out << "usage: epsim cost --gpu NAME --model NAME [--tokens LIST] [--experts-active N] [--context N] [--csv]\n\n"
+    out << "usage: epsim cost (--gpu NAME --model NAME [--speed S] | --config TOML [--set key=value]... "
+           "[--gpu-index N]) [--tokens LIST] [--experts-active N] [--context N] [--csv]\n\n"
         << d;
     return 0;
   }
   const po::variables_map vm = parse(args, d, {});
+  CostTableOptions o;
+  o.tokens = parse_token_list(vm["tokens"].as<std::string>());
+  o.experts_active = vm["experts-active"].as<std::int64_t>();
+  o.local_experts = vm["local-experts"].as<std::int64_t>();
+  o.context = vm["context"].as<std::int64_t>();
+  o.csv = vm.count("csv") > 0;
+  const double speed = vm["speed"].as<double>();
+  if (o.experts_active < 0 || o.local_experts < 0 || o.context < 0 || !(speed > 0.0)) {
+    throw UsageError("--experts-active, --local-experts and --context must be >= 0 and --speed > 0");
+  }
+  if (vm.count("config")) {
+    if (vm.count("gpu") || vm.count("model") || !vm["speed"].defaulted()) {
+      throw UsageError("--config gives the GPU, the model and the speed; drop --gpu, --model and --speed");
+    }
+    const ExperimentConfig cfg = load(vm);
+    const int index = vm["gpu-index"].as<int>();
+    if (index < 0 || index >= cfg.cluster.num_gpus()) {
+      throw UsageError(fmt::format("--gpu-index: expected a GPU of the cluster's {} (0 .. {}), got {}",
+                                   cfg.cluster.num_gpus(), cfg.cluster.num_gpus() - 1, index));
+    }
+    if (o.local_experts == 0) {
+      o.local_experts = cfg.slots_per_gpu();
+    }
+    const auto cost = make_cost_model(cfg);  // the run's own (builders.hpp)
+    out << cost_table(cfg.model, *cost, index, o);
+    return 0;
+  }
+  if (!vm.count("gpu") || !vm.count("model")) {
+    throw UsageError("give --gpu and --model, or --config");
+  }
   const std::string gpu_name = vm["gpu"].as<std::string>();
   const std::string model_name = vm["model"].as<std::string>();
   if (const std::string m = hardware::gpu_presets().unknown_message(gpu_name); !m.empty()) {
@@ -332,26 +366,62 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
   if (const std::string m = models::model_presets().unknown_message(model_name); !m.empty()) {
     throw UsageError("--model: " + m);
   }
-
-  CostTableOptions o;
-  o.tokens = parse_token_list(vm["tokens"].as<std::string>());
-  o.experts_active = vm["experts-active"].as<std::int64_t>();
-  o.local_experts = vm["local-experts"].as<std::int64_t>();
-  o.context = vm["context"].as<std::int64_t>();
-  o.speed = vm["speed"].as<double>();
-  o.csv = vm.count("csv") > 0;
-  if (o.experts_active < 0 || o.local_experts < 0 || o.context < 0 || !(o.speed > 0.0)) {
-    throw UsageError("--experts-active, --local-experts and --context must be >= 0 and --speed > 0");
-  }
-  out << cost_table(models::load_model_preset(model_name), hardware::load_gpu_preset(gpu_name), o);
+  // One GPU at exactly this speed factor (no stress weighting).
+  const hardware::RooflineCostModel cost(hardware::load_gpu_preset(gpu_name), {speed});
+  out << cost_table(models::load_model_preset(model_name), cost, 0, o);
   return 0;
+}
+
+}  // namespace
+
+namespace {
+
+// std::invalid_argument from `place` and `trace` is their usage error.
+template <int (*Command)(const std::vector<std::string>&, std::ostream&)>
+int usage_checked(const std::vector<std::string>& args, std::ostream& out) {
+  try {
+    return Command(args, out);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+struct Command {
+  std::string_view name;
+  std::string_view synopsis;
+  std::string_view summary;
+  int (*run)(const std::vector<std::string>&, std::ostream&);
+};
+
+// Every command, as `epsim --help` lists it: a new command is one row.
+constexpr std::array<Command, 7> k_commands{{
+    {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
+    {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
+    {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
+     cmd_list},
+    {"cost", "cost", "print a model's per-layer cost curve on a GPU (tokens -> us, active bound)", cmd_cost},
+    {"trace", "trace", "make, inspect and convert routing traces: gen, stats, convert", usage_checked<trace_command>},
+    {"slo", "slo [CONFIG]", "find the highest arrival rate whose SLO attainment stays >= --target", cmd_slo},
+    {"place", "place", "compute a placement (any policy) from a load file: epsim or vLLM format",
+     usage_checked<place_command>},
+}};
+
+std::string usage() {
+  std::string out = "usage: epsim <command> [options]\n\ncommands:\n";
+  for (const Command& c : k_commands) {
+    out += fmt::format("  {:<17} {}\n", c.synopsis, c.summary);
+  }
+  out +=
+      "\noptions:\n  --help            show help (also: epsim <command> --help)\n  --version         print the "
+      "version\n";
+  return out;
 }
 
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    out << k_usage;
+    out << usage();
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
@@ -360,39 +430,18 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   const std::string& cmd = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  try {
-    if (cmd == "run") {
-      return cmd_run(rest, out);
+  const auto it = std::find_if(k_commands.begin(), k_commands.end(), [&](const Command& c) { return c.name == cmd; });
+  if (it == k_commands.end()) {
+    std::vector<std::string_view> names;
+    for (const Command& c : k_commands) {
+      names.push_back(c.name);
     }
-    if (cmd == "validate") {
-      return cmd_validate(rest, out);
-    }
-    if (cmd == "list") {
-      return cmd_list(rest, out);
-    }
-    if (cmd == "cost") {
-      return cmd_cost(rest, out);
-    }
-    if (cmd == "slo") {
-      return cmd_slo(rest, out);
-    }
-    if (cmd == "place") {
-      try {
-        return place_command(rest, out);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-      }
-    }
-    if (cmd == "trace") {
-      try {
-        return trace_command(rest, out);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-      }
-    }
-    err << "epsim: unknown command \"" << cmd
-        << "\"; valid commands are: run, validate, list, cost, trace, slo, place\n";
+    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: " << fmt::format("{}", fmt::join(names, ", "))
+        << "\n";
     return 2;
+  }
+  try {
+    return it->run(rest, out);
   } catch (const UsageError& e) {
     err << "epsim " << cmd << ": " << e.what() << "\n";
     return 2;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "hardware/gpu_spec.hpp"
+#include "hardware/roofline.hpp"
 #include "models/model_spec.hpp"
 
 namespace epsim::experiments {
@@ -15,10 +15,11 @@ struct CostTableOptions {
   std::int64_t experts_active = 0;   ///< activated experts on the GPU (0 = min(tokens, local experts))
   std::int64_t local_experts = 0;    ///< experts resident on the GPU (0 = routed / 8)
   std::int64_t context = 1024;       ///< cached tokens behind each decode token
-  double speed = 1.0;                ///< the GPU's speed factor
   bool csv = false;
 };
 
-std::string cost_table(const models::ModelSpec& model, const hardware::GpuSpec& gpu, const CostTableOptions& o);
+/// The table of GPU `gpu` of `cost` (its model, speed and stress weighting as a run sees them).
+std::string cost_table(const models::ModelSpec& model, const hardware::RooflineCostModel& cost, int gpu,
+                       const CostTableOptions& o);
 
 }  // namespace epsim::experiments

@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 #include <sstream>
 
+#include "experiments/builders.hpp"
 #include "experiments/experiment_config.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/roofline.hpp"
@@ -20,7 +21,6 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
-#include "sim/serving/expert_cost_profile.hpp"
 
 namespace po = boost::program_options;
 
@@ -417,15 +417,14 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       throw core::Error(fmt::format("{}: {} experts per layer, the model of {} has {}", src, experts,
                                     vm["config"].as<std::string>(), cfg.model.routed_experts));
     }
-    if (cfg.cluster.num_gpus() < f.num_gpus) {
-      throw core::Error(fmt::format("{}: {} GPUs, fewer than the {} to place on", vm["config"].as<std::string>(),
-                                    cfg.cluster.num_gpus(), f.num_gpus));
+    // The GPUs a run would place for: those of its first decoding group (builders.hpp).
+    const int first = placed_group(cfg) * cfg.ep_size;
+    if (cfg.cluster.num_gpus() < first + f.num_gpus) {
+      throw core::Error(fmt::format("{}: {} GPUs from GPU {} (the first that decodes) exceed its {}",
+                                    vm["config"].as<std::string>(), f.num_gpus, first, cfg.cluster.num_gpus()));
     }
-    const core::RandomStreams streams(cfg.seed);
-    cost =
-        std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability, streams);
-    in.curves = serving::make_cost_curves(cfg.model, *cost, 0, f.num_gpus, f.num_replicas / f.num_gpus,
-                                          cfg.policy.cost_profile, streams);
+    cost = make_cost_model(cfg);
+    in.curves = make_curves(cfg, *cost, first, f.num_gpus, f.num_replicas / f.num_gpus);
   }
   // --option KEY=VALUE, each a line of TOML, into the policy's options table.
   toml::table options;
@@ -444,10 +443,10 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   core::ParamTable policy_options({core::ParamLayer{&options, "--option"}}, "policy.placement_options");
   const auto policy = policies::placement_registry().create(policy_name, policy_options);
-  if (policy->needs_curves() && !in.curves) {
+  if (policy->needs().cost_curves && !in.curves) {
     throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
   }
-  if (policy->needs_coactivation() && in.coactivation.empty()) {
+  if (policy->needs().coactivation && in.coactivation.empty()) {
     throw std::invalid_argument("--policy " + policy_name + " needs co-selection counts: --coactivation CSV");
   }
   const policies::Placement p = policy->place(in);

@@ -56,24 +56,13 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["preemptions"] = s.preemptions;
   m["hit_time_limit"] = res.hit_time_limit;
   m["routing_exhausted"] = res.routing_exhausted;
-  if (cfg.policy.rebalance != "none") {
+  if (cfg.policy.rebalance.trigger) {
     m["rebalancing"] = {{"rebalances", res.rebalances},
                         {"expert_moves", res.expert_moves},
                         {"gb_moved", res.migration_bytes / 1e9},
                         {"stall_ms", res.migration_stall_ms}};
-    double gap_sum = -1.0;
-    double solves = 0.0;
-    for (const auto& [name, value] : res.trigger_stats) {
-      if (name == "lp_gap_sum") {
-        gap_sum = value;
-      } else {
-        m["rebalancing"][name] = value;
-        solves = name == "reoptimisations" ? value : solves;
-      }
-    }
-    if (gap_sum >= 0.0) {
-      // DIRECTOR: the rounded placements' Eq. 5 over their LP bounds, averaged over re-optimisations.
-      m["rebalancing"]["lp_gap_mean"] = solves > 0.0 ? gap_sum / solves : 0.0;
+    for (const policies::TriggerStat& stat : res.trigger_stats) {
+      m["rebalancing"][stat.name] = stat.value();
     }
   }
   if (cfg.disaggregation.prefill_groups > 0) {
@@ -93,12 +82,14 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   m["steps"] = s.steps;
   m["mean_step_ms"] = s.mean_step_ms;
   m["straggler_gap_us"] = {{"mean", s.mean_straggler_gap_us}, {"max", s.max_straggler_gap_us}};
-  m["gpu_load_std_tokens"] = s.mean_load_std_tokens;
   m["all_to_all_ms_per_step"] = s.mean_comm_ms;
   m["barrier_idle_fraction"] = s.barrier_idle_fraction;
   m["comm_fraction"] = s.comm_fraction;
   m["traffic_gb"] = {{"intra_node", s.intra_node_gb}, {"inter_node", s.inter_node_gb}};
   m["gpu_busy_fraction"] = s.gpu_busy_fraction;
+  for (const serving::SummaryFigure& f : res.figures) {
+    m[f.name] = f.value;
+  }
   j["metrics"] = m;
   return j.dump(2) + "\n";
 }

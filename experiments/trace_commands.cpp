@@ -71,7 +71,7 @@ int gen(const std::vector<std::string>& args, std::ostream& out) {
         "--steps, --tokens, --tokens-per-request must be >= 1, --origin-gpus >= 0, "
         "--prefill-share in [0, 1]");
   }
-  workloads::SyntheticRouter router(cfg.router, static_cast<int>(cfg.model.num_moe_layers()),
+  workloads::SyntheticRouter router(cfg.routing.synthetic, static_cast<int>(cfg.model.num_moe_layers()),
                                     static_cast<int>(cfg.model.routed_experts), static_cast<int>(cfg.model.top_k),
                                     core::RandomStreams(cfg.seed));
   const std::string path = vm["out"].as<std::string>();

@@ -14,8 +14,10 @@ namespace epsim::hardware {
 std::span<const core::EmbeddedFile> embedded_clusters();
 
 namespace {
-constexpr std::array<std::string_view, 3> k_scale_up{"switch", "mesh", "pcie"};
-constexpr std::array<std::string_view, 3> k_scale_out{"rail", "fat_tree", "none"};
+constexpr std::array<core::Choice<ScaleUp>, 3> k_scale_up{
+    {{"switch", ScaleUp::switch_fabric}, {"mesh", ScaleUp::mesh}, {"pcie", ScaleUp::pcie}}};
+constexpr std::array<core::Choice<ScaleOut>, 3> k_scale_out{
+    {{"rail", ScaleOut::rail}, {"fat_tree", ScaleOut::fat_tree}, {"none", ScaleOut::none}}};
 }  // namespace
 
 ClusterSpec parse_cluster_spec(core::ParamTable& t) {
@@ -25,10 +27,8 @@ ClusterSpec parse_cluster_spec(core::ParamTable& t) {
   c.nodes = static_cast<int>(t.integer("nodes", c.nodes, "nodes", {1, 1 << 16}));
   c.gpus_per_node =
       static_cast<int>(t.integer("gpus_per_node", c.gpus_per_node, "GPUs per node (scale-up domain)", {1, 1024}));
-  const std::string up = t.choice("scale_up", "switch", "fabric inside a node", k_scale_up);
-  c.scale_up = up == "mesh" ? ScaleUp::mesh : up == "pcie" ? ScaleUp::pcie : ScaleUp::switch_fabric;
-  const std::string out = t.choice("scale_out", "rail", "fabric between nodes", k_scale_out);
-  c.scale_out = out == "fat_tree" ? ScaleOut::fat_tree : out == "none" ? ScaleOut::none : ScaleOut::rail;
+  c.scale_up = t.choice<ScaleUp>("scale_up", ScaleUp::switch_fabric, "fabric inside a node", k_scale_up);
+  c.scale_out = t.choice<ScaleOut>("scale_out", ScaleOut::rail, "fabric between nodes", k_scale_out);
   c.nics_per_node = static_cast<int>(
       t.integer("nics_per_node", c.gpus_per_node, "scale-out NICs per node (default: one per GPU)", {1, 1024}));
   c.gpus_per_pcie_switch = static_cast<int>(
@@ -39,11 +39,13 @@ ClusterSpec parse_cluster_spec(core::ParamTable& t) {
   c.collective_overhead_us = t.real("collective_overhead_us", c.collective_overhead_us,
                                     "fixed software cost of one collective, microseconds", core::k_non_negative);
   auto intra = t.table("intra_node", "scale-up link (GPU to switch, GPU pair in a mesh, GPU to PCIe switch)");
-  c.scale_up_link = parse_link_table(intra, up == "pcie" ? "pcie4_x16" : up == "mesh" ? "infinity_fabric" : "nvlink4");
+  c.scale_up_link = parse_link_table(intra, c.scale_up == ScaleUp::pcie   ? "pcie4_x16"
+                                            : c.scale_up == ScaleUp::mesh ? "infinity_fabric"
+                                                                          : "nvlink4");
   auto inter = t.table("inter_node", "scale-out link (NIC to leaf switch)");
   c.nic_link = parse_link_table(inter, "ib_ndr");
   auto pcie = t.table("pcie", "host PCIe link (GPU to NIC or root complex, PCIe switch uplink)");
-  c.pcie_link = parse_link_table(pcie, up == "pcie" ? "pcie4_x16" : "pcie5_x16");
+  c.pcie_link = parse_link_table(pcie, c.scale_up == ScaleUp::pcie ? "pcie4_x16" : "pcie5_x16");
 
   if (!t.documenting()) {
     if (c.nodes > 1 && c.scale_out == ScaleOut::none) {

@@ -4,7 +4,7 @@
 // per-GPU variability; later, measured profiles.
 #include <cstdint>
 
-#include "sim/core/kernel_work.hpp"
+#include "hardware/kernel_work.hpp"
 #include "sim/core/time.hpp"
 
 namespace epsim::hardware {
@@ -15,7 +15,7 @@ class CostModel {
   virtual int num_gpus() const = 0;
   /// Expected duration of one kernel on GPU `gpu` at the model's current time, in nanoseconds.
   /// Deterministic: policies may call it freely without disturbing the simulation's random streams.
-  virtual double kernel_ns(int gpu, const core::KernelWork& work) const = 0;
+  virtual double kernel_ns(int gpu, const hardware::KernelWork& work) const = 0;
   /// Grouped-GEMM tile of an MoE call of `m_tokens` token-expert pairs over `local_experts` experts on
   /// `gpu`: every expert's tokens are padded up to a multiple of it.
   virtual std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const = 0;

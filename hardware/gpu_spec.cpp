@@ -22,9 +22,9 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
   g.tdp_w = t.real("tdp_w", 0.0, "board power in W", core::k_non_negative);
   g.scale_up_link = t.string("scale_up_link", "", "link type of the scale-up fabric (informational)");
   auto eff = t.table("efficiency", "achievable efficiencies per kernel family");
-  for (int k = 0; k < core::k_op_kinds; ++k) {
-    const auto kind = static_cast<core::OpKind>(k);
-    auto e = eff.table(core::op_kind_name(kind), "efficiency of this kernel family");
+  for (int k = 0; k < hardware::k_op_kinds; ++k) {
+    const auto kind = static_cast<hardware::OpKind>(k);
+    auto e = eff.table(hardware::op_kind_name(kind), "efficiency of this kernel family");
     Efficiency& x = g.efficiency[static_cast<std::size_t>(k)];
     x.compute = e.real("compute", x.compute, "achievable share of peak FLOP/s", {0.0, 1.0, true});
     x.memory = e.real("memory", x.memory, "achievable share of memory bandwidth", {0.0, 1.0, true});

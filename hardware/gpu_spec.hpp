@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/core/kernel_work.hpp"
+#include "hardware/kernel_work.hpp"
 #include "sim/core/params.hpp"
 #include "sim/core/presets.hpp"
 
@@ -28,7 +28,7 @@ struct GpuSpec {
   double tdp_w = 0.0;         ///< board power, W
   std::string scale_up_link;  ///< link type of its scale-up fabric (informational)
   /// Per OpKind (index = static_cast<int>(kind)).
-  std::array<Efficiency, core::k_op_kinds> efficiency{
+  std::array<Efficiency, hardware::k_op_kinds> efficiency{
       Efficiency{0.75, 0.85},  // dense_gemm
       Efficiency{0.65, 0.80},  // expert_ffn (grouped GEMM, ragged tiles)
       Efficiency{0.60, 0.80},  // attention_prefill
@@ -42,7 +42,7 @@ struct GpuSpec {
   std::int64_t moe_tile_large = 64;
   std::int64_t moe_tile_threshold = 0;
 
-  const Efficiency& eff(core::OpKind k) const { return efficiency[static_cast<std::size_t>(k)]; }
+  const Efficiency& eff(hardware::OpKind k) const { return efficiency[static_cast<std::size_t>(k)]; }
   /// The tile for an MoE call of `m_tokens` token-expert pairs over `local_experts` experts.
   std::int64_t moe_tile(std::int64_t m_tokens, std::int64_t local_experts) const {
     const std::int64_t threshold = moe_tile_threshold > 0 ? moe_tile_threshold : local_experts;

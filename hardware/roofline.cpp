@@ -8,20 +8,20 @@
 
 namespace epsim::hardware {
 
-double peak_flop_per_ns(const GpuSpec& gpu, core::Precision p) {
-  const double tflops = (p == core::Precision::fp8 && gpu.fp8_tflops > 0.0) ? gpu.fp8_tflops : gpu.bf16_tflops;
+double peak_flop_per_ns(const GpuSpec& gpu, hardware::Precision p) {
+  const double tflops = (p == hardware::Precision::fp8 && gpu.fp8_tflops > 0.0) ? gpu.fp8_tflops : gpu.bf16_tflops;
   return tflops * 1e3;  // 1 TFLOP/s = 1e12 / 1e9 = 1e3 FLOP per ns
 }
 
-double achievable_flop_per_ns(const GpuSpec& gpu, core::OpKind kind, core::Precision p) {
+double achievable_flop_per_ns(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p) {
   return peak_flop_per_ns(gpu, p) * gpu.eff(kind).compute;
 }
 
-double achievable_bytes_per_ns(const GpuSpec& gpu, core::OpKind kind) {
+double achievable_bytes_per_ns(const GpuSpec& gpu, hardware::OpKind kind) {
   return gpu.hbm_gbps * gpu.eff(kind).memory;  // 1 GB/s = 1 byte per ns
 }
 
-double intensity_over_ridge(const GpuSpec& gpu, const core::KernelWork& work) {
+double intensity_over_ridge(const GpuSpec& gpu, const hardware::KernelWork& work) {
   if (work.bytes <= 0.0) {
     return work.flops > 0.0 ? 1e9 : 0.0;
   }
@@ -29,7 +29,7 @@ double intensity_over_ridge(const GpuSpec& gpu, const core::KernelWork& work) {
   return work.flops / work.bytes / ridge;
 }
 
-KernelCost roofline_cost(const GpuSpec& gpu, const core::KernelWork& work, double speed) {
+KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed) {
   KernelCost c;
   c.compute_ns = work.flops / achievable_flop_per_ns(gpu, work.kind, work.precision);
   c.memory_ns = work.bytes / achievable_bytes_per_ns(gpu, work.kind);
@@ -73,7 +73,7 @@ void RooflineCostModel::set_gpu_model(int first, int count, const GpuSpec& spec)
   }
 }
 
-double RooflineCostModel::effective_speed(int gpu, const core::KernelWork& work) const {
+double RooflineCostModel::effective_speed(int gpu, const hardware::KernelWork& work) const {
   const double s = speed_[static_cast<std::size_t>(gpu)];
   if (s == 1.0) {
     return 1.0;
@@ -81,7 +81,7 @@ double RooflineCostModel::effective_speed(int gpu, const core::KernelWork& work)
   return 1.0 + (s - 1.0) * stress_weight(stress_, intensity_over_ridge(gpu_of(gpu), work));
 }
 
-double RooflineCostModel::kernel_ns(int gpu, const core::KernelWork& work) const {
+double RooflineCostModel::kernel_ns(int gpu, const hardware::KernelWork& work) const {
   return roofline_cost(gpu_of(gpu), work, effective_speed(gpu, work)).total_ns;
 }
 

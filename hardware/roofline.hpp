@@ -22,15 +22,15 @@ struct KernelCost {
 };
 
 /// Peak FLOP per ns of `gpu` for a precision: FP8 falls back to BF16 when the GPU has none.
-double peak_flop_per_ns(const GpuSpec& gpu, core::Precision p);
+double peak_flop_per_ns(const GpuSpec& gpu, hardware::Precision p);
 /// Achievable FLOP per ns and bytes per ns for a kernel family.
-double achievable_flop_per_ns(const GpuSpec& gpu, core::OpKind kind, core::Precision p);
-double achievable_bytes_per_ns(const GpuSpec& gpu, core::OpKind kind);
+double achievable_flop_per_ns(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p);
+double achievable_bytes_per_ns(const GpuSpec& gpu, hardware::OpKind kind);
 /// The kernel's arithmetic intensity (FLOP/byte) over the GPU's ridge point for its family: > 1 is
 /// compute-bound, < 1 memory-bound.
-double intensity_over_ridge(const GpuSpec& gpu, const core::KernelWork& work);
+double intensity_over_ridge(const GpuSpec& gpu, const hardware::KernelWork& work);
 /// The roofline of one kernel on `gpu` running at `speed` times nominal speed.
-KernelCost roofline_cost(const GpuSpec& gpu, const core::KernelWork& work, double speed = 1.0);
+KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed = 1.0);
 
 /// Cost model of a cluster of one GPU model whose devices differ by a speed factor each, expressed per
 /// kernel by stress (variability.hpp), optionally drifting over time and jittering per kernel.
@@ -43,7 +43,7 @@ class RooflineCostModel final : public CostModel {
                     const core::RandomStreams& streams);
 
   int num_gpus() const override { return static_cast<int>(base_speed_.size()); }
-  double kernel_ns(int gpu, const core::KernelWork& work) const override;
+  double kernel_ns(int gpu, const hardware::KernelWork& work) const override;
   std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const override;
   void advance_to(core::Time now) override;
   double jitter(int gpu) override;
@@ -56,7 +56,7 @@ class RooflineCostModel final : public CostModel {
   /// The GPU's speed factor now (static factor x drift).
   double speed(int gpu) const { return speed_[static_cast<std::size_t>(gpu)]; }
   /// The factor a kernel of this work actually runs at on `gpu` (stress-weighted).
-  double effective_speed(int gpu, const core::KernelWork& work) const;
+  double effective_speed(int gpu, const hardware::KernelWork& work) const;
 
  private:
   GpuSpec gpu_;

@@ -21,8 +21,14 @@ std::span<const core::EmbeddedFile> embedded_variability();
 
 namespace {
 
-constexpr std::array<std::string_view, 7> k_kinds{"none",      "explicit", "normal",   "lognormal",
-                                                  "empirical", "mixture",  "power_cap"};
+using Kind = VariabilityConfig::Kind;
+constexpr std::array<core::Choice<Kind>, 7> k_kinds{{{"none", Kind::none},
+                                                     {"explicit", Kind::explicit_list},
+                                                     {"normal", Kind::normal},
+                                                     {"lognormal", Kind::lognormal},
+                                                     {"empirical", Kind::empirical},
+                                                     {"mixture", Kind::mixture},
+                                                     {"power_cap", Kind::power_cap}}};
 constexpr double k_min_speed = 0.05;  // a normal draw below this would be a broken GPU, not a slow one
 
 const core::PresetCatalog& presets() {
@@ -73,8 +79,7 @@ VariabilityConfig parse_variability(core::ParamTable& t, int gpus, double tdp_w)
     c.table_name = preset;
     t.add_layer(core::preset_layer(t, "preset", presets(), preset));
   }
-  const std::string kind = t.choice("kind", "none", "where static speed factors come from", k_kinds);
-  c.kind = static_cast<VariabilityConfig::Kind>(std::find(k_kinds.begin(), k_kinds.end(), kind) - k_kinds.begin());
+  c.kind = t.choice<Kind>("kind", Kind::none, "where static speed factors come from", k_kinds);
   c.factors = t.real_list("factors", "explicit: speed factor of each GPU", {0.0, 10.0, true});
   c.cv = t.real("cv", c.cv, "normal/lognormal/mixture: standard deviation of the factor (mean 1)", {0.0, 1.0});
   c.table = t.real_list("table", "empirical: speed factors sampled with replacement", {0.0, 10.0, true});

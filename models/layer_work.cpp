@@ -9,9 +9,9 @@ double d(std::int64_t v) {
   return static_cast<double>(v);
 }
 
-core::KernelWork gemm(core::OpKind kind, core::Precision p, const ModelSpec& m, double tokens, double params,
-                      double act_elems_per_token) {
-  core::KernelWork w;
+hardware::KernelWork gemm(hardware::OpKind kind, hardware::Precision p, const ModelSpec& m, double tokens,
+                          double params, double act_elems_per_token) {
+  hardware::KernelWork w;
   w.kind = kind;
   w.precision = p;
   w.tokens = tokens;
@@ -97,14 +97,15 @@ double non_expert_weight_bytes(const ModelSpec& m) {
   return (total_params(m) - d(m.num_moe_layers()) * d(m.routed_experts) * expert_params(m)) * d(m.weight_bytes);
 }
 
-core::KernelWork attention_projection_work(const ModelSpec& m, double tokens) {
-  return gemm(core::OpKind::dense_gemm, m.weight_precision(), m, tokens, attention_params(m), 2.0 * d(m.hidden_size));
+hardware::KernelWork attention_projection_work(const ModelSpec& m, double tokens) {
+  return gemm(hardware::OpKind::dense_gemm, m.weight_precision(), m, tokens, attention_params(m),
+              2.0 * d(m.hidden_size));
 }
 
-core::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatch& b, core::OpKind kind) {
-  core::KernelWork w;
+hardware::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatch& b, hardware::OpKind kind) {
+  hardware::KernelWork w;
   w.kind = kind;
-  w.precision = core::Precision::bf16;  // attention math runs in BF16 (FP8 KV is dequantised)
+  w.precision = hardware::Precision::bf16;  // attention math runs in BF16 (FP8 KV is dequantised)
   w.tokens = b.tokens;
   const double heads = d(m.num_heads);
   double flops_per_pair = 0.0;
@@ -122,14 +123,14 @@ core::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatch& b
   return w;
 }
 
-core::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate) {
-  return gemm(core::OpKind::dense_gemm, m.weight_precision(), m, tokens, 3.0 * d(m.hidden_size) * intermediate,
+hardware::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate) {
+  return gemm(hardware::OpKind::dense_gemm, m.weight_precision(), m, tokens, 3.0 * d(m.hidden_size) * intermediate,
               2.0 * d(m.hidden_size));
 }
 
-core::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated) {
-  core::KernelWork w;
-  w.kind = core::OpKind::expert_ffn;
+hardware::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated) {
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::expert_ffn;
   w.precision = m.weight_precision();
   w.tokens = tokens;
   const double per_token = 3.0 * d(m.hidden_size) * d(m.moe_intermediate_size);
@@ -138,27 +139,27 @@ core::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, doubl
   return w;
 }
 
-core::KernelWork router_work(const ModelSpec& m, double tokens) {
+hardware::KernelWork router_work(const ModelSpec& m, double tokens) {
   // The gate runs in BF16 even for FP8 models.
-  core::KernelWork w = gemm(core::OpKind::dense_gemm, core::Precision::bf16, m, tokens,
-                            d(m.hidden_size) * d(m.routed_experts), d(m.hidden_size) + d(m.routed_experts));
+  hardware::KernelWork w = gemm(hardware::OpKind::dense_gemm, hardware::Precision::bf16, m, tokens,
+                                d(m.hidden_size) * d(m.routed_experts), d(m.hidden_size) + d(m.routed_experts));
   w.bytes += d(m.hidden_size) * d(m.routed_experts) * (2.0 - d(m.weight_bytes));
   return w;
 }
 
-core::KernelWork embedding_work(const ModelSpec& m, double tokens) {
-  core::KernelWork w;
-  w.kind = core::OpKind::dense_gemm;
-  w.precision = core::Precision::bf16;
+hardware::KernelWork embedding_work(const ModelSpec& m, double tokens) {
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::dense_gemm;
+  w.precision = hardware::Precision::bf16;
   w.tokens = tokens;
   w.bytes = tokens * d(m.hidden_size) * d(m.activation_bytes) * 2.0;  // read the rows, write the activations
   return w;
 }
 
-core::KernelWork lm_head_work(const ModelSpec& m, double tokens) {
+hardware::KernelWork lm_head_work(const ModelSpec& m, double tokens) {
   // The LM head stays in BF16 in FP8 checkpoints.
-  core::KernelWork w = gemm(core::OpKind::dense_gemm, core::Precision::bf16, m, tokens,
-                            d(m.hidden_size) * d(m.vocab_size), d(m.hidden_size) + d(m.vocab_size));
+  hardware::KernelWork w = gemm(hardware::OpKind::dense_gemm, hardware::Precision::bf16, m, tokens,
+                                d(m.hidden_size) * d(m.vocab_size), d(m.hidden_size) + d(m.vocab_size));
   w.bytes += d(m.hidden_size) * d(m.vocab_size) * (2.0 - d(m.weight_bytes));
   return w;
 }

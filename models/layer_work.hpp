@@ -12,8 +12,8 @@
 //   the weights of every *activated* expert + the real tokens' activations in and out.
 #include <cstdint>
 
+#include "hardware/kernel_work.hpp"
 #include "models/model_spec.hpp"
-#include "sim/core/kernel_work.hpp"
 
 namespace epsim::models {
 
@@ -51,18 +51,18 @@ double kv_bytes_per_token_layer(const ModelSpec& m);
 double expert_weight_bytes(const ModelSpec& m);
 
 /// QKV and output projections of `tokens` tokens (a dense GEMM).
-core::KernelWork attention_projection_work(const ModelSpec& m, double tokens);
+hardware::KernelWork attention_projection_work(const ModelSpec& m, double tokens);
 /// Attention scores and values of one phase: `kind` is attention_prefill or attention_decode.
-core::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatch& b, core::OpKind kind);
+hardware::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatch& b, hardware::OpKind kind);
 /// Dense SwiGLU FFN of width `intermediate` on `tokens` tokens (dense layers, shared experts).
-core::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate);
+hardware::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate);
 /// Routed experts of one GPU: `padded_tokens` computed, `tokens` real, `activated` experts' weights read.
-core::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated);
+hardware::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated);
 /// Router (gate) projection hidden -> routed_experts.
-core::KernelWork router_work(const ModelSpec& m, double tokens);
+hardware::KernelWork router_work(const ModelSpec& m, double tokens);
 /// Embedding lookup of `tokens` tokens (a gather of hidden-wide rows).
-core::KernelWork embedding_work(const ModelSpec& m, double tokens);
+hardware::KernelWork embedding_work(const ModelSpec& m, double tokens);
 /// LM head for the tokens that emit a token.
-core::KernelWork lm_head_work(const ModelSpec& m, double tokens);
+hardware::KernelWork lm_head_work(const ModelSpec& m, double tokens);
 
 }  // namespace epsim::models

@@ -10,13 +10,11 @@ namespace epsim::models {
 std::span<const core::EmbeddedFile> embedded_models();
 
 namespace {
-constexpr std::array<std::string_view, 2> k_attention_kinds{"gqa", "mla"};
-constexpr std::array<std::string_view, 2> k_dtypes{"bf16", "fp8"};
+constexpr std::array<core::Choice<AttentionKind>, 2> k_attention_kinds{
+    {{"gqa", AttentionKind::gqa}, {"mla", AttentionKind::mla}}};
+// A dtype read as its width in bytes.
+constexpr std::array<core::Choice<std::int64_t>, 2> k_dtypes{{{"bf16", 2}, {"fp8", 1}}};
 constexpr core::IntBounds k_dim{1, 1 << 20};
-
-std::int64_t dtype_bytes(const std::string& d) {
-  return d == "fp8" ? 1 : 2;
-}
 }  // namespace
 
 ModelSpec parse_model_spec(core::ParamTable& t) {
@@ -35,8 +33,7 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   m.shared_experts = t.integer("shared_experts", 0, "always-active shared experts per MoE layer", {0, 64});
   m.top_k = t.integer_required("top_k", "routed experts activated per token", {1, 65536});
   m.expert_groups = t.integer("expert_groups", 1, "expert groups for group-limited routing (n_group)", {1, 65536});
-  const std::string attn = t.choice("attention", "gqa", "attention kind", k_attention_kinds);
-  m.attention = attn == "mla" ? AttentionKind::mla : AttentionKind::gqa;
+  m.attention = t.choice<AttentionKind>("attention", AttentionKind::gqa, "attention kind", k_attention_kinds);
   m.num_heads = t.integer_required("num_heads", "attention (query) heads", {1, 4096});
   m.num_kv_heads = t.integer("num_kv_heads", 0, "key/value heads (GQA; 0 = num_heads)", {0, 4096});
   m.head_dim = t.integer("head_dim", 0, "dimension of one head (GQA; 0 = hidden_size / num_heads)", {0, 4096});
@@ -51,8 +48,8 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
       t.integer("full_attention_every", 0, "with chunks: every n-th layer attends globally (0 = none)", {0, 1024});
   m.vocab_size = t.integer_required("vocab_size", "vocabulary size", {1, 1 << 24});
   m.tie_word_embeddings = t.boolean("tie_word_embeddings", false, "the LM head shares the embedding matrix");
-  m.weight_bytes = dtype_bytes(t.choice("weight_dtype", "bf16", "dtype of the weights", k_dtypes));
-  m.kv_cache_bytes = dtype_bytes(t.choice("kv_cache_dtype", "bf16", "dtype of the KV cache", k_dtypes));
+  m.weight_bytes = t.choice<std::int64_t>("weight_dtype", 2, "dtype of the weights", k_dtypes);
+  m.kv_cache_bytes = t.choice<std::int64_t>("kv_cache_dtype", 2, "dtype of the KV cache", k_dtypes);
   m.activation_bytes = 2;
 
   if (m.top_k > m.routed_experts) {
@@ -99,6 +96,15 @@ ModelSpec load_model_preset(const std::string& name) {
 const core::PresetCatalog& model_presets() {
   static const core::PresetCatalog catalog("models", embedded_models());
   return catalog;
+}
+
+ModelSpec parse_model_section(core::ParamTable& root) {
+  auto model = root.table("model", "model architecture: a preset and field overrides");
+  const std::string preset = model.string("preset", "", "model preset name (epsim list models)");
+  if (!preset.empty()) {
+    model.add_layer(core::preset_layer(model, "preset", model_presets(), preset));
+  }
+  return parse_model_spec(model);
 }
 
 }  // namespace epsim::models

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/core/kernel_work.hpp"
+#include "hardware/kernel_work.hpp"
 #include "sim/core/params.hpp"
 #include "sim/core/presets.hpp"
 
@@ -52,11 +52,15 @@ struct ModelSpec {
   bool is_chunked_attention_layer(std::int64_t layer) const {
     return attention_chunk_size > 0 && (full_attention_every == 0 || (layer + 1) % full_attention_every != 0);
   }
-  core::Precision weight_precision() const { return weight_bytes == 1 ? core::Precision::fp8 : core::Precision::bf16; }
+  hardware::Precision weight_precision() const {
+    return weight_bytes == 1 ? hardware::Precision::fp8 : hardware::Precision::bf16;
+  }
 };
 
 /// Parses and validates a model spec (preset layered under user overrides).
 ModelSpec parse_model_spec(core::ParamTable& t);
+/// The [model] section of `root`: the preset it names, under its field overrides.
+ModelSpec parse_model_section(core::ParamTable& root);
 
 /// The shipped model presets.
 const core::PresetCatalog& model_presets();

@@ -227,9 +227,6 @@ class LayerLp {
 
 DirectorLpResult solve_director_lp(const DirectorProblem& p, const DirectorLpOptions& opt) {
   validate(p);
-  if (opt.mode != "bisect" && opt.mode != "direct") {
-    throw core::Error(fmt::format("director: expected LP mode \"bisect\" or \"direct\", got \"{}\"", opt.mode));
-  }
   if (!(opt.epsilon > 0.0 && opt.epsilon < 1.0)) {
     throw core::Error(fmt::format("director: expected epsilon in (0, 1), got {}", opt.epsilon));
   }
@@ -238,7 +235,7 @@ DirectorLpResult solve_director_lp(const DirectorProblem& p, const DirectorLpOpt
   DirectorLpResult res;
   res.x.assign(static_cast<std::size_t>(p.layers) * E * G, 0.0);
   for (int l = 0; l < p.layers; ++l) {
-    const bool direct = opt.mode == "direct";
+    const bool direct = opt.mode == DirectorLpOptions::Mode::direct;
     LayerLp lp(p, l, opt, direct);
     std::vector<double> x;
     double lo = 0.0;

@@ -10,6 +10,7 @@
 // so "sum_l tau_l <= beta is feasible" holds iff the per-layer minima sum to at most beta: the binary
 // search on beta runs per layer on the layer's budget (same search, decomposed, each with relative
 // tolerance epsilon), one feasibility LP per probe, warm-started by Clp's dual simplex.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,10 @@
 namespace epsim::policies {
 
 struct DirectorLpOptions {
-  /// "bisect": the paper's binary search on the latency budget over feasibility LPs; "direct": one LP
-  /// per layer minimising tau_comp + tau_comm (the same optimum, for cross-checks and speed).
-  std::string mode = "bisect";
+  /// bisect: the paper's binary search on the latency budget over feasibility LPs; direct: one LP per
+  /// layer minimising tau_comp + tau_comm (the same optimum, for cross-checks and speed).
+  enum class Mode : std::uint8_t { bisect, direct };
+  Mode mode = Mode::bisect;
   double epsilon = 1e-4;  ///< binary search stops when (beta_high - beta_low) <= epsilon * beta_high
   int curve_points = 32;  ///< samples of an exact cost curve before its convex hull is taken
 };

@@ -107,13 +107,15 @@ Placement placement_from_gpu_of(const DirectorProblem& p, std::span<const int> g
   return out;
 }
 
-DirectorOptions parse_director_options(core::ParamTable& t) {
-  static constexpr std::array<std::string_view, 2> k_modes{"bisect", "direct"};
+DirectorOptions parse_director_options(core::ParamTable& t, DirectorLpOptions::Mode default_lp_mode) {
+  static constexpr std::array<core::Choice<DirectorLpOptions::Mode>, 2> k_modes{
+      {{"bisect", DirectorLpOptions::Mode::bisect}, {"direct", DirectorLpOptions::Mode::direct}}};
   DirectorOptions o;
-  o.lp.mode = t.choice("lp_mode", "bisect",
-                       "bisect = the paper's binary search on the budget over feasibility LPs; direct = "
-                       "one LP minimising the latency (same optimum)",
-                       k_modes);
+  o.lp.mode = t.choice<DirectorLpOptions::Mode>(
+      "lp_mode", default_lp_mode,
+      "bisect = the paper's binary search on the budget over feasibility LPs; direct = "
+      "one LP minimising the latency (same optimum)",
+      k_modes);
   o.lp.epsilon = t.real("epsilon", 1e-4, "binary search stops at (high - low) <= epsilon * high", {1e-12, 0.5});
   o.lp.curve_points = static_cast<int>(
       t.integer("curve_points", 32, "samples of an exact cost curve before its convex hull", {2, 100000}));

@@ -35,7 +35,8 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
 
 /// Reads the optimiser's options (lp_mode, epsilon, curve_points, trials, polish, polish_passes,
 /// bytes_per_token, intra_node_gbps, inter_node_gbps) from `t`; the caller finishes the table.
-DirectorOptions parse_director_options(core::ParamTable& t);
+DirectorOptions parse_director_options(core::ParamTable& t,
+                                       DirectorLpOptions::Mode default_lp_mode = DirectorLpOptions::Mode::bisect);
 
 /// The placement of `gpu_of` ([layer][expert] -> GPU, one copy each, within C_max): each GPU's experts
 /// fill its first slots in ascending order.
@@ -58,8 +59,7 @@ class DirectorPlacement final : public PlacementPolicy {
   /// The optimiser alone on a built problem: LP, rounding, polish; returns [layer][expert] -> GPU.
   std::vector<int> solve(const DirectorProblem& p, std::uint64_t seed);
   const DirectorOptions& options() const { return opt_; }
-  bool needs_load() const override { return true; }
-  bool needs_curves() const override { return true; }
+  PolicyNeeds needs() const override { return {.load_window = true, .cost_curves = true}; }
   /// The last place()'s LP bound and rounding gap.
   const DirectorReport& last_report() const { return report_; }
 

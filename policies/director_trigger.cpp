@@ -1,5 +1,6 @@
 #include "policies/director_trigger.hpp"
 
+#include <array>
 #include <numeric>
 
 #include "policies/director_reconfigure.hpp"
@@ -64,8 +65,11 @@ bool DirectorTrigger::due(std::int64_t arrivals) const {
   return new_work_ || arrivals > 0;
 }
 
-bool DirectorTrigger::needs_prediction(const RebalanceView& view) const {
-  return trig_.mode == DirectorTriggerOptions::Mode::proactive && due(view.arrivals) && !view.migrating;
+std::optional<PredictionRequest> DirectorTrigger::wants_prediction(const RebalanceView& view) const {
+  if (trig_.mode == DirectorTriggerOptions::Mode::proactive && due(view.arrivals) && !view.migrating) {
+    return PredictionRequest{trig_.horizon_steps, trig_.queued_only};
+  }
+  return std::nullopt;
 }
 
 std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
@@ -166,6 +170,80 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
     same = next.layers[l].phy2log == view.current->layers[l].phy2log;
   }
   return same ? std::nullopt : std::optional<Placement>(std::move(next));
+}
+
+namespace {
+
+class DirectorFactory final : public TriggerFactory {
+ public:
+  DirectorFactory(DirectorOptions opt, DirectorTriggerOptions trig) : opt_(std::move(opt)), trig_(trig) {}
+  PolicyNeeds needs() const override {
+    return {
+        .load_window = true, .cost_curves = true, .predictions = trig_.mode == DirectorTriggerOptions::Mode::proactive};
+  }
+  MigrationMode default_migration() const override { return MigrationMode::compute_phases; }
+  std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int /*group*/) const override {
+    DirectorTriggerOptions trig = trig_;
+    trig.accuracy =
+        trig_.accuracy_override >= 0.0 ? trig_.accuracy_override : predictor_accuracy(trig_.predictor, ctx.model_name);
+    return std::make_unique<DirectorTrigger>(ctx.group, opt_, trig, ctx.group.expert_load);
+  }
+
+ private:
+  DirectorOptions opt_;
+  DirectorTriggerOptions trig_;
+};
+
+constexpr std::array<core::Choice<DirectorTriggerOptions::Mode>, 2> k_modes{
+    {{"proactive", DirectorTriggerOptions::Mode::proactive}, {"reactive", DirectorTriggerOptions::Mode::reactive}}};
+constexpr std::array<core::Choice<DirectorTriggerOptions::When>, 2> k_when{
+    {{"interval", DirectorTriggerOptions::When::interval}, {"arrivals", DirectorTriggerOptions::When::arrivals}}};
+constexpr std::array<core::Choice<bool>, 2> k_scope{{{"outstanding", false}, {"queued", true}}};
+
+DirectorTriggerOptions parse_trigger_options(core::ParamTable& t) {
+  DirectorTriggerOptions d;
+  d.mode = t.choice<DirectorTriggerOptions::Mode>(
+      "mode", DirectorTriggerOptions::Mode::proactive,
+      "proactive = W predicted for the queued requests (DIRECTOR); reactive = W of the previous batch (the paper's "
+      "online baseline)",
+      k_modes);
+  d.when = t.choice<DirectorTriggerOptions::When>(
+      "when", DirectorTriggerOptions::When::interval,
+      "re-optimise every interval_steps steps (interval) or once new requests are queued (arrivals: before each "
+      "batch of queued work)",
+      k_when);
+  d.interval_steps =
+      t.integer("interval_steps", 50, "steps between re-optimisations (a batch of queued work)", {1, 1 << 24});
+  d.queued_only = t.choice<bool>("predict", false,
+                                 "whose work the predictor forecasts: every outstanding request (queued and running) "
+                                 "or the queued ones the next admissions take (the next batch under static batching)",
+                                 k_scope);
+  d.min_gain = t.real("min_gain", 0.02,
+                      "a layer migrates only when the new placement saves at least this share of its modelled "
+                      "latency (Eq. 1-4 under the new W)",
+                      {0.0, 0.99});
+  d.horizon_steps = t.integer("horizon_steps", 50, "steps of the queued requests' work W predicts", {1, 1 << 24});
+  d.predictor = t.choice<PredictorKind>("predictor", PredictorKind::quantized,
+                                        "routing predictor, oracle (p = 1) or the paper's cascade / quantized (Table "
+                                        "II: p of this model if listed, else the median of its four)",
+                                        k_predictor_kinds);
+  d.accuracy_override =
+      t.real("accuracy", -1.0, "top-k accuracy p overriding the predictor's (-1 = the predictor's)", {-1.0, 1.0});
+  return d;
+}
+
+}  // namespace
+
+Registry<TriggerFactory>::Entry director_trigger_entry() {
+  return {"director",
+          "DIRECTOR's online re-optimisation before each batch of queued work: proactive from the predicted routing "
+          "of the queued requests, or reactive from the last interval; migrates in compute phases by default",
+          [](core::ParamTable& t) -> std::unique_ptr<TriggerFactory> {
+            const DirectorTriggerOptions trig = parse_trigger_options(t);
+            DirectorOptions opt = parse_director_options(t, DirectorLpOptions::Mode::direct);
+            t.finish();
+            return std::make_unique<DirectorFactory>(std::move(opt), trig);
+          }};
 }
 
 }  // namespace epsim::policies

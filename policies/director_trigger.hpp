@@ -19,6 +19,9 @@
 
 #include "policies/director_placement.hpp"
 #include "policies/rebalance_trigger.hpp"
+#include "policies/registry.hpp"
+#include "policies/routing_predictor.hpp"
+#include "policies/trigger_factory.hpp"
 
 namespace epsim::policies {
 
@@ -36,6 +39,9 @@ struct DirectorTriggerOptions {
   /// proactive: predict the work of the queued requests the next admissions take (the next batch under
   /// static batching), not of every outstanding one.
   bool queued_only = false;
+  /// proactive: the routing predictor whose Table II accuracy p applies, unless `accuracy_override` >= 0.
+  PredictorKind predictor = PredictorKind::quantized;
+  double accuracy_override = -1.0;
 };
 
 class DirectorTrigger final : public RebalanceTrigger {
@@ -45,19 +51,19 @@ class DirectorTrigger final : public RebalanceTrigger {
   DirectorTrigger(PlacementInput shape, DirectorOptions opt, DirectorTriggerOptions trig,
                   std::vector<double> popularity);
   std::optional<Placement> on_step(const RebalanceView& view) override;
-  bool needs_prediction(const RebalanceView& view) const override;
-  std::int64_t prediction_horizon_steps() const override { return trig_.horizon_steps; }
-  bool prediction_queued_only() const override { return trig_.queued_only; }
+  std::optional<PredictionRequest> wants_prediction(const RebalanceView& view) const override;
   std::int64_t reoptimisations() const { return solves_; }
-  /// Re-optimisations, the rounded placements' Eq. 5 over the LP bound (sum: divide by the count), and
-  /// the layers the reconfiguration kept because they would gain too little.
-  std::vector<std::pair<std::string, double>> stats() const override {
-    return {{"reoptimisations", static_cast<double>(solves_)},
-            {"lp_gap_sum", gap_sum_},
-            {"layers_kept", static_cast<double>(layers_kept_)},
-            {"layers_polished", static_cast<double>(layers_polished_)}};
+  /// Re-optimisations, the layers the reconfiguration kept because they would gain too little and those
+  /// it polished, and the rounded placements' Eq. 5 over the LP bound, averaged over re-optimisations.
+  std::vector<TriggerStat> stats() const override {
+    return {TriggerStat::total("reoptimisations", static_cast<double>(solves_)),
+            TriggerStat::total("layers_kept", static_cast<double>(layers_kept_)),
+            TriggerStat::total("layers_polished", static_cast<double>(layers_polished_)),
+            TriggerStat::mean("lp_gap_mean", gap_sum_, static_cast<double>(solves_))};
   }
   const DirectorReport& last_report() const { return policy_.last_report(); }
+  /// The options it runs with (accuracy resolved from the predictor and the model).
+  const DirectorTriggerOptions& options() const { return trig_; }
 
  private:
   bool due(std::int64_t arrivals) const;
@@ -75,5 +81,10 @@ class DirectorTrigger final : public RebalanceTrigger {
   std::int64_t layers_polished_ = 0;
   double gap_sum_ = 0.0;
 };
+
+/// The registry entry ("director"): parses [policy.rebalance]'s trigger options (mode, when,
+/// interval_steps, horizon_steps, predict, predictor, accuracy, min_gain) and the optimiser's
+/// (director_placement.hpp, with lp_mode "direct" by default: one solve, the same optimum as bisect).
+Registry<TriggerFactory>::Entry director_trigger_entry();
 
 }  // namespace epsim::policies

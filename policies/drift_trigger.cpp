@@ -95,4 +95,38 @@ std::optional<Placement> DriftTrigger::recalibrate(const RebalanceView& view) {
   return next;
 }
 
+namespace {
+
+class DriftFactory final : public TriggerFactory {
+ public:
+  explicit DriftFactory(DriftOptions opt) : opt_(opt) {}
+  PolicyNeeds needs() const override { return {.load_window = true, .cost_curves = true}; }
+  std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int group) const override {
+    return std::make_unique<DriftTrigger>(ctx.group, ctx.curves_of_group(group), ctx.group.expert_load, opt_);
+  }
+
+ private:
+  DriftOptions opt_;
+};
+
+}  // namespace
+
+Registry<TriggerFactory>::Entry drift_trigger_entry() {
+  return {
+      "drift",
+      "ViBE's drift-triggered incremental recalibration: every check_every_steps passes, re-place the layers "
+      "whose load drifted (cosine distance > threshold) from a fresh post-detection window",
+      [](core::ParamTable& t) -> std::unique_ptr<TriggerFactory> {
+        DriftOptions o;
+        o.check_every_steps = t.integer("check_every_steps", 10,
+                                        "H, forward passes between load-drift checks (and of cooldown)", {1, 1 << 20});
+        o.window_steps = t.integer("window_steps", 100, "forward passes averaged into the current load", {1, 1 << 16});
+        o.threshold = t.real("threshold", 0.05, "cosine distance of any layer's load that triggers", {0.0, 1.0});
+        o.tolerance =
+            t.real("tolerance", 0.03, "incremental solver stops within (1 + this) of the mean GPU time", {0.0, 10.0});
+        t.finish();
+        return std::make_unique<DriftFactory>(o);
+      }};
+}
+
 }  // namespace epsim::policies

@@ -12,6 +12,8 @@
 
 #include "policies/cost_curves.hpp"
 #include "policies/rebalance_trigger.hpp"
+#include "policies/registry.hpp"
+#include "policies/trigger_factory.hpp"
 
 namespace epsim::policies {
 
@@ -34,9 +36,9 @@ class DriftTrigger final : public RebalanceTrigger {
   double last_distance() const { return last_distance_; }
   std::int64_t recalibrations() const { return recalibrations_; }
   std::int64_t detections() const { return detections_; }
-  std::vector<std::pair<std::string, double>> stats() const override {
-    return {{"drift_detections", static_cast<double>(detections_)},
-            {"recalibrations", static_cast<double>(recalibrations_)}};
+  std::vector<TriggerStat> stats() const override {
+    return {TriggerStat::total("drift_detections", static_cast<double>(detections_)),
+            TriggerStat::total("recalibrations", static_cast<double>(recalibrations_))};
   }
 
  private:
@@ -55,5 +57,9 @@ class DriftTrigger final : public RebalanceTrigger {
   double last_distance_ = 0.0;
   std::int64_t recalibrations_ = 0;
 };
+
+/// The registry entry ("drift"): parses [policy.rebalance]'s check_every_steps, window_steps, threshold
+/// and tolerance; each group's trigger sees its own GPUs' curves, the reference is the placement's load.
+Registry<TriggerFactory>::Entry drift_trigger_entry();
 
 }  // namespace epsim::policies

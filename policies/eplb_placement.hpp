@@ -8,7 +8,7 @@ namespace epsim::policies {
 class EplbPlacement final : public PlacementPolicy {
  public:
   Placement place(const PlacementInput& in) override;
-  bool needs_load() const override { return true; }
+  PolicyNeeds needs() const override { return {.load_window = true}; }
 };
 
 /// A Placement from an EPLB result (phy2log and replica ranks per layer).

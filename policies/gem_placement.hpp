@@ -48,8 +48,7 @@ class GemPlacement final : public PlacementPolicy {
  public:
   explicit GemPlacement(GemOptions opt) : opt_(opt) {}
   Placement place(const PlacementInput& in) override;
-  bool needs_load() const override { return true; }
-  bool needs_curves() const override { return true; }
+  PolicyNeeds needs() const override { return {.load_window = true, .cost_curves = true}; }
 
  private:
   GemOptions opt_;

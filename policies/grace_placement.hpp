@@ -44,8 +44,7 @@ class GracePlacement final : public PlacementPolicy {
  public:
   explicit GracePlacement(GraceConfig cfg = {}) : cfg_(std::move(cfg)) {}
   Placement place(const PlacementInput& in) override;
-  bool needs_load() const override { return cfg_.replication; }
-  bool needs_coactivation() const override { return true; }
+  PolicyNeeds needs() const override { return {.load_window = cfg_.replication, .coactivation = true}; }
   const GraceConfig& config() const { return cfg_; }
   /// Per layer, what the last place() decided.
   const std::vector<GraceLayerReport>& last_report() const { return report_; }

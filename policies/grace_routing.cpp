@@ -13,22 +13,23 @@
 namespace epsim::policies {
 
 GraceRoutingConfig parse_grace_routing_config(core::ParamTable& t) {
-  static constexpr std::array<std::string_view, 2> k_choices{"random", "proportional"};
-  static constexpr std::array<std::string_view, 2> k_shares{"paper", "conserving"};
+  using Pick = GraceRoutingConfig::Choice;
+  static constexpr std::array<core::Choice<Pick>, 2> k_choices{
+      {{"random", Pick::random}, {"proportional", Pick::proportional}}};
+  static constexpr std::array<core::Choice<ReplicaShare>, 2> k_shares{
+      {{"paper", ReplicaShare::paper}, {"conserving", ReplicaShare::conserving}}};
   GraceRoutingConfig c;
-  c.choice = t.choice("choice", "random",
-                      "random: each token's GPU within its tier drawn with probability proportional to the weight "
-                      "(the paper's WeightedRandomChoice); proportional: the expected split of that draw, "
-                      "deterministic (largest remainder)",
-                      k_choices) == "proportional"
-                 ? GraceRoutingConfig::Choice::proportional
-                 : GraceRoutingConfig::Choice::random;
-  c.share = t.choice("share", "paper",
-                     "Eq. 3's per-instance load W_p: paper = W_max / (n + 1) as printed; conserving = W_r / (n + 1), "
-                     "the replicated load split evenly",
-                     k_shares) == "conserving"
-                ? ReplicaShare::conserving
-                : ReplicaShare::paper;
+  c.choice =
+      t.choice<Pick>("choice", Pick::random,
+                     "random: each token's GPU within its tier drawn with probability proportional to the weight "
+                     "(the paper's WeightedRandomChoice); proportional: the expected split of that draw, "
+                     "deterministic (largest remainder)",
+                     k_choices);
+  c.share = t.choice<ReplicaShare>(
+      "share", ReplicaShare::paper,
+      "Eq. 3's per-instance load W_p: paper = W_max / (n + 1) as printed; conserving = W_r / (n + 1), "
+      "the replicated load split evenly",
+      k_shares);
   c.seed = static_cast<std::uint64_t>(
       t.integer("seed", 1, "seed of the random choice's generator", {0, std::int64_t{1} << 62}));
   return c;

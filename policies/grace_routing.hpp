@@ -42,7 +42,7 @@ class GraceRouting final : public RoutingPolicy {
  public:
   explicit GraceRouting(GraceRoutingConfig cfg = {}) : cfg_(cfg), rng_(cfg.seed) {}
   void route(const StepLayerLoad& load, const LayerPlacement& placement, RoutedLoad& out) override;
-  bool needs_origins() const override { return true; }
+  PolicyNeeds needs() const override { return {.origins = true}; }
   const GraceRoutingConfig& config() const { return cfg_; }
   /// Eq. 3's predicted load per GPU of the last route() call.
   std::span<const double> predicted_load() const { return predicted_; }

@@ -8,21 +8,21 @@
 namespace epsim::policies {
 
 MetroConfig parse_metro_config(core::ParamTable& t) {
-  static constexpr std::array<std::string_view, 2> k_modes{"greedy", "exact"};
-  static constexpr std::array<std::string_view, 2> k_phases{"decode", "all"};
+  static constexpr std::array<core::Choice<MetroConfig::Mode>, 2> k_modes{
+      {{"greedy", MetroConfig::Mode::greedy}, {"exact", MetroConfig::Mode::exact}}};
+  static constexpr std::array<core::Choice<MetroConfig::Phases>, 2> k_phases{
+      {{"decode", MetroConfig::Phases::decode}, {"all", MetroConfig::Phases::all}}};
   MetroConfig c;
-  c.mode = t.choice("mode", "greedy",
-                    "greedy: each expert to its candidate GPU with the fewest activated experts (the paper's "
-                    "Algorithm 1); exact: the optimum by binary search + max flow (slow; measures the greedy's gap)",
-                    k_modes) == "exact"
-               ? MetroConfig::Mode::exact
-               : MetroConfig::Mode::greedy;
-  c.phases = t.choice("phases", "decode",
-                      "decode: metro routes decode-only steps, steps with prefill tokens are split evenly with an "
-                      "all-to-all dispatch (as in the paper); all: metro routes every step",
-                      k_phases) == "all"
-                 ? MetroConfig::Phases::all
-                 : MetroConfig::Phases::decode;
+  c.mode = t.choice<MetroConfig::Mode>(
+      "mode", MetroConfig::Mode::greedy,
+      "greedy: each expert to its candidate GPU with the fewest activated experts (the paper's "
+      "Algorithm 1); exact: the optimum by binary search + max flow (slow; measures the greedy's gap)",
+      k_modes);
+  c.phases = t.choice<MetroConfig::Phases>(
+      "phases", MetroConfig::Phases::decode,
+      "decode: metro routes decode-only steps, steps with prefill tokens are split evenly with an "
+      "all-to-all dispatch (as in the paper); all: metro routes every step",
+      k_phases);
   return c;
 }
 

@@ -8,6 +8,7 @@
 
 #include "policies/cost_curves.hpp"
 #include "policies/placement.hpp"
+#include "policies/policy_needs.hpp"
 
 namespace epsim::policies {
 
@@ -66,12 +67,8 @@ class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
   virtual Placement place(const PlacementInput& in) = 0;
-  /// Whether place() needs the load window (PlacementInput::expert_load and window_load).
-  virtual bool needs_load() const { return false; }
-  /// Whether place() needs PlacementInput::curves.
-  virtual bool needs_curves() const { return false; }
-  /// Whether place() needs PlacementInput::coactivation.
-  virtual bool needs_coactivation() const { return false; }
+  /// The inputs place() reads besides the shape (load window, cost curves, co-activation).
+  virtual PolicyNeeds needs() const { return {}; }
 };
 
 }  // namespace epsim::policies

@@ -1,12 +1,13 @@
 #pragma once
-// When to re-place experts during serving (DESIGN.md 6). The engine shows a trigger every step's expert
-// loads; a trigger may answer with a new placement, which the engine then migrates to.
+// When to re-place experts during serving, for one EP group (DESIGN.md 6). The engine shows a trigger
+// every step's expert loads; a trigger may answer with a new placement, which the engine then migrates
+// to. Triggers are a registered family (trigger_factory.hpp, registry.hpp): a configured factory makes
+// one trigger per group.
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "policies/placement_policy.hpp"
@@ -18,10 +19,10 @@ struct RebalanceView {
   std::span<const std::int32_t> expert_tokens;  ///< this step's tokens per expert, [layer][expert]
   const Placement* current = nullptr;
   bool migrating = false;  ///< a placement change is still moving weights: a new one would be dropped
-  /// When the trigger asked (needs_prediction()): the expected routing of the group's queued and running
-  /// requests (or the next admissions': prediction_queued_only()) over the trigger's horizon, token-expert pairs
-  /// [phase][layer][origin GPU][expert], their prompts' (phase 0) apart from their decode (phase 1).
-  /// Empty when the routing source cannot predict (a replayed trace).
+  /// When the trigger asked (wants_prediction()): the expected routing of the group's queued and running
+  /// requests (or the next admissions': PredictionRequest::queued_only) over the trigger's horizon,
+  /// token-expert pairs [phase][layer][origin GPU][expert], their prompts' (phase 0) apart from their
+  /// decode (phase 1). Empty when the routing source cannot predict (a replayed trace).
   std::span<const double> predicted_load = {};
   /// Forward passes that work takes, per phase: the busiest rank's prompt tokens over the step budget
   /// (rounded up), and the most decode steps any request has ahead within the horizon.
@@ -33,34 +34,47 @@ struct RebalanceView {
   std::int64_t arrivals = 0;
 };
 
+/// The forecast a trigger asks for before on_step: the work of the group's requests over the next
+/// `horizon_steps` steps, of every outstanding request or only of the queued ones the next admissions
+/// take (the next batch under static batching).
+struct PredictionRequest {
+  std::int64_t horizon_steps = 0;
+  bool queued_only = false;
+};
+
+/// One figure of what a trigger did, for summary.json's rebalancing section. Totals add up over EP
+/// groups; a mean keeps its sum and count apart so that groups pool correctly.
+struct TriggerStat {
+  enum class Kind : std::uint8_t { total, mean };
+  std::string name;
+  Kind kind = Kind::total;
+  double sum = 0.0;
+  double count = 0.0;  ///< mean: observations behind `sum`
+
+  static TriggerStat total(std::string name, double value) { return {std::move(name), Kind::total, value, 0.0}; }
+  static TriggerStat mean(std::string name, double sum, double count) {
+    return {std::move(name), Kind::mean, sum, count};
+  }
+  double value() const { return kind == Kind::total ? sum : (count > 0.0 ? sum / count : 0.0); }
+  /// Pools another group's figure of the same name into this one.
+  void pool(const TriggerStat& o) {
+    sum += o.sum;
+    count += o.count;
+  }
+};
+
 class RebalanceTrigger {
  public:
   virtual ~RebalanceTrigger() = default;
   virtual std::optional<Placement> on_step(const RebalanceView& view) = 0;
-  /// Whether on_step(view) wants RebalanceView::predicted_load filled in (it costs the engine a pass over
-  /// the group's requests; `view` has everything else), and over how many steps of their work.
-  virtual bool needs_prediction(const RebalanceView& /*view*/) const { return false; }
-  virtual std::int64_t prediction_horizon_steps() const { return 0; }
-  /// Whether the prediction covers only the queued requests the next admissions take (the next batch
-  /// under static batching) rather than every outstanding one.
-  virtual bool prediction_queued_only() const { return false; }
-  /// Named counters and measures of what the trigger did, for the run's summary (summed over groups).
-  virtual std::vector<std::pair<std::string, double>> stats() const { return {}; }
-};
-
-/// vLLM-style periodic EPLB: keeps the loads of the last `window_steps` steps and every `interval_steps`
-/// steps recomputes the EPLB placement from them.
-class PeriodicEplbTrigger final : public RebalanceTrigger {
- public:
-  PeriodicEplbTrigger(const PlacementInput& shape, std::int64_t window_steps, std::int64_t interval_steps);
-  std::optional<Placement> on_step(const RebalanceView& view) override;
-
- private:
-  PlacementInput shape_;
-  std::int64_t window_;
-  std::int64_t interval_;
-  std::vector<std::int32_t> ring_;  // window x layers x experts
-  std::int64_t seen_ = 0;
+  /// Whether on_step(view) wants RebalanceView::predicted_load filled in, and over what (it costs the
+  /// engine a pass over the group's requests; `view` has everything else). Only triggers whose factory
+  /// declares PolicyNeeds::predictions are asked.
+  virtual std::optional<PredictionRequest> wants_prediction(const RebalanceView& /*view*/) const {
+    return std::nullopt;
+  }
+  /// What the trigger did so far, in the order summary.json lists it.
+  virtual std::vector<TriggerStat> stats() const { return {}; }
 };
 
 }  // namespace epsim::policies

@@ -4,6 +4,8 @@
 #include <string_view>
 
 #include "policies/director_placement.hpp"
+#include "policies/director_trigger.hpp"
+#include "policies/drift_trigger.hpp"
 #include "policies/eplb_placement.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/gem_placement.hpp"
@@ -11,6 +13,7 @@
 #include "policies/grace_routing.hpp"
 #include "policies/linear_placement.hpp"
 #include "policies/metro_routing.hpp"
+#include "policies/periodic_eplb_trigger.hpp"
 #include "policies/vibe_placement.hpp"
 
 namespace epsim::policies {
@@ -65,7 +68,8 @@ const Registry<PlacementPolicy>& placement_registry() {
           "non-uniform GPU groups (Algorithm 2, r at the knee of S(r), U(r)), hot experts of the heaviest group "
           "replicated onto the most under-used GPUs (Eq. 2); needs co-activation counts and the load window",
           [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
-            static constexpr std::array<std::string_view, 2> k_shares{"paper", "conserving"};
+            static constexpr std::array<core::Choice<ReplicaShare>, 2> k_shares{
+                {{"paper", ReplicaShare::paper}, {"conserving", ReplicaShare::conserving}}};
             GraceConfig c;
             c.replication = t.boolean("replication", true, "dynamic replication of the heaviest group's hot experts");
             std::vector<double> ratios = t.real_list(
@@ -77,12 +81,9 @@ const Registry<PlacementPolicy>& placement_registry() {
                 static_cast<int>(t.integer("kmeans_restarts", 10, "k-means++ runs per clustering", {1, 10000}));
             c.kmeans_iterations =
                 static_cast<int>(t.integer("kmeans_iterations", 300, "Lloyd iterations per k-means run", {1, 100000}));
-            c.share = t.choice("share", "paper",
-                               "Eq. 3's W_p in the placement's report: paper = W_max / (n + 1); conserving = "
-                               "W_r / (n + 1)",
-                               k_shares) == "conserving"
-                          ? ReplicaShare::conserving
-                          : ReplicaShare::paper;
+            c.share = t.choice<ReplicaShare>(
+                "share", ReplicaShare::paper,
+                "Eq. 3's W_p in the placement's report: paper = W_max / (n + 1); conserving = W_r / (n + 1)", k_shares);
             t.finish();
             return std::make_unique<GracePlacement>(std::move(c));
           });
@@ -115,6 +116,22 @@ const Registry<RoutingPolicy>& routing_registry() {
             t.finish();
             return std::make_unique<GraceRouting>(c);
           });
+    return r;
+  }();
+  return registry;
+}
+
+const Registry<TriggerFactory>& trigger_registry() {
+  static const Registry<TriggerFactory> registry = [] {
+    Registry<TriggerFactory> r("rebalance");
+    r.add("none", "static placement: nothing re-places experts during serving",
+          [](core::ParamTable& t) -> std::unique_ptr<TriggerFactory> {
+            t.finish();
+            return nullptr;
+          });
+    r.add(periodic_eplb_trigger_entry());
+    r.add(drift_trigger_entry());
+    r.add(director_trigger_entry());
     return r;
   }();
   return registry;

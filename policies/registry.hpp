@@ -29,6 +29,8 @@ class Registry {
   void add(std::string name, std::string description, Factory make) {
     entries_.push_back(Entry{std::move(name), std::move(description), std::move(make)});
   }
+  /// An entry a policy's own file provides (e.g. a trigger's `..._entry()`): one registry line.
+  void add(Entry e) { entries_.push_back(std::move(e)); }
   const std::string& kind() const { return kind_; }
   const std::vector<Entry>& entries() const { return entries_; }
 
@@ -80,7 +82,10 @@ class Registry {
 
 class PlacementPolicy;
 class RoutingPolicy;
+class TriggerFactory;
 const Registry<PlacementPolicy>& placement_registry();
 const Registry<RoutingPolicy>& routing_registry();
+/// Rebalance triggers ([policy.rebalance] trigger = NAME); "none" makes a null factory (static placement).
+const Registry<TriggerFactory>& trigger_registry();
 
 }  // namespace epsim::policies

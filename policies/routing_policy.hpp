@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "policies/placement.hpp"
+#include "policies/policy_needs.hpp"
 
 namespace epsim::policies {
 
@@ -38,9 +39,9 @@ class RoutingPolicy {
   virtual ~RoutingPolicy() = default;
   /// Writes out.slot_tokens (already sized to placement.num_slots()) and out.all_gather_dispatch.
   virtual void route(const StepLayerLoad& load, const LayerPlacement& placement, RoutedLoad& out) = 0;
-  /// Whether route() uses StepLayerLoad::origin_tokens (the engine then derives them when the routing
+  /// origins: route() uses StepLayerLoad::origin_tokens (the engine then derives them when the routing
   /// source has none: each GPU's share of the step's tokens).
-  virtual bool needs_origins() const { return false; }
+  virtual PolicyNeeds needs() const { return {}; }
 };
 
 }  // namespace epsim::policies

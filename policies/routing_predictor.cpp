@@ -66,7 +66,7 @@ std::vector<double> expert_popularity(const TokenRouting& r) {
   return pop;
 }
 
-double predictor_accuracy(std::string_view kind, std::string_view model) {
+double predictor_accuracy(PredictorKind kind, std::string_view model) {
   struct Row {
     std::string_view model;
     double cascade;
@@ -77,14 +77,10 @@ double predictor_accuracy(std::string_view kind, std::string_view model) {
                                                {"deepseek-moe-16b", 0.8481, 0.9098},
                                                {"deepseek-v2-lite", 0.8462, 0.9568},
                                                {"qwen3-30b-a3b", 0.7699, 0.9436}}};
-  if (kind == "oracle") {
+  if (kind == PredictorKind::oracle) {
     return 1.0;
   }
-  if (kind != "cascade" && kind != "quantized") {
-    throw core::Error(
-        fmt::format("routing predictor: expected kind \"oracle\", \"cascade\" or \"quantized\", got \"{}\"", kind));
-  }
-  const bool cascade = kind == "cascade";
+  const bool cascade = kind == PredictorKind::cascade;
   // Names compare by letters and digits only, case-blind: "DeepSeekMoE-16B" is "deepseek-moe-16b".
   const auto key = [](std::string_view s) {
     std::string k;

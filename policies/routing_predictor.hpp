@@ -5,10 +5,13 @@
 // popularity (a mistaken predictor names popular experts, not uniform ones) among the experts neither
 // truly selected nor already predicted for that token; so the expected top-k match rate is exactly p.
 // The prediction gives the workload matrix W[l][origin_gpu][expert] the optimiser consumes.
+#include <array>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "sim/core/params.hpp"
 #include "sim/core/random_streams.hpp"
 
 namespace epsim::policies {
@@ -38,11 +41,15 @@ std::vector<double> workload_matrix(const TokenRouting& r);
 /// Selections per expert, [layer][expert].
 std::vector<double> expert_popularity(const TokenRouting& r);
 
-/// Table II of the paper: "oracle" -> 1; "cascade" and "quantized" -> the accuracy reported for `model`
+/// The routing predictors of the paper's Table II, and the perfect one.
+enum class PredictorKind : std::uint8_t { oracle, cascade, quantized };
+inline constexpr std::array<core::Choice<PredictorKind>, 3> k_predictor_kinds{
+    {{"oracle", PredictorKind::oracle}, {"cascade", PredictorKind::cascade}, {"quantized", PredictorKind::quantized}}};
+
+/// Table II of the paper: oracle -> 1; cascade and quantized -> the accuracy reported for `model`
 /// ("mixtral-8x7b", "deepseek-moe-16b", "deepseek-v2-lite", "qwen3-30b-a3b"), else the median of the four
-/// models (cascade 0.8472, quantized 0.9423; the range is 0.77-0.91 and 0.91-0.96). Throws core::Error
-/// for another kind.
-double predictor_accuracy(std::string_view kind, std::string_view model = "");
+/// models (cascade 0.8472, quantized 0.9423; the range is 0.77-0.91 and 0.91-0.96).
+double predictor_accuracy(PredictorKind kind, std::string_view model = "");
 
 /// The predicted routing of `truth` with top-k accuracy `accuracy` in [0, 1]. `popularity` ([layer]
 /// [expert], non-negative) weights the wrong experts; empty = the truth's own popularity. A small floor

@@ -34,8 +34,7 @@ std::vector<double> predicted_gpu_ns(std::span<const int> phy2log, std::span<con
 class VibePlacement final : public PlacementPolicy {
  public:
   Placement place(const PlacementInput& in) override;
-  bool needs_load() const override { return true; }
-  bool needs_curves() const override { return true; }
+  PolicyNeeds needs() const override { return {.load_window = true, .cost_curves = true}; }
 };
 
 }  // namespace epsim::policies

@@ -8,14 +8,14 @@
 namespace epsim::workloads {
 
 ArrivalConfig parse_arrivals(core::ParamTable& t) {
-  static constexpr std::array<std::string_view, 5> k_kinds{"poisson", "gamma", "onoff", "batches", "replay"};
+  using Kind = ArrivalConfig::Kind;
+  static constexpr std::array<core::Choice<Kind>, 5> k_kinds{{{"poisson", Kind::poisson},
+                                                              {"gamma", Kind::gamma},
+                                                              {"onoff", Kind::onoff},
+                                                              {"batches", Kind::batches},
+                                                              {"replay", Kind::replay}}};
   ArrivalConfig c;
-  const std::string kind = t.choice("arrival", "poisson", "arrival process", k_kinds);
-  c.kind = kind == "gamma"     ? ArrivalConfig::Kind::gamma
-           : kind == "onoff"   ? ArrivalConfig::Kind::onoff
-           : kind == "batches" ? ArrivalConfig::Kind::batches
-           : kind == "replay"  ? ArrivalConfig::Kind::replay
-                               : ArrivalConfig::Kind::poisson;
+  c.kind = t.choice<Kind>("arrival", Kind::poisson, "arrival process", k_kinds);
   c.rate_rps = t.real("rate_rps", c.rate_rps, "mean arrival rate, requests per second", core::k_positive);
   c.cv = t.real("arrival_cv", c.cv, "gamma: coefficient of variation of inter-arrival gaps", {0.01, 100.0});
   c.on_s = t.real("burst_on_s", c.on_s, "onoff: mean ON period, s", core::k_positive);

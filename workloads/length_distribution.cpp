@@ -60,9 +60,13 @@ double LengthDistribution::expected() const {
 }
 
 LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value) {
-  static constexpr std::array<std::string_view, 4> kinds{"fixed", "uniform", "lognormal", "empirical"};
+  using Kind = LengthDistribution::Kind;
+  static constexpr std::array<core::Choice<Kind>, 4> kinds{{{"fixed", Kind::fixed},
+                                                            {"uniform", Kind::uniform},
+                                                            {"lognormal", Kind::lognormal},
+                                                            {"empirical", Kind::empirical}}};
   LengthDistribution d;
-  const std::string kind = t.choice("distribution", "fixed", "length distribution", kinds);
+  d.kind = t.choice<Kind>("distribution", Kind::fixed, "length distribution", kinds);
   constexpr core::IntBounds len{1, 1 << 22};
   d.value = t.integer("value", default_value, "tokens (fixed)", len);
   d.min = t.integer("min", 1, "smallest length (uniform, lognormal clamp)", len);
@@ -72,12 +76,7 @@ LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t d
   const std::string table = t.string("table", "", "empirical: a shipped table (sharegpt-prompt, sharegpt-output)");
   const std::vector<double> inline_values =
       t.real_list("values", "empirical: lengths sampled with replacement", {1.0, 1 << 22});
-  if (kind == "uniform") {
-    d.kind = LengthDistribution::Kind::uniform;
-  } else if (kind == "lognormal") {
-    d.kind = LengthDistribution::Kind::lognormal;
-  } else if (kind == "empirical") {
-    d.kind = LengthDistribution::Kind::empirical;
+  if (d.kind == Kind::empirical) {
     std::vector<double> src = inline_values;
     if (!table.empty()) {
       const core::ParamLayer layer = core::preset_layer(t, "table", tables(), table);

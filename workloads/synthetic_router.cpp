@@ -18,25 +18,24 @@
 namespace epsim::workloads {
 
 SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
-  static constexpr std::array<std::string_view, 3> k_drifts{"none", "shift", "random_walk"};
+  using Drift = SyntheticRouterConfig::Drift;
+  static constexpr std::array<core::Choice<Drift>, 3> k_drifts{
+      {{"none", Drift::none}, {"shift", Drift::shift}, {"random_walk", Drift::random_walk}}};
   SyntheticRouterConfig c;
   c.zipf_exponent =
       t.real("zipf_exponent", c.zipf_exponent,
              "prefill skew: p ~ 1 / rank^s (0 = uniform; 0.4 = hottest of 128 at ~4.2x uniform)", {0.0, 10.0});
   c.decode_zipf_exponent = t.real("decode_zipf_exponent", -1.0, "decode skew (< 0: same as prefill)", {-1.0, 10.0});
   c.topics = static_cast<int>(t.integer("topics", c.topics, "request topics", {1, 64}));
-  static constexpr std::array<std::string_view, 2> k_origins{"independent", "requests"};
-  c.origin_aware = t.choice("origins", "independent",
-                            "where an expert's tokens come from: independent = every GPU like the whole batch; "
-                            "requests = each GPU by the topics of the requests it serves",
-                            k_origins) == "requests";
+  static constexpr std::array<core::Choice<bool>, 2> k_origins{{{"independent", false}, {"requests", true}}};
+  c.origin_aware = t.choice<bool>("origins", false,
+                                  "where an expert's tokens come from: independent = every GPU like the whole batch; "
+                                  "requests = each GPU by the topics of the requests it serves",
+                                  k_origins);
   c.topic_spread =
       t.real("topic_spread", c.topic_spread, "std of the log popularity factor between topics", {0.0, 5.0});
   c.topic_mix = t.real_list("topic_mix", "initial topic mix (empty = uniform)", core::k_non_negative);
-  const std::string drift = t.choice("drift", "none", "how the topic mix moves over time", k_drifts);
-  c.drift = drift == "shift"         ? SyntheticRouterConfig::Drift::shift
-            : drift == "random_walk" ? SyntheticRouterConfig::Drift::random_walk
-                                     : SyntheticRouterConfig::Drift::none;
+  c.drift = t.choice<Drift>("drift", Drift::none, "how the topic mix moves over time", k_drifts);
   c.drift_target_mix = t.real_list("drift_target_mix", "shift: the mix after the shift (empty = all on the last topic)",
                                    core::k_non_negative);
   c.drift_start_s = t.real("drift_start_s", c.drift_start_s, "shift: start time, s", core::k_non_negative);
@@ -49,11 +48,11 @@ SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
   c.temporal_group_size = static_cast<int>(t.integer("temporal_group_size", 2, "experts per bursty group", {1, 64}));
   c.burst_fraction = t.real("burst_fraction", c.burst_fraction, "share of steps a group bursts", {0.0, 1.0, true});
   c.burst_mean_steps = t.real("burst_mean_steps", c.burst_mean_steps, "mean burst length in steps", {1.0, 1e6});
-  static constexpr std::array<std::string_view, 2> k_sampling{"exact", "fast"};
-  c.fast_sampling = t.choice("sampling", "exact",
-                             "exact multinomial draws, or fast: conditional binomials of variance >= 25 from "
-                             "their moment-matched normal",
-                             k_sampling) == "fast";
+  static constexpr std::array<core::Choice<bool>, 2> k_sampling{{{"exact", false}, {"fast", true}}};
+  c.fast_sampling = t.choice<bool>("sampling", false,
+                                   "exact multinomial draws, or fast: conditional binomials of variance >= 25 from "
+                                   "their moment-matched normal",
+                                   k_sampling);
   c.burst_multiplier = t.real("burst_multiplier", c.burst_multiplier,
                               "in a burst each member takes this x the uniform share", core::k_positive);
   if (t.documenting()) {

@@ -282,21 +282,55 @@ std::vector<double> ParamTable::real_list(std::string_view key, std::string_view
   return out;
 }
 
-ParamTable ParamTable::table(std::string_view key, std::string_view doc) {
+ParamTable ParamTable::table(std::string_view key, std::string_view doc, std::string_view shorthand_key) {
   mark_read(key);
   ParamTable child(full_key(key));
   child.documenting_ = documenting_;
   child.shared_ = shared_;
   for (const ParamLayer& layer : layers_) {
     if (const toml::node* n = layer.table->get(key)) {
+      if (n->is_string() && !shorthand_key.empty()) {
+        auto made = std::make_shared<toml::table>();
+        made->insert_or_assign(shorthand_key, *n->as_string());
+        shared_->owned.push_back(made);
+        child.layers_.push_back(ParamLayer{made.get(), layer.source});
+        continue;
+      }
       if (!n->is_table()) {
-        throw ConfigError(layer.source, full_key(key), "expected a table, got " + type_name(*n));
+        throw ConfigError(
+            layer.source, full_key(key),
+            fmt::format("expected a table{}, got {}",
+                        shorthand_key.empty() ? "" : fmt::format(" (or the {} as a string)", shorthand_key),
+                        type_name(*n)));
       }
       child.layers_.push_back(ParamLayer{n->as_table(), layer.source});
     }
   }
   (void)doc;
   return child;
+}
+
+namespace {
+// Merges `src` into `dst`, tables recursively, other values replaced.
+void merge_into(toml::table& dst, const toml::table& src) {
+  for (const auto& [k, v] : src) {
+    if (v.is_table() && dst.contains(k) && dst.get(k)->is_table()) {
+      merge_into(*dst.get(k)->as_table(), *v.as_table());
+    } else {
+      dst.insert_or_assign(k, v);
+    }
+  }
+}
+}  // namespace
+
+std::shared_ptr<const toml::table> ParamTable::merged_table(std::string_view key) const {
+  auto out = std::make_shared<toml::table>();
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {  // lowest priority first
+    if (const toml::table* t = it->table->get_as<toml::table>(key)) {
+      merge_into(*out, *t);
+    }
+  }
+  return out;
 }
 
 void ParamTable::finish() const {

@@ -46,6 +46,24 @@ inline constexpr RealBounds k_positive{0.0, std::numeric_limits<double>::infinit
 inline constexpr RealBounds k_non_negative{0.0, std::numeric_limits<double>::infinity(), false};
 inline constexpr RealBounds k_unit_interval{0.0, 1.0, false};
 
+/// One named value of a typed choice (ParamTable::choice<E>).
+template <class E>
+struct Choice {
+  std::string_view name;
+  E value;
+};
+
+/// The name of `value` among `choices` ("" when absent): for messages, echoes and `epsim list`.
+template <class E>
+std::string_view choice_name(std::span<const Choice<E>> choices, E value) {
+  for (const Choice<E>& c : choices) {
+    if (c.value == value) {
+      return c.name;
+    }
+  }
+  return {};
+}
+
 struct IntBounds {
   std::int64_t min = std::numeric_limits<std::int64_t>::min();
   std::int64_t max = std::numeric_limits<std::int64_t>::max();
@@ -73,6 +91,25 @@ class ParamTable {
   /// A string that must be one of `choices` (an unknown value lists the valid ones).
   std::string choice(std::string_view key, std::string_view def, std::string_view doc,
                      std::span<const std::string_view> choices);
+  /// A typed choice: the string must name one of `choices`, whose value is returned (an unknown name
+  /// lists the valid ones). Modes stay strings only in the config file, never after parsing.
+  template <class E>
+  E choice(std::string_view key, E def, std::string_view doc, std::span<const Choice<E>> choices) {
+    std::vector<std::string_view> names;
+    names.reserve(choices.size());
+    std::string_view def_name;
+    for (const Choice<E>& c : choices) {
+      names.push_back(c.name);
+      def_name = c.value == def ? c.name : def_name;
+    }
+    const std::string picked = choice(key, def_name, doc, names);
+    for (const Choice<E>& c : choices) {
+      if (c.name == picked) {
+        return c.value;
+      }
+    }
+    return def;
+  }
   /// A list of numbers; missing gives an empty list.
   std::vector<double> real_list(std::string_view key, std::string_view doc, RealBounds b = {});
   /// Appends a lowest-priority layer (e.g. the preset a section names).
@@ -81,8 +118,13 @@ class ParamTable {
       layers_.push_back(std::move(layer));
     }
   }
-  /// A nested table (missing gives an empty one); its keys are checked by its own finish().
-  ParamTable table(std::string_view key, std::string_view doc);
+  /// A nested table (missing gives an empty one); its keys are checked by its own finish(). With
+  /// `shorthand_key`, a layer may give the table as a plain string: `key = "x"` reads as
+  /// `[key] shorthand_key = "x"` (e.g. `policy.rebalance = "periodic"`).
+  ParamTable table(std::string_view key, std::string_view doc, std::string_view shorthand_key = {});
+  /// The nested table `key` of every layer merged into one owned table (higher layers win, tables
+  /// recursively): for options kept past parsing and read again later (a policy built per EP group).
+  std::shared_ptr<const toml::table> merged_table(std::string_view key) const;
 
   /// Throws a ConfigError for `key`, naming the layer that supplied it (or the top layer).
   [[noreturn]] void fail(std::string_view key, const std::string& what) const;
@@ -95,6 +137,7 @@ class ParamTable {
  private:
   struct Shared {
     std::vector<ParamDoc> docs;
+    std::vector<std::shared_ptr<const toml::table>> owned;  // tables made from shorthand strings
   };
   const toml::node* find(std::string_view key, const ParamLayer** from) const;
   std::string full_key(std::string_view key) const;

@@ -29,9 +29,9 @@ double expert_layer_ns(const models::ModelSpec& model, const hardware::CostModel
 
 std::shared_ptr<const policies::CostCurves> make_cost_curves(const models::ModelSpec& model,
                                                              const hardware::CostModel& cost, int gpu_offset, int gpus,
-                                                             int slots_per_gpu, const CostProfileConfig& cfg,
+                                                             int slots_per_gpu, const policies::CostProfileConfig& cfg,
                                                              const core::RandomStreams& streams) {
-  if (cfg.mode == "exact") {
+  if (cfg.mode == policies::CostProfileMode::exact) {
     const hardware::CostModel* c = &cost;
     return std::make_shared<const policies::CostCurves>(
         gpus, [model, c, gpu_offset, slots_per_gpu](int g, double tokens) {

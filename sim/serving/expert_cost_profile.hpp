@@ -12,19 +12,10 @@
 #include "hardware/cost_model.hpp"
 #include "models/model_spec.hpp"
 #include "policies/cost_curves.hpp"
+#include "policies/cost_profile.hpp"
 #include "sim/core/random_streams.hpp"
 
 namespace epsim::serving {
-
-struct CostProfileConfig {
-  std::string mode = "profiled";  ///< "profiled" (sampled, noisy, interpolated) or "exact"
-  double noise_cv = 0.01;         ///< relative std of each sample's measurement error
-  /// Samples at every tile boundary (tile x slots tokens apart) up to here, then every
-  /// `sparse_interval_tokens` up to `max_tokens`; beyond, the last segment's slope continues.
-  std::int64_t dense_until_tokens = 8192;
-  std::int64_t sparse_interval_tokens = 2048;
-  std::int64_t max_tokens = 65536;
-};
 
 /// The simulator's true C_g(n): `tokens` token-expert pairs spread evenly over min(tokens, slots_per_gpu)
 /// local experts, each expert's share padded to the GPU's grouped-GEMM tile (as the step executor does).
@@ -35,7 +26,7 @@ double expert_layer_ns(const models::ModelSpec& model, const hardware::CostModel
 /// keep a pointer to `cost`, which must outlive them.
 std::shared_ptr<const policies::CostCurves> make_cost_curves(const models::ModelSpec& model,
                                                              const hardware::CostModel& cost, int gpu_offset, int gpus,
-                                                             int slots_per_gpu, const CostProfileConfig& cfg,
+                                                             int slots_per_gpu, const policies::CostProfileConfig& cfg,
                                                              const core::RandomStreams& streams);
 
 }  // namespace epsim::serving

@@ -27,9 +27,8 @@ MetricsCollector::MetricsCollector(int total_gpus, MetricsWindow window)
       gpu_busy_ns_(static_cast<std::size_t>(total_gpus), 0.0) {}
 
 void MetricsCollector::on_step(const StepRecord& s) {
-  steps_.push_back(StepSample{s.start_ns, s.end_ns, s.group, s.prefill_tokens, s.decode_tokens, s.barrier_idle_ns,
-                              s.comm_ns, s.straggler_gap_sum_ns, s.straggler_gap_max_ns, s.moe_layers, s.intra_bytes,
-                              s.inter_bytes, s.load_std_sum});
+  steps_.push_back(s);
+  steps_.back().gpu_busy_ns = {};
   if (s.start_ns < warmup_ns_) {
     return;
   }
@@ -47,19 +46,25 @@ void MetricsCollector::on_token(const RequestState& r, core::Time gap_ns) {
   inter_token_stats_ns_.add(static_cast<double>(gap_ns));
 }
 
+MeasuredWindow measured_window(const std::vector<RequestState>& requests, const MetricsWindow& window) {
+  core::Time last_arrival = 0;
+  for (const RequestState& r : requests) {
+    last_arrival = std::max(last_arrival, r.spec.arrival_ns);
+  }
+  return {core::from_seconds(window.warmup_s), window.cooldown_s > 0.0
+                                                   ? last_arrival - core::from_seconds(window.cooldown_s)
+                                                   : std::numeric_limits<core::Time>::max()};
+}
+
 RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,
                          core::Time makespan_ns, int groups) {
   RunSummary s;
   s.requests_total = static_cast<std::int64_t>(requests.size());
   s.makespan_s = core::to_seconds(makespan_ns);
-  const core::Time begin = core::from_seconds(m.window().warmup_s);
-  core::Time last_arrival = 0;
-  for (const RequestState& r : requests) {
-    last_arrival = std::max(last_arrival, r.spec.arrival_ns);
-  }
-  const core::Time end = m.window().cooldown_s > 0.0 ? last_arrival - core::from_seconds(m.window().cooldown_s)
-                                                     : std::numeric_limits<core::Time>::max();
-  const auto measured = [&](core::Time t) { return t >= begin && t <= end; };
+  const MeasuredWindow w = measured_window(requests, m.window());
+  const core::Time begin = w.begin_ns;
+  const core::Time end = w.end_ns;
+  const auto measured = [&](core::Time t) { return w.contains(t); };
   const core::Time window_end = std::min(end, makespan_ns);
   s.measured_s = std::max(0.0, core::to_seconds(window_end - begin));
 
@@ -119,9 +124,8 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   double idle = 0.0;
   double comm = 0.0;
   double gap_sum = 0.0;
-  double load_std_sum = 0.0;
   std::int64_t layers = 0;
-  for (const StepSample& st : m.steps()) {
+  for (const StepRecord& st : m.steps()) {
     if (!measured(st.start_ns)) {
       continue;
     }
@@ -130,7 +134,6 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
     idle += st.barrier_idle_ns;
     comm += st.comm_ns;
     gap_sum += st.straggler_gap_sum_ns;
-    load_std_sum += st.load_std_sum;
     layers += st.moe_layers;
     s.max_straggler_gap_us = std::max(s.max_straggler_gap_us, st.straggler_gap_max_ns / 1e3);
     s.intra_node_gb += st.intra_bytes / 1e9;
@@ -138,7 +141,6 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   }
   s.mean_step_ms = s.steps > 0 ? step_time / static_cast<double>(s.steps) / 1e6 : 0.0;
   s.mean_straggler_gap_us = layers > 0 ? gap_sum / static_cast<double>(layers) / 1e3 : 0.0;
-  s.mean_load_std_tokens = layers > 0 ? load_std_sum / static_cast<double>(layers) : 0.0;
   s.mean_comm_ms = s.steps > 0 ? comm / static_cast<double>(s.steps) / 1e6 : 0.0;
   // Each group's GPUs spend its step time together.
   const double gpus_per_group = static_cast<double>(m.gpu_busy_ns().size()) / static_cast<double>(groups);

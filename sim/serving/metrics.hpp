@@ -23,30 +23,14 @@ struct LatencySummary {
 /// Exact summary of a sample (quantiles by linear interpolation); sorts `values`.
 LatencySummary summarize(std::vector<double>& values);
 
-/// What the collector keeps of one step.
-struct StepSample {
-  core::Time start_ns = 0;
-  core::Time end_ns = 0;
-  int group = 0;
-  std::int64_t prefill_tokens = 0;
-  std::int64_t decode_tokens = 0;
-  double barrier_idle_ns = 0.0;
-  double comm_ns = 0.0;
-  double straggler_gap_sum_ns = 0.0;
-  double straggler_gap_max_ns = 0.0;
-  int moe_layers = 0;
-  double intra_bytes = 0.0;
-  double inter_bytes = 0.0;
-  double load_std_sum = 0.0;
-};
-
 class MetricsCollector final : public Observer {
  public:
   MetricsCollector(int total_gpus, MetricsWindow window);
   void on_step(const StepRecord& step) override;
   void on_token(const RequestState& r, core::Time gap_ns) override;
 
-  const std::vector<StepSample>& steps() const { return steps_; }
+  /// Every step's record (gpu_busy_ns cleared: it points into the executor), in the order they ended.
+  const std::vector<StepRecord>& steps() const { return steps_; }
   const core::QuantileSketch& inter_token_ns() const { return inter_token_ns_; }
   const core::RunningStats& inter_token_stats_ns() const { return inter_token_stats_ns_; }
   const std::vector<double>& gpu_busy_ns() const { return gpu_busy_ns_; }
@@ -57,7 +41,7 @@ class MetricsCollector final : public Observer {
  private:
   MetricsWindow window_;
   core::Time warmup_ns_;
-  std::vector<StepSample> steps_;
+  std::vector<StepRecord> steps_;
   core::QuantileSketch inter_token_ns_;
   core::RunningStats inter_token_stats_ns_;
   std::vector<double> gpu_busy_ns_;
@@ -85,7 +69,6 @@ struct RunSummary {
   std::int64_t steps = 0;  ///< steps starting in the window
   double mean_step_ms = 0.0;
   double mean_straggler_gap_us = 0.0;  ///< per MoE layer: slowest minus fastest expert GPU
-  double mean_load_std_tokens = 0.0;   ///< per MoE layer: std over GPUs of their token-expert pairs
   double mean_comm_ms = 0.0;           ///< per step: time in dispatch + combine all-to-alls
   double max_straggler_gap_us = 0.0;
   double barrier_idle_fraction = 0.0;  ///< GPU time waiting at barriers / (GPUs x step time)
@@ -94,6 +77,15 @@ struct RunSummary {
   double inter_node_gb = 0.0;
   std::vector<double> gpu_busy_fraction;  ///< busy time / (makespan - warm-up)
 };
+
+/// The measurement window: requests arriving, and steps starting, in [begin_ns, end_ns] count.
+struct MeasuredWindow {
+  core::Time begin_ns = 0;
+  core::Time end_ns = 0;
+  bool contains(core::Time t) const { return t >= begin_ns && t <= end_ns; }
+};
+/// [warm-up, last arrival - cool-down] of a run's requests.
+MeasuredWindow measured_window(const std::vector<RequestState>& requests, const MetricsWindow& window);
 
 RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,
                          core::Time makespan_ns, int groups);

@@ -1,5 +1,7 @@
 #pragma once
-// Metric collectors subscribe to these events; the step loop does not grow a branch per metric.
+// Metric collectors subscribe to these events; the step loop does not grow a branch per metric. A new
+// per-step or per-layer metric is one observer (summary_metric.hpp), not a field threaded through the
+// engine.
 #include <cstdint>
 #include <span>
 
@@ -33,23 +35,25 @@ struct LayerRecord {
   double straggler_gap_ns() const { return expert_max_ns - expert_min_ns; }
 };
 
+/// One step of one EP group: the step executor fills it when the step starts, the engine adds its end
+/// and the GPUs' busy time when it ends, and every observer gets this one record.
 struct StepRecord {
   int group = 0;
   std::int64_t step = 0;
   core::Time start_ns = 0;
   core::Time end_ns = 0;
+  double duration_ns = 0.0;  ///< priced duration (end_ns - start_ns is this rounded up to whole ns)
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
   std::int64_t requests = 0;
   double barrier_idle_ns = 0.0;       ///< GPU-ns spent waiting at barriers, summed over GPUs
   double comm_ns = 0.0;               ///< time in dispatch + combine
   double straggler_gap_sum_ns = 0.0;  ///< over the step's MoE layers
-  double load_std_sum = 0.0;          ///< over the step's MoE layers: std of the GPUs' token-expert pairs
   double straggler_gap_max_ns = 0.0;
   int moe_layers = 0;
-  double intra_bytes = 0.0;             ///< dispatch + combine bytes inside nodes
-  double inter_bytes = 0.0;             ///< ... and between nodes
-  std::span<const double> gpu_busy_ns;  ///< per GPU of the group: time in its own kernels
+  double intra_bytes = 0.0;                  ///< dispatch + combine bytes inside nodes
+  double inter_bytes = 0.0;                  ///< ... and between nodes
+  std::span<const double> gpu_busy_ns = {};  ///< per GPU of the group: time in its own kernels (at on_step)
 };
 
 class Observer {

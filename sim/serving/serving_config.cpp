@@ -1,7 +1,12 @@
 #include "sim/serving/serving_config.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
 #include <string_view>
+
+#include "sim/core/presets.hpp"
 
 namespace epsim::serving {
 
@@ -11,12 +16,12 @@ SchedulerConfig parse_scheduler(core::ParamTable& t) {
                                  "token budget of one step per DP rank (decodes + prefill chunks)", {1, 1 << 24});
   c.max_running_requests =
       t.integer("max_running_requests", c.max_running_requests, "requests admitted per DP rank at once", {1, 1 << 20});
-  static constexpr std::array<std::string_view, 2> k_batching{"continuous", "static"};
-  c.static_batching = t.choice("batching", "continuous",
-                               "continuous: requests join and leave every step; static: a batch is admitted "
-                               "when the group has nothing running and runs to completion (a preempted "
-                               "request waits for the next)",
-                               k_batching) == "static";
+  static constexpr std::array<core::Choice<bool>, 2> k_batching{{{"continuous", false}, {"static", true}}};
+  c.static_batching = t.choice<bool>("batching", false,
+                                     "continuous: requests join and leave every step; static: a batch is admitted "
+                                     "when the group has nothing running and runs to completion (a preempted "
+                                     "request waits for the next)",
+                                     k_batching);
   c.kv_block_tokens = t.integer("kv_block_tokens", c.kv_block_tokens, "tokens per KV-cache block", {1, 4096});
   c.kv_watermark = t.real("kv_watermark", c.kv_watermark, "share of KV blocks admissions leave free", {0.0, 0.5});
   c.gpu_memory_utilization = t.real("gpu_memory_utilization", c.gpu_memory_utilization,
@@ -32,6 +37,90 @@ SloConfig parse_slo(core::ParamTable& t) {
   c.tpot_ms = t.real("tpot_ms", c.tpot_ms, "time-per-output-token target (request mean), ms", core::k_positive);
   t.finish();
   return c;
+}
+
+namespace {
+
+void parse_parallel(core::ParamTable& root, const ServingShape& shape, ServingSections& out) {
+  auto parallel = root.table("parallel", "parallelism");
+  ServingConfig& s = out.serving;
+  s.ep_size =
+      static_cast<int>(parallel.integer("ep_size", 0, "GPUs per expert-parallel group (0 = all GPUs)", {0, 1 << 20}));
+  if (s.ep_size == 0) {
+    s.ep_size = shape.gpus;
+  }
+  if (shape.gpus % s.ep_size != 0) {
+    parallel.fail("ep_size", fmt::format("must divide the cluster's {} GPUs, got {}", shape.gpus, s.ep_size));
+  }
+  if (s.ep_size > shape.gpus_per_node && s.ep_size % shape.gpus_per_node != 0) {
+    parallel.fail("ep_size", fmt::format("an EP group larger than a node must span whole nodes ({} GPUs each), got {}",
+                                         shape.gpus_per_node, s.ep_size));
+  }
+  if (s.ep_size < shape.gpus_per_node && shape.gpus_per_node % s.ep_size != 0) {
+    parallel.fail("ep_size", fmt::format("an EP group inside a node must divide its {} GPUs, got {}",
+                                         shape.gpus_per_node, s.ep_size));
+  }
+  out.redundant_experts = static_cast<int>(
+      parallel.integer("redundant_experts", 0, "extra expert slots per EP group (EPLB redundancy)", {0, 1 << 16}));
+  if ((shape.routed_experts + out.redundant_experts) % s.ep_size != 0) {
+    parallel.fail("redundant_experts",
+                  fmt::format("routed experts + redundant slots ({} + {}) must divide evenly over ep_size = {} GPUs",
+                              shape.routed_experts, out.redundant_experts, s.ep_size));
+  }
+  s.attention_tp = static_cast<int>(parallel.integer(
+      "attention_tp", 1, "GPUs per attention rank: 1 = DP attention, > 1 = tensor-parallel attention", {1, 1024}));
+  if (s.ep_size % s.attention_tp != 0 || std::min(s.ep_size, shape.gpus_per_node) % s.attention_tp != 0) {
+    parallel.fail("attention_tp", fmt::format("must divide ep_size ({}) and stay inside a node ({} GPUs), got {}",
+                                              s.ep_size, shape.gpus_per_node, s.attention_tp));
+  }
+  static constexpr std::array<core::Choice<LoadBalancer>, 2> k_balancers{
+      {{"round_robin", LoadBalancer::round_robin}, {"least_outstanding", LoadBalancer::least_outstanding}}};
+  s.load_balancer = parallel.choice<LoadBalancer>("load_balancer", LoadBalancer::round_robin,
+                                                  "how requests are spread over EP groups", k_balancers);
+  parallel.finish();
+}
+
+void parse_disaggregation(core::ParamTable& root, const ServingShape& shape, ServingSections& out) {
+  auto disagg = root.table("disaggregation", "separate prefill and decode pools");
+  DisaggregationConfig& d = out.disaggregation;
+  d.prefill_groups = static_cast<int>(disagg.integer(
+      "prefill_groups", 0, "EP groups in the prefill pool (the first ones); 0 = prefill and decode co-located",
+      {0, 1 << 20}));
+  const std::string prefill_gpu =
+      disagg.string("prefill_gpu", "", "GPU preset of the prefill pool (default: the cluster's)");
+  const int groups = shape.gpus / out.serving.ep_size;
+  if (d.prefill_groups > 0 && d.prefill_groups >= groups) {
+    disagg.fail("prefill_groups", fmt::format("must leave at least one of the {} EP groups for decoding, got {}",
+                                              groups, d.prefill_groups));
+  }
+  if (!prefill_gpu.empty()) {
+    core::ParamTable t({core::preset_layer(disagg, "prefill_gpu", hardware::gpu_presets(), prefill_gpu)},
+                       "prefill_gpu");
+    d.prefill_gpu = hardware::parse_gpu_spec(t);
+  }
+  disagg.finish();
+}
+
+}  // namespace
+
+ServingSections parse_serving_sections(core::ParamTable& root, const ServingShape& shape) {
+  ServingSections out;
+  parse_parallel(root, shape, out);
+  auto scheduler = root.table("scheduler", "continuous batching");
+  out.serving.scheduler = parse_scheduler(scheduler);
+  out.serving.step_overhead_us =
+      scheduler.real("step_overhead_us", 0.0, "fixed CPU/scheduling time per step, us", core::k_non_negative);
+  scheduler.finish();
+  parse_disaggregation(root, shape, out);
+  auto metrics = root.table("metrics", "what is measured");
+  out.serving.window.warmup_s = metrics.real(
+      "warmup_s", 0.0, "requests arriving (and steps starting) before this are not measured", core::k_non_negative);
+  out.serving.window.cooldown_s =
+      metrics.real("cooldown_s", 0.0, "nor those in this many seconds before the last arrival", core::k_non_negative);
+  metrics.finish();
+  auto slo = root.table("slo", "latency targets");
+  out.serving.slo = parse_slo(slo);
+  return out;
 }
 
 }  // namespace epsim::serving

@@ -2,6 +2,9 @@
 // Configuration of the serving engine: batching budgets, SLO targets, EP grouping, run limits.
 #include <cstdint>
 
+#include <optional>
+
+#include "hardware/gpu_spec.hpp"
 #include "sim/core/params.hpp"
 
 namespace epsim::serving {
@@ -45,7 +48,29 @@ struct ServingConfig {
   std::int64_t max_steps = 0;      ///< hard stop after this many steps over all groups (0 = none)
 };
 
+/// Disaggregated prefill / decode pools (prefill_groups = 0: co-located).
+struct DisaggregationConfig {
+  int prefill_groups = 0;                        ///< the first EP groups form the prefill pool
+  std::optional<hardware::GpuSpec> prefill_gpu;  ///< the prefill pool's GPU model, when it differs
+};
+
+/// The cluster and model facts the serving sections are checked against.
+struct ServingShape {
+  int gpus = 0;
+  int gpus_per_node = 0;
+  std::int64_t routed_experts = 0;
+};
+
+/// Everything the serving sections of an experiment say.
+struct ServingSections {
+  ServingConfig serving;
+  int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
+  DisaggregationConfig disaggregation;
+};
+
 SchedulerConfig parse_scheduler(core::ParamTable& t);
 SloConfig parse_slo(core::ParamTable& t);
+/// Reads and finishes [parallel], [scheduler], [disaggregation], [metrics] and [slo] of `root`.
+ServingSections parse_serving_sections(core::ParamTable& root, const ServingShape& shape);
 
 }  // namespace epsim::serving

@@ -1,14 +1,17 @@
 #pragma once
 // The serving simulation: arrivals and step completions are events on a core::Engine; each EP group
 // steps independently (its GPUs in lockstep), requests are spread over groups round-robin and, inside a
-// group, to the DP rank with the fewest outstanding requests.
-#include <array>
+// group, to the DP rank with the fewest outstanding requests. Weight migration (weight_migration.hpp),
+// the disaggregated KV hand-off (kv_handoff.hpp) and the forecasts triggers ask for (work_forecast.hpp)
+// are components of their own; metrics are observers (metrics.hpp, summary_metric.hpp).
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
-#include "hardware/collectives.hpp"
 #include "hardware/cost_model.hpp"
+#include "hardware/hardware_config.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/topology.hpp"
 #include "hardware/transfer_network.hpp"
@@ -18,11 +21,15 @@
 #include "policies/routing_policy.hpp"
 #include "sim/core/event_queue.hpp"
 #include "sim/core/random_streams.hpp"
+#include "sim/serving/kv_handoff.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/request_state.hpp"
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/serving_config.hpp"
 #include "sim/serving/step_executor.hpp"
+#include "sim/serving/summary_metric.hpp"
+#include "sim/serving/weight_migration.hpp"
+#include "sim/serving/work_forecast.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -30,14 +37,14 @@ namespace epsim::serving {
 
 /// Everything a simulation is made of, built and validated by the caller (experiments/).
 struct SimulationParts {
-  models::ModelSpec model;
-  std::unique_ptr<hardware::CostModel> cost;  ///< covers every GPU of the cluster
-  hardware::Topology topology;                ///< two-level view for the port model of all-to-all
-  /// The cluster graph; when set, EP groups of at most `graph_collectives_max_gpus` GPUs cost their
-  /// all-to-alls exactly on it (full traffic matrix over routed paths), larger ones use the port model.
-  std::shared_ptr<const hardware::NetworkGraph> network;
-  int graph_collectives_max_gpus = 16;
-  std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
+  models::ModelSpec model = {};
+  std::unique_ptr<hardware::CostModel> cost = {};  ///< covers every GPU of the cluster
+  hardware::Topology topology;                     ///< two-level view of the cluster (groups are cut from it)
+  /// The cluster graph: for graph collectives, KV hand-offs and weight migrations (null when none is
+  /// used: every group on the port model, nothing moving).
+  std::shared_ptr<const hardware::NetworkGraph> network = {};
+  hardware::CollectiveConfig collectives = {};  ///< which CollectiveModel each group's all-to-alls use
+  std::int64_t kv_blocks_per_gpu = 0;           ///< KV-cache blocks of each DP rank (0 = unlimited)
   /// When set: KV-cache blocks of each DP rank of a (decode or co-located) group, which then differ by
   /// the expert weights the placement puts on the rank's GPUs.
   std::vector<std::int64_t> kv_blocks_by_rank = {};
@@ -47,46 +54,46 @@ struct SimulationParts {
   int prefill_groups = 0;
   std::int64_t prefill_kv_blocks_per_gpu = 0;  ///< the prefill pool's ranks (its GPUs may differ)
   double kv_bytes_per_token = 0.0;             ///< moved per context token (all layers)
-  /// Rebalancing during serving (null: static placement): one trigger per EP group. A new placement's
-  /// changed experts move over the network as timed transfers of `expert_bytes` each, with serving
-  /// stopped meanwhile (`rebalance_stop_the_world`) or going on with the old placement until they land.
-  std::function<std::unique_ptr<policies::RebalanceTrigger>()> make_rebalance = {};
-  bool rebalance_stop_the_world = true;
-  /// DIRECTOR's migration schedule instead: weights move only in the compute phases of the group's steps
-  /// (never during a dispatch or combine), at most `migration_max_bytes_per_step` per step (0 = no
-  /// bound), continuing over later steps until done; serving goes on with the old placement meanwhile.
-  bool rebalance_in_compute_phases = false;
-  double migration_max_bytes_per_step = 0.0;
-  double expert_bytes = 0.0;
-  policies::Placement placement;                                           ///< of one EP group (every group uses it)
-  std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing;  ///< one instance per group
-  std::unique_ptr<workloads::RoutingSource> routing_source;
-  workloads::WorkloadConfig workload;
-  ServingConfig serving;
+  /// Rebalancing during serving (null: static placement): the trigger of EP group `g`. A new
+  /// placement's changed experts move as `migration` says.
+  std::function<std::unique_ptr<policies::RebalanceTrigger>(int group)> make_rebalance = {};
+  /// The triggers declared they want forecasts of the queued work (PolicyNeeds::predictions).
+  bool forecast_work = false;
+  MigrationSettings migration = {};
+  policies::Placement placement = {};  ///< of one EP group (every group uses it)
+  std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing = {};  ///< one instance per group
+  std::unique_ptr<workloads::RoutingSource> routing_source = {};
+  workloads::WorkloadConfig workload = {};
+  ServingConfig serving = {};
   std::uint64_t seed = 0;
 };
 
 struct SimulationResult {
   std::vector<RequestState> requests;
   RunSummary summary;
+  /// The summary metrics' figures (summary_metric.hpp), in report order.
+  std::vector<SummaryFigure> figures;
   core::Time end_ns = 0;
   bool hit_time_limit = false;
   bool routing_exhausted = false;  ///< a replayed, non-looping trace ended before the workload did
   std::int64_t rebalances = 0;     ///< placement changes applied
   std::int64_t expert_moves = 0;   ///< expert weight transfers they needed
   double migration_bytes = 0.0;
-  double migration_stall_ms = 0.0;  ///< stop-the-world: time groups stood still, summed over groups
-  std::int64_t kv_transfers = 0;    ///< disaggregated: KV caches moved prefill -> decode
-  std::vector<std::pair<std::string, double>> trigger_stats;  ///< the triggers' stats(), summed over groups
+  double migration_stall_ms = 0.0;                   ///< stop-the-world: time groups stood still, summed over groups
+  std::int64_t kv_transfers = 0;                     ///< disaggregated: KV caches moved prefill -> decode
+  std::vector<policies::TriggerStat> trigger_stats;  ///< the triggers' stats(), pooled over groups
   double kv_transfer_bytes = 0.0;
   double kv_transfer_ms_mean = 0.0;
+
+  /// The figure named `name` (throws core::Error when no metric reported it).
+  double figure(std::string_view name) const;
 };
 
 class Simulator {
  public:
   explicit Simulator(SimulationParts parts);
   ~Simulator();
-  /// Observers to call besides the built-in metrics collector (not owned; must outlive run()).
+  /// Observers to call besides the built-in metrics (not owned; must outlive run()).
   void add_observer(Observer* o) { observers_.push_back(o); }
   SimulationResult run();
 
@@ -98,10 +105,6 @@ class Simulator {
   void on_step_end(Group& g);
   void hand_off(Group& from);
   void maybe_rebalance(Group& g);
-  // Fills predicted_ with the expected routing of g's outstanding requests over `horizon` steps.
-  bool predict(const Group& g, std::int64_t horizon);
-  // Moves g's pending compute-phase migrations along through the step that just ended.
-  void advance_migration(Group& g);
   Group& pick_group(std::size_t first, std::size_t count);
 
   SimulationParts parts_;
@@ -109,6 +112,7 @@ class Simulator {
   core::RandomStreams streams_;
   workloads::RequestGenerator generator_;
   MetricsCollector metrics_;
+  std::vector<std::unique_ptr<SummaryMetric>> summary_metrics_;
   std::vector<Observer*> observers_;
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<RequestState> requests_;
@@ -116,23 +120,12 @@ class Simulator {
   core::Time last_step_end_ns_ = 0;
   bool routing_exhausted_ = false;
   bool held_start_ = false;  // arrivals at one instant are still being queued
-  int group_gpus_per_node_ = 1;
   std::unique_ptr<hardware::TransferNetwork> transfers_;
+  std::optional<WeightMigration> migration_;  // when triggers may re-place
+  std::optional<KvHandoff> handoff_;          // when disaggregated
+  std::optional<WorkForecast> forecast_;      // when triggers asked for forecasts
   std::size_t next_decode_group_ = 0;
-  std::int64_t kv_transfers_ = 0;
-  double kv_transfer_bytes_ = 0.0;
-  double kv_transfer_ns_ = 0.0;
   std::int64_t steps_run_ = 0;
-  std::vector<std::pair<int, int>> outstanding_;        // workspace of predict()
-  std::vector<workloads::RequestTokens> predict_reqs_;  // ...
-  std::vector<int> predict_origin_;
-  std::vector<double> predicted_;  // over all groups, for ServingConfig::max_steps
-  std::array<double, 2> predicted_passes_{};
-  std::vector<std::int64_t> rank_prefill_;  // workspace of predict()
-  std::int64_t rebalances_ = 0;
-  std::int64_t expert_moves_ = 0;
-  double migration_bytes_ = 0.0;
-  double migration_stall_ns_ = 0.0;
 };
 
 /// The topology of one EP group of `ep_size` GPUs cut from `cluster` (whole nodes, or part of one).

@@ -12,39 +12,36 @@ namespace epsim::serving {
 StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                            hardware::Topology group_topology, const policies::Placement& placement,
                            policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
-                           hardware::CollectiveCoster* coster, int attention_tp)
+                           hardware::CollectiveModel& collectives, int attention_tp)
     : model_(model),
       cost_(cost),
-      coster_(coster),
+      collectives_(collectives),
       gpu_offset_(gpu_offset),
       gpus_(group_topology.num_gpus()),
       tp_(attention_tp),
       topo_(group_topology),
       placement_(placement),
       routing_(routing),
+      routing_needs_origins_(routing.needs().origins),
       source_(source),
       step_overhead_ns_(step_overhead_us * 1e3),
       pair_bytes_(static_cast<double>(model.hidden_size * model.activation_bytes)) {
   for (Eigen::ArrayXd* a : {&quota_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
-                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_}) {
+                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_, &gather_bytes_}) {
     a->setZero(gpus_);
   }
   gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
   gpu_activated_.assign(static_cast<std::size_t>(gpus_), 0);
   origin_share_.assign(static_cast<std::size_t>(gpus_), 0);
-  node_pairs_.setZero(topo_.nodes());
-  node_share_.setZero(topo_.nodes());
-  node_bytes_.setZero(topo_.nodes());
   expert_tokens_.assign(static_cast<std::size_t>(model.routed_experts), 0);
   step_loads_.assign(static_cast<std::size_t>(model.num_moe_layers() * model.routed_experts), 0);
   compute_windows_.reserve(static_cast<std::size_t>(2 * model.num_moe_layers() + 1));
   routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
-  traffic_.resize(gpus_);
   traffic_matrix_.setZero(gpus_, gpus_);
   origin_counts_.assign(static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(model.routed_experts), 0);
 }
 
-double StepExecutor::kernel(int local_gpu, const core::KernelWork& w) {
+double StepExecutor::kernel(int local_gpu, const hardware::KernelWork& w) {
   // A GPU with no tokens for a kernel does not launch it.
   if (w.tokens <= 0.0) {
     return 0.0;
@@ -55,7 +52,7 @@ double StepExecutor::kernel(int local_gpu, const core::KernelWork& w) {
 
 namespace {
 // One GPU's share of a kernel split over `tp` tensor-parallel GPUs (heads, weights, activations).
-core::KernelWork shard(core::KernelWork w, double tp) {
+hardware::KernelWork shard(hardware::KernelWork w, double tp) {
   w.flops /= tp;
   w.bytes /= tp;
   return w;
@@ -103,8 +100,8 @@ void StepExecutor::price_local_phases(const Batch& batch) {
     const double tokens = prefill.tokens + decode.tokens;
     // An attention core sharded by heads; MLA's latent KV cache is not split by heads, every TP GPU
     // reads all of it.
-    const auto core = [&](const models::AttentionBatch& ab, core::OpKind kind) {
-      core::KernelWork w = models::attention_core_work(model_, ab, kind);
+    const auto core = [&](const models::AttentionBatch& ab, hardware::OpKind kind) {
+      hardware::KernelWork w = models::attention_core_work(model_, ab, kind);
       const double kv = (ab.kv_read_tokens + ab.tokens) * models::kv_bytes_per_token_layer(model_);
       w.flops /= tp;
       w.bytes = mla ? kv + (w.bytes - kv) / tp : w.bytes / tp;
@@ -114,12 +111,12 @@ void StepExecutor::price_local_phases(const Batch& batch) {
     for (int g = rank * tp_; g < (rank + 1) * tp_; ++g) {
       tokens_(g) = tokens / tp;  // after attention, the rank's tokens leave for the experts from all its GPUs
       const double projections = kernel(g, shard(models::attention_projection_work(model_, tokens), tp));
-      attention_ns_(g) = projections + kernel(g, core(prefill, core::OpKind::attention_prefill)) +
-                         kernel(g, core(decode, core::OpKind::attention_decode)) + reduce;
-      chunked_attention_ns_(g) = window > 0
-                                     ? projections + kernel(g, core(prefill_chunked, core::OpKind::attention_prefill)) +
-                                           kernel(g, core(decode_chunked, core::OpKind::attention_decode)) + reduce
-                                     : 0.0;
+      attention_ns_(g) = projections + kernel(g, core(prefill, hardware::OpKind::attention_prefill)) +
+                         kernel(g, core(decode, hardware::OpKind::attention_decode)) + reduce;
+      chunked_attention_ns_(g) =
+          window > 0 ? projections + kernel(g, core(prefill_chunked, hardware::OpKind::attention_prefill)) +
+                           kernel(g, core(decode_chunked, hardware::OpKind::attention_decode)) + reduce
+                     : 0.0;
       dense_ns_(g) = model_.num_moe_layers() < model_.num_layers
                          ? kernel(g, shard(models::dense_ffn_work(model_, tokens,
                                                                   static_cast<double>(model_.dense_intermediate_size)),
@@ -140,10 +137,6 @@ void StepExecutor::price_local_phases(const Batch& batch) {
     share_ = tokens_ / total;
   } else {
     share_.setZero();
-  }
-  node_share_.setZero();
-  for (int g = 0; g < gpus_; ++g) {
-    node_share_(topo_.node_of(g)) += share_(g);
   }
 }
 
@@ -196,11 +189,7 @@ hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacem
             pair_bytes_;
       }
     }
-    if (coster_ != nullptr) {
-      return coster_->cost(traffic_matrix_, gpu_offset_);
-    }
-    hardware::aggregate_traffic(topo_, traffic_matrix_, traffic_);
-    return hardware::all_to_all_cost(topo_, traffic_);
+    return collectives_.all_to_all(traffic_matrix_);
   }
   if (per_origin) {
     // Known origins: origin o's tokens of expert e follow e's split over its replicas.
@@ -220,56 +209,11 @@ hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacem
         }
       }
     }
-    if (coster_ != nullptr) {
-      return coster_->cost(traffic_matrix_, gpu_offset_);
-    }
-    hardware::aggregate_traffic(topo_, traffic_matrix_, traffic_);
-    return hardware::all_to_all_cost(topo_, traffic_);
+    return collectives_.all_to_all(traffic_matrix_);
   }
   // Tokens of origin GPU o are a share_o fraction of every expert's tokens (they come from the batch as
-  // a whole), so o sends share_o * pairs_h token copies to GPU h; nothing crosses a wire for o == h.
-  if (coster_ != nullptr) {
-    traffic_matrix_.noalias() = (share_ * pair_bytes_).matrix() * pairs_.matrix().transpose();
-    return coster_->cost(traffic_matrix_, gpu_offset_);
-  }
-  node_pairs_.setZero();
-  for (int g = 0; g < gpus_; ++g) {
-    node_pairs_(topo_.node_of(g)) += pairs_(g);
-  }
-  const double all_pairs = pairs_.sum();
-  for (int g = 0; g < gpus_; ++g) {
-    const int n = topo_.node_of(g);
-    traffic_.send_intra(g) = share_(g) * (node_pairs_(n) - pairs_(g)) * pair_bytes_;
-    traffic_.send_inter(g) = share_(g) * (all_pairs - node_pairs_(n)) * pair_bytes_;
-    traffic_.recv_intra(g) = pairs_(g) * (node_share_(n) - share_(g)) * pair_bytes_;
-    traffic_.recv_inter(g) = pairs_(g) * (1.0 - node_share_(n)) * pair_bytes_;
-  }
-  return hardware::all_to_all_cost(topo_, traffic_);
-}
-
-hardware::CollectiveCost StepExecutor::all_gather_cost() {
-  // Hidden states, not token-expert pairs: each GPU's tokens go once to every peer, which runs the
-  // router on the full batch (the paper's Fig. 7).
-  if (coster_ != nullptr) {
-    traffic_matrix_.colwise() = (tokens_ * pair_bytes_).matrix();  // row s: GPU s's bytes to every GPU
-    return coster_->cost(traffic_matrix_, gpu_offset_);
-  }
-  node_bytes_.setZero();
-  for (int g = 0; g < gpus_; ++g) {
-    node_bytes_(topo_.node_of(g)) += tokens_(g) * pair_bytes_;
-  }
-  const double all_bytes = node_bytes_.sum();
-  const auto node_peers = static_cast<double>(topo_.gpus_per_node() - 1);
-  const auto off_node_peers = static_cast<double>(gpus_ - topo_.gpus_per_node());
-  for (int g = 0; g < gpus_; ++g) {
-    const double b = tokens_(g) * pair_bytes_;
-    const int n = topo_.node_of(g);
-    traffic_.send_intra(g) = b * node_peers;
-    traffic_.send_inter(g) = b * off_node_peers;
-    traffic_.recv_intra(g) = node_bytes_(n) - b;
-    traffic_.recv_inter(g) = all_bytes - node_bytes_(n);
-  }
-  return hardware::all_to_all_cost(topo_, traffic_);
+  // a whole), so o sends share_o * pairs_h token copies to GPU h.
+  return collectives_.all_to_all_separable(share_, pairs_, pair_bytes_);
 }
 
 double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
@@ -279,10 +223,7 @@ double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
   return slowest;
 }
 
-StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group,
-                             std::int64_t step, std::span<Observer* const> observers) {
-  StepResult res;
-  cost_.advance_to(now);
+bool StepExecutor::begin_routing(const Batch& batch, const std::vector<RequestState>& requests, core::Time now) {
   step_requests_.clear();
   for (int rank = 0; rank < gpus_ / tp_; ++rank) {
     for (int i = batch.rank_begin[static_cast<std::size_t>(rank)];
@@ -295,9 +236,74 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
   }
   source_.begin_step(workloads::StepContext{now, batch.prefill_tokens + batch.decode_tokens, batch.prefill_tokens,
                                             batch.decode_tokens, step_requests_});
-  if (source_.exhausted()) {
-    res.routed = false;
-    return res;
+  return !source_.exhausted();
+}
+
+void StepExecutor::price_moe_layer(const Batch& batch, std::int64_t total_tokens, LayerRecord& rec, StepRecord& out) {
+  const policies::LayerPlacement& placement = placement_.layers[static_cast<std::size_t>(rec.moe_layer)];
+  rec.attention_phase_ns = barrier(local_ns_, rec.attention_idle_ns);
+  source_.sample(rec.moe_layer, total_tokens, expert_tokens_);
+  std::copy(expert_tokens_.begin(), expert_tokens_.end(),
+            step_loads_.begin() +
+                static_cast<std::ptrdiff_t>(rec.moe_layer) * static_cast<std::ptrdiff_t>(expert_tokens_.size()));
+  const bool per_origin = source_.origin_counts(rec.moe_layer, gpus_, total_tokens, origin_counts_);
+  std::span<const std::int32_t> origins;
+  if (routing_needs_origins_) {
+    if (!per_origin) {
+      derive_origins();
+    }
+    origins = origin_counts_;
+  }
+  routing_.route(policies::StepLayerLoad{expert_tokens_, batch.prefill_tokens, batch.decode_tokens, origins,
+                                         topo_.gpus_per_node()},
+                 placement, routed_);
+  price_experts(placement);
+  const hardware::CollectiveCost a2a = dispatch_cost(placement, per_origin);
+  // The combine moves the same payload back along the reversed flows; the cost formula is symmetric in
+  // send and receive, so it costs what the all-to-all dispatch costs. metro dispatches by all-gather
+  // (hidden states, not token-expert pairs: each GPU's tokens go once to every peer, which runs the
+  // router on the full batch, the paper's Fig. 7) and combines by this all-to-all.
+  hardware::CollectiveCost dispatch = a2a;
+  if (routed_.all_gather_dispatch) {
+    gather_bytes_ = tokens_ * pair_bytes_;
+    dispatch = collectives_.all_gather(gather_bytes_);
+  }
+  rec.dispatch_ns = dispatch.time_ns;
+  rec.combine_ns = a2a.time_ns;
+  rec.intra_bytes = dispatch.intra_bytes + a2a.intra_bytes;
+  rec.inter_bytes = dispatch.inter_bytes + a2a.inter_bytes;
+  rec.expert_max_ns = barrier(expert_ns_, rec.expert_idle_ns);
+  rec.expert_min_ns = expert_ns_.minCoeff();
+  rec.gpu_expert_ns = {expert_ns_.data(), static_cast<std::size_t>(gpus_)};
+  rec.gpu_tokens = gpu_pairs_;
+  rec.gpu_activated = gpu_activated_;
+
+  // Local work runs while no collective does; so do the experts between dispatch and combine.
+  compute_windows_.emplace_back(out.duration_ns, out.duration_ns + rec.attention_phase_ns);
+  const double experts_start = out.duration_ns + rec.attention_phase_ns + rec.dispatch_ns;
+  compute_windows_.emplace_back(experts_start, experts_start + rec.expert_max_ns);
+  out.duration_ns += rec.attention_phase_ns + rec.dispatch_ns + rec.expert_max_ns + rec.combine_ns;
+  out.barrier_idle_ns += rec.attention_idle_ns + rec.expert_idle_ns;
+  out.comm_ns += rec.dispatch_ns + rec.combine_ns;
+  out.straggler_gap_sum_ns += rec.straggler_gap_ns();
+  out.straggler_gap_max_ns = std::max(out.straggler_gap_max_ns, rec.straggler_gap_ns());
+  out.intra_bytes += rec.intra_bytes;
+  out.inter_bytes += rec.inter_bytes;
+  ++out.moe_layers;
+}
+
+bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group,
+                       std::int64_t step, std::span<Observer* const> observers, StepRecord& out) {
+  out = StepRecord{};
+  out.group = group;
+  out.step = step;
+  out.start_ns = now;
+  out.prefill_tokens = batch.prefill_tokens;
+  out.decode_tokens = batch.decode_tokens;
+  out.requests = static_cast<std::int64_t>(batch.entries.size());
+  cost_.advance_to(now);
+  if (!begin_routing(batch, requests, now)) {
+    return false;
   }
   busy_ns_.setZero();
   local_ns_.setZero();
@@ -322,55 +328,9 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     rec.layer = layer;
     rec.moe_layer = moe_layer;
     rec.step_start_ns = now;
-    rec.offset_ns = res.duration_ns;
+    rec.offset_ns = out.duration_ns;
     rec.gpu_local_ns = {local_ns_.data(), static_cast<std::size_t>(gpus_)};
-    rec.attention_phase_ns = barrier(local_ns_, rec.attention_idle_ns);
-
-    source_.sample(moe_layer, total_tokens, expert_tokens_);
-    std::copy(expert_tokens_.begin(), expert_tokens_.end(),
-              step_loads_.begin() +
-                  static_cast<std::ptrdiff_t>(moe_layer) * static_cast<std::ptrdiff_t>(expert_tokens_.size()));
-    bool per_origin = source_.origin_counts(moe_layer, gpus_, total_tokens, origin_counts_);
-    std::span<const std::int32_t> origins;
-    if (routing_.needs_origins()) {
-      if (!per_origin) {
-        derive_origins();
-      }
-      origins = origin_counts_;
-    }
-    routing_.route(policies::StepLayerLoad{expert_tokens_, batch.prefill_tokens, batch.decode_tokens, origins,
-                                           topo_.gpus_per_node()},
-                   placement_.layers[static_cast<std::size_t>(moe_layer)], routed_);
-    price_experts(placement_.layers[static_cast<std::size_t>(moe_layer)]);
-    const hardware::CollectiveCost a2a =
-        dispatch_cost(placement_.layers[static_cast<std::size_t>(moe_layer)], per_origin);
-    // The combine moves the same payload back along the reversed flows; the cost formula is symmetric
-    // in send and receive, so it costs what the all-to-all dispatch costs. metro dispatches by
-    // all-gather and combines by this all-to-all.
-    const hardware::CollectiveCost dispatch = routed_.all_gather_dispatch ? all_gather_cost() : a2a;
-    rec.dispatch_ns = dispatch.time_ns;
-    rec.combine_ns = a2a.time_ns;
-    rec.intra_bytes = dispatch.intra_bytes + a2a.intra_bytes;
-    rec.inter_bytes = dispatch.inter_bytes + a2a.inter_bytes;
-    rec.expert_max_ns = barrier(expert_ns_, rec.expert_idle_ns);
-    rec.expert_min_ns = expert_ns_.minCoeff();
-    rec.gpu_expert_ns = {expert_ns_.data(), static_cast<std::size_t>(gpus_)};
-    rec.gpu_tokens = gpu_pairs_;
-    rec.gpu_activated = gpu_activated_;
-
-    // Local work runs while no collective does; so do the experts between dispatch and combine.
-    compute_windows_.emplace_back(res.duration_ns, res.duration_ns + rec.attention_phase_ns);
-    const double experts_start = res.duration_ns + rec.attention_phase_ns + rec.dispatch_ns;
-    compute_windows_.emplace_back(experts_start, experts_start + rec.expert_max_ns);
-    res.duration_ns += rec.attention_phase_ns + rec.dispatch_ns + rec.expert_max_ns + rec.combine_ns;
-    res.barrier_idle_ns += rec.attention_idle_ns + rec.expert_idle_ns;
-    res.comm_ns += rec.dispatch_ns + rec.combine_ns;
-    res.straggler_gap_sum_ns += rec.straggler_gap_ns();
-    res.load_std_sum += std::sqrt((pairs_ - pairs_.mean()).square().mean());
-    res.straggler_gap_max_ns = std::max(res.straggler_gap_max_ns, rec.straggler_gap_ns());
-    res.intra_bytes += rec.intra_bytes;
-    res.inter_bytes += rec.inter_bytes;
-    ++res.moe_layers;
+    price_moe_layer(batch, total_tokens, rec, out);
     for (Observer* o : observers) {
       o->on_layer(rec);
     }
@@ -378,10 +338,10 @@ StepResult StepExecutor::run(const Batch& batch, const std::vector<RequestState>
     ++moe_layer;
   }
   local_ns_ += lm_head_ns_;
-  const double tail = barrier(local_ns_, res.barrier_idle_ns);
-  compute_windows_.emplace_back(res.duration_ns, res.duration_ns + tail);
-  res.duration_ns += tail + step_overhead_ns_;
-  return res;
+  const double tail = barrier(local_ns_, out.barrier_idle_ns);
+  compute_windows_.emplace_back(out.duration_ns, out.duration_ns + tail);
+  out.duration_ns += tail + step_overhead_ns_;
+  return true;
 }
 
 }  // namespace epsim::serving

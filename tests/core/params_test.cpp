@@ -58,6 +58,25 @@ TEST_CASE("choices list the valid values") {
                       "f.toml: kind: unknown value \"zipf\"; valid values are: fixed, uniform");
 }
 
+TEST_CASE("typed choices return the enum value, default by value, and list the names") {
+  enum class Shape : std::uint8_t { round, square, flat };
+  static constexpr std::array<Choice<Shape>, 3> k_shapes{
+      {{"round", Shape::round}, {"square", Shape::square}, {"flat", Shape::flat}}};
+  const auto tab = parse("a = \"square\"\nb = \"cube\"\nc = 3\n");
+  ParamTable t({ParamLayer{&tab, "f.toml"}}, "");
+  REQUIRE(t.choice<Shape>("a", Shape::round, "doc", k_shapes) == Shape::square);
+  REQUIRE(t.choice<Shape>("missing", Shape::flat, "doc", k_shapes) == Shape::flat);
+  REQUIRE_THROWS_WITH(t.choice<Shape>("b", Shape::round, "doc", k_shapes),
+                      "f.toml: b: unknown value \"cube\"; valid values are: round, square, flat");
+  REQUIRE_THROWS_WITH(t.choice<Shape>("c", Shape::round, "doc", k_shapes),
+                      Contains("expected one of round, square, flat, got the integer 3"));
+  REQUIRE(choice_name<Shape>(k_shapes, Shape::flat) == "flat");
+  ParamTable docs(std::string("sec"));
+  docs.choice<Shape>("shape", Shape::square, "the shape", k_shapes);
+  REQUIRE(docs.docs().back().default_value == "\"square\"");
+  REQUIRE(docs.docs().back().type == "one of: round, square, flat");
+}
+
 TEST_CASE("required keys fail when missing, nested tables keep the path") {
   const auto tab = parse("[inner]\nx = 1\n");
   ParamTable t({ParamLayer{&tab, "f.toml"}}, "root");

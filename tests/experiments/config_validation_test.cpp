@@ -187,15 +187,28 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       {good_config(),
        {"scheduler.batching=\"dynamic\""},
        "--set: scheduler.batching: unknown value \"dynamic\"; valid values are: continuous, static"},
-      // 35. DIRECTOR's re-optimisation moment and prediction scope
+      // 35. DIRECTOR's re-optimisation moment and prediction scope, in the trigger's own options
       {good_config(),
-       {"policy.director_when=\"sometimes\""},
-       "--set: policy.director_when: unknown value \"sometimes\"; valid values are: interval, arrivals"},
+       {"policy.rebalance.trigger=director", "policy.rebalance.when=\"sometimes\""},
+       "--set: policy.rebalance.when: unknown value \"sometimes\"; valid values are: interval, arrivals"},
       {good_config(),
-       {"policy.director_predict=\"everything\""},
-       "--set: policy.director_predict: unknown value \"everything\"; valid values are: outstanding, queued"},
+       {"policy.rebalance.trigger=director", "policy.rebalance.predict=\"everything\""},
+       "--set: policy.rebalance.predict: unknown value \"everything\"; valid values are: outstanding, queued"},
       // 36. a minimum gain of 100 %
-      {good_config(), {"policy.director_min_gain=1.0"}, "--set: policy.director_min_gain: expected a number in"},
+      {good_config(),
+       {"policy.rebalance.trigger=director", "policy.rebalance.min_gain=1.0"},
+       "--set: policy.rebalance.min_gain: expected a number in"},
+      // 37. an option of another trigger, and an unknown migration mode
+      {good_config(),
+       {"policy.rebalance.trigger=periodic", "policy.rebalance.min_gain=0.1"},
+       "--set: policy.rebalance.min_gain: unknown key; valid keys here are: interval_steps, migration, "
+       "migration_max_gb_per_step, trigger, window_steps"},
+      {good_config(),
+       {"policy.rebalance=periodic", "policy.rebalance.migration=teleport"},
+       "--set: policy.rebalance.migration: unknown value \"teleport\"; valid values are: auto, stop_the_world, "
+       "overlapped, compute_phases"},
+      // 38. the old flat DIRECTOR keys are gone: the message lists [policy]'s keys
+      {good_config(), {"policy.director_mode=reactive"}, "--set: policy.director_mode: unknown key"},
   };
   int i = 0;
   for (const Case& c : cases) {
@@ -211,4 +224,25 @@ TEST_CASE("set overrides change values and keep the rest of the file") {
   REQUIRE(cfg.workload.arrivals.rate_rps == 9.5);
   REQUIRE(cfg.model.top_k == 1);
   REQUIRE(cfg.model.hidden_size == 4096);
+}
+
+TEST_CASE("policy.rebalance as a string is the trigger, and its options merge from any layer") {
+  // The shorthand in one --set, an option in the next: both hold.
+  const auto a = experiments::load_config_text(good_config(), "small.toml",
+                                               {"policy.rebalance=periodic", "policy.rebalance.interval_steps=9"});
+  REQUIRE(a.policy.rebalance.trigger_name == "periodic");
+  REQUIRE(a.policy.rebalance.trigger != nullptr);
+  REQUIRE(a.policy.rebalance.migration == policies::MigrationMode::stop_the_world);
+  // The shorthand in the file, an option and a migration from --set.
+  const auto b =
+      experiments::load_config_text(edit("[policy]", "[policy]\nrebalance = \"drift\""), "small.toml",
+                                    {"policy.rebalance.threshold=0.1", "policy.rebalance.migration=overlapped"});
+  REQUIRE(b.policy.rebalance.trigger_name == "drift");
+  REQUIRE(b.policy.rebalance.migration == policies::MigrationMode::overlapped);
+  // What a trigger declares it needs is what the simulation will profile.
+  REQUIRE(b.policy.needs.cost_curves);
+  REQUIRE(b.policy.needs.load_window);
+  REQUIRE_FALSE(b.policy.needs.predictions);
+  // The echo shows the expanded table.
+  REQUIRE_THAT(b.echo_json, Contains("\"trigger\" : \"drift\""));
 }

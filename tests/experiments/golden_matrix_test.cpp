@@ -88,7 +88,9 @@ void check_golden(const std::string& name, const std::string& config, std::vecto
 }  // namespace
 
 // Mixtral-8x7B EP4 on 2 x 2 H100, one GPU 10 % slow (tests/data/small.toml): the baselines and modes.
-TEST_CASE("golden: linear placement, even routing", "[golden]") { check_golden("linear", "small.toml", {}); }
+TEST_CASE("golden: linear placement, even routing", "[golden]") {
+  check_golden("linear", "small.toml", {});
+}
 
 TEST_CASE("golden: eplb with redundant experts", "[golden]") {
   check_golden("eplb", "small.toml", {"policy.placement=eplb", "parallel.redundant_experts=4"});
@@ -96,8 +98,8 @@ TEST_CASE("golden: eplb with redundant experts", "[golden]") {
 
 TEST_CASE("golden: eplb + periodic rebalancing", "[golden]") {
   check_golden("eplb_periodic", "small.toml",
-               {"policy.placement=eplb", "parallel.redundant_experts=4", "policy.rebalance=periodic",
-                "policy.rebalance_window_steps=16", "policy.rebalance_interval_steps=64"});
+               {"policy.placement=eplb", "parallel.redundant_experts=4", "policy.rebalance.trigger=periodic",
+                "policy.rebalance.window_steps=16", "policy.rebalance.interval_steps=64"});
 }
 
 TEST_CASE("golden: metro greedy", "[golden]") {
@@ -161,8 +163,10 @@ TEST_CASE("golden: director static", "[golden]") {
 }
 
 TEST_CASE("golden: director online (batch scenario)", "[golden]") {
-  check_golden("director_online", "director_scenario.toml",
-               {"policy.rebalance=director", "policy.director_predictor=oracle", "workload.num_requests=48"});
+  check_golden(
+      "director_online", "director_scenario.toml",
+      {"policy.rebalance.trigger=director", "policy.rebalance.when=arrivals", "policy.rebalance.predict=queued",
+       "policy.rebalance.horizon_steps=64", "policy.rebalance.predictor=oracle", "workload.num_requests=48"});
 }
 
 // The README shows what `bash scripts/demo.sh` prints; it must be what the binary prints today (all
@@ -176,8 +180,8 @@ TEST_CASE("README: the demo output shown is what epsim run prints", "[golden][re
   REQUIRE(end != std::string::npos);
   const std::string shown = readme.substr(begin + open.size(), end - begin - open.size());
 
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("epsim-readme-" + std::to_string(static_cast<long long>(::getpid())));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("epsim-readme-" + std::to_string(static_cast<long long>(::getpid())));
   std::ostringstream out;
   std::ostringstream err;
   REQUIRE(experiments::run_cli({"run", "--out", dir.string()}, out, err) == 0);

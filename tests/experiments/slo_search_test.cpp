@@ -100,8 +100,8 @@ TEST_CASE("a cluster short of KV memory preempts and still finishes every reques
 TEST_CASE("periodic rebalancing charges each moved expert's bytes, stalls only when stopping the world") {
   const std::string path = std::string(EPSIM_TEST_DATA_DIR) + "/small.toml";
   const auto run = [&](const std::string& mode) {
-    const auto cfg = experiments::load_config(
-        path, {"policy.rebalance=periodic", "policy.rebalance_interval_steps=200", "policy.rebalance_mode=" + mode});
+    const auto cfg = experiments::load_config(path, {"policy.rebalance=periodic", "policy.rebalance.interval_steps=200",
+                                                     "policy.rebalance.migration=" + mode});
     serving::Simulator sim(experiments::build_simulation(cfg));
     return sim.run();
   };

@@ -14,10 +14,10 @@ hardware::GpuSpec preset(const std::string& name) {
 
 // One Mixtral-8x7B expert (hidden 4096, FFN 14336, BF16) on n tokens, written out by hand:
 // FLOPs = 2 * n * 3 * 4096 * 14336; bytes = 3 * 4096 * 14336 * 2 (weights) + n * 4096 * 2 * 2 (in + out).
-core::KernelWork mixtral_expert(double n) {
-  core::KernelWork w;
-  w.kind = core::OpKind::expert_ffn;
-  w.precision = core::Precision::bf16;
+hardware::KernelWork mixtral_expert(double n) {
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::expert_ffn;
+  w.precision = hardware::Precision::bf16;
   w.tokens = n;
   w.flops = 2.0 * n * 3.0 * 4096.0 * 14336.0;
   w.bytes = 3.0 * 4096.0 * 14336.0 * 2.0 + n * 4096.0 * 2.0 * 2.0;
@@ -79,9 +79,9 @@ TEST_CASE("roofline on H100 and MI300X: a memory-bound and a compute-bound token
 TEST_CASE("efficiencies are per kernel family, FP8 uses the FP8 peak") {
   const auto h100 = preset("h100");
   auto w = mixtral_expert(4096);
-  w.kind = core::OpKind::dense_gemm;  // 75 % of peak
+  w.kind = hardware::OpKind::dense_gemm;  // 75 % of peak
   REQUIRE(hardware::roofline_cost(h100, w).compute_ns == Approx(w.flops / (989e3 * 0.75)));
-  w.precision = core::Precision::fp8;
+  w.precision = hardware::Precision::fp8;
   REQUIRE(hardware::roofline_cost(h100, w).compute_ns == Approx(w.flops / (1979e3 * 0.75)));
   // A100 has no FP8: BF16 peak.
   REQUIRE(hardware::roofline_cost(preset("a100"), w).compute_ns == Approx(w.flops / (312e3 * 0.75)));

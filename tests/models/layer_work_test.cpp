@@ -24,13 +24,13 @@ TEST_CASE("GQA attention of Qwen3-30B-A3B by hand") {
   const auto proj = models::attention_projection_work(m, 100.0);
   REQUIRE(proj.flops == 3774873600.0);
   REQUIRE(proj.bytes == 37748736.0 + 819200.0);
-  REQUIRE(proj.kind == core::OpKind::dense_gemm);
+  REQUIRE(proj.kind == hardware::OpKind::dense_gemm);
   // Core: 4*32*128 FLOPs per pair; KV (50 read + 100 written) * 2048 + query/output 100*(2*32*128)*2.
-  const auto w = models::attention_core_work(m, b, core::OpKind::attention_prefill);
+  const auto w = models::attention_core_work(m, b, hardware::OpKind::attention_prefill);
   REQUIRE(w.flops == 164659200.0);
   REQUIRE(w.bytes == 307200.0 + 1638400.0);
-  REQUIRE(w.kind == core::OpKind::attention_prefill);
-  REQUIRE(w.precision == core::Precision::bf16);
+  REQUIRE(w.kind == hardware::OpKind::attention_prefill);
+  REQUIRE(w.precision == hardware::Precision::bf16);
 }
 
 TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)") {
@@ -46,8 +46,8 @@ TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)
   REQUIRE(proj.flops == 2.0 * params);
   // FP8 weights (1 byte) + activations 1*2*7168*2
   REQUIRE(proj.bytes == params + 28672.0);
-  REQUIRE(proj.precision == core::Precision::fp8);
-  const auto w = models::attention_core_work(m, b, core::OpKind::attention_decode);
+  REQUIRE(proj.precision == hardware::Precision::fp8);
+  const auto w = models::attention_core_work(m, b, hardware::OpKind::attention_decode);
   REQUIRE(w.flops == 1001.0 * (147456.0 + 131072.0));
   // KV (1000 + 1) * 1152 + absorbed query 128*(512+64) and output 128*512 BF16 elements
   REQUIRE(w.bytes == 1001.0 * 1152.0 + (73728.0 + 65536.0) * 2.0);
@@ -74,7 +74,7 @@ TEST_CASE("dense and expert FFN accounting by hand") {
   const auto ex = models::expert_ffn_work(ds, 64.0, 40.0, 3.0);
   REQUIRE(ex.flops == 2.0 * 64.0 * 3.0 * 7168.0 * 2048.0);
   REQUIRE(ex.bytes == 3.0 * 44040192.0 + 40.0 * 2.0 * 7168.0 * 2.0);
-  REQUIRE(ex.kind == core::OpKind::expert_ffn);
+  REQUIRE(ex.kind == hardware::OpKind::expert_ffn);
   const auto q30 = preset("qwen3-30b-a3b");
   REQUIRE(models::expert_weight_bytes(q30) == 3.0 * 2048.0 * 768.0 * 2.0);
 }

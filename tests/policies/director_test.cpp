@@ -124,8 +124,8 @@ TEST_CASE("DIRECTOR: LP, rounding and brute force agree on tiny instances (3 exp
   for (int run = 0; run < runs; ++run) {
     const Instance in = random_instance(2, 3, 2, 2, rng);
     const double best = brute_force(in.p);
-    const DirectorLpResult direct = solve_director_lp(in.p, {.mode = "direct"});
-    const DirectorLpResult bisect = solve_director_lp(in.p, {.mode = "bisect", .epsilon = 1e-6});
+    const DirectorLpResult direct = solve_director_lp(in.p, {.mode = DirectorLpOptions::Mode::direct});
+    const DirectorLpResult bisect = solve_director_lp(in.p, {.mode = DirectorLpOptions::Mode::bisect, .epsilon = 1e-6});
     CHECK(direct.bound_ns <= best * (1.0 + 1e-9));
     CHECK(bisect.bound_ns <= direct.bound_ns * (1.0 + 1e-9));
     CHECK(bisect.budget_ns >= direct.bound_ns * (1.0 - 1e-9));
@@ -161,7 +161,7 @@ TEST_CASE("DIRECTOR: when every expert's tokens sit on one GPU the LP is integra
     }
     in.p.bytes_per_token = 1e6;
     const double best = brute_force(in.p);
-    for (const char* mode : {"direct", "bisect"}) {
+    for (const DirectorLpOptions::Mode mode : {DirectorLpOptions::Mode::direct, DirectorLpOptions::Mode::bisect}) {
       const DirectorLpResult lp = solve_director_lp(in.p, {.mode = mode, .epsilon = 1e-7});
       core::Rng r2(7);
       const DirectorRoundingResult r = round_director(in.p, lp, {.trials = 1, .polish = false}, r2);
@@ -216,8 +216,8 @@ TEST_CASE("DIRECTOR: with pass kinds the LP bounds brute force and rounding find
     b.p.link_bytes_per_ns = a.p.link_bytes_per_ns;
     DirectorProblem p = two_passes(a.p, b.p, 1.0, 8.0);
     const double best = brute_force(p);
-    const DirectorLpResult direct = solve_director_lp(p, {.mode = "direct"});
-    const DirectorLpResult bisect = solve_director_lp(p, {.mode = "bisect", .epsilon = 1e-6});
+    const DirectorLpResult direct = solve_director_lp(p, {.mode = DirectorLpOptions::Mode::direct});
+    const DirectorLpResult bisect = solve_director_lp(p, {.mode = DirectorLpOptions::Mode::bisect, .epsilon = 1e-6});
     CHECK(direct.bound_ns <= best * (1.0 + 1e-9));
     CHECK(bisect.bound_ns <= direct.bound_ns * (1.0 + 1e-9));
     CHECK(bisect.budget_ns <= direct.bound_ns * (1.0 + 2e-6) + 1e-9);
@@ -238,7 +238,8 @@ TEST_CASE("DIRECTOR: the LP bound never exceeds the rounded objective on random 
     const int capacity = 2 + pick(rng);               // 2..4
     const int experts = gpus * capacity - pick(rng);  // tight or nearly
     const Instance in = random_instance(3, experts, gpus, capacity, rng, 200.0);
-    const DirectorLpResult lp = solve_director_lp(in.p, {.mode = run % 2 ? "direct" : "bisect", .epsilon = 1e-5});
+    const DirectorLpResult lp = solve_director_lp(
+        in.p, {.mode = run % 2 ? DirectorLpOptions::Mode::direct : DirectorLpOptions::Mode::bisect, .epsilon = 1e-5});
     for (const bool polish : {false, true}) {
       core::Rng r2(static_cast<std::uint64_t>(run));
       const DirectorRoundingResult r = round_director(in.p, lp, {.trials = 2, .polish = polish}, r2);
@@ -290,7 +291,6 @@ TEST_CASE("DIRECTOR: malformed problems are rejected with what was expected") {
   in.p.capacity = 3;
   in.p.workload.pop_back();
   CHECK_THROWS_WITH(solve_director_lp(in.p), Catch::Contains("workload"));
-  CHECK_THROWS_AS(predictor_accuracy("psychic"), core::Error);
 }
 
 TEST_CASE("DIRECTOR: placement policy from the registry, deterministic with a seed") {
@@ -304,8 +304,8 @@ TEST_CASE("DIRECTOR: placement policy from the registry, deterministic with a se
   in.seed = 17;
   core::ParamTable t(std::string("director"));
   auto policy = placement_registry().create("director", t);
-  REQUIRE(policy->needs_load());
-  REQUIRE(policy->needs_curves());
+  REQUIRE(policy->needs().load_window);
+  REQUIRE(policy->needs().cost_curves);
   const Placement a = policy->place(in);
   const Placement b = policy->place(in);
   REQUIRE(a.layers.size() == 3);
@@ -376,7 +376,8 @@ TEST_CASE("DIRECTOR predictor: p = 1 is the oracle, p < 1 keeps about p of the s
   const TokenRouting oracle = predict_routing(truth, 1.0, {}, a);
   CHECK(oracle.choice == truth.choice);
   CHECK(workload_matrix(oracle) == workload_matrix(truth));
-  for (const double p : {0.0, 0.77, predictor_accuracy("cascade"), predictor_accuracy("quantized")}) {
+  for (const double p :
+       {0.0, 0.77, predictor_accuracy(PredictorKind::cascade), predictor_accuracy(PredictorKind::quantized)}) {
     core::Rng r(2);
     const TokenRouting pred = predict_routing(truth, p, {}, r);
     // 60000 selections: the standard deviation of the match rate is below 0.002.
@@ -408,10 +409,10 @@ TEST_CASE("DIRECTOR predictor: p = 1 is the oracle, p < 1 keeps about p of the s
 }
 
 TEST_CASE("DIRECTOR predictor: Table II presets") {
-  CHECK(predictor_accuracy("oracle") == 1.0);
-  CHECK(predictor_accuracy("cascade", "qwen3-30b-a3b") == Approx(0.7699));
-  CHECK(predictor_accuracy("cascade", "mixtral-8x7b") == Approx(0.9144));
-  CHECK(predictor_accuracy("quantized", "deepseek-v2-lite") == Approx(0.9568));
-  CHECK(predictor_accuracy("cascade") == Approx(0.84715));
-  CHECK(predictor_accuracy("quantized") == Approx(0.9423));
+  CHECK(predictor_accuracy(PredictorKind::oracle) == 1.0);
+  CHECK(predictor_accuracy(PredictorKind::cascade, "qwen3-30b-a3b") == Approx(0.7699));
+  CHECK(predictor_accuracy(PredictorKind::cascade, "mixtral-8x7b") == Approx(0.9144));
+  CHECK(predictor_accuracy(PredictorKind::quantized, "deepseek-v2-lite") == Approx(0.9568));
+  CHECK(predictor_accuracy(PredictorKind::cascade) == Approx(0.84715));
+  CHECK(predictor_accuracy(PredictorKind::quantized) == Approx(0.9423));
 }

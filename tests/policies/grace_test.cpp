@@ -445,8 +445,8 @@ TEST_CASE("grace in the placement and routing registries") {
     REQUIRE_FALSE(g->config().replication);
     REQUIRE(g->config().ratios == std::vector<double>{0.0, 0.5});
     REQUIRE(g->config().kmeans_restarts == 2);
-    REQUIRE(g->needs_coactivation());
-    REQUIRE_FALSE(g->needs_load());
+    REQUIRE(g->needs().coactivation);
+    REQUIRE_FALSE(g->needs().load_window);
   }
   {
     const toml::table tab = table("choice = \"proportional\"\nshare = \"conserving\"\nseed = 5\n");

@@ -2,9 +2,15 @@
 // trigger re-solves on its window every interval.
 #include <catch2/catch.hpp>
 
+#include <toml++/toml.h>
 #include "policies/eplb_placement.hpp"
 #include "policies/migration.hpp"
+
+#include "policies/periodic_eplb_trigger.hpp"
+#include "policies/rebalance_config.hpp"
 #include "policies/rebalance_trigger.hpp"
+#include "policies/registry.hpp"
+#include "sim/core/error.hpp"
 
 using namespace epsim::policies;
 
@@ -38,7 +44,7 @@ TEST_CASE("migration moves only changed experts, from the nearest old holder") {
 
 TEST_CASE("the periodic EPLB trigger re-solves every interval on its window") {
   PlacementInput shape = PlacementInput::shape(1, 4, 2, 1, 2, 1);
-  PeriodicEplbTrigger trigger(shape, 2, 3);
+  PeriodicEplbTrigger trigger(shape, PeriodicEplbOptions{2, 3});
   const Placement current = one_layer(4, 2, 2, {0, 1, 2, 3});
   // Loads: experts 0 and 1 hot. Steps 1 and 2: nothing; step 3: EPLB on the last 2 steps.
   const std::vector<std::int32_t> hot{10, 9, 1, 1};
@@ -53,4 +59,56 @@ TEST_CASE("the periodic EPLB trigger re-solves every interval on its window") {
   in.expert_load = {20, 18, 2, 2};
   REQUIRE(p->layers[0].phy2log == EplbPlacement().place(in).layers[0].phy2log);
   REQUIRE(p->layers[0].phy2log == std::vector<int>{0, 3, 1, 2});
+}
+
+TEST_CASE("triggers are a registry: [policy.rebalance] names one, its options are its own, typed") {
+  const auto parse = [](std::string_view text) {
+    static std::vector<std::unique_ptr<toml::table>> keep;  // the tables outlive the returned config
+    keep.push_back(std::make_unique<toml::table>(toml::parse(text)));
+    epsim::core::ParamTable policy({epsim::core::ParamLayer{keep.back().get(), "t.toml"}}, "policy");
+    return parse_rebalance(policy);
+  };
+  // None: no factory, static placement.
+  const RebalanceConfig none = parse("");
+  REQUIRE(none.trigger == nullptr);
+  REQUIRE(none.trigger_name == "none");
+  // The shorthand and the table say the same; the options reach the trigger's own parser.
+  const RebalanceConfig shorthand = parse("rebalance = \"periodic\"\n");
+  REQUIRE(shorthand.trigger != nullptr);
+  REQUIRE(shorthand.migration == MigrationMode::stop_the_world);
+  const RebalanceConfig table = parse("[rebalance]\ntrigger = \"periodic\"\ninterval_steps = 3\nwindow_steps = 2\n");
+  // A factory's trigger behaves as the directly built one with those options (re-solves at step 3).
+  TriggerContext ctx;
+  ctx.group = PlacementInput::shape(1, 4, 2, 1, 2, 1);
+  auto trigger = table.trigger->make(ctx, 0);
+  const Placement current = one_layer(4, 2, 2, {0, 1, 2, 3});
+  const std::vector<std::int32_t> hot{10, 9, 1, 1};
+  REQUIRE_FALSE(trigger->on_step(RebalanceView{0, hot, &current}));
+  REQUIRE_FALSE(trigger->on_step(RebalanceView{1, hot, &current}));
+  REQUIRE(trigger->on_step(RebalanceView{2, hot, &current}).has_value());
+  // DIRECTOR declares curves, a load window and (proactive) forecasts, and migrates in compute phases.
+  const RebalanceConfig director = parse("[rebalance]\ntrigger = \"director\"\n");
+  REQUIRE(director.trigger->needs() == PolicyNeeds{.load_window = true, .cost_curves = true, .predictions = true});
+  REQUIRE(director.migration == MigrationMode::compute_phases);
+  const RebalanceConfig reactive =
+      parse("[rebalance]\ntrigger = \"director\"\nmode = \"reactive\"\nmigration = \"overlapped\"\n");
+  REQUIRE_FALSE(reactive.trigger->needs().predictions);
+  REQUIRE(reactive.migration == MigrationMode::overlapped);
+  // Errors name the key and the valid values: an unknown trigger, another trigger's option.
+  REQUIRE_THROWS_WITH(parse("rebalance = \"sometimes\"\n"), Catch::Contains("policy.rebalance.trigger") &&
+                                                                Catch::Contains("none, periodic, drift, director"));
+  REQUIRE_THROWS_WITH(parse("[rebalance]\ntrigger = \"periodic\"\nthreshold = 0.1\n"),
+                      Catch::Contains("policy.rebalance.threshold: unknown key"));
+  REQUIRE_THROWS_WITH(parse("rebalance = 3\n"), Catch::Contains("expected a table (or the trigger as a string)"));
+}
+
+TEST_CASE("trigger statistics pool over EP groups: totals add, means weigh by their counts") {
+  TriggerStat solves = TriggerStat::total("reoptimisations", 2.0);
+  solves.pool(TriggerStat::total("reoptimisations", 3.0));
+  REQUIRE(solves.value() == 5.0);
+  // Group 1: gaps 1.2 and 1.4 over 2 solves; group 2: 2.0 over 1: the mean of the three is 4.6 / 3.
+  TriggerStat gap = TriggerStat::mean("lp_gap_mean", 2.6, 2.0);
+  gap.pool(TriggerStat::mean("lp_gap_mean", 2.0, 1.0));
+  REQUIRE(gap.value() == Approx(4.6 / 3.0));
+  REQUIRE(TriggerStat::mean("empty", 0.0, 0.0).value() == 0.0);
 }

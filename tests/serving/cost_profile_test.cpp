@@ -36,7 +36,7 @@ TEST_CASE("profiled curves sample tile boundaries densely, then sparsely, exact 
   g.moe_tile_small = 16;
   g.moe_tile_large = 16;
   const hardware::RooflineCostModel cost(g, {1.0, 0.5});
-  serving::CostProfileConfig cfg;
+  policies::CostProfileConfig cfg;
   cfg.noise_cv = 0.0;
   cfg.dense_until_tokens = 256;
   cfg.sparse_interval_tokens = 512;
@@ -64,7 +64,7 @@ TEST_CASE("profiled curves sample tile boundaries densely, then sparsely, exact 
     REQUIRE(curves->ns(1, n) > curves->ns(0, n));
   }
   // Exact mode: the cost model itself, at any n.
-  cfg.mode = "exact";
+  cfg.mode = policies::CostProfileMode::exact;
   const auto exact = serving::make_cost_curves(m, cost, 0, 2, slots, cfg, streams);
   REQUIRE(exact->exact());
   REQUIRE(exact->ns(1, 97.0) == serving::expert_layer_ns(m, cost, 1, 97.0, slots));
@@ -73,7 +73,7 @@ TEST_CASE("profiled curves sample tile boundaries densely, then sparsely, exact 
 TEST_CASE("profile noise has the configured spread and is the same for the same seed") {
   const models::ModelSpec m = test::tiny_model(2);
   const hardware::RooflineCostModel cost(test::paper_gpu(), {1.0});
-  serving::CostProfileConfig cfg;
+  policies::CostProfileConfig cfg;
   cfg.noise_cv = 0.05;
   cfg.dense_until_tokens = 8192;
   cfg.max_tokens = 1 << 20;

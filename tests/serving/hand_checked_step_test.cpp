@@ -39,7 +39,7 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
       .cost = std::make_unique<hardware::RooflineCostModel>(g, std::vector<double>{1.0, 0.5}),
       .topology = hardware::Topology(1, 2, hardware::LinkSpec{100.0, 2.0}, hardware::LinkSpec{10.0, 5.0}),
       .network = nullptr,  // port model: 2 us + bytes / 100 GB/s
-      .graph_collectives_max_gpus = 0,
+      .collectives = {.model = hardware::CollectiveModelKind::ports},
       .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 2, 1, 2, 1)),
       .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
       .routing_source = std::make_unique<FixedRouting>(),

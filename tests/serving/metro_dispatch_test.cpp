@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "hardware/cluster_spec.hpp"
+#include "hardware/collective_model.hpp"
 #include "hardware/collectives.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
@@ -58,23 +59,27 @@ serving::Batch batch_of(const std::vector<int>& tokens_per_rank, bool prefill,
 
 struct Priced {
   serving::LayerRecord rec;
-  serving::StepResult res;
+  serving::StepRecord res;
 };
 
 Priced price(policies::RoutingPolicy& routing, const std::vector<int>& tokens_per_rank, bool prefill,
              const hardware::Topology& topo, const policies::Placement& placement,
-             hardware::CollectiveCoster* coster = nullptr) {
+             std::shared_ptr<const hardware::NetworkGraph> graph = nullptr) {
   const models::ModelSpec m = test::tiny_model(2);
   hardware::RooflineCostModel cost(test::paper_gpu(),
                                    std::vector<double>(static_cast<std::size_t>(topo.num_gpus()), 1.0));
   FixedRouting source({5, 3, 3, 1});
-  serving::StepExecutor exec(m, cost, 0, topo, placement, routing, source, 0.0, coster);
+  std::unique_ptr<hardware::CollectiveModel> collectives =
+      graph ? std::unique_ptr<hardware::CollectiveModel>(
+                  std::make_unique<hardware::GraphCollectives>(graph, 0, topo.num_gpus()))
+            : std::make_unique<hardware::PortCollectives>(topo);
+  serving::StepExecutor exec(m, cost, 0, topo, placement, routing, source, 0.0, *collectives);
   std::vector<serving::RequestState> requests;
   const serving::Batch batch = batch_of(tokens_per_rank, prefill, requests);
   LastLayer last;
   serving::Observer* obs[] = {&last};
   Priced p;
-  p.res = exec.run(batch, requests, 0, 0, 0, obs);
+  REQUIRE(exec.run(batch, requests, 0, 0, 0, obs, p.res));
   p.rec = last.rec;
   return p;
 }
@@ -137,18 +142,17 @@ TEST_CASE("metro's all-gather dispatch on the network graph is the graph coster'
   core::ParamTable t({core::ParamLayer{&over, "test"},
                       core::ParamLayer{&hardware::cluster_presets().get("hgx-h200", "", ""), "hgx-h200"}},
                      "cluster");
-  const hardware::NetworkGraph graph(hardware::parse_cluster_spec(t));
-  REQUIRE(graph.num_gpus() == 8);
+  const auto graph = std::make_shared<const hardware::NetworkGraph>(hardware::parse_cluster_spec(t));
+  REQUIRE(graph->num_gpus() == 8);
   const hardware::Topology topo(1, 8, hardware::LinkSpec{450.0, 1.0}, hardware::LinkSpec{50.0, 4.0});
   const policies::Placement placement{
       {policies::make_layer_placement(4, 8, 1, {0, 1, 2, 3, 0, 1, 2, 3})}};  // every expert twice
   const std::vector<int> tokens{3, 1, 2, 0, 4, 1, 1, 2};
 
-  hardware::CollectiveCoster coster(graph);
   policies::EvenRouting even;
   policies::MetroRouting metro;
-  const Priced e = price(even, tokens, false, topo, placement, &coster);
-  const Priced m = price(metro, tokens, false, topo, placement, &coster);
+  const Priced e = price(even, tokens, false, topo, placement, graph);
+  const Priced m = price(metro, tokens, false, topo, placement, graph);
 
   // The reference: the all-gather of each GPU's hidden states, then the all-to-all of metro's routing
   // (GPU g sends share_g of the pairs every GPU received).
@@ -156,7 +160,7 @@ TEST_CASE("metro's all-gather dispatch on the network graph is the graph coster'
   for (int g = 0; g < 8; ++g) {
     bytes(g) = tokens[static_cast<std::size_t>(g)] * 2048.0;
   }
-  hardware::CollectiveCoster reference(graph);
+  hardware::CollectiveCoster reference(*graph);
   const hardware::CollectiveCost ag = reference.cost(hardware::all_gather_traffic(bytes));
   REQUIRE(ag.intra_bytes == Approx(bytes.sum() * 7.0));
   policies::MetroRouting routing;

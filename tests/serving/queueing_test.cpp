@@ -28,7 +28,7 @@ serving::SimulationParts tiny(double rate, std::int64_t requests, std::int64_t p
       .cost = std::make_unique<hardware::RooflineCostModel>(g, std::vector<double>{1.0}),
       .topology = hardware::Topology(1, 1, hardware::LinkSpec{100.0, 1.0}, hardware::LinkSpec{10.0, 1.0}),
       .network = nullptr,
-      .graph_collectives_max_gpus = 0,
+      .collectives = {.model = hardware::CollectiveModelKind::ports},
       .kv_blocks_per_gpu = 0,
       .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 1, 1, 4, 1)),
       .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },

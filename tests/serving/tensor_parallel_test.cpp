@@ -38,7 +38,7 @@ std::vector<double> first_layer_local(int tp) {
       .cost = std::make_unique<hardware::RooflineCostModel>(gpu(), std::vector<double>{1.0, 1.0}),
       .topology = hardware::Topology(1, 2, hardware::LinkSpec{100.0, 2.0}, hardware::LinkSpec{10.0, 5.0}),
       .network = nullptr,
-      .graph_collectives_max_gpus = 0,
+      .collectives = {.model = hardware::CollectiveModelKind::ports},
       .kv_blocks_per_gpu = 0,
       .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 2, 1, 2, 1)),
       .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
@@ -72,7 +72,7 @@ TEST_CASE("TP attention: both GPUs of the rank do half the attention, then a rin
   // over 2 GPUs: 2 us + 2 (2 - 1) / 2 x 4 MiB / 100 B/ns.
   const hardware::RooflineCostModel cost(gpu(), {1.0, 1.0});
   const auto m = tiny();
-  const auto half = [](core::KernelWork w) {
+  const auto half = [](hardware::KernelWork w) {
     w.flops /= 2.0;
     w.bytes /= 2.0;
     return w;
@@ -81,7 +81,7 @@ TEST_CASE("TP attention: both GPUs of the rank do half the attention, then a rin
   const double expected =
       cost.kernel_ns(0, models::embedding_work(m, 1024.0)) +
       cost.kernel_ns(0, half(models::attention_projection_work(m, 2048.0))) +
-      cost.kernel_ns(0, half(models::attention_core_work(m, prefill, core::OpKind::attention_prefill))) +
+      cost.kernel_ns(0, half(models::attention_core_work(m, prefill, hardware::OpKind::attention_prefill))) +
       (2000.0 + 2048.0 * 1024.0 * 2.0 / 100.0) + cost.kernel_ns(0, models::router_work(m, 1024.0));
   REQUIRE(tp[0] == Approx(expected));
   REQUIRE(tp[0] < dp[0]);

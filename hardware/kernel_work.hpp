@@ -1,9 +1,10 @@
 #pragma once
-// The work of one GPU kernel as the cost models see it: produced by models/ (what a layer does),
-// priced by hardware/ (how long it takes). Plain data so neither side includes the other.
+// The work of one GPU kernel as the cost models see it: its family, precision, FLOPs and bytes. It is
+// hardware's vocabulary: hardware/ prices it (roofline.hpp, cost_model.hpp), models/ describes each of a
+// layer's kernels in it (models/layer_work.hpp), so models sit above hardware.
 #include <cstdint>
 
-namespace epsim::core {
+namespace epsim::hardware {
 
 /// Kernel families with their own achievable efficiencies (and, later, their own measured profiles).
 enum class OpKind : std::uint8_t {
@@ -37,4 +38,4 @@ struct KernelWork {
   double tokens = 0.0;  ///< tokens processed (for profiles keyed on token count)
 };
 
-}  // namespace epsim::core
+}  // namespace epsim::hardware

@@ -1,0 +1,75 @@
+#include "experiments/builders.hpp"
+
+#include "experiments/load_window.hpp"
+#include "sim/core/random_streams.hpp"
+#include "sim/serving/expert_cost_profile.hpp"
+#include "sim/serving/simulator.hpp"
+
+namespace epsim::experiments {
+
+std::unique_ptr<hardware::RooflineCostModel> make_cost_model(const ExperimentConfig& cfg) {
+  auto cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability,
+                                                            core::RandomStreams(cfg.seed));
+  if (cfg.disaggregation.prefill_gpu) {
+    cost->set_gpu_model(0, cfg.disaggregation.prefill_groups * cfg.ep_size, *cfg.disaggregation.prefill_gpu);
+  }
+  return cost;
+}
+
+int placed_group(const ExperimentConfig& cfg) {
+  return cfg.disaggregation.prefill_groups;
+}
+
+std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& cfg, const hardware::CostModel& cost,
+                                                        int first_gpu, int gpus, int slots_per_gpu) {
+  return serving::make_cost_curves(cfg.model, cost, first_gpu, gpus, slots_per_gpu, cfg.policy.cost_profile,
+                                   core::RandomStreams(cfg.seed));
+}
+
+std::shared_ptr<const policies::CostCurves> make_group_curves(const ExperimentConfig& cfg,
+                                                              const hardware::CostModel& cost, int group) {
+  return make_curves(cfg, cost, group * cfg.ep_size, cfg.ep_size, cfg.slots_per_gpu());
+}
+
+std::shared_ptr<const hardware::NetworkGraph> make_network(const ExperimentConfig& cfg) {
+  return std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
+}
+
+bool network_in_use(const ExperimentConfig& cfg) {
+  return cfg.collectives.uses_graph(cfg.ep_size) || cfg.disaggregation.prefill_groups > 0 ||
+         cfg.policy.rebalance.trigger != nullptr;
+}
+
+policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
+                                              const hardware::NetworkGraph& network,
+                                              const policies::PolicyNeeds& needs) {
+  const hardware::Topology group = serving::group_topology(network.port_view(), cfg.ep_size);
+  policies::PlacementInput in = policies::PlacementInput::shape(
+      static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts), cfg.ep_size,
+      group.nodes(), cfg.slots_per_gpu(), static_cast<int>(cfg.model.expert_groups));
+  in.seed = cfg.seed;
+  // DIRECTOR's communication model: a token's hidden state over the group's links (scale-up within a
+  // node, scale-out across), in bytes per ns = GB/s.
+  in.token_bytes = static_cast<double>(cfg.model.hidden_size * cfg.model.activation_bytes);
+  for (int a = 0; a < cfg.ep_size; ++a) {
+    for (int b = 0; b < cfg.ep_size; ++b) {
+      in.link_bytes_per_ns.push_back(a / group.gpus_per_node() == b / group.gpus_per_node() ? group.intra().bw_gbps
+                                                                                            : group.inter().bw_gbps);
+    }
+  }
+  if (needs.load_window) {
+    LoadWindow w = profile_load(cfg);
+    in.expert_load = std::move(w.total);
+    in.window_load = std::move(w.steps);
+    in.window_steps = static_cast<int>(in.window_load.size() / std::max<std::size_t>(1, in.expert_load.size()));
+  }
+  if (needs.coactivation) {
+    in.coactivation = profile_coactivation(cfg);
+  }
+  if (needs.cost_curves) {
+    in.curves = make_group_curves(cfg, cost, placed_group(cfg));
+  }
+  return in;
+}
+
+}  // namespace epsim::experiments

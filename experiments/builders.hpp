@@ -1,0 +1,45 @@
+#pragma once
+// The pieces every command builds from an experiment the same way: `run`, `slo` (through
+// build_simulation), `place --config` and `cost --config` call these and nothing else, so a placement
+// computed offline sees exactly the curves, links and GPUs a run would.
+#include <memory>
+
+#include "experiments/experiment_config.hpp"
+#include "hardware/network_graph.hpp"
+#include "hardware/roofline.hpp"
+#include "hardware/topology.hpp"
+#include "policies/cost_curves.hpp"
+#include "policies/placement_policy.hpp"
+
+namespace epsim::experiments {
+
+/// Every GPU of the cluster: static speed factors drawn with the run's seed, variability dynamics, and
+/// the prefill pool's own GPU model when it differs.
+std::unique_ptr<hardware::RooflineCostModel> make_cost_model(const ExperimentConfig& cfg);
+
+/// The EP group a placement is made for and that every group then uses: the first that decodes (the
+/// first group when prefill and decode are co-located).
+int placed_group(const ExperimentConfig& cfg);
+
+/// C_g(n) of GPUs first_gpu .. first_gpu + gpus - 1 holding `slots_per_gpu` expert slots each, as the
+/// policies see them (cfg.policy.cost_profile). In exact mode the curves point to `cost`, which must
+/// outlive them.
+std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& cfg, const hardware::CostModel& cost,
+                                                        int first_gpu, int gpus, int slots_per_gpu);
+/// The same for EP group `group` of the experiment.
+std::shared_ptr<const policies::CostCurves> make_group_curves(const ExperimentConfig& cfg,
+                                                              const hardware::CostModel& cost, int group);
+
+/// The cluster's network graph (its port view prices the port model's all-to-alls).
+std::shared_ptr<const hardware::NetworkGraph> make_network(const ExperimentConfig& cfg);
+/// Whether a run uses the graph itself: graph collectives, KV hand-offs or weight migrations.
+bool network_in_use(const ExperimentConfig& cfg);
+
+/// The placement input of the placed group: its shape, links and token bytes (DIRECTOR's communication
+/// model), the seed, and what `needs` asks for: the load window (load_window.hpp), C_g(n) of the placed
+/// group's GPUs, co-selection counts.
+policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
+                                              const hardware::NetworkGraph& network,
+                                              const policies::PolicyNeeds& needs);
+
+}  // namespace epsim::experiments

@@ -1,0 +1,24 @@
+#pragma once
+// The routing a load-aware policy sees before the run (policies/load_window.hpp says which): a trace's
+// first steps, steps recorded by a warm-up run with the linear placement, or synthetic steps; and the
+// co-selection counts GRACE's affinity is made of.
+#include <vector>
+
+#include "experiments/experiment_config.hpp"
+
+namespace epsim::experiments {
+
+struct LoadWindow {
+  std::vector<double> total;  ///< tokens per expert over the window, [layer][expert]
+  std::vector<double> steps;  ///< step by step, [step][layer][expert]
+};
+/// The load window of cfg.policy.load_window: the trace's first `steps` steps, a warm-up run's real
+/// steps after its ramp-up, or as many synthetic steps of `tokens` tokens drawn by a router of its own
+/// (same hot sets, its own draws, so the run's routing is untouched).
+LoadWindow profile_load(const ExperimentConfig& cfg);
+/// Co-selection counts [layer][expert][expert] over the load window (GRACE's affinity): from the trace's
+/// per-token top-k ids (a trace without them is a config error), or for synthetic routing the expected
+/// co-selections of the window's tokens under the router's topics.
+std::vector<double> profile_coactivation(const ExperimentConfig& cfg);
+
+}  // namespace epsim::experiments

@@ -1,0 +1,97 @@
+#include "hardware/collective_model.hpp"
+
+#include "sim/core/error.hpp"
+
+namespace epsim::hardware {
+
+PortCollectives::PortCollectives(const Topology& group) : topo_(group) {
+  traffic_.resize(topo_.num_gpus());
+  node_a_.setZero(topo_.nodes());
+  node_b_.setZero(topo_.nodes());
+}
+
+CollectiveCost PortCollectives::all_to_all(const Eigen::MatrixXd& bytes) {
+  aggregate_traffic(topo_, bytes, traffic_);
+  return all_to_all_cost(topo_, traffic_);
+}
+
+CollectiveCost PortCollectives::all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                                     double pair_bytes) {
+  // GPU g sends share_g x (pairs of every other GPU) and receives pairs_g x (share of every other GPU),
+  // split by whether the peer shares g's node; nothing crosses a wire for a GPU's own tokens.
+  Eigen::ArrayXd& node_pairs = node_a_;
+  Eigen::ArrayXd& node_share = node_b_;
+  node_pairs.setZero();
+  node_share.setZero();
+  const int gpus = topo_.num_gpus();
+  for (int g = 0; g < gpus; ++g) {
+    node_share(topo_.node_of(g)) += share(g);
+  }
+  for (int g = 0; g < gpus; ++g) {
+    node_pairs(topo_.node_of(g)) += pairs(g);
+  }
+  const double all_pairs = pairs.sum();
+  for (int g = 0; g < gpus; ++g) {
+    const int n = topo_.node_of(g);
+    traffic_.send_intra(g) = share(g) * (node_pairs(n) - pairs(g)) * pair_bytes;
+    traffic_.send_inter(g) = share(g) * (all_pairs - node_pairs(n)) * pair_bytes;
+    traffic_.recv_intra(g) = pairs(g) * (node_share(n) - share(g)) * pair_bytes;
+    traffic_.recv_inter(g) = pairs(g) * (1.0 - node_share(n)) * pair_bytes;
+  }
+  return all_to_all_cost(topo_, traffic_);
+}
+
+CollectiveCost PortCollectives::all_gather(const Eigen::ArrayXd& bytes) {
+  // Each GPU's bytes go once to every peer: (gpus per node - 1) copies inside its node, the rest out.
+  Eigen::ArrayXd& node_bytes = node_a_;
+  node_bytes.setZero();
+  const int gpus = topo_.num_gpus();
+  for (int g = 0; g < gpus; ++g) {
+    node_bytes(topo_.node_of(g)) += bytes(g);
+  }
+  const double all_bytes = node_bytes.sum();
+  const auto node_peers = static_cast<double>(topo_.gpus_per_node() - 1);
+  const auto off_node_peers = static_cast<double>(gpus - topo_.gpus_per_node());
+  for (int g = 0; g < gpus; ++g) {
+    const double b = bytes(g);
+    const int n = topo_.node_of(g);
+    traffic_.send_intra(g) = b * node_peers;
+    traffic_.send_inter(g) = b * off_node_peers;
+    traffic_.recv_intra(g) = node_bytes(n) - b;
+    traffic_.recv_inter(g) = all_bytes - node_bytes(n);
+  }
+  return all_to_all_cost(topo_, traffic_);
+}
+
+GraphCollectives::GraphCollectives(std::shared_ptr<const NetworkGraph> graph, int gpu_offset, int gpus)
+    : graph_(std::move(graph)), coster_(*graph_), gpu_offset_(gpu_offset) {
+  matrix_.setZero(gpus, gpus);
+}
+
+CollectiveCost GraphCollectives::all_to_all(const Eigen::MatrixXd& bytes) {
+  return coster_.cost(bytes, gpu_offset_);
+}
+
+CollectiveCost GraphCollectives::all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                                      double pair_bytes) {
+  matrix_.noalias() = (share * pair_bytes).matrix() * pairs.matrix().transpose();
+  return coster_.cost(matrix_, gpu_offset_);
+}
+
+CollectiveCost GraphCollectives::all_gather(const Eigen::ArrayXd& bytes) {
+  matrix_.colwise() = bytes.matrix();  // row s: GPU s's bytes to every GPU
+  return coster_.cost(matrix_, gpu_offset_);
+}
+
+std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& cfg, const Topology& group,
+                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset) {
+  if (!cfg.uses_graph(group.num_gpus())) {
+    return std::make_unique<PortCollectives>(group);
+  }
+  if (!graph) {
+    throw core::Error("the graph collective model needs the network graph");
+  }
+  return std::make_unique<GraphCollectives>(std::move(graph), gpu_offset, group.num_gpus());
+}
+
+}  // namespace epsim::hardware

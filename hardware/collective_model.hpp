@@ -1,0 +1,70 @@
+#pragma once
+// How one EP group's collectives are costed, chosen once when the simulation is built
+// (make_collective_model). The step executor describes each collective's traffic in one of three
+// shapes and never asks which model it has: the port model (all_to_all.hpp) aggregates the traffic per
+// GPU port, the graph model (collectives.hpp) routes every flow over the network graph. A new
+// communication model is one more implementation here.
+#include <Eigen/Core>
+#include <memory>
+
+#include "hardware/all_to_all.hpp"
+#include "hardware/collectives.hpp"
+#include "hardware/hardware_config.hpp"
+#include "hardware/network_graph.hpp"
+#include "hardware/topology.hpp"
+
+namespace epsim::hardware {
+
+class CollectiveModel {
+ public:
+  virtual ~CollectiveModel() = default;
+  /// All-to-all of a full traffic matrix: bytes(s, d) from the group's GPU s to its GPU d (diagonal
+  /// ignored). `bytes` is gpus x gpus.
+  virtual CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) = 0;
+  /// All-to-all in which every GPU sends the same mix: bytes(s, d) = share(s) x pairs(d) x pair_bytes
+  /// (GPU s holds a share(s) fraction of every expert's tokens; GPU d receives pairs(d) token copies).
+  virtual CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                              double pair_bytes) = 0;
+  /// All-gather: GPU s sends bytes(s) to every other GPU of the group.
+  virtual CollectiveCost all_gather(const Eigen::ArrayXd& bytes) = 0;
+};
+
+/// Per-GPU ports (all_to_all.hpp): each GPU's intra- and inter-node sends and receives serialise on its
+/// own port; exact in bandwidth on switch and rail fabrics, blind to meshes and oversubscription.
+class PortCollectives final : public CollectiveModel {
+ public:
+  explicit PortCollectives(const Topology& group);
+  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override;
+  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                      double pair_bytes) override;
+  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override;
+
+ private:
+  Topology topo_;
+  PerGpuTraffic traffic_;
+  Eigen::ArrayXd node_a_, node_b_;  // per-node workspaces
+};
+
+/// Every flow over its route on the network graph (collectives.hpp); the group's GPUs start at
+/// `gpu_offset` in the graph's numbering.
+class GraphCollectives final : public CollectiveModel {
+ public:
+  GraphCollectives(std::shared_ptr<const NetworkGraph> graph, int gpu_offset, int gpus);
+  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override;
+  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                      double pair_bytes) override;
+  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override;
+
+ private:
+  std::shared_ptr<const NetworkGraph> graph_;
+  CollectiveCoster coster_;
+  int gpu_offset_;
+  Eigen::MatrixXd matrix_;  // workspace: never allocated per call
+};
+
+/// The model `cfg` picks for an EP group laid out as `group`, whose GPUs start at `gpu_offset`;
+/// `graph` may be null only when the graph is not picked.
+std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& cfg, const Topology& group,
+                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset);
+
+}  // namespace epsim::hardware

@@ -1,0 +1,20 @@
+#pragma once
+// What a policy declares it needs before it can act. build_simulation (and `epsim place`) ask the
+// declaration, never a policy's name, to decide what to profile: a new policy states its inputs here.
+namespace epsim::policies {
+
+struct PolicyNeeds {
+  bool load_window = false;   ///< PlacementInput::expert_load and window_load (a profiled load window)
+  bool cost_curves = false;   ///< PlacementInput::curves (C_g(n) of the group's GPUs)
+  bool coactivation = false;  ///< PlacementInput::coactivation (co-selection counts)
+  bool origins = false;       ///< per-origin token counts in every step (routing: StepLayerLoad::origin_tokens)
+  bool predictions = false;   ///< a forecast of the group's queued work (rebalancing: RebalanceView::predicted_load)
+
+  PolicyNeeds operator|(const PolicyNeeds& o) const {
+    return {load_window || o.load_window, cost_curves || o.cost_curves, coactivation || o.coactivation,
+            origins || o.origins, predictions || o.predictions};
+  }
+  bool operator==(const PolicyNeeds&) const = default;
+};
+
+}  // namespace epsim::policies

@@ -1,0 +1,42 @@
+#include "policies/rebalance_config.hpp"
+
+#include <array>
+#include <optional>
+
+#include "policies/registry.hpp"
+
+namespace epsim::policies {
+
+RebalanceConfig parse_rebalance(core::ParamTable& policy) {
+  // "auto" is no mode of its own: it asks the trigger for its default.
+  static constexpr std::array<core::Choice<std::optional<MigrationMode>>, 4> k_migrations{
+      {{"auto", std::nullopt},
+       {"stop_the_world", MigrationMode::stop_the_world},
+       {"overlapped", MigrationMode::overlapped},
+       {"compute_phases", MigrationMode::compute_phases}}};
+  const Registry<TriggerFactory>& registry = trigger_registry();
+  auto t = policy.table("rebalance",
+                        "re-placement during serving: the trigger, its options and how weights migrate "
+                        "(policy.rebalance = \"NAME\" is short for [policy.rebalance] trigger = \"NAME\")",
+                        "trigger");
+  RebalanceConfig c;
+  c.trigger_name = t.string("trigger", "none",
+                            "re-placement during serving: " + fmt::format("{}", fmt::join(registry.names(), ", ")) +
+                                " (epsim list policies)");
+  if (const std::string unknown = registry.unknown_message(c.trigger_name); !unknown.empty()) {
+    t.fail("trigger", unknown);
+  }
+  const std::optional<MigrationMode> migration = t.choice<std::optional<MigrationMode>>(
+      "migration", std::nullopt,
+      "how expert weights move: serving stops (stop_the_world), goes on with the old placement (overlapped), or "
+      "they move only in the compute phases of steps (compute_phases, DIRECTOR's); auto = the trigger's default",
+      k_migrations);
+  c.migration_max_bytes_per_step = t.real("migration_max_gb_per_step", 0.0,
+                                          "compute_phases: GB one step may move (0 = no bound)", core::k_non_negative) *
+                                   1e9;
+  c.trigger = registry.create(c.trigger_name, t);  // parses the trigger's own options and finishes the table
+  c.migration = migration.value_or(c.trigger ? c.trigger->default_migration() : MigrationMode::stop_the_world);
+  return c;
+}
+
+}  // namespace epsim::policies

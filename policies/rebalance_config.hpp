@@ -1,0 +1,23 @@
+#pragma once
+// [policy.rebalance]: which trigger re-places experts during serving (trigger_registry(); its options sit
+// beside it and are parsed by the trigger itself) and how the weights migrate. `policy.rebalance =
+// "periodic"` is shorthand for a table with just the trigger.
+#include <memory>
+#include <string>
+
+#include "policies/trigger_factory.hpp"
+#include "sim/core/params.hpp"
+
+namespace epsim::policies {
+
+struct RebalanceConfig {
+  std::string trigger_name = "none";
+  std::shared_ptr<const TriggerFactory> trigger;  ///< null: static placement
+  MigrationMode migration = MigrationMode::stop_the_world;
+  double migration_max_bytes_per_step = 0.0;  ///< compute_phases: bytes one step may move (0 = no bound)
+};
+
+/// Reads [policy.rebalance] of `policy` (the table is finished by the trigger's parser).
+RebalanceConfig parse_rebalance(core::ParamTable& policy);
+
+}  // namespace epsim::policies

@@ -1,0 +1,42 @@
+#pragma once
+// The rebalance-trigger family as configured: a factory parsed from [policy.rebalance] (registry.hpp's
+// trigger_registry()) that declares what its triggers need and how their placements migrate by default,
+// and makes one trigger per EP group from what the simulation was built with.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "policies/cost_curves.hpp"
+#include "policies/placement_policy.hpp"
+#include "policies/policy_needs.hpp"
+#include "policies/rebalance_trigger.hpp"
+
+namespace epsim::policies {
+
+/// How a new placement's expert weights move (the engine's migration component carries it out).
+enum class MigrationMode : std::uint8_t {
+  stop_the_world,  ///< the group stops serving until every changed expert has landed
+  overlapped,      ///< serving goes on with the old placement until they land
+  compute_phases,  ///< they move only in the compute phases of the group's steps (DIRECTOR's schedule)
+};
+
+/// What a trigger is made from: the placed group's input (shape, load window, its GPUs' cost curves,
+/// links) and the model; `curves_of_group` gives another group's curves (each group's GPUs differ).
+struct TriggerContext {
+  PlacementInput group;
+  std::function<std::shared_ptr<const CostCurves>(int group)> curves_of_group;
+  std::string model_name;
+};
+
+class TriggerFactory {
+ public:
+  virtual ~TriggerFactory() = default;
+  /// What build_simulation must profile for the triggers (load window, cost curves, forecasts).
+  virtual PolicyNeeds needs() const = 0;
+  /// How placements migrate when [policy.rebalance] migration = "auto".
+  virtual MigrationMode default_migration() const { return MigrationMode::stop_the_world; }
+  /// The trigger of EP group `group`.
+  virtual std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int group) const = 0;
+};
+
+}  // namespace epsim::policies

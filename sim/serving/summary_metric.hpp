@@ -1,0 +1,30 @@
+#pragma once
+// A headline metric as one observer: it watches the run's layers and steps and, at the end, reports its
+// figures over the measurement window into summary.json's metrics. A new per-step or per-layer metric
+// is its own file plus one line in summary_metrics.cpp; the engine, the step record and the results
+// writer do not change.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/serving/metrics.hpp"
+#include "sim/serving/observer.hpp"
+
+namespace epsim::serving {
+
+/// One number of summary.json's metrics section.
+struct SummaryFigure {
+  std::string name;
+  double value = 0.0;
+};
+
+class SummaryMetric : public Observer {
+ public:
+  /// Appends the metric's figures, over the steps that started in `window`.
+  virtual void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const = 0;
+};
+
+/// Every summary metric a run reports, for EP groups of `ep_size` GPUs (a line each).
+std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(int ep_size);
+
+}  // namespace epsim::serving
