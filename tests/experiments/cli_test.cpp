@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "experiments/cli.hpp"
+#include "tests/support/csv.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
@@ -237,6 +238,80 @@ TEST_CASE("place: GEM and ViBE from a per-step window and measured cost curves, 
   REQUIRE(m.code == 0);
   REQUIRE_THAT(m.out, Contains("\"gpu_time_us\":[["));
   fs::remove_all(dir);
+}
+
+TEST_CASE("place --config prices the GPUs a run places for: the first decoding group, its own GPU model") {
+  // tests/data/small.toml: 2 nodes x 2 H100, GPU 1 10 % slow. Disaggregated with EP2, group 0 (GPUs 0,
+  // 1) prefills on A100s, group 1 (GPUs 2, 3, full speed) decodes; the placement is for group 1. Its
+  // curves must be two full-speed H100s', exactly as a co-located EP2 of full-speed H100s sees them
+  // (exact curves: no profile noise). Before the shared builders, place took GPUs 0 and 1 (an A100 pool
+  // priced as H100s, one of them slow).
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_place_disagg";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::stringstream small;
+  small << std::ifstream(k_small).rdbuf();
+  const auto variant = [&](const std::string& name, const std::string& extra, const std::string& factors) {
+    std::string text = small.str();
+    text.replace(text.find("speed_factors = [1.0, 0.9, 1.0, 1.0]"), 36, "speed_factors = " + factors);
+    text.replace(text.find("ep_size = 4"), 11, "ep_size = 2");
+    text += "\n[policy.cost_profile]\nmode = \"exact\"\n" + extra;
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  const std::string disagg =
+      variant("disagg.toml", "[disaggregation]\nprefill_groups = 1\nprefill_gpu = \"a100\"\n", "[1.0, 0.9, 1.0, 1.0]");
+  const std::string colocated = variant("colocated.toml", "", "[1.0, 1.0, 1.0, 1.0]");
+  std::ofstream(dir / "load.csv") << "layer,expert,tokens\n0,0,900\n0,1,500\n0,2,400\n0,3,300\n0,4,200\n0,5,100\n"
+                                     "0,6,50\n0,7,50\n";
+  const auto place = [&](const std::string& config) {
+    const auto r = cli({"place", "--policy", "vibe", "--load", (dir / "load.csv").string(), "--gpus", "2", "--config",
+                        config});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto at = r.out.find("\"gpu_time_us\"");
+    REQUIRE(at != std::string::npos);
+    return r.out.substr(at);
+  };
+  REQUIRE(place(disagg) == place(colocated));
+  // The slow GPU and the A100 pool are visible when they are the ones placed for.
+  const std::string slow = variant("slow.toml", "", "[1.0, 0.9, 1.0, 1.0]");
+  REQUIRE(place(slow) != place(colocated));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cost --config prices a GPU of the experiment with the run's cost model") {
+  // GPU 0 of tests/data/small.toml is an H100 at full speed: the same table as --gpu h100.
+  const std::vector<std::string> common{"--tokens", "1,64,4096", "--local-experts", "2", "--csv"};
+  auto by_config = std::vector<std::string>{"cost", "--config", k_small, "--gpu-index", "0"};
+  by_config.insert(by_config.end(), common.begin(), common.end());
+  auto by_preset = std::vector<std::string>{"cost", "--gpu", "h100", "--model", "mixtral-8x7b"};
+  by_preset.insert(by_preset.end(), common.begin(), common.end());
+  const auto c0 = cli(by_config);
+  INFO(c0.err);
+  REQUIRE(c0.code == 0);
+  REQUIRE(c0.out == cli(by_preset).out);
+  // GPU 1 is 10 % slow: a compute-bound kernel (4096 tokens of experts) shows all of it, as --speed 0.9
+  // does; a memory-bound one (1 token) only its stress-weighted share (ViBE), so it is faster than that.
+  by_config[4] = "1";
+  const auto c1 = cli(by_config);
+  auto slow = by_preset;
+  slow.insert(slow.end(), {"--speed", "0.9"});
+  const auto s = cli(slow);
+  const auto expert_us = [](const std::string& csv, const std::string& tokens) {
+    const auto row = csv.find("\n" + tokens + ",");
+    REQUIRE(row != std::string::npos);
+    const auto cells = epsim::test::csv_cells(csv.substr(row + 1, csv.find('\n', row + 1) - row - 1));
+    return std::stod(cells[2]);
+  };
+  REQUIRE(expert_us(c1.out, "4096") == Approx(expert_us(s.out, "4096")).epsilon(1e-12));
+  REQUIRE(expert_us(c1.out, "1") < expert_us(s.out, "1"));
+  REQUIRE(expert_us(c1.out, "1") > expert_us(c0.out, "1"));
+  // Bad combinations and indices are usage errors.
+  REQUIRE_THAT(cli({"cost", "--config", k_small, "--gpu", "h100"}).err, Contains("drop --gpu, --model and --speed"));
+  REQUIRE_THAT(cli({"cost", "--config", k_small, "--gpu-index", "4"}).err,
+               Contains("--gpu-index: expected a GPU of the cluster's 4 (0 .. 3), got 4"));
 }
 
 TEST_CASE("place: GRACE from a co-selection file groups the planted pairs") {
