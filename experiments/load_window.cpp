@@ -11,6 +11,7 @@
 #include "policies/affinity.hpp"
 #include "policies/rebalance_trigger.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/grid_view.hpp"
 #include "workloads/synthetic_router.hpp"
 #include "workloads/trace_io.hpp"
 
@@ -86,6 +87,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
   const auto k = static_cast<int>(cfg.model.top_k);
   const auto block = static_cast<std::size_t>(experts) * static_cast<std::size_t>(experts);
   std::vector<double> counts(static_cast<std::size_t>(layers) * block, 0.0);
+  const auto by_layer = core::grid(counts, layers, block);  // [layer][expert x expert]
   if (cfg.routing.source == workloads::RoutingSourceKind::trace) {
     workloads::TraceReader reader(cfg.routing.trace.file);
     if (!reader.header().has_token_experts()) {
@@ -98,7 +100,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
     for (std::int64_t i = 0; i < cfg.policy.load_window.steps && reader.next(s); ++i) {
       for (int l = 0; l < layers; ++l) {
         const auto& ids = s.layers(l).token_experts();
-        const std::span<double> layer_counts(counts.data() + static_cast<std::size_t>(l) * block, block);
+        const std::span<double> layer_counts = by_layer.row(l);
         for (int t = 0; t + k <= ids.size(); t += k) {
           for (int j = 0; j < k; ++j) {
             topk[static_cast<std::size_t>(j)] = static_cast<int>(ids.Get(t + j));
@@ -114,7 +116,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
   const double tokens =
       static_cast<double>(cfg.policy.load_window.steps) * static_cast<double>(cfg.policy.load_window.tokens);
   for (int l = 0; l < layers; ++l) {
-    const std::span<double> layer_counts(counts.data() + static_cast<std::size_t>(l) * block, block);
+    const std::span<double> layer_counts = by_layer.row(l);
     router.expected_coselection(l, 0, layer_counts);
     for (double& c : layer_counts) {
       c *= tokens;
@@ -129,6 +131,7 @@ LoadWindow profile_load(const ExperimentConfig& cfg) {
   const auto per_step = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
   LoadWindow w;
   w.total.assign(per_step, 0.0);
+  const auto total = core::grid(w.total, layers, experts);  // [layer][expert]
   if (cfg.routing.source == workloads::RoutingSourceKind::trace) {
     workloads::TraceReader reader(cfg.routing.trace.file);
     trace::Step s;
@@ -136,7 +139,7 @@ LoadWindow profile_load(const ExperimentConfig& cfg) {
       for (int l = 0; l < layers; ++l) {
         for (int e = 0; e < experts; ++e) {
           const double n = s.layers(l).expert_tokens(e);
-          w.total[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] += n;
+          total(l, e) += n;
           w.steps.push_back(n);
         }
       }
@@ -156,8 +159,7 @@ LoadWindow profile_load(const ExperimentConfig& cfg) {
     for (int l = 0; l < layers; ++l) {
       router.sample(l, tokens, counts);
       for (int e = 0; e < experts; ++e) {
-        w.total[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] +=
-            counts[static_cast<std::size_t>(e)];
+        total(l, e) += counts[static_cast<std::size_t>(e)];
         w.steps.push_back(counts[static_cast<std::size_t>(e)]);
       }
     }

@@ -50,8 +50,7 @@ void validate(const DirectorProblem& p) {
   }
   for (int j = 0; j < p.gpus; ++j) {
     for (int k = 0; k < p.gpus; ++k) {
-      const double bw = p.link_bytes_per_ns[static_cast<std::size_t>(j) * static_cast<std::size_t>(p.gpus) +
-                                            static_cast<std::size_t>(k)];
+      const double bw = core::grid(p.link_bytes_per_ns, p.gpus, p.gpus)(j, k);
       if (j != k && !(bw > 0.0 && std::isfinite(bw))) {
         throw core::Error(
             fmt::format("director: expected a positive bandwidth from GPU {} to GPU {}, got {}", j, k, bw));

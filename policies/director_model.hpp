@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "policies/cost_curves.hpp"
+#include "sim/core/grid_view.hpp"
 
 namespace epsim::policies {
 
@@ -34,19 +35,13 @@ struct DirectorProblem {
   double bytes_per_token = 0.0;  ///< d
   const CostCurves* curves = nullptr;
 
-  double w(int l, int j, int i, int pass = 0) const {
-    return workload[((static_cast<std::size_t>(pass) * static_cast<std::size_t>(layers) + static_cast<std::size_t>(l)) *
-                         static_cast<std::size_t>(gpus) +
-                     static_cast<std::size_t>(j)) *
-                        static_cast<std::size_t>(experts) +
-                    static_cast<std::size_t>(i)];
-  }
+  /// W as [pass][layer][origin][expert].
+  core::GridView<const double, 4> w_grid() const { return core::grid(workload, passes, layers, gpus, experts); }
+  double w(int l, int j, int i, int pass = 0) const { return w_grid()(pass, l, j, i); }
   double weight(int pass) const { return pass_weight.empty() ? 1.0 : pass_weight[static_cast<std::size_t>(pass)]; }
   /// ns per token sent from GPU j to GPU k (d / bandwidth); 0 for j == k.
   double ns_per_token(int j, int k) const {
-    return j == k ? 0.0
-                  : bytes_per_token / link_bytes_per_ns[static_cast<std::size_t>(j) * static_cast<std::size_t>(gpus) +
-                                                        static_cast<std::size_t>(k)];
+    return j == k ? 0.0 : bytes_per_token / core::grid(link_bytes_per_ns, gpus, gpus)(j, k);
   }
   /// Sum over origins of W[pass][l][.][i]: the tokens expert i of layer l computes in one such pass.
   double expert_tokens(int l, int i, int pass = 0) const;

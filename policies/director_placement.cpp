@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "sim/core/error.hpp"
+#include "sim/core/grid_view.hpp"
 #include "sim/core/random_streams.hpp"
 
 namespace epsim::policies {
@@ -36,10 +37,12 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
   } else if (in.expert_load.size() == L * E && G > 0) {
     // No origins known: every GPU holds 1/G of each expert's tokens (uniform data parallel attention).
     p.workload.assign(L * G * E, 0.0);
+    const auto w = core::grid(p.workload, L, G, E);
+    const auto load = core::grid(in.expert_load, L, E);
     for (std::size_t l = 0; l < L; ++l) {
       for (std::size_t j = 0; j < G; ++j) {
         for (std::size_t i = 0; i < E; ++i) {
-          p.workload[(l * G + j) * E + i] = in.expert_load[l * E + i] / static_cast<double>(G);
+          w(l, j, i) = load(l, i) / static_cast<double>(G);
         }
       }
     }

@@ -5,6 +5,7 @@
 
 #include "policies/director_reconfigure.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/grid_view.hpp"
 
 namespace epsim::policies {
 
@@ -43,11 +44,12 @@ DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, Dire
   if (popularity_.size() != L * E) {
     popularity_.assign(L * E, 1.0);  // no history: wrong guesses are uniform
   }
+  const auto normalised = core::grid(popularity_, L, E);
   for (std::size_t l = 0; l < L; ++l) {
-    const double sum = std::accumulate(popularity_.begin() + static_cast<std::ptrdiff_t>(l * E),
-                                       popularity_.begin() + static_cast<std::ptrdiff_t>((l + 1) * E), 0.0);
-    for (std::size_t e = 0; e < E; ++e) {
-      popularity_[l * E + e] = sum > 0.0 ? popularity_[l * E + e] / sum : 1.0 / static_cast<double>(E);
+    const std::span<double> row = normalised.row(l);
+    const double sum = std::accumulate(row.begin(), row.end(), 0.0);
+    for (double& p : row) {
+      p = sum > 0.0 ? p / sum : 1.0 / static_cast<double>(E);
     }
   }
   observed_.assign(2 * L * E, 0.0);
@@ -78,8 +80,9 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   const auto G = static_cast<std::size_t>(shape_.num_gpus);
   // The reactive baseline's passes: a step with more prompt than decode tokens counts as a prefill pass.
   const std::size_t kind = view.prefill_tokens > 0 && view.prefill_tokens >= view.decode_tokens ? 0 : 1;
+  const auto observed = core::grid(observed_, 2, L * E);  // [pass kind][layer x expert]
   for (std::size_t i = 0; i < L * E; ++i) {
-    observed_[kind * L * E + i] += view.expert_tokens[i];
+    observed(kind, i) += view.expert_tokens[i];
   }
   ++observed_steps_[kind];
   const bool due_now = due(view.arrivals);
@@ -93,6 +96,8 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   PlacementInput in = shape_;
   in.origin_load.assign(2 * cells, 0.0);
   in.pass_weight.assign(2, 0.0);
+  const auto w = core::grid(in.origin_load, 2, L, G, E);  // W[pass kind][layer][origin][expert]
+  const auto popularity = core::grid(popularity_, L, E);
   if (trig_.mode == DirectorTriggerOptions::Mode::proactive) {
     if (view.predicted_load.size() != 2 * cells) {
       new_work_ = false;  // nothing to predict from (a replayed trace): wait for the next arrivals
@@ -106,13 +111,13 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
         continue;
       }
       const double per_pass = 1.0 / in.pass_weight[q];
+      const auto predicted = core::grid(view.predicted_load, 2, L, G, E);
       for (std::size_t l = 0; l < L; ++l) {
         for (std::size_t o = 0; o < G; ++o) {
-          const double* w = view.predicted_load.data() + q * cells + (l * G + o) * E;
-          const double tokens = std::accumulate(w, w + E, 0.0);
+          const std::span<const double> truth = predicted.row(q, l, o);
+          const double tokens = std::accumulate(truth.begin(), truth.end(), 0.0);
           for (std::size_t e = 0; e < E; ++e) {
-            in.origin_load[q * cells + (l * G + o) * E + e] =
-                per_pass * (p * w[e] + (1.0 - p) * tokens * popularity_[l * E + e]);
+            w(q, l, o, e) = per_pass * (p * truth[e] + (1.0 - p) * tokens * popularity(l, e));
           }
         }
       }
@@ -124,10 +129,11 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
         continue;
       }
       const double share = 1.0 / static_cast<double>(G) / static_cast<double>(observed_steps_[q]);
+      const auto seen = core::grid(observed_, 2, L, E);
       for (std::size_t l = 0; l < L; ++l) {
         for (std::size_t o = 0; o < G; ++o) {
           for (std::size_t e = 0; e < E; ++e) {
-            in.origin_load[q * cells + (l * G + o) * E + e] = observed_[q * L * E + l * E + e] * share;
+            w(q, l, o, e) = seen(q, l, e) * share;
           }
         }
       }
@@ -139,8 +145,8 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   new_work_ = false;
   double work = 0.0;  // token-expert pairs ahead, over every pass
   for (std::size_t q = 0; q < 2; ++q) {
-    const auto first = in.origin_load.begin() + static_cast<std::ptrdiff_t>(q * cells);
-    work += in.pass_weight[q] * std::accumulate(first, first + static_cast<std::ptrdiff_t>(cells), 0.0);
+    const std::span<double> pass = w.slice(q).data();
+    work += in.pass_weight[q] * std::accumulate(pass.begin(), pass.end(), 0.0);
   }
   if (work <= 0.0) {
     // No work ahead: with director_predict = "queued", a batch that found the group idle started at once

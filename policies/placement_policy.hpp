@@ -9,6 +9,7 @@
 #include "policies/cost_curves.hpp"
 #include "policies/placement.hpp"
 #include "policies/policy_needs.hpp"
+#include "sim/core/grid_view.hpp"
 
 namespace epsim::policies {
 
@@ -56,10 +57,7 @@ struct PlacementInput {
 
   /// Tokens of expert `e` of layer `l` in window step `t`.
   double window(int t, int l, int e) const {
-    return window_load[(static_cast<std::size_t>(t) * static_cast<std::size_t>(num_layers) +
-                        static_cast<std::size_t>(l)) *
-                           static_cast<std::size_t>(num_experts) +
-                       static_cast<std::size_t>(e)];
+    return core::grid(window_load, window_steps, num_layers, num_experts)(t, l, e);
   }
 };
 

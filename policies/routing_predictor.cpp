@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/core/grid_view.hpp"
 
 namespace epsim::policies {
 
@@ -41,11 +42,11 @@ std::vector<double> workload_matrix(const TokenRouting& r) {
   const auto E = static_cast<std::size_t>(r.experts);
   const auto G = static_cast<std::size_t>(r.gpus);
   std::vector<double> w(static_cast<std::size_t>(r.layers) * G * E, 0.0);
+  const auto grid = core::grid(w, r.layers, G, E);  // [layer][origin][expert]
   for (std::size_t t = 0; t < r.tokens(); ++t) {
     for (int l = 0; l < r.layers; ++l) {
       for (int k = 0; k < r.top_k; ++k) {
-        w[(static_cast<std::size_t>(l) * G + static_cast<std::size_t>(r.origin[t])) * E +
-          static_cast<std::size_t>(r.at(t, l, k))] += 1.0;
+        grid(l, r.origin[t], r.at(t, l, k)) += 1.0;
       }
     }
   }

@@ -266,8 +266,8 @@ TEST_CASE("place --config prices the GPUs a run places for: the first decoding g
   std::ofstream(dir / "load.csv") << "layer,expert,tokens\n0,0,900\n0,1,500\n0,2,400\n0,3,300\n0,4,200\n0,5,100\n"
                                      "0,6,50\n0,7,50\n";
   const auto place = [&](const std::string& config) {
-    const auto r = cli({"place", "--policy", "vibe", "--load", (dir / "load.csv").string(), "--gpus", "2", "--config",
-                        config});
+    const auto r =
+        cli({"place", "--policy", "vibe", "--load", (dir / "load.csv").string(), "--gpus", "2", "--config", config});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const auto at = r.out.find("\"gpu_time_us\"");
