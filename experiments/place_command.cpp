@@ -239,9 +239,8 @@ std::shared_ptr<const policies::CostCurves> read_curves(const std::filesystem::p
   return std::make_shared<const policies::CostCurves>(std::move(tokens), std::move(ns));
 }
 
-}  // namespace
-
-int place_command(const std::vector<std::string>& args, std::ostream& out) {
+// The command's options.
+po::options_description place_options() {
   po::options_description d("place options");
   d.add_options()("help,h", "help")("policy", po::value<std::string>()->default_value("eplb"), "placement policy")(
       "load", po::value<std::string>()->required(),
@@ -260,35 +259,12 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       "model", po::value<std::string>(), "model preset: checks the expert count, default groups")(
       "out", po::value<std::string>(), "output file (default: standard output)")(
       "format", po::value<std::string>()->default_value("epsim"), "epsim or vllm");
-  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
-    out << "usage: epsim place --policy NAME --load FILE [--gpus P] [--nodes N] [--groups G] [--slots R] "
-           "[--cluster NAME] [--model NAME] [--curves CSV | --config TOML] [--option K=V]... [--seed S] "
-           "[--coactivation CSV] "
-           "[--out FILE] [--format epsim|vllm]\n\n"
-        << d;
-    return 0;
-  }
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(d).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
-  const std::string format = vm["format"].as<std::string>();
-  if (format != "epsim" && format != "vllm") {
-    throw std::invalid_argument("--format: expected epsim or vllm, got \"" + format + "\"");
-  }
-  const std::string policy_name = vm["policy"].as<std::string>();
-  if (const std::string m = policies::placement_registry().unknown_message(policy_name); !m.empty()) {
-    throw std::invalid_argument("--policy: " + m);
-  }
-  const std::filesystem::path load_path = vm["load"].as<std::string>();
-  if (!std::filesystem::exists(load_path)) {
-    throw core::Error(load_path.string() + ": no such file");
-  }
-  LoadFile f = load_path.extension() == ".csv" ? read_csv(load_path) : read_json(load_path);
-  const std::string src = load_path.string();
+  return d;
+}
+
+// Checks the loads of `f` (named `src` in messages), totals a window without a weight; returns the
+// experts per layer.
+std::size_t check_loads(LoadFile& f, const std::string& src) {
   if (!f.window.empty()) {
     const std::size_t layers = f.window[0].size();
     const std::size_t width = layers > 0 ? f.window[0][0].size() : 0;
@@ -333,7 +309,11 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       }
     }
   }
-  // Flags override the file; presets fill what is still missing.
+  return experts;
+}
+
+// Flags override the file's shape; presets fill what is still missing; the shape is checked.
+void resolve_shape(LoadFile& f, const po::variables_map& vm, std::size_t experts, const std::string& src) {
   const auto flag = [&](const char* name, int& value) {
     if (vm.count(name)) {
       value = vm[name].as<int>();
@@ -379,6 +359,11 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   if (experts % static_cast<std::size_t>(f.num_groups) != 0) {
     throw core::Error(fmt::format("the {} experts do not divide into num_groups = {}", experts, f.num_groups));
   }
+}
+
+// The policy's input from the loads and the shape.
+policies::PlacementInput placement_input(const LoadFile& f, std::size_t experts, const std::string& src,
+                                         std::uint64_t seed) {
   policies::PlacementInput in;
   in.num_layers = static_cast<int>(f.weight.size());
   in.num_experts = static_cast<int>(experts);
@@ -400,7 +385,14 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     }
   }
   in.window_steps = static_cast<int>(f.window.size());
-  in.seed = vm["seed"].as<std::uint64_t>();
+  in.seed = seed;
+  return in;
+}
+
+// Cost curves (--curves, or an experiment's --config through the run's builders) and co-selection
+// counts into `in`; returns the cost model exact curves point to (null when none).
+std::unique_ptr<hardware::CostModel> attach_inputs(policies::PlacementInput& in, const po::variables_map& vm,
+                                                   const LoadFile& f, std::size_t experts, const std::string& src) {
   if (vm.count("curves") && vm.count("config")) {
     throw std::invalid_argument("--curves and --config both give cost curves; use one");
   }
@@ -426,7 +418,11 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     cost = make_cost_model(cfg);
     in.curves = make_curves(cfg, *cost, first, f.num_gpus, f.num_replicas / f.num_gpus);
   }
-  // --option KEY=VALUE, each a line of TOML, into the policy's options table.
+  return cost;
+}
+
+// --option KEY=VALUE, each a line of TOML, into the policy's options table.
+toml::table option_table(const po::variables_map& vm) {
   toml::table options;
   if (vm.count("option")) {
     for (const std::string& kv : vm["option"].as<std::vector<std::string>>()) {
@@ -441,16 +437,14 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       }
     }
   }
-  core::ParamTable policy_options({core::ParamLayer{&options, "--option"}}, "policy.placement_options");
-  const auto policy = policies::placement_registry().create(policy_name, policy_options);
-  if (policy->needs().cost_curves && !in.curves) {
-    throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
-  }
-  if (policy->needs().coactivation && in.coactivation.empty()) {
-    throw std::invalid_argument("--policy " + policy_name + " needs co-selection counts: --coactivation CSV");
-  }
-  const policies::Placement p = policy->place(in);
+  return options;
+}
 
+// The placement as epsim's JSON (with predicted per-GPU loads and, given curves, times) or vLLM's
+// EplbState tensors.
+nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFile& f,
+                                      const policies::PlacementInput& in, const std::string& policy_name,
+                                      const std::string& format) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json phy2log = nlohmann::ordered_json::array();
   nlohmann::ordered_json log2phy = nlohmann::ordered_json::array();
@@ -516,6 +510,58 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       j["gpu_time_us"] = gpu_time_us;
     }
   }
+  return j;
+}
+
+}  // namespace
+
+int place_command(const std::vector<std::string>& args, std::ostream& out) {
+  const po::options_description d = place_options();
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    out << "usage: epsim place --policy NAME --load FILE [--gpus P] [--nodes N] [--groups G] [--slots R] "
+           "[--cluster NAME] [--model NAME] [--curves CSV | --config TOML] [--option K=V]... [--seed S] "
+           "[--coactivation CSV] "
+           "[--out FILE] [--format epsim|vllm]\n\n"
+        << d;
+    return 0;
+  }
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(d).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  const std::string format = vm["format"].as<std::string>();
+  if (format != "epsim" && format != "vllm") {
+    throw std::invalid_argument("--format: expected epsim or vllm, got \"" + format + "\"");
+  }
+  const std::string policy_name = vm["policy"].as<std::string>();
+  if (const std::string m = policies::placement_registry().unknown_message(policy_name); !m.empty()) {
+    throw std::invalid_argument("--policy: " + m);
+  }
+  const std::filesystem::path load_path = vm["load"].as<std::string>();
+  if (!std::filesystem::exists(load_path)) {
+    throw core::Error(load_path.string() + ": no such file");
+  }
+  LoadFile f = load_path.extension() == ".csv" ? read_csv(load_path) : read_json(load_path);
+  const std::string src = load_path.string();
+  const std::size_t experts = check_loads(f, src);
+  resolve_shape(f, vm, experts, src);
+  policies::PlacementInput in = placement_input(f, experts, src, vm["seed"].as<std::uint64_t>());
+  const std::unique_ptr<hardware::CostModel> cost = attach_inputs(in, vm, f, experts, src);
+  const toml::table options = option_table(vm);
+  core::ParamTable policy_options({core::ParamLayer{&options, "--option"}}, "policy.placement_options");
+  const auto policy = policies::placement_registry().create(policy_name, policy_options);
+  if (policy->needs().cost_curves && !in.curves) {
+    throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
+  }
+  if (policy->needs().coactivation && in.coactivation.empty()) {
+    throw std::invalid_argument("--policy " + policy_name + " needs co-selection counts: --coactivation CSV");
+  }
+  const policies::Placement p = policy->place(in);
+
+  const nlohmann::ordered_json j = placement_json(p, f, in, policy_name, format);
   const std::string text = j.dump() + "\n";
   if (vm.count("out")) {
     core::write_file_atomically(vm["out"].as<std::string>(), text);

@@ -74,6 +74,79 @@ std::optional<PredictionRequest> DirectorTrigger::wants_prediction(const Rebalan
   return std::nullopt;
 }
 
+void DirectorTrigger::predicted_workload(const RebalanceView& view, PlacementInput& in) const {
+  const auto L = static_cast<std::size_t>(shape_.num_layers);
+  const auto E = static_cast<std::size_t>(shape_.num_experts);
+  const auto G = static_cast<std::size_t>(shape_.num_gpus);
+  const auto w = core::grid(in.origin_load, 2, L, G, E);  // W[pass kind][layer][origin][expert]
+  const auto popularity = core::grid(popularity_, L, E);
+  const auto predicted = core::grid(view.predicted_load, 2, L, G, E);
+  const double p = trig_.accuracy;
+  for (std::size_t q = 0; q < 2; ++q) {
+    in.pass_weight[q] = view.predicted_passes[q];
+    if (in.pass_weight[q] <= 0.0) {
+      continue;
+    }
+    const double per_pass = 1.0 / in.pass_weight[q];
+    for (std::size_t l = 0; l < L; ++l) {
+      for (std::size_t o = 0; o < G; ++o) {
+        const std::span<const double> truth = predicted.row(q, l, o);
+        const double tokens = std::accumulate(truth.begin(), truth.end(), 0.0);
+        for (std::size_t e = 0; e < E; ++e) {
+          w(q, l, o, e) = per_pass * (p * truth[e] + (1.0 - p) * tokens * popularity(l, e));
+        }
+      }
+    }
+  }
+}
+
+void DirectorTrigger::observed_workload(PlacementInput& in) const {
+  const auto L = static_cast<std::size_t>(shape_.num_layers);
+  const auto E = static_cast<std::size_t>(shape_.num_experts);
+  const auto G = static_cast<std::size_t>(shape_.num_gpus);
+  const auto w = core::grid(in.origin_load, 2, L, G, E);
+  const auto seen = core::grid(observed_, 2, L, E);
+  for (std::size_t q = 0; q < 2; ++q) {
+    in.pass_weight[q] = static_cast<double>(observed_steps_[q]);
+    if (observed_steps_[q] == 0) {
+      continue;
+    }
+    const double share = 1.0 / static_cast<double>(G) / static_cast<double>(observed_steps_[q]);
+    for (std::size_t l = 0; l < L; ++l) {
+      for (std::size_t o = 0; o < G; ++o) {
+        for (std::size_t e = 0; e < E; ++e) {
+          w(q, l, o, e) = seen(q, l, e) * share;
+        }
+      }
+    }
+  }
+}
+
+std::optional<Placement> DirectorTrigger::reoptimise(const PlacementInput& in, const Placement& current) {
+  ++solves_;
+  const DirectorProblem problem = director_problem(in, policy_.options());
+  std::vector<int> proposed = policy_.solve(problem, in.seed);
+  gap_sum_ += policy_.last_report().gap;
+  const std::vector<int> current_gpu_of = single_copy_gpu_of(current);
+  if (current_gpu_of.size() == proposed.size()) {
+    const DirectorRoundingOptions& rounding = policy_.options().rounding;
+    ReconfigureResult r =
+        reconfigure(problem, current_gpu_of, proposed, trig_.min_gain, rounding.polish ? rounding.polish_passes : 0);
+    layers_kept_ += r.layers_kept;
+    layers_polished_ += r.layers_polished;
+    if (r.experts_moved == 0) {
+      return std::nullopt;
+    }
+    proposed = std::move(r.gpu_of);
+  }
+  Placement next = placement_from_gpu_of(problem, proposed);
+  bool same = true;
+  for (std::size_t l = 0; l < next.layers.size() && same; ++l) {
+    same = next.layers[l].phy2log == current.layers[l].phy2log;
+  }
+  return same ? std::nullopt : std::optional<Placement>(std::move(next));
+}
+
 std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
@@ -96,86 +169,33 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   PlacementInput in = shape_;
   in.origin_load.assign(2 * cells, 0.0);
   in.pass_weight.assign(2, 0.0);
-  const auto w = core::grid(in.origin_load, 2, L, G, E);  // W[pass kind][layer][origin][expert]
-  const auto popularity = core::grid(popularity_, L, E);
   if (trig_.mode == DirectorTriggerOptions::Mode::proactive) {
     if (view.predicted_load.size() != 2 * cells) {
       new_work_ = false;  // nothing to predict from (a replayed trace): wait for the next arrivals
       seen_ = 0;
       return std::nullopt;
     }
-    const double p = trig_.accuracy;
-    for (std::size_t q = 0; q < 2; ++q) {
-      in.pass_weight[q] = view.predicted_passes[q];
-      if (in.pass_weight[q] <= 0.0) {
-        continue;
-      }
-      const double per_pass = 1.0 / in.pass_weight[q];
-      const auto predicted = core::grid(view.predicted_load, 2, L, G, E);
-      for (std::size_t l = 0; l < L; ++l) {
-        for (std::size_t o = 0; o < G; ++o) {
-          const std::span<const double> truth = predicted.row(q, l, o);
-          const double tokens = std::accumulate(truth.begin(), truth.end(), 0.0);
-          for (std::size_t e = 0; e < E; ++e) {
-            w(q, l, o, e) = per_pass * (p * truth[e] + (1.0 - p) * tokens * popularity(l, e));
-          }
-        }
-      }
-    }
+    predicted_workload(view, in);
   } else {
-    for (std::size_t q = 0; q < 2; ++q) {
-      in.pass_weight[q] = static_cast<double>(observed_steps_[q]);
-      if (observed_steps_[q] == 0) {
-        continue;
-      }
-      const double share = 1.0 / static_cast<double>(G) / static_cast<double>(observed_steps_[q]);
-      const auto seen = core::grid(observed_, 2, L, E);
-      for (std::size_t l = 0; l < L; ++l) {
-        for (std::size_t o = 0; o < G; ++o) {
-          for (std::size_t e = 0; e < E; ++e) {
-            w(q, l, o, e) = seen(q, l, e) * share;
-          }
-        }
-      }
-    }
+    observed_workload(in);
   }
   std::fill(observed_.begin(), observed_.end(), 0.0);
   observed_steps_ = {};
   seen_ = 0;
   new_work_ = false;
   double work = 0.0;  // token-expert pairs ahead, over every pass
+  const auto w = core::grid(in.origin_load, 2, cells);
   for (std::size_t q = 0; q < 2; ++q) {
-    const std::span<double> pass = w.slice(q).data();
+    const std::span<double> pass = w.row(q);
     work += in.pass_weight[q] * std::accumulate(pass.begin(), pass.end(), 0.0);
   }
   if (work <= 0.0) {
-    // No work ahead: with director_predict = "queued", a batch that found the group idle started at once
-    // and left nothing queued; there was no time to place for it anyway (weights move only in compute
+    // No work ahead: with predict = "queued", a batch that found the group idle started at once and
+    // left nothing queued; there was no time to place for it anyway (weights move only in compute
     // phases of steps), so the trigger waits for the next arrivals.
     return std::nullopt;
   }
-  ++solves_;
-  const DirectorProblem problem = director_problem(in, policy_.options());
-  std::vector<int> proposed = policy_.solve(problem, in.seed);
-  gap_sum_ += policy_.last_report().gap;
-  const std::vector<int> current = single_copy_gpu_of(*view.current);
-  if (current.size() == proposed.size()) {
-    const DirectorRoundingOptions& rounding = policy_.options().rounding;
-    ReconfigureResult r =
-        reconfigure(problem, current, proposed, trig_.min_gain, rounding.polish ? rounding.polish_passes : 0);
-    layers_kept_ += r.layers_kept;
-    layers_polished_ += r.layers_polished;
-    if (r.experts_moved == 0) {
-      return std::nullopt;
-    }
-    proposed = std::move(r.gpu_of);
-  }
-  Placement next = placement_from_gpu_of(problem, proposed);
-  bool same = true;
-  for (std::size_t l = 0; l < L && same; ++l) {
-    same = next.layers[l].phy2log == view.current->layers[l].phy2log;
-  }
-  return same ? std::nullopt : std::optional<Placement>(std::move(next));
+  return reoptimise(in, *view.current);
 }
 
 namespace {

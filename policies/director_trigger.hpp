@@ -67,6 +67,12 @@ class DirectorTrigger final : public RebalanceTrigger {
 
  private:
   bool due(std::int64_t arrivals) const;
+  // W and pass counts into `in`: predicted for the queued work (proactive), or as observed since the
+  // last re-optimisation, origins spread evenly (reactive).
+  void predicted_workload(const RebalanceView& view, PlacementInput& in) const;
+  void observed_workload(PlacementInput& in) const;
+  // Solves for `in`, reconfigures against `current`; nothing when no expert would move.
+  std::optional<Placement> reoptimise(const PlacementInput& in, const Placement& current);
 
   PlacementInput shape_;
   DirectorPlacement policy_;

@@ -134,115 +134,129 @@ std::int64_t Scheduler::fit_chunk(const Rank& rank, const RequestState& r, std::
   return std::max<std::int64_t>(0, chunk);
 }
 
-bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
-  out.clear(ranks());
-  // Static batching admits only into an empty group: the running batch finishes first.
-  const bool admit = !cfg_.static_batching ||
-                     std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& rk) { return rk.running.empty(); });
-  for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
-    Rank& rank = ranks_[ri];
-    std::int64_t budget = cfg_.max_batch_tokens;
-    const std::int64_t preempted_before = preemptions_;
-    // Decodes first: latency-critical, one token each. A decode that cannot grow its cache preempts the
-    // youngest running request (possibly itself).
-    for (std::size_t i = 0; i < rank.running.size() && budget > 0; ++i) {
-      RequestState& r = requests[static_cast<std::size_t>(rank.running[i])];
-      if (!r.prefill_done()) {
-        continue;
-      }
-      const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;  // context + this token
-      bool fits = grow(rank, r, tokens_after);
-      while (!fits) {
-        // The youngest that holds blocks (under static batching, requests admitted into the batch may
-        // hold none yet: preempting them would free nothing).
-        std::size_t victim = rank.running.size();
-        for (std::size_t j = rank.running.size(); j-- > i + 1;) {
-          if (requests[static_cast<std::size_t>(rank.running[j])].kv_blocks > 0) {
-            victim = j;
-            break;
-          }
-        }
-        if (victim == rank.running.size()) {
+void Scheduler::schedule_decodes(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget) {
+  // One token each. A decode that cannot grow its cache preempts the youngest running request (possibly
+  // itself).
+  for (std::size_t i = 0; i < rank.running.size() && budget > 0; ++i) {
+    RequestState& r = requests[static_cast<std::size_t>(rank.running[i])];
+    if (!r.prefill_done()) {
+      continue;
+    }
+    const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;  // context + this token
+    bool fits = grow(rank, r, tokens_after);
+    while (!fits) {
+      // The youngest that holds blocks (under static batching, requests admitted into the batch may
+      // hold none yet: preempting them would free nothing).
+      std::size_t victim = rank.running.size();
+      for (std::size_t j = rank.running.size(); j-- > i + 1;) {
+        if (requests[static_cast<std::size_t>(rank.running[j])].kv_blocks > 0) {
+          victim = j;
           break;
         }
-        preempt(rank, victim, requests);
-        fits = grow(rank, r, tokens_after);
       }
-      if (!fits) {
-        preempt(rank, i, requests);
+      if (victim == rank.running.size()) {
         break;
       }
-      out.entries.push_back(BatchEntry{rank.running[i], 1, tokens_after - 1, false, true});
-      out.decode_tokens += 1;
-      budget -= 1;
+      preempt(rank, victim, requests);
+      fits = grow(rank, r, tokens_after);
     }
-    // Then continuing chunked prefills, in admission order, as far as memory allows (no preemption).
-    for (const int idx : rank.running) {
-      RequestState& r = requests[static_cast<std::size_t>(idx)];
-      if (budget == 0) {
-        break;
-      }
-      if (!r.prefill_done()) {
-        const std::int64_t chunk = fit_chunk(rank, r, budget, 0.0);
-        if (chunk > 0 && grow(rank, r, r.prefilled + chunk)) {
-          out.entries.push_back(BatchEntry{idx, chunk, r.prefilled, true, r.prefilled + chunk == r.prefill_target});
-          out.prefill_tokens += chunk;
-          budget -= chunk;
-        }
+    if (!fits) {
+      preempt(rank, i, requests);
+      break;
+    }
+    out.entries.push_back(BatchEntry{rank.running[i], 1, tokens_after - 1, false, true});
+    out.decode_tokens += 1;
+    budget -= 1;
+  }
+}
+
+void Scheduler::schedule_prefills(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget) {
+  // Continuing chunked prefills, in admission order, as far as memory allows (no preemption).
+  for (const int idx : rank.running) {
+    RequestState& r = requests[static_cast<std::size_t>(idx)];
+    if (budget == 0) {
+      break;
+    }
+    if (!r.prefill_done()) {
+      const std::int64_t chunk = fit_chunk(rank, r, budget, 0.0);
+      if (chunk > 0 && grow(rank, r, r.prefilled + chunk)) {
+        out.entries.push_back(BatchEntry{idx, chunk, r.prefilled, true, r.prefilled + chunk == r.prefill_target});
+        out.prefill_tokens += chunk;
+        budget -= chunk;
       }
     }
-    // Then admissions, FCFS: the head of the queue waits for memory (nothing overtakes it). As in vLLM V1,
-    // a step that had to preempt admits nobody.
-    const double reserve = cfg_.kv_watermark * static_cast<double>(rank.kv.blocks());
-    // Static batching: blocks the requests admitted by this call still need for their whole context (they
-    // join the batch now, their prompts are chunked into its later steps), so admissions stop while the
-    // cache could not hold them all.
-    std::int64_t promised = 0;
-    const auto context_of = [](const RequestState& q) {
-      return q.prefill_done() ? q.spec.prompt_tokens + q.generated : q.prefill_target;
-    };
-    while (admit && (budget > 0 || cfg_.static_batching) && preemptions_ == preempted_before && !rank.waiting.empty() &&
-           static_cast<std::int64_t>(rank.running.size()) < cfg_.max_running_requests) {
-      const int idx = rank.waiting.front();
-      RequestState& r = requests[static_cast<std::size_t>(idx)];
-      // (The first of a batch on an empty rank needs no reserve: enqueue() let in only what fits.)
-      const double keep = rank.running.empty() ? 0.0 : reserve;
-      if (cfg_.static_batching && static_cast<double>(rank.kv.free_blocks() - promised) - keep <
-                                      static_cast<double>(rank.kv.blocks_for(context_of(r)))) {
-        break;  // the head waits for the next batch
-      }
-      if (budget <= 0) {
-        // Static batching: the batch takes it now; its work starts in a later step of this batch.
-        rank.waiting.pop_front();
-        rank.running.push_back(idx);
-        promised += rank.kv.blocks_for(context_of(r));
-        continue;
-      }
-      if (r.prefill_done()) {
-        // A decode whose KV cache was transferred in: allocate that context plus this step's token.
-        const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;
-        if (!grow(rank, r, tokens_after)) {
-          break;
-        }
-        rank.waiting.pop_front();
-        rank.running.push_back(idx);
-        out.entries.push_back(BatchEntry{idx, 1, tokens_after - 1, false, true});
-        out.decode_tokens += 1;
-        budget -= 1;
-        continue;
-      }
-      const std::int64_t chunk = fit_chunk(rank, r, budget, reserve);
-      if (chunk == 0 || !grow(rank, r, chunk)) {
+  }
+}
+
+void Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget) {
+  // FCFS: the head of the queue waits for memory (nothing overtakes it).
+  const double reserve = cfg_.kv_watermark * static_cast<double>(rank.kv.blocks());
+  // Static batching: blocks the requests admitted by this call still need for their whole context (they
+  // join the batch now, their prompts are chunked into its later steps), so admissions stop while the
+  // cache could not hold them all.
+  std::int64_t promised = 0;
+  const auto context_of = [](const RequestState& q) {
+    return q.prefill_done() ? q.spec.prompt_tokens + q.generated : q.prefill_target;
+  };
+  while ((budget > 0 || cfg_.static_batching) && !rank.waiting.empty() &&
+         static_cast<std::int64_t>(rank.running.size()) < cfg_.max_running_requests) {
+    const int idx = rank.waiting.front();
+    RequestState& r = requests[static_cast<std::size_t>(idx)];
+    // (The first of a batch on an empty rank needs no reserve: enqueue() let in only what fits.)
+    const double keep = rank.running.empty() ? 0.0 : reserve;
+    if (cfg_.static_batching && static_cast<double>(rank.kv.free_blocks() - promised) - keep <
+                                    static_cast<double>(rank.kv.blocks_for(context_of(r)))) {
+      break;  // the head waits for the next batch
+    }
+    if (budget <= 0) {
+      // Static batching: the batch takes it now; its work starts in a later step of this batch.
+      rank.waiting.pop_front();
+      rank.running.push_back(idx);
+      promised += rank.kv.blocks_for(context_of(r));
+      continue;
+    }
+    if (r.prefill_done()) {
+      // A decode whose KV cache was transferred in: allocate that context plus this step's token.
+      const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;
+      if (!grow(rank, r, tokens_after)) {
         break;
       }
       rank.waiting.pop_front();
       rank.running.push_back(idx);
-      out.entries.push_back(BatchEntry{idx, chunk, 0, true, chunk == r.prefill_target});
-      out.prefill_tokens += chunk;
-      budget -= chunk;
-      if (cfg_.static_batching) {
-        promised += rank.kv.blocks_for(context_of(r)) - r.kv_blocks;
-      }
+      out.entries.push_back(BatchEntry{idx, 1, tokens_after - 1, false, true});
+      out.decode_tokens += 1;
+      budget -= 1;
+      continue;
+    }
+    const std::int64_t chunk = fit_chunk(rank, r, budget, reserve);
+    if (chunk == 0 || !grow(rank, r, chunk)) {
+      break;
+    }
+    rank.waiting.pop_front();
+    rank.running.push_back(idx);
+    out.entries.push_back(BatchEntry{idx, chunk, 0, true, chunk == r.prefill_target});
+    out.prefill_tokens += chunk;
+    budget -= chunk;
+    if (cfg_.static_batching) {
+      promised += rank.kv.blocks_for(context_of(r)) - r.kv_blocks;
+    }
+  }
+}
+
+bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
+  out.clear(ranks());
+  // Static batching admits only into an empty group: the running batch finishes first.
+  const bool admit_now = !cfg_.static_batching ||
+                         std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& rk) { return rk.running.empty(); });
+  for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
+    Rank& rank = ranks_[ri];
+    std::int64_t budget = cfg_.max_batch_tokens;
+    const std::int64_t preempted_before = preemptions_;
+    schedule_decodes(rank, requests, out, budget);  // latency-critical first
+    schedule_prefills(rank, requests, out, budget);
+    // As in vLLM V1, a step that had to preempt admits nobody.
+    if (admit_now && preemptions_ == preempted_before) {
+      admit(rank, requests, out, budget);
     }
     out.rank_begin[ri + 1] = static_cast<int>(out.entries.size());
   }

@@ -68,6 +68,10 @@ class Scheduler {
   // Grows `r`'s cache to `tokens` tokens if the blocks are free.
   static bool grow(Rank& rank, RequestState& r, std::int64_t tokens);
   void preempt(Rank& rank, std::size_t index, std::vector<RequestState>& requests);
+  // form_batch's three passes over a rank: running decodes, continuing prefills, admissions.
+  void schedule_decodes(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
+  void schedule_prefills(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
+  void admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
   // Tokens of a prefill chunk that fit in the budget and the free KV blocks.
   static std::int64_t fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks);
 
