@@ -1,7 +1,7 @@
 #pragma once
-// The one interface through which the serving engine and the policies ask how long a kernel takes on a
-// given GPU (DESIGN.md 4: "the roofline lives in hardware/ only"). Implementations: the roofline with
-// per-GPU variability; later, measured profiles.
+// The one interface through which the serving engine asks how long a kernel takes on a given GPU (the
+// roofline lives in hardware/ only; policies see its results as cost curves, policies/cost_curves.hpp).
+// Implementations: the roofline with per-GPU variability; later, measured profiles.
 #include <cstdint>
 
 #include "hardware/kernel_work.hpp"

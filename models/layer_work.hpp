@@ -2,7 +2,7 @@
 // Work accounting of one transformer layer's kernels: FLOPs (multiply-add = 2) and HBM bytes, from the
 // model's shapes. Pure functions of the model and the batch; the hardware layer prices them.
 //
-// Conventions (documented in docs/models.md):
+// Conventions (documented in docs/model.md):
 // - GEMM of t tokens by a (k x n) weight: 2*t*k*n FLOPs; bytes = weights + t*(k + n) activations.
 // - Attention = projections (a dense GEMM over all new tokens) + a core kernel per phase: per (query,
 //   visible key) pair, QK^T and PV products. GQA: 4*heads*head_dim FLOPs per pair; MLA in its absorbed

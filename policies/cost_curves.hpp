@@ -1,6 +1,6 @@
 #pragma once
 // C_g(n): how long one MoE layer's expert computation takes on GPU g of the EP group for n token-expert
-// pairs (DESIGN.md 2). Placement policies balance these times, not tokens (GEM, ViBE). A curve is either
+// pairs. Placement policies balance these times, not tokens (GEM, ViBE). A curve is either
 // sampled points joined by straight lines (a profile, as GEM and ViBE measure it: possibly noisy, taken
 // at one moment and stale afterwards) or an exact function supplied by the caller (the simulator's own
 // cost model). Policies only ever see this class, never hardware/.

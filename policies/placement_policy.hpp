@@ -1,5 +1,5 @@
 #pragma once
-// Which replicas of which experts live on which GPU, for every MoE layer (DESIGN.md 6). A policy sees
+// Which replicas of which experts live on which GPU, for every MoE layer. A policy sees
 // plain inputs only, never the simulator, so `epsim place` can call it for a real deployment.
 #include <cstdint>
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// When to re-place experts during serving, for one EP group (DESIGN.md 6). The engine shows a trigger
+// When to re-place experts during serving, for one EP group. The engine shows a trigger
 // every step's expert loads; a trigger may answer with a new placement, which the engine then migrates
 // to. Triggers are a registered family (trigger_factory.hpp, registry.hpp): a configured factory makes
 // one trigger per group.

@@ -1,5 +1,5 @@
 #pragma once
-// For one step and MoE layer: split each logical expert's tokens over its replicas (DESIGN.md 6). The
+// For one step and MoE layer: split each logical expert's tokens over its replicas. The
 // output buffer is owned by the caller and reused every step, so routing never allocates.
 #include <cstdint>
 #include <span>

@@ -1,5 +1,5 @@
 #pragma once
-// Statistics of a routing trace, so synthetic and real traces can be compared (DESIGN.md 5): per MoE
+// Statistics of a routing trace, so synthetic and real traces can be compared: per MoE
 // layer, the skew of expert loads (max/mean, max/min, Gini of the trace's total per-expert load, and the
 // mean per-step max/mean), the share of steps each expert is active, the most correlated expert pairs
 // (Pearson correlation of per-step counts), each GPU's token share under linear placement for an EP

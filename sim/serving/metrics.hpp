@@ -1,5 +1,5 @@
 #pragma once
-// Collects the run's metrics as an observer and reduces them to the headline summary (DESIGN.md 7).
+// Collects the run's metrics as an observer and reduces them to the headline summary.
 // Requests arriving, and steps starting, inside the measurement window [warm-up, last arrival -
 // cool-down] count; per-GPU busy time and the pooled inter-token distribution count from the warm-up on.
 #include <cstdint>

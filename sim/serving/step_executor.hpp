@@ -1,5 +1,5 @@
 #pragma once
-// Prices one engine step of one EP group (DESIGN.md 3): every layer in lockstep. Per-GPU local work
+// Prices one engine step of one EP group (docs/architecture.md): every layer in lockstep. Per-GPU local work
 // (attention, dense FFN, router, shared experts) accumulates until the next collective; the dispatch
 // all-to-all starts when the slowest GPU is ready (barrier), expert FFNs run per GPU on the tokens the
 // routing policy gave them, and the combine all-to-all starts when the slowest expert GPU is done. A
