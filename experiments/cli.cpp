@@ -433,6 +433,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const auto it = std::find_if(k_commands.begin(), k_commands.end(), [&](const Command& c) { return c.name == cmd; });
   if (it == k_commands.end()) {
     std::vector<std::string_view> names;
+    names.reserve(k_commands.size());
     for (const Command& c : k_commands) {
       names.push_back(c.name);
     }

@@ -54,7 +54,7 @@ struct DirectorReport {
 
 class DirectorPlacement final : public PlacementPolicy {
  public:
-  explicit DirectorPlacement(DirectorOptions opt) : opt_(std::move(opt)) {}
+  explicit DirectorPlacement(const DirectorOptions& opt) : opt_(opt) {}
   Placement place(const PlacementInput& in) override;
   /// The optimiser alone on a built problem: LP, rounding, polish; returns [layer][expert] -> GPU.
   std::vector<int> solve(const DirectorProblem& p, std::uint64_t seed);

@@ -29,7 +29,7 @@ std::vector<int> single_copy_gpu_of(const Placement& pl) {
 
 DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, DirectorTriggerOptions trig,
                                  std::vector<double> popularity)
-    : shape_(std::move(shape)), policy_(std::move(opt)), trig_(trig), popularity_(std::move(popularity)) {
+    : shape_(std::move(shape)), policy_(opt), trig_(trig), popularity_(std::move(popularity)) {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
   if (!shape_.curves) {
@@ -202,7 +202,7 @@ namespace {
 
 class DirectorFactory final : public TriggerFactory {
  public:
-  DirectorFactory(DirectorOptions opt, DirectorTriggerOptions trig) : opt_(std::move(opt)), trig_(trig) {}
+  DirectorFactory(const DirectorOptions& opt, DirectorTriggerOptions trig) : opt_(opt), trig_(trig) {}
   PolicyNeeds needs() const override {
     return {
         .load_window = true, .cost_curves = true, .predictions = trig_.mode == DirectorTriggerOptions::Mode::proactive};
@@ -210,8 +210,7 @@ class DirectorFactory final : public TriggerFactory {
   MigrationMode default_migration() const override { return MigrationMode::compute_phases; }
   std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int /*group*/) const override {
     DirectorTriggerOptions trig = trig_;
-    trig.accuracy =
-        trig_.accuracy_override >= 0.0 ? trig_.accuracy_override : predictor_accuracy(trig_.predictor, ctx.model_name);
+    trig.accuracy = trig_.accuracy_override.value_or(predictor_accuracy(trig_.predictor, ctx.model_name));
     return std::make_unique<DirectorTrigger>(ctx.group, opt_, trig, ctx.group.expert_load);
   }
 
@@ -254,7 +253,7 @@ DirectorTriggerOptions parse_trigger_options(core::ParamTable& t) {
                                         "II: p of this model if listed, else the median of its four)",
                                         k_predictor_kinds);
   d.accuracy_override =
-      t.real("accuracy", -1.0, "top-k accuracy p overriding the predictor's (-1 = the predictor's)", {-1.0, 1.0});
+      t.optional_real("accuracy", "the predictor's", "top-k accuracy p overriding the predictor's", {0.0, 1.0});
   return d;
 }
 
@@ -268,7 +267,7 @@ Registry<TriggerFactory>::Entry director_trigger_entry() {
             const DirectorTriggerOptions trig = parse_trigger_options(t);
             DirectorOptions opt = parse_director_options(t, DirectorLpOptions::Mode::direct);
             t.finish();
-            return std::make_unique<DirectorFactory>(std::move(opt), trig);
+            return std::make_unique<DirectorFactory>(opt, trig);
           }};
 }
 

@@ -15,6 +15,7 @@
 // arrives to an idle group starts at once and is not placed for: nothing is queued behind it.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "policies/director_placement.hpp"
@@ -39,9 +40,9 @@ struct DirectorTriggerOptions {
   /// proactive: predict the work of the queued requests the next admissions take (the next batch under
   /// static batching), not of every outstanding one.
   bool queued_only = false;
-  /// proactive: the routing predictor whose Table II accuracy p applies, unless `accuracy_override` >= 0.
+  /// proactive: the routing predictor whose Table II accuracy p applies, unless overridden.
   PredictorKind predictor = PredictorKind::quantized;
-  double accuracy_override = -1.0;
+  std::optional<double> accuracy_override;
 };
 
 class DirectorTrigger final : public RebalanceTrigger {

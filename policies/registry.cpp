@@ -54,7 +54,7 @@ const Registry<PlacementPolicy>& placement_registry() {
           [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
             DirectorOptions o = parse_director_options(t);
             t.finish();
-            return std::make_unique<DirectorPlacement>(std::move(o));
+            return std::make_unique<DirectorPlacement>(o);
           });
     r.add("vibe",
           "ViBE: per layer, speed-proportional token targets from the cost curves, experts by descending load to "

@@ -25,7 +25,7 @@ SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
   c.zipf_exponent =
       t.real("zipf_exponent", c.zipf_exponent,
              "prefill skew: p ~ 1 / rank^s (0 = uniform; 0.4 = hottest of 128 at ~4.2x uniform)", {0.0, 10.0});
-  c.decode_zipf_exponent = t.real("decode_zipf_exponent", -1.0, "decode skew (< 0: same as prefill)", {-1.0, 10.0});
+  c.decode_zipf_exponent = t.optional_real("decode_zipf_exponent", "the prefill's", "decode skew", {0.0, 10.0});
   c.topics = static_cast<int>(t.integer("topics", c.topics, "request topics", {1, 64}));
   static constexpr std::array<core::Choice<bool>, 2> k_origins{{{"independent", false}, {"requests", true}}};
   c.origin_aware = t.choice<bool>("origins", false,
@@ -122,7 +122,7 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
     cfg_.drift_target_mix.back() = 1.0;
   }
   cfg_.drift_target_mix = normalised(cfg_.drift_target_mix, cfg_.topics);
-  const double decode_s = cfg_.decode_zipf_exponent < 0.0 ? cfg_.zipf_exponent : cfg_.decode_zipf_exponent;
+  const double decode_s = cfg_.decode_zipf_exponent.value_or(cfg_.zipf_exponent);
   base_p_[0] = capped_zipf_probabilities(experts, cfg_.zipf_exponent, top_k);
   base_p_[1] = capped_zipf_probabilities(experts, decode_s, top_k);
 

@@ -13,6 +13,7 @@
 // - *phases*: decode tokens may follow a different skew than prefill tokens.
 // A step's distribution mixes the topic x phase distributions by the step's tokens, caps every expert at
 // 1 / top_k (a token picks distinct experts) and draws one multinomial of tokens x top_k picks.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,9 @@
 namespace epsim::workloads {
 
 struct SyntheticRouterConfig {
-  double zipf_exponent = 0.4;        ///< prefill skew s in p ~ 1 / rank^s (0 = uniform)
-  double decode_zipf_exponent = -1;  ///< decode skew (< 0: same as prefill)
-  int topics = 4;                    ///< request topics
+  double zipf_exponent = 0.4;                  ///< prefill skew s in p ~ 1 / rank^s (0 = uniform)
+  std::optional<double> decode_zipf_exponent;  ///< decode skew (none: the prefill's)
+  int topics = 4;                              ///< request topics
   /// Origins of a layer's tokens per expert: "independent" (the engine assumes every GPU's tokens spread
   /// like the whole batch's) or "requests" (each GPU's share of an expert follows the topics and phases
   /// of the requests it serves, so origin and expert correlate: GRACE's and DIRECTOR's locality).

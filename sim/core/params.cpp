@@ -186,6 +186,13 @@ double ParamTable::real(std::string_view key, double def, std::string_view doc, 
   return read_real(key, b).value_or(def);
 }
 
+std::optional<double> ParamTable::optional_real(std::string_view key, std::string_view absent, std::string_view doc,
+                                                RealBounds b) {
+  const std::string range = describe_bounds(b);
+  record(key, range.empty() ? "number" : "number " + range, fmt::format("none ({})", absent), doc);
+  return read_real(key, b);
+}
+
 double ParamTable::real_required(std::string_view key, std::string_view doc, RealBounds b) {
   const std::string range = describe_bounds(b);
   record(key, range.empty() ? "number" : "number " + range, "", doc);
@@ -325,8 +332,8 @@ void merge_into(toml::table& dst, const toml::table& src) {
 
 std::shared_ptr<const toml::table> ParamTable::merged_table(std::string_view key) const {
   auto out = std::make_shared<toml::table>();
-  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {  // lowest priority first
-    if (const toml::table* t = it->table->get_as<toml::table>(key)) {
+  for (std::size_t i = layers_.size(); i-- > 0;) {  // lowest priority first
+    if (const toml::table* t = layers_[i].table->get_as<toml::table>(key)) {
       merge_into(*out, *t);
     }
   }

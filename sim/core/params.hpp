@@ -84,6 +84,10 @@ class ParamTable {
 
   double real(std::string_view key, double def, std::string_view doc, RealBounds b = {});
   double real_required(std::string_view key, std::string_view doc, RealBounds b = {});
+  /// A number that may be absent (nullopt), where absence means something other than any value (no
+  /// sentinel numbers for "not given"); `absent` says what, for the docs.
+  std::optional<double> optional_real(std::string_view key, std::string_view absent, std::string_view doc,
+                                      RealBounds b = {});
   std::int64_t integer(std::string_view key, std::int64_t def, std::string_view doc, IntBounds b = {});
   std::int64_t integer_required(std::string_view key, std::string_view doc, IntBounds b = {});
   bool boolean(std::string_view key, bool def, std::string_view doc);

@@ -174,6 +174,9 @@ void Simulator::try_start_step(Group& g) {
 }
 
 void Simulator::hand_off(Group& from) {
+  if (!handoff_) {
+    return;
+  }
   const auto first = static_cast<std::size_t>(parts_.prefill_groups);
   for (const auto& [rank, idx] : from.scheduler.handed_off()) {
     Group& to = pick_group(first, groups_.size() - first);
@@ -202,7 +205,7 @@ void Simulator::maybe_rebalance(Group& g) {
     }
   }
   std::optional<policies::Placement> next = g.trigger->on_step(view);
-  if (!next || g.migration.active()) {
+  if (!next || g.migration.active() || !migration_) {
     return;  // nothing new, or the previous migration is still under way
   }
   Group* gp = &g;
@@ -212,9 +215,7 @@ void Simulator::maybe_rebalance(Group& g) {
 void Simulator::on_step_end(Group& g) {
   const core::Time now = engine_.now();
   g.scheduler.complete(g.batch, requests_, now, observers_);
-  if (handoff_) {
-    hand_off(g);
-  }
+  hand_off(g);
   ++g.steps;
   g.last.end_ns = now;
   g.last.gpu_busy_ns = g.executor.gpu_busy_ns();
@@ -223,7 +224,7 @@ void Simulator::on_step_end(Group& g) {
   }
   last_step_end_ns_ = std::max(last_step_end_ns_, now);
   g.busy = false;
-  if (!g.migration.compute_moves.empty()) {
+  if (migration_ && !g.migration.compute_moves.empty()) {
     migration_->advance(g.migration, g.placement, g.index, g.last.start_ns, g.executor.compute_windows(), observers_);
   }
   if (g.trigger) {

@@ -51,7 +51,8 @@ bool WorkForecast::predict(const Scheduler& scheduler, const std::vector<Request
     }
   }
   const std::int64_t prefill_tokens = *std::max_element(rank_prefill_.begin(), rank_prefill_.end());
-  passes_[0] = static_cast<double>((prefill_tokens + budget_ - 1) / budget_);  // whole steps, rounded up
+  const std::int64_t prefill_passes = (prefill_tokens + budget_ - 1) / budget_;  // whole steps, rounded up
+  passes_[0] = static_cast<double>(prefill_passes);
   passes_[1] = static_cast<double>(decode_passes);
   return true;
 }

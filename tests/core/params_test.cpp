@@ -77,6 +77,18 @@ TEST_CASE("typed choices return the enum value, default by value, and list the n
   REQUIRE(docs.docs().back().type == "one of: round, square, flat");
 }
 
+TEST_CASE("an optional number is absent, not a sentinel, and keeps its bounds") {
+  const auto tab = parse("p = 0.5\nbad = 2.0\n");
+  ParamTable t({ParamLayer{&tab, "f.toml"}}, "");
+  REQUIRE(t.optional_real("p", "the predictor's", "doc", k_unit_interval) == 0.5);
+  REQUIRE_FALSE(t.optional_real("missing", "the predictor's", "doc", k_unit_interval).has_value());
+  REQUIRE_THROWS_WITH(t.optional_real("bad", "the predictor's", "doc", k_unit_interval),
+                      Contains("bad: expected a number in [0, 1], got"));
+  ParamTable docs(std::string("sec"));
+  REQUIRE_FALSE(docs.optional_real("p", "the predictor's", "the accuracy").has_value());
+  REQUIRE(docs.docs().back().default_value == "none (the predictor's)");
+}
+
 TEST_CASE("required keys fail when missing, nested tables keep the path") {
   const auto tab = parse("[inner]\nx = 1\n");
   ParamTable t({ParamLayer{&tab, "f.toml"}}, "root");

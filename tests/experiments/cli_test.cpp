@@ -41,6 +41,11 @@ TEST_CASE("list prints presets and policies with their parameters") {
   REQUIRE_THAT(r.out, Contains("gb200-nvl72"));
   REQUIRE_THAT(r.out, Contains("nvlink5"));
   REQUIRE_THAT(r.out, Contains("gem-l40"));
+  // Rebalance triggers with their own options and the keys they share.
+  REQUIRE_THAT(r.out, Contains("rebalance policies:"));
+  REQUIRE_THAT(r.out, Contains("horizon_steps (integer in [1, 16777216], default 50)"));
+  REQUIRE_THAT(r.out, Contains("check_every_steps"));
+  REQUIRE_THAT(r.out, Contains("policy.rebalance.migration (one of: auto, stop_the_world, overlapped, compute_phases"));
   const auto bad = cli({"list", "fruits"});
   REQUIRE(bad.code == 2);
   REQUIRE_THAT(bad.err, Contains("valid values are: models, gpus, clusters, links, policies"));
