@@ -37,17 +37,6 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
   }
 }
 
-// Merges `src` into `dst`, tables recursively, other values replaced.
-void merge_into(toml::table& dst, const toml::table& src) {
-  for (const auto& [k, v] : src) {
-    if (v.is_table() && dst.contains(k) && dst.get(k)->is_table()) {
-      merge_into(*dst.get(k)->as_table(), *v.as_table());
-    } else {
-      dst.insert_or_assign(k, v);
-    }
-  }
-}
-
 // Tables a string may stand for, {section, key, the key the string gives}: `policy.rebalance =
 // "periodic"` is `[policy.rebalance] trigger = "periodic"`. Expanded in the file and in every --set before
 // they merge, so `--set policy.rebalance=periodic --set policy.rebalance.interval_steps=9` keeps both.
@@ -94,7 +83,7 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
       }
     }
     expand_shorthands(one);
-    merge_into(out, one);
+    core::merge_tables(out, one);
   }
   return out;
 }
@@ -163,7 +152,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   root.finish();
 
   toml::table effective = file;
-  merge_into(effective, sets);
+  core::merge_tables(effective, sets);
   std::ostringstream json;
   json << toml::json_formatter{effective};
   cfg.echo_json = json.str();

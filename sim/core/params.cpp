@@ -317,24 +317,21 @@ ParamTable ParamTable::table(std::string_view key, std::string_view doc, std::st
   return child;
 }
 
-namespace {
-// Merges `src` into `dst`, tables recursively, other values replaced.
-void merge_into(toml::table& dst, const toml::table& src) {
+void merge_tables(toml::table& dst, const toml::table& src) {
   for (const auto& [k, v] : src) {
     if (v.is_table() && dst.contains(k) && dst.get(k)->is_table()) {
-      merge_into(*dst.get(k)->as_table(), *v.as_table());
+      merge_tables(*dst.get(k)->as_table(), *v.as_table());
     } else {
       dst.insert_or_assign(k, v);
     }
   }
 }
-}  // namespace
 
 std::shared_ptr<const toml::table> ParamTable::merged_table(std::string_view key) const {
   auto out = std::make_shared<toml::table>();
   for (std::size_t i = layers_.size(); i-- > 0;) {  // lowest priority first
     if (const toml::table* t = layers_[i].table->get_as<toml::table>(key)) {
-      merge_into(*out, *t);
+      merge_tables(*out, *t);
     }
   }
   return out;

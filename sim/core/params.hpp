@@ -157,6 +157,9 @@ class ParamTable {
   std::shared_ptr<Shared> shared_;
 };
 
+/// Merges `src` into `dst`: tables recursively, any other value replaced (a layer over another).
+void merge_tables(toml::table& dst, const toml::table& src);
+
 /// Source name of a table for messages: the file a node came from if toml++ knows it, else `fallback`.
 std::string describe_source(const toml::node& node, const std::string& fallback);
 
