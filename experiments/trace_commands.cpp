@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <boost/program_options.hpp>
 #include <filesystem>
 
@@ -158,14 +159,12 @@ int trace_command(const std::vector<std::string>& args, std::ostream& out) {
     return args.empty() ? 2 : 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "gen") {
-    return gen(rest, out);
-  }
-  if (args[0] == "stats") {
-    return stats(rest, out);
-  }
-  if (args[0] == "convert") {
-    return convert(rest, out);
+  static constexpr std::array<std::pair<std::string_view, int (*)(const std::vector<std::string>&, std::ostream&)>, 3>
+      k_subcommands{{{"gen", gen}, {"stats", stats}, {"convert", convert}}};
+  for (const auto& [name, run] : k_subcommands) {
+    if (args[0] == name) {
+      return run(rest, out);
+    }
   }
   throw std::invalid_argument("unknown trace command \"" + args[0] + "\"; valid commands are: gen, stats, convert");
 }
