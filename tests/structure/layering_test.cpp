@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -56,6 +55,20 @@ std::vector<fs::path> sources_of(const std::string& layer) {
   return out;
 }
 
+// The header a line includes with quotes ("#include \"a/b.hpp\"" -> "a/b.hpp"), or "".
+std::string quoted_include(const std::string& line) {
+  const auto at = line.find("#include");
+  if (at == std::string::npos) {
+    return "";
+  }
+  const auto open = line.find_first_not_of(" \t", at + 8);
+  if (open == std::string::npos || line[open] != '"') {
+    return "";
+  }
+  const auto close = line.find('"', open + 1);
+  return close == std::string::npos ? "" : line.substr(open + 1, close - open - 1);
+}
+
 std::string read(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
@@ -66,7 +79,6 @@ std::string read(const fs::path& p) {
 }  // namespace
 
 TEST_CASE("no file includes a header of a layer above its own") {
-  const std::regex include(R"re(#include\s+"([^"]+)")re");
   std::vector<std::string> violations;
   std::size_t files = 0;
   for (const auto& [layer, may] : allowed()) {
@@ -77,14 +89,12 @@ TEST_CASE("no file includes a header of a layer above its own") {
       int n = 0;
       while (std::getline(lines, line)) {
         ++n;
-        std::smatch m;
-        if (std::regex_search(line, m, include)) {
-          const std::string target = layer_of(m[1].str());
-          if (!target.empty() && may.count(target) == 0) {
-            std::ostringstream v;
-            v << fs::relative(file, k_root).string() << ":" << n << " includes " << m[1].str();
-            violations.push_back(v.str());
-          }
+        const std::string included = quoted_include(line);
+        const std::string target = layer_of(included);
+        if (!target.empty() && may.count(target) == 0) {
+          std::ostringstream v;
+          v << fs::relative(file, k_root).string() << ":" << n << " includes " << included;
+          violations.push_back(v.str());
         }
       }
     }
@@ -107,6 +117,8 @@ TEST_CASE("the layering check catches an upward include") {
   REQUIRE(allowed().at("workloads").count(layer_of("models/model_spec.hpp")) == 0);
   REQUIRE(allowed().at("experiments").count(layer_of("sim/serving/simulator.hpp")) == 1);
   REQUIRE(layer_of("toml++/toml.h").empty());
+  REQUIRE(quoted_include("#include  \"sim/serving/batch.hpp\"  // why") == "sim/serving/batch.hpp");
+  REQUIRE(quoted_include("#include <vector>").empty());
 }
 
 TEST_CASE("every folder README lists every header of its folder") {
