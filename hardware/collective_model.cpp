@@ -25,10 +25,9 @@ CollectiveCost PortCollectives::all_to_all_separable(const Eigen::ArrayXd& share
   node_share.setZero();
   const int gpus = topo_.num_gpus();
   for (int g = 0; g < gpus; ++g) {
-    node_share(topo_.node_of(g)) += share(g);
-  }
-  for (int g = 0; g < gpus; ++g) {
-    node_pairs(topo_.node_of(g)) += pairs(g);
+    const int n = topo_.node_of(g);
+    node_share(n) += share(g);
+    node_pairs(n) += pairs(g);
   }
   const double all_pairs = pairs.sum();
   for (int g = 0; g < gpus; ++g) {
