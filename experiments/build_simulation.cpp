@@ -60,8 +60,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   const std::shared_ptr<const hardware::NetworkGraph> network = make_network(cfg);
   std::unique_ptr<hardware::RooflineCostModel> cost = make_cost_model(cfg);
   const policies::PolicyNeeds& needs = cfg.policy.needs;
-  const policies::PlacementInput in = make_placement_input(cfg, *cost, *network, needs);
   serving::SimulationParts p{.model = cfg.model, .cost = nullptr, .topology = network->port_view()};
+  const policies::PlacementInput in = make_placement_input(cfg, *cost, p.topology, needs);
   p.network = network_in_use(cfg) ? network : nullptr;
   p.collectives = cfg.collectives;
   p.kv_blocks_per_gpu =

@@ -41,9 +41,8 @@ bool network_in_use(const ExperimentConfig& cfg) {
 }
 
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::NetworkGraph& network,
-                                              const policies::PolicyNeeds& needs) {
-  const hardware::Topology group = serving::group_topology(network.port_view(), cfg.ep_size);
+                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs) {
+  const hardware::Topology group = serving::group_topology(ports, cfg.ep_size);
   policies::PlacementInput in = policies::PlacementInput::shape(
       static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts), cfg.ep_size,
       group.nodes(), cfg.slots_per_gpu(), static_cast<int>(cfg.model.expert_groups));

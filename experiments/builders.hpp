@@ -37,9 +37,8 @@ bool network_in_use(const ExperimentConfig& cfg);
 
 /// The placement input of the placed group: its shape, links and token bytes (DIRECTOR's communication
 /// model), the seed, and what `needs` asks for: the load window (load_window.hpp), C_g(n) of the placed
-/// group's GPUs, co-selection counts.
+/// group's GPUs, co-selection counts. `ports` is the cluster's port view (NetworkGraph::port_view()).
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::NetworkGraph& network,
-                                              const policies::PolicyNeeds& needs);
+                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs);
 
 }  // namespace epsim::experiments

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
-#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -37,23 +36,6 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
   }
 }
 
-// Tables a string may stand for, {section, key, the key the string gives}: `policy.rebalance =
-// "periodic"` is `[policy.rebalance] trigger = "periodic"`. Expanded in the file and in every --set before
-// they merge, so `--set policy.rebalance=periodic --set policy.rebalance.interval_steps=9` keeps both.
-constexpr std::array<std::array<std::string_view, 3>, 1> k_shorthands{{{"policy", "rebalance", "trigger"}}};
-
-void expand_shorthands(toml::table& t) {
-  for (const auto& [section, key, name] : k_shorthands) {
-    if (toml::table* s = t.get_as<toml::table>(section)) {
-      if (const toml::value<std::string>* v = s->get_as<std::string>(key)) {
-        toml::table expanded;
-        expanded.insert_or_assign(name, v->get());
-        s->insert_or_assign(key, std::move(expanded));
-      }
-    }
-  }
-}
-
 // "--set a.b=value": the value is parsed as TOML; if that fails it is taken as a bare string.
 toml::table parse_sets(const std::vector<std::string>& sets) {
   toml::table out;
@@ -82,7 +64,7 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
         throw core::ConfigError("--set", key, "cannot parse \"" + s + "\" as key=value");
       }
     }
-    expand_shorthands(one);
+    policies::expand_rebalance_shorthand(one);
     core::merge_tables(out, one);
   }
   return out;
@@ -168,7 +150,7 @@ std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg) {
 ExperimentConfig load_config_text(std::string_view text, const std::string& source,
                                   const std::vector<std::string>& sets) {
   toml::table file = parse_toml(text, source);
-  expand_shorthands(file);
+  policies::expand_rebalance_shorthand(file);
   const toml::table overrides = parse_sets(sets);
   return parse_all(file, source, overrides);
 }

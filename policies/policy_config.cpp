@@ -8,6 +8,13 @@
 
 namespace epsim::policies {
 
+namespace {
+// The needs of a placement and a routing, with the trigger's when there is one.
+PolicyNeeds with_trigger(PolicyNeeds policies, const RebalanceConfig& rebalance) {
+  return rebalance.trigger ? policies | rebalance.trigger->needs() : policies;
+}
+}  // namespace
+
 PolicyConfig parse_policy_section(core::ParamTable& policy) {
   PolicyConfig c;
   c.placement = policy.string("placement", "linear", "placement policy");
@@ -19,14 +26,13 @@ PolicyConfig parse_policy_section(core::ParamTable& policy) {
     auto options = policy.table(key + "_options", "options of the " + key + " policy");
     return registry.create(name, options)->needs();
   };
-  c.needs = check(placement_registry(), "placement", c.placement) | check(routing_registry(), "routing", c.routing);
+  const PolicyNeeds needs =
+      check(placement_registry(), "placement", c.placement) | check(routing_registry(), "routing", c.routing);
   c.placement_options = policy.merged_table("placement_options");
   c.routing_options = policy.merged_table("routing_options");
   c.load_window = parse_load_window(policy);
   c.rebalance = parse_rebalance(policy);
-  if (c.rebalance.trigger) {
-    c.needs = c.needs | c.rebalance.trigger->needs();
-  }
+  c.needs = with_trigger(needs, c.rebalance);
   auto profile = policy.table("cost_profile", "the per-GPU cost curves C_g(n) that load-aware policies see");
   c.cost_profile = parse_cost_profile(profile);
   policy.finish();
@@ -34,8 +40,7 @@ PolicyConfig parse_policy_section(core::ParamTable& policy) {
 }
 
 PolicyNeeds declared_needs(const PolicyConfig& cfg, const std::string& source) {
-  PolicyNeeds needs = make_placement(cfg, source)->needs() | make_routing(cfg, source)->needs();
-  return cfg.rebalance.trigger ? needs | cfg.rebalance.trigger->needs() : needs;
+  return with_trigger(make_placement(cfg, source)->needs() | make_routing(cfg, source)->needs(), cfg.rebalance);
 }
 
 std::unique_ptr<PlacementPolicy> make_placement(const PolicyConfig& cfg, const std::string& source) {

@@ -3,9 +3,25 @@
 #include <array>
 #include <optional>
 
+#include <toml++/toml.h>
+
 #include "policies/registry.hpp"
 
 namespace epsim::policies {
+
+namespace {
+constexpr std::string_view k_trigger_key = "trigger";  // what `policy.rebalance = "NAME"` stands for
+}  // namespace
+
+void expand_rebalance_shorthand(toml::table& config) {
+  if (toml::table* policy = config.get_as<toml::table>("policy")) {
+    if (const toml::value<std::string>* name = policy->get_as<std::string>("rebalance")) {
+      toml::table expanded;
+      expanded.insert_or_assign(k_trigger_key, name->get());
+      policy->insert_or_assign("rebalance", std::move(expanded));
+    }
+  }
+}
 
 RebalanceConfig parse_rebalance(core::ParamTable& policy) {
   // "auto" is no mode of its own: it asks the trigger for its default.
@@ -18,13 +34,13 @@ RebalanceConfig parse_rebalance(core::ParamTable& policy) {
   auto t = policy.table("rebalance",
                         "re-placement during serving: the trigger, its options and how weights migrate "
                         "(policy.rebalance = \"NAME\" is short for [policy.rebalance] trigger = \"NAME\")",
-                        "trigger");
+                        k_trigger_key);
   RebalanceConfig c;
-  c.trigger_name = t.string("trigger", "none",
+  c.trigger_name = t.string(k_trigger_key, "none",
                             "re-placement during serving: " + fmt::format("{}", fmt::join(registry.names(), ", ")) +
                                 " (epsim list policies)");
   if (const std::string unknown = registry.unknown_message(c.trigger_name); !unknown.empty()) {
-    t.fail("trigger", unknown);
+    t.fail(k_trigger_key, unknown);
   }
   const std::optional<MigrationMode> migration = t.choice<std::optional<MigrationMode>>(
       "migration", std::nullopt,

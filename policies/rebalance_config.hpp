@@ -8,6 +8,12 @@
 #include "policies/trigger_factory.hpp"
 #include "sim/core/params.hpp"
 
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
 namespace epsim::policies {
 
 struct RebalanceConfig {
@@ -19,5 +25,10 @@ struct RebalanceConfig {
 
 /// Reads [policy.rebalance] of `policy` (the table is finished by the trigger's parser).
 RebalanceConfig parse_rebalance(core::ParamTable& policy);
+
+/// Rewrites `policy.rebalance = "NAME"` in a whole config table (a file, or one --set) as the table
+/// `[policy.rebalance] trigger = "NAME"`, so that layers merged before parsing keep both the trigger
+/// and options given elsewhere (`--set policy.rebalance=periodic --set policy.rebalance.interval_steps=9`).
+void expand_rebalance_shorthand(toml::table& config);
 
 }  // namespace epsim::policies

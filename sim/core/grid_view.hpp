@@ -52,24 +52,6 @@ class GridView {
     return data_.subspan(offset(full), extents_[N - 1]);
   }
 
-  /// The sub-grid at leading index `i` (one dimension fewer).
-  template <class Int>
-  GridView<T, N - 1> slice(Int i) const
-    requires(N > 1)
-  {
-    const std::size_t inner = size() / extents_[0];
-    assert(static_cast<std::size_t>(i) < extents_[0]);
-    return GridView<T, N - 1>(data_.subspan(static_cast<std::size_t>(i) * inner, inner), extents_, 1);
-  }
-
-  // For slice(): a view over `data` with the extents of `parent` from `first` on.
-  template <std::size_t M>
-  GridView(std::span<T> data, const std::array<std::size_t, M>& parent, std::size_t first) : data_(data) {
-    for (std::size_t d = 0; d < N; ++d) {
-      extents_[d] = parent[first + d];
-    }
-  }
-
  private:
   std::size_t offset(const Index& idx) const {
     std::size_t at = 0;
