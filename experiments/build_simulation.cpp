@@ -88,7 +88,7 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   const auto layers = static_cast<int>(cfg.model.num_moe_layers());
   const auto experts = static_cast<int>(cfg.model.routed_experts);
   const auto top_k = static_cast<int>(cfg.model.top_k);
-  const core::RandomStreams streams(cfg.seed);
+  const core::RandomStreams streams(cfg.seed_of(SeedFamily::workload));
   if (cfg.routing.source == workloads::RoutingSourceKind::trace) {
     p.routing_source =
         std::make_unique<workloads::TraceRoutingSource>(cfg.routing.trace, layers, experts, top_k, streams);
@@ -98,7 +98,7 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   }
   p.workload = cfg.workload;
   p.serving = cfg.serving;
-  p.seed = cfg.seed;
+  p.seed = cfg.seed_of(SeedFamily::workload);
   return p;
 }
 

@@ -9,7 +9,7 @@ namespace epsim::experiments {
 
 std::unique_ptr<hardware::RooflineCostModel> make_cost_model(const ExperimentConfig& cfg) {
   auto cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability,
-                                                            core::RandomStreams(cfg.seed));
+                                                            core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
   if (cfg.disaggregation.prefill_gpu) {
     cost->set_gpu_model(0, cfg.disaggregation.prefill_groups * cfg.ep_size, *cfg.disaggregation.prefill_gpu);
   }
@@ -23,7 +23,7 @@ int placed_group(const ExperimentConfig& cfg) {
 std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& cfg, const hardware::CostModel& cost,
                                                         int first_gpu, int gpus, int slots_per_gpu) {
   return serving::make_cost_curves(cfg.model, cost, first_gpu, gpus, slots_per_gpu, cfg.policy.cost_profile,
-                                   core::RandomStreams(cfg.seed));
+                                   core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
 }
 
 std::shared_ptr<const policies::CostCurves> make_group_curves(const ExperimentConfig& cfg,

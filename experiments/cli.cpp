@@ -1,6 +1,7 @@
 #include "experiments/cli.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <toml++/toml.h>
@@ -54,12 +55,44 @@ po::variables_map parse(const std::vector<std::string>& args, const po::options_
   return vm;
 }
 
+// Warnings and logs go to stderr ("epsim: warning: ..."), never into a command's output.
+void use_stderr_logger() {
+  static const bool once = [] {
+    auto logger = spdlog::stderr_logger_mt("epsim-stderr");
+    logger->set_pattern("epsim: %l: %v");
+    spdlog::set_default_logger(logger);
+    return true;
+  }();
+  (void)once;
+}
+
 void set_log_level(const std::string& level) {
   const auto l = spdlog::level::from_str(level);
   if (l == spdlog::level::off && level != "off") {
     throw UsageError("--log-level: unknown level \"" + level + "\"; valid: trace, debug, info, warn, error, off");
   }
   spdlog::set_level(l);
+}
+
+// "1,2.5,4" -> {1, 2.5, 4}.
+std::vector<double> parse_number_list(const std::string& text, std::string_view option) {
+  std::vector<double> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    try {
+      std::size_t used = 0;
+      out.push_back(std::stod(item, &used));
+      if (used != item.size()) {
+        throw std::invalid_argument(item);
+      }
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("{}: \"{}\" is not a number (expected e.g. 10,20,40)", option, item));
+    }
+    pos = comma + 1;
+  }
+  return out;
 }
 
 po::options_description common_options() {
@@ -135,18 +168,31 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
 
 int cmd_slo(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description d = common_options();
+  SloSearchOptions o;
   d.add_options()("config", po::value<std::string>(), "TOML experiment file (default: the embedded demo)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set key=value")(
       "target", po::value<double>()->default_value(0.9), "SLO attainment to sustain")(
       "tolerance", po::value<double>()->default_value(0.02), "stop when (hi - lo) / hi is this small")(
-      "max-probes", po::value<int>()->default_value(40), "give up after this many simulations")(
+      "max-probes", po::value<int>()->default_value(40), "give up after this many simulations (per replication)")(
+      "rates", po::value<std::string>(), "probe this grid instead of searching: comma-separated req/s, ascending")(
+      "replications", po::value<int>()->default_value(1),
+      "search again with the workload seed + 1, + 2...: the answer gets a 95 % interval")(
+      "duration", po::value<double>()->default_value(0.0),
+      "seconds of arrivals per probe (default: enough for --requests measured requests)")(
+      "requests", po::value<std::int64_t>()->default_value(o.measured_requests),
+      "measured requests per probe when the duration is automatic")(
+      "warmup", po::value<double>()->default_value(o.warmup_fraction), "share of the arrivals excluded at the start")(
+      "cooldown", po::value<double>()->default_value(o.cooldown_fraction), "share excluded at the end")(
+      "burst", "no steady state: every probe serves the config's own workload (how a fixed burst drains)")(
       "out", po::value<std::string>(), "write the attainment-vs-rate curve here (default: results/<config>-slo.csv)")(
       "seed", po::value<std::uint64_t>(), "override run.seed");
   po::positional_options_description pos;
   pos.add("config", 1);
   const po::variables_map vm = parse(args, d, pos);
   if (vm.count("help")) {
-    out << "usage: epsim slo [CONFIG] [--target 0.9] [--tolerance 0.02] [--out FILE] [--set key=value]...\n\n" << d;
+    out << "usage: epsim slo [CONFIG] [--target 0.9] [--rates 10,20,40] [--replications N] [--out FILE] [--set "
+           "key=value]...\n\n"
+        << d;
     return 0;
   }
   set_log_level(vm["log-level"].as<std::string>());
@@ -154,29 +200,55 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("seed")) {
     cfg.seed = vm["seed"].as<std::uint64_t>();
   }
-  SloSearchOptions o;
   o.target = vm["target"].as<double>();
   o.tolerance = vm["tolerance"].as<double>();
   o.max_probes = vm["max-probes"].as<int>();
-  if (!(o.target > 0.0 && o.target <= 1.0) || !(o.tolerance > 0.0 && o.tolerance < 1.0) || o.max_probes < 2) {
-    throw UsageError("--target must be in (0, 1], --tolerance in (0, 1), --max-probes >= 2");
+  o.replications = vm["replications"].as<int>();
+  o.duration_s = vm["duration"].as<double>();
+  o.measured_requests = vm["requests"].as<std::int64_t>();
+  o.warmup_fraction = vm["warmup"].as<double>();
+  o.cooldown_fraction = vm["cooldown"].as<double>();
+  o.steady_state = vm.count("burst") == 0;
+  if (vm.count("rates")) {
+    o.rates = parse_number_list(vm["rates"].as<std::string>(), "--rates");
   }
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
   const std::filesystem::path path = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem + "-slo.csv";
-  const SloSearchResult r = search_max_rate(cfg, o, [&](const SloProbe& p) {
-    out << fmt::format(
-        "  rate {:>9.3f} req/s: attainment {:5.1f} % (TTFT {:5.1f} %, TPOT {:5.1f} %), goodput {:.2f} req/s\n",
-        p.rate_rps, 100.0 * p.summary.slo_attainment, 100.0 * p.summary.slo_ttft_attainment,
-        100.0 * p.summary.slo_tpot_attainment, p.summary.goodput_rps);
-  });
+  SloSearchResult r;
+  try {
+    r = search_max_rate(cfg, o, [&](const SloProbe& p) {
+      out << fmt::format(
+          "  {}rate {:>9.3f} req/s: attainment {:5.1f} % (TTFT {:5.1f} %, TPOT {:5.1f} %), goodput {:.2f} req/s, "
+          "{} measured requests\n",
+          o.replications > 1 ? fmt::format("replication {}: ", p.replication) : "", p.rate_rps,
+          100.0 * p.summary.slo_attainment, 100.0 * p.summary.slo_ttft_attainment,
+          100.0 * p.summary.slo_tpot_attainment, p.summary.goodput_rps, p.summary.requests);
+    });
+  } catch (const core::ConfigError&) {
+    throw;
+  } catch (const core::Error& e) {
+    throw UsageError(e.what());
+  }
   if (!path.parent_path().empty()) {
     std::filesystem::create_directories(path.parent_path());
   }
   core::write_file_atomically(path, slo_curve_csv(r));
+  for (const std::string& w : r.warnings) {
+    spdlog::warn("{}", w);
+  }
+  const std::string interval =
+      r.max_rate.n >= 2 ? fmt::format(" (95 % interval {:.3f} - {:.3f}, {} replications)", r.max_rate.ci_low,
+                                      r.max_rate.ci_high, r.max_rate.n)
+                        : "";
   if (r.bracketed) {
-    out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s ({} probes; curve in {})\n",
-                       100.0 * o.target, r.max_rate_rps, r.probes.size(), path.string());
+    out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s{} ({} probes; curve in {})\n",
+                       100.0 * o.target, r.max_rate_rps, interval, r.probes.size(), path.string());
+  } else if (r.max_rate_rps > 0.0) {
+    out << fmt::format(
+        "every replication did not find both sides of {:.0f} % SLO attainment; best rate meeting it: {:.3f} req/s{} "
+        "(curve in {})\n",
+        100.0 * o.target, r.max_rate_rps, interval, path.string());
   } else {
     out << fmt::format("no probed rate reaches {:.0f} % SLO attainment (curve in {})\n", 100.0 * o.target,
                        path.string());
@@ -439,6 +511,7 @@ std::string usage() {
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  use_stderr_logger();
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     out << usage();
     return args.empty() ? 2 : 0;

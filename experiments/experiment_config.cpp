@@ -104,6 +104,14 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 
   auto run = root.table("run", "run settings");
   cfg.seed = static_cast<std::uint64_t>(run.integer("seed", 42, "seed of every random stream", {0, INT64_MAX}));
+  const auto family_seed = [&](std::string_view key, std::string_view doc) -> std::optional<std::uint64_t> {
+    if (const auto v = run.optional_integer(key, "the run seed", doc, {0, INT64_MAX})) {
+      return static_cast<std::uint64_t>(*v);
+    }
+    return std::nullopt;
+  };
+  cfg.workload_seed = family_seed("workload_seed", "seed of the workload's streams: arrivals, lengths, routing");
+  cfg.cluster_seed = family_seed("cluster_seed", "seed of the cluster's streams: GPU speed draws, drift, jitter");
   const double max_sim_time_s = run.real(
       "max_sim_time_s", 3600.0, "stop simulated time here (unfinished requests are reported)", core::k_positive);
   run.finish();
@@ -144,7 +152,8 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 }  // namespace
 
 std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg) {
-  return hardware::sample_speed_factors(cfg.variability, cfg.cluster.num_gpus(), core::RandomStreams(cfg.seed));
+  return hardware::sample_speed_factors(cfg.variability, cfg.cluster.num_gpus(),
+                                         core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
 }
 
 ExperimentConfig load_config_text(std::string_view text, const std::string& source,

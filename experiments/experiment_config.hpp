@@ -3,6 +3,7 @@
 // names), validated as a whole before anything runs.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,18 @@ struct OutputsConfig {
 
 /// Every section, each parsed by the layer whose struct it fills (models, hardware, workloads,
 /// policies, serving); experiments/ reads [run] and [output] and checks what spans sections.
+/// The families of random streams that can be seeded apart ([run] workload_seed, cluster_seed), so a
+/// study can draw new clusters while keeping the workload, or the reverse.
+enum class SeedFamily : std::uint8_t {
+  workload,  ///< arrivals, lengths, routing (synthetic or a trace's resampling)
+  cluster,   ///< static GPU speed draws, drift, jitter, cost profiling noise
+};
+
 struct ExperimentConfig {
   std::string source;  ///< file the config came from ("embedded demo" for the built-in one)
-  std::uint64_t seed = 42;
+  std::uint64_t seed = 42;  ///< the run seed: policies' own randomness, and each family left unset
+  std::optional<std::uint64_t> workload_seed;
+  std::optional<std::uint64_t> cluster_seed;
   models::ModelSpec model;
   hardware::GpuSpec gpu;
   hardware::ClusterSpec cluster;
@@ -49,6 +59,9 @@ struct ExperimentConfig {
   /// The effective configuration (file + --set), for the echo in summary.json; JSON text.
   std::string echo_json;
 
+  std::uint64_t seed_of(SeedFamily f) const {
+    return (f == SeedFamily::workload ? workload_seed : cluster_seed).value_or(seed);
+  }
   int slots_per_gpu() const { return (static_cast<int>(model.routed_experts) + redundant_experts) / ep_size; }
 };
 

@@ -112,7 +112,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
     return counts;
   }
   // Synthetic routing: the expected co-selections of the window's tokens under the topic structure.
-  const workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, k, core::RandomStreams(cfg.seed));
+  const workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, k, core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
   const double tokens =
       static_cast<double>(cfg.policy.load_window.steps) * static_cast<double>(cfg.policy.load_window.tokens);
   for (int l = 0; l < layers; ++l) {
@@ -151,7 +151,7 @@ LoadWindow profile_load(const ExperimentConfig& cfg) {
   }
   // A router of its own: the same hot sets and topics as the run's, without touching the run's draws.
   workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, static_cast<int>(cfg.model.top_k),
-                                    core::RandomStreams(cfg.seed));
+                                    core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
   std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
   const std::int64_t tokens = cfg.policy.load_window.tokens;
   for (std::int64_t i = 0; i < cfg.policy.load_window.steps; ++i) {

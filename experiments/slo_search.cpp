@@ -3,32 +3,67 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "experiments/build_simulation.hpp"
+#include "experiments/replication.hpp"
 #include "sim/core/error.hpp"
 
 namespace epsim::experiments {
+namespace {
 
-SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOptions& o,
-                                const std::function<void(const SloProbe&)>& on_probe) {
+// Below this many measured requests the attainment at the answer is too noisy to trust (binomial
+// 95 % half-width ~3 points at 90 %).
+constexpr std::int64_t k_min_trusted_requests = 400;
+
+void check_options(const ExperimentConfig& cfg, const SloSearchOptions& o) {
   if (cfg.workload.arrivals.kind == workloads::ArrivalConfig::Kind::replay) {
-    throw core::Error("slo: replayed arrivals have no rate to search; use poisson, gamma or onoff arrivals");
+    throw core::Error("slo: replayed arrivals have no rate to search; use poisson, gamma, onoff or batches arrivals");
   }
-  SloSearchResult res;
+  if (!(o.target > 0.0 && o.target <= 1.0) || !(o.tolerance > 0.0 && o.tolerance < 1.0) || o.max_probes < 2 ||
+      o.replications < 1 || o.duration_s < 0.0 || o.measured_requests < 1 || o.warmup_fraction < 0.0 ||
+      o.cooldown_fraction < 0.0 || o.warmup_fraction + o.cooldown_fraction >= 0.9) {
+    throw core::Error(
+        "slo: target must be in (0, 1], tolerance in (0, 1), max probes >= 2, replications >= 1, duration >= 0, "
+        "measured requests >= 1, warm-up and cool-down fractions >= 0 with a sum below 0.9");
+  }
+  for (std::size_t i = 0; i < o.rates.size(); ++i) {
+    if (!(o.rates[i] > 0.0) || (i > 0 && o.rates[i] <= o.rates[i - 1])) {
+      throw core::Error("slo: the rates to probe must be positive and ascending");
+    }
+  }
+}
+
+// One replication's search (or grid); appends its probes.
+double search_one(const ExperimentConfig& cfg, const SloSearchOptions& o, int replication,
+                  std::vector<SloProbe>& probes, bool& bracketed,
+                  const std::function<void(const SloProbe&)>& on_probe) {
+  int used = 0;
   const auto probe = [&](double rate) {
-    if (static_cast<int>(res.probes.size()) >= o.max_probes) {
+    if (used++ >= o.max_probes) {
       throw core::Error(fmt::format("slo: no answer within {} probes (last rate {} req/s)", o.max_probes, rate));
     }
-    ExperimentConfig c = cfg;
-    c.workload.arrivals.rate_rps = rate;
-    serving::Simulator sim(build_simulation(c));
-    SloProbe p{rate, sim.run().summary};
-    res.probes.push_back(p);
+    serving::Simulator sim(build_simulation(slo_probe_config(cfg, rate, o, replication)));
+    SloProbe p{rate, replication, sim.run().summary};
+    probes.push_back(p);
     if (on_probe) {
       on_probe(p);
     }
     return p.summary.slo_attainment >= o.target;
   };
+  if (!o.rates.empty()) {
+    double best = 0.0;
+    bool missed = false;
+    for (const double rate : o.rates) {
+      if (probe(rate)) {
+        best = rate;
+      } else {
+        missed = true;
+      }
+    }
+    bracketed = bracketed && best > 0.0 && missed;
+    return best;
+  }
   double lo = 0.0;
   double hi = 0.0;
   const double start = cfg.workload.arrivals.rate_rps;
@@ -47,26 +82,80 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
       }
     }
   }
-  res.bracketed = lo > 0.0;
+  bracketed = bracketed && lo > 0.0;
   while (lo > 0.0 && (hi - lo) / hi > o.tolerance) {
     const double mid = (lo + hi) / 2.0;
     (probe(mid) ? lo : hi) = mid;
   }
-  res.max_rate_rps = lo;
-  std::sort(res.probes.begin(), res.probes.end(),
-            [](const SloProbe& a, const SloProbe& b) { return a.rate_rps < b.rate_rps; });
+  return lo;
+}
+
+}  // namespace
+
+ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o,
+                                  int replication) {
+  ExperimentConfig c = with_replication(cfg, replication, VariedFamilies{.workload = true, .cluster = false, .policy = false});
+  c.workload.arrivals.rate_rps = rate;
+  if (!o.steady_state) {
+    return c;
+  }
+  const double measured_share = 1.0 - o.warmup_fraction - o.cooldown_fraction;
+  const double duration_s =
+      o.duration_s > 0.0 ? o.duration_s : static_cast<double>(o.measured_requests) / rate / measured_share;
+  c.workload.num_requests = 0;
+  c.workload.duration_s = duration_s;
+  c.serving.window.warmup_s = o.warmup_fraction * duration_s;
+  c.serving.window.cooldown_s = o.cooldown_fraction * duration_s;
+  // Every measured request's verdict is known by then: it met its targets or it never can.
+  const double longest_output = static_cast<double>(std::max<std::int64_t>(1, c.workload.output.largest()));
+  const double verdict_s = duration_s + c.serving.slo.ttft_ms / 1e3 + c.serving.slo.tpot_ms / 1e3 * (longest_output - 1.0);
+  c.serving.max_sim_time_s = std::min(c.serving.max_sim_time_s, verdict_s + 1e-3);
+  return c;
+}
+
+SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOptions& o,
+                                const std::function<void(const SloProbe&)>& on_probe) {
+  check_options(cfg, o);
+  SloSearchResult res;
+  res.bracketed = true;
+  for (int r = 0; r < o.replications; ++r) {
+    res.max_rate_by_replication.push_back(search_one(cfg, o, r, res.probes, res.bracketed, on_probe));
+  }
+  res.max_rate = core::summarize_sample(res.max_rate_by_replication);
+  res.max_rate_rps = res.max_rate.mean;
+  std::sort(res.probes.begin(), res.probes.end(), [](const SloProbe& a, const SloProbe& b) {
+    return a.rate_rps != b.rate_rps ? a.rate_rps < b.rate_rps : a.replication < b.replication;
+  });
+  if (!o.steady_state) {
+    res.warnings.push_back(fmt::format(
+        "steady state is off: each probe serves the config's {} requests, so the answer measures how a burst "
+        "drains, not a rate the system sustains",
+        cfg.workload.num_requests));
+  }
+  // The probes at the answer: too few measured requests make the attainment there a coin toss.
+  for (const SloProbe& p : res.probes) {
+    if (p.rate_rps == res.max_rate_by_replication[static_cast<std::size_t>(p.replication)] &&
+        p.summary.requests < k_min_trusted_requests) {
+      const double a = p.summary.slo_attainment;
+      const double half = 1.96 * std::sqrt(a * (1.0 - a) / std::max<double>(1.0, static_cast<double>(p.summary.requests)));
+      res.warnings.push_back(fmt::format(
+          "replication {}: the answer rests on {} measured requests (attainment {:.1f} % +- {:.1f} points); raise "
+          "the duration or the measured requests",
+          p.replication, p.summary.requests, 100.0 * a, 100.0 * half));
+    }
+  }
   return res;
 }
 
 std::string slo_curve_csv(const SloSearchResult& r) {
   std::string out =
-      "rate_rps,attainment,ttft_attainment,tpot_attainment,goodput_rps,ttft_p90_ms,tpot_p90_ms,e2e_p90_ms,requests,"
-      "finished\n";
+      "rate_rps,replication,attainment,ttft_attainment,tpot_attainment,goodput_rps,ttft_p90_ms,tpot_p90_ms,"
+      "e2e_p90_ms,requests,finished,measured_s\n";
   for (const SloProbe& p : r.probes) {
     const auto& s = p.summary;
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{}\n", p.rate_rps, s.slo_attainment,
-                   s.slo_ttft_attainment, s.slo_tpot_attainment, s.goodput_rps, s.ttft_ms.p90, s.tpot_ms.p90,
-                   s.e2e_ms.p90, s.requests, s.requests_finished);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{}\n", p.rate_rps, p.replication,
+                   s.slo_attainment, s.slo_ttft_attainment, s.slo_tpot_attainment, s.goodput_rps, s.ttft_ms.p90,
+                   s.tpot_ms.p90, s.e2e_ms.p90, s.requests, s.requests_finished, s.measured_s);
   }
   return out;
 }

@@ -1,37 +1,62 @@
 #pragma once
 // The highest arrival rate whose SLO attainment stays >= a target (ViBE / DistServe's "max sustainable
-// rate"): bracketing (doubling or halving from the config's rate), then bisection, every probe with the
-// config's seed so that probes differ only by their rate (the arrival gaps scale as 1 / rate).
+// rate"). By default every probe measures steady state: arrivals for a duration long enough for the
+// requested number of measured requests, the first and last part of it excluded (warm-up, cool-down),
+// and the simulation stopped once every measured request's verdict is known (a request arriving by the
+// window's end that has not finished by arrival + TTFT target + TPOT target x (longest output - 1) has
+// missed), so an overloaded probe does not pay for draining its backlog. The search brackets (doubling
+// or halving from the config's rate) then bisects; or, with `rates`, probes a fixed grid. Replication r
+// adds r to the workload's seed (replication.hpp) and searches again: the answer is the mean of the
+// replications' answers with a Student-t interval. Probes of one replication differ only by their rate.
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "experiments/experiment_config.hpp"
+#include "sim/core/confidence.hpp"
 #include "sim/serving/metrics.hpp"
 
 namespace epsim::experiments {
 
 struct SloProbe {
   double rate_rps = 0.0;
+  int replication = 0;
   serving::RunSummary summary;
-};
-
-struct SloSearchResult {
-  double max_rate_rps = 0.0;     ///< the highest probed rate meeting the target (0 if none did)
-  bool bracketed = false;        ///< a rate meeting the target and one missing it were both found
-  std::vector<SloProbe> probes;  ///< sorted by rate
 };
 
 struct SloSearchOptions {
   double target = 0.9;      ///< attainment to sustain
   double tolerance = 0.02;  ///< stop when (hi - lo) / hi <= tolerance
-  int max_probes = 40;
+  int max_probes = 40;      ///< per replication
+  /// Steady state (the default): duration-based arrivals with warm-up and cool-down excluded. Off: the
+  /// config's own workload (a fixed request count measures how a burst drains, not a sustainable rate).
+  bool steady_state = true;
+  double duration_s = 0.0;                ///< arrivals per probe; 0 = enough for `measured_requests`
+  std::int64_t measured_requests = 1000;  ///< requests in the measured window when the duration is automatic
+  double warmup_fraction = 0.2;           ///< of the arrival duration, excluded at the start
+  double cooldown_fraction = 0.1;         ///< excluded at the end
+  std::vector<double> rates;              ///< probe exactly these (ascending) instead of searching
+  int replications = 1;
 };
+
+struct SloSearchResult {
+  /// Mean over replications of each one's highest rate meeting the target (0 for one that met none).
+  double max_rate_rps = 0.0;
+  core::SampleSummary max_rate;        ///< over replications (interval when >= 2)
+  std::vector<double> max_rate_by_replication;
+  bool bracketed = false;              ///< every replication found a rate meeting and one missing the target
+  std::vector<SloProbe> probes;        ///< sorted by rate, then replication
+  std::vector<std::string> warnings;   ///< what makes the answer less trustworthy than it looks
+};
+
+/// The configuration one probe runs: `cfg` at `rate`, in steady state when `o` says so.
+ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o,
+                                  int replication);
 
 /// Runs the search; `on_probe` (optional) is told about each probe as it finishes.
 SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOptions& o,
                                 const std::function<void(const SloProbe&)>& on_probe = {});
-/// rate_rps, attainment, ttft_attainment, tpot_attainment, goodput_rps, ttft_p90_ms, tpot_p90_ms, ...
+/// rate_rps, replication, attainment, ttft_attainment, tpot_attainment, goodput_rps, ttft_p90_ms, ...
 std::string slo_curve_csv(const SloSearchResult& r);
 
 }  // namespace epsim::experiments

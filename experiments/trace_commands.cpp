@@ -74,7 +74,7 @@ int gen(const std::vector<std::string>& args, std::ostream& out) {
   }
   workloads::SyntheticRouter router(cfg.routing.synthetic, static_cast<int>(cfg.model.num_moe_layers()),
                                     static_cast<int>(cfg.model.routed_experts), static_cast<int>(cfg.model.top_k),
-                                    core::RandomStreams(cfg.seed));
+                                    core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
   const std::string path = vm["out"].as<std::string>();
   workloads::generate_trace(path, router, cfg.model.name, o);
   out << fmt::format("wrote {}: {} steps of {} tokens, {} MoE layers x {} experts, top-{}\n", path, o.steps, o.tokens,

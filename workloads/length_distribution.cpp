@@ -59,6 +59,19 @@ double LengthDistribution::expected() const {
   return 0.0;
 }
 
+std::int64_t LengthDistribution::largest() const {
+  switch (kind) {
+    case Kind::fixed:
+      return value;
+    case Kind::uniform:
+    case Kind::lognormal:
+      return max;
+    case Kind::empirical:
+      return values.empty() ? 0 : *std::max_element(values.begin(), values.end());
+  }
+  return 0;
+}
+
 LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value) {
   using Kind = LengthDistribution::Kind;
   static constexpr std::array<core::Choice<Kind>, 4> kinds{{{"fixed", Kind::fixed},

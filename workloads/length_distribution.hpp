@@ -24,6 +24,8 @@ struct LengthDistribution {
   std::int64_t sample(core::Rng& rng) const;
   /// Expected value (of the unclamped distribution for lognormal).
   double expected() const;
+  /// The largest length it can give (lognormal is clamped to max).
+  std::int64_t largest() const;
 };
 
 LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value);

@@ -89,6 +89,9 @@ class ParamTable {
   std::optional<double> optional_real(std::string_view key, std::string_view absent, std::string_view doc,
                                       RealBounds b = {});
   std::int64_t integer(std::string_view key, std::int64_t def, std::string_view doc, IntBounds b = {});
+  /// An integer that may be absent, like optional_real.
+  std::optional<std::int64_t> optional_integer(std::string_view key, std::string_view absent, std::string_view doc,
+                                               IntBounds b = {});
   std::int64_t integer_required(std::string_view key, std::string_view doc, IntBounds b = {});
   bool boolean(std::string_view key, bool def, std::string_view doc);
   std::string string(std::string_view key, std::string_view def, std::string_view doc);

@@ -65,7 +65,7 @@ struct SimulationParts {
   std::unique_ptr<workloads::RoutingSource> routing_source = {};
   workloads::WorkloadConfig workload = {};
   ServingConfig serving = {};
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;  ///< seeds the workload's streams (arrivals, lengths)
 };
 
 struct SimulationResult {
