@@ -8,13 +8,13 @@
 using namespace epsim::core;
 
 TEST_CASE("Student-t quantiles match the printed table") {
-  // Two-sided 95 %: t(0.975; dof) from any statistics table.
-  REQUIRE(student_t_quantile(0.95, 1) == Approx(12.706).epsilon(1e-4));
-  REQUIRE(student_t_quantile(0.95, 2) == Approx(4.303).epsilon(1e-4));
-  REQUIRE(student_t_quantile(0.95, 4) == Approx(2.776).epsilon(1e-4));
-  REQUIRE(student_t_quantile(0.95, 7) == Approx(2.365).epsilon(1e-4));
-  REQUIRE(student_t_quantile(0.95, 29) == Approx(2.045).epsilon(1e-4));
-  REQUIRE(student_t_quantile(0.99, 10) == Approx(3.169).epsilon(1e-4));
+  // Two-sided 95 %: t(0.975; dof) from a statistics table (to 4 decimals, e.g. NIST/SEMATECH 1.3.6.7.2).
+  REQUIRE(student_t_quantile(0.95, 1) == Approx(12.7062).epsilon(1e-4));
+  REQUIRE(student_t_quantile(0.95, 2) == Approx(4.3027).epsilon(1e-4));
+  REQUIRE(student_t_quantile(0.95, 4) == Approx(2.7764).epsilon(1e-4));
+  REQUIRE(student_t_quantile(0.95, 7) == Approx(2.3646).epsilon(1e-4));
+  REQUIRE(student_t_quantile(0.95, 29) == Approx(2.0452).epsilon(1e-4));
+  REQUIRE(student_t_quantile(0.99, 10) == Approx(3.1693).epsilon(1e-4));
   REQUIRE(student_t_quantile(0.95, 100000) == Approx(1.95996).epsilon(1e-4));
   REQUIRE_THROWS(student_t_quantile(0.95, 0));
 }
