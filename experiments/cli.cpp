@@ -19,6 +19,7 @@
 #include "experiments/place_command.hpp"
 #include "experiments/results_writer.hpp"
 #include "experiments/slo_search.hpp"
+#include "experiments/sweep_command.hpp"
 #include "experiments/trace_commands.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
@@ -102,15 +103,23 @@ po::options_description common_options() {
   return d;
 }
 
-ExperimentConfig load(const po::variables_map& vm) {
-  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  if (vm.count("config")) {
-    return load_config(vm["config"].as<std::string>(), sets);
-  }
-  return load_config_text(embedded_demo_config(), "embedded demo (examples/demo.toml)", sets);
+// "epsim: warning: ..." on the error stream (never in a command's output).
+void warn(std::ostream& err, const std::string& what) {
+  err << "epsim: warning: " << what << "\n";
 }
 
-int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
+ExperimentConfig load(const po::variables_map& vm, std::ostream& err) {
+  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  ExperimentConfig cfg = vm.count("config") ? load_config(vm["config"].as<std::string>(), sets)
+                                            : load_config_text(embedded_demo_config(),
+                                                               "embedded demo (examples/demo.toml)", sets);
+  for (const std::string& w : cfg.warnings) {
+    warn(err, w);
+  }
+  return cfg;
+}
+
+int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description d = common_options();
   d.add_options()("config", po::value<std::string>(), "TOML experiment file (default: the embedded demo)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set key=value (repeatable)")(
@@ -124,7 +133,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   set_log_level(vm["log-level"].as<std::string>());
-  ExperimentConfig cfg = load(vm);
+  ExperimentConfig cfg = load(vm, err);
   if (vm.count("seed")) {
     cfg.seed = vm["seed"].as<std::uint64_t>();
   }
@@ -156,7 +165,31 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
     sim.add_observer(&timeline.emplace(cfg.outputs.timeline_steps));
     logs.timeline = &*timeline;
   }
+  // Progress on stderr once a run has taken a few seconds: simulated time against the workload's
+  // duration, or finished requests against its count.
+  auto last_report = t0;
+  sim.set_progress(
+      [&](const serving::RunProgress& p) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - t0 < std::chrono::seconds(3) || now - last_report < std::chrono::seconds(1)) {
+          return;
+        }
+        last_report = now;
+        const double sim_s = core::to_seconds(p.now_ns);
+        const std::string target =
+            cfg.workload.duration_s > 0.0 ? fmt::format(" of ~{:.0f} s", cfg.workload.duration_s) : "";
+        const std::string of =
+            cfg.workload.num_requests > 0 ? fmt::format("/{}", cfg.workload.num_requests) : "";
+        err << fmt::format("epsim run: simulated {:.1f} s{}, {}{} requests finished ({} arrived)\n", sim_s, target,
+                            p.requests_finished, of, p.requests_arrived)
+             << std::flush;
+      },
+      2048);
   const serving::SimulationResult res = sim.run();
+  if (res.routing_loops > 0) {
+    warn(err, fmt::format("{}: the routing trace {} looped {} time(s): the run outlasts it, so its routing repeats",
+                          cfg.source, cfg.routing.trace.file, res.routing_loops));
+  }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_results(dir, cfg, res, logs);
 
@@ -166,7 +199,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
-int cmd_slo(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description d = common_options();
   SloSearchOptions o;
   d.add_options()("config", po::value<std::string>(), "TOML experiment file (default: the embedded demo)")(
@@ -196,7 +229,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   set_log_level(vm["log-level"].as<std::string>());
-  ExperimentConfig cfg = load(vm);
+  ExperimentConfig cfg = load(vm, err);
   if (vm.count("seed")) {
     cfg.seed = vm["seed"].as<std::uint64_t>();
   }
@@ -235,7 +268,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out) {
   }
   core::write_file_atomically(path, slo_curve_csv(r));
   for (const std::string& w : r.warnings) {
-    spdlog::warn("{}", w);
+    warn(err, w);
   }
   const std::string interval =
       r.max_rate.n >= 2 ? fmt::format(" (95 % interval {:.3f} - {:.3f}, {} replications)", r.max_rate.ci_low,
@@ -256,7 +289,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
-int cmd_validate(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description d = common_options();
   d.add_options()("config", po::value<std::string>(), "TOML experiment file")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set key=value");
@@ -271,7 +304,7 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out) {
     throw UsageError("validate needs a CONFIG file");
   }
   set_log_level(vm["log-level"].as<std::string>());
-  const ExperimentConfig cfg = load(vm);
+  const ExperimentConfig cfg = load(vm, err);
   out << fmt::format("{}: ok ({} on {} x {} GPUs, EP{}, {} requests at {} req/s)\n", cfg.source, cfg.model.name,
                      cfg.cluster.num_gpus(), cfg.gpu.name, cfg.ep_size, cfg.workload.num_requests,
                      cfg.workload.arrivals.rate_rps);
@@ -349,7 +382,7 @@ constexpr std::array<std::pair<std::string_view, void (*)(std::ostream&)>, 5> k_
     {"policies", list_policies},
 }};
 
-int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_list(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
   po::options_description d = common_options();
   d.add_options()("what", po::value<std::string>()->default_value("all"),
                   "models, gpus, clusters, links, policies or all");
@@ -395,7 +428,7 @@ std::vector<std::int64_t> parse_token_list(const std::string& s) {
   return out;
 }
 
-int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description d = common_options();
   d.add_options()("gpu", po::value<std::string>(), "GPU preset (epsim list gpus)")("model", po::value<std::string>(),
                                                                                    "model preset (epsim list models)")(
@@ -433,7 +466,7 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
     if (vm.count("gpu") || vm.count("model") || !vm["speed"].defaulted()) {
       throw UsageError("--config gives the GPU, the model and the speed; drop --gpu, --model and --speed");
     }
-    const ExperimentConfig cfg = load(vm);
+    const ExperimentConfig cfg = load(vm, err);
     const int index = vm["gpu-index"].as<int>();
     if (index < 0 || index >= cfg.cluster.num_gpus()) {
       throw UsageError(fmt::format("--gpu-index: expected a GPU of the cluster's {} (0 .. {}), got {}",
@@ -467,9 +500,18 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out) {
 
 namespace {
 
+// std::invalid_argument from `sweep` is its usage error.
+int sweep_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    return sweep_command(args, out, err);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 // std::invalid_argument from `place` and `trace` is their usage error.
 template <int (*Command)(const std::vector<std::string>&, std::ostream&)>
-int usage_checked(const std::vector<std::string>& args, std::ostream& out) {
+int usage_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
   try {
     return Command(args, out);
   } catch (const std::invalid_argument& e) {
@@ -481,11 +523,11 @@ struct Command {
   std::string_view name;
   std::string_view synopsis;
   std::string_view summary;
-  int (*run)(const std::vector<std::string>&, std::ostream&);
+  int (*run)(const std::vector<std::string>&, std::ostream& out, std::ostream& err);
 };
 
 // Every command, as `epsim --help` lists it: a new command is one row.
-constexpr std::array<Command, 7> k_commands{{
+constexpr std::array<Command, 8> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
     {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
     {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
@@ -495,6 +537,7 @@ constexpr std::array<Command, 7> k_commands{{
     {"slo", "slo [CONFIG]", "find the highest arrival rate whose SLO attainment stays >= --target", cmd_slo},
     {"place", "place", "compute a placement (any policy) from a load file: epsim or vLLM format",
      usage_checked<place_command>},
+    {"sweep", "sweep STUDY", "run a study (grid, what-if, Monte Carlo, policy comparison) with intervals", sweep_checked},
 }};
 
 std::string usage() {
@@ -534,7 +577,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return 2;
   }
   try {
-    return it->run(rest, out);
+    return it->run(rest, out, err);
   } catch (const UsageError& e) {
     err << "epsim " << cmd << ": " << e.what() << "\n";
     return 2;

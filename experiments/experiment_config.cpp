@@ -97,10 +97,32 @@ void check_memory(const ExperimentConfig& cfg, core::ParamTable& root) {
   }
 }
 
-ExperimentConfig parse_all(const toml::table& file, const std::string& source, const toml::table& sets) {
+// Valid settings that do nothing as combined: said out loud instead of silently ignored.
+std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
+  std::vector<std::string> out;
+  const bool replicating = cfg.policy.placement == "eplb" || cfg.policy.placement == "grace";
+  if ((cfg.policy.routing == "metro" || cfg.policy.routing == "grace") &&
+      (cfg.redundant_experts == 0 || !replicating)) {
+    out.push_back(fmt::format(
+        "{}: policy.routing = \"{}\" chooses among replicas, but placement \"{}\" with {} redundant slots gives every "
+        "expert one copy: it routes exactly like \"even\" (use a replicating placement, eplb or grace, and "
+        "parallel.redundant_experts > 0, or the study bundle \"{}\")",
+        cfg.source, cfg.policy.routing, cfg.policy.placement, cfg.redundant_experts, cfg.policy.routing));
+  }
+  if (cfg.redundant_experts > 0 && !replicating) {
+    out.push_back(fmt::format(
+        "{}: parallel.redundant_experts = {} but placement \"{}\" places one copy per expert: the redundant slots "
+        "stay empty",
+        cfg.source, cfg.redundant_experts, cfg.policy.placement));
+  }
+  return out;
+}
+
+ExperimentConfig parse_all(const toml::table& file, const std::string& source, const toml::table& sets,
+                           const std::string& sets_source = "--set") {
   ExperimentConfig cfg;
   cfg.source = source;
-  core::ParamTable root({core::ParamLayer{&sets, "--set"}, core::ParamLayer{&file, source}}, "");
+  core::ParamTable root({core::ParamLayer{&sets, sets_source}, core::ParamLayer{&file, source}}, "");
 
   auto run = root.table("run", "run settings");
   cfg.seed = static_cast<std::uint64_t>(run.integer("seed", 42, "seed of every random stream", {0, INT64_MAX}));
@@ -140,6 +162,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.outputs = parse_outputs(root);
   check_memory(cfg, root);
   root.finish();
+  cfg.warnings = policy_warnings(cfg);
 
   toml::table effective = file;
   core::merge_tables(effective, sets);
@@ -162,6 +185,12 @@ ExperimentConfig load_config_text(std::string_view text, const std::string& sour
   policies::expand_rebalance_shorthand(file);
   const toml::table overrides = parse_sets(sets);
   return parse_all(file, source, overrides);
+}
+
+ExperimentConfig load_config_tables(toml::table file, const std::string& source, const toml::table& overrides,
+                                    const std::string& overrides_source) {
+  policies::expand_rebalance_shorthand(file);
+  return parse_all(file, source, overrides, overrides_source);
 }
 
 ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& sets) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <toml++/toml.h>
+
 #include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/hardware_config.hpp"
@@ -58,6 +60,8 @@ struct ExperimentConfig {
   OutputsConfig outputs;
   /// The effective configuration (file + --set), for the echo in summary.json; JSON text.
   std::string echo_json;
+  /// Settings that are valid but have no effect or miss a prerequisite (the CLI prints them once).
+  std::vector<std::string> warnings;
 
   std::uint64_t seed_of(SeedFamily f) const {
     return (f == SeedFamily::workload ? workload_seed : cluster_seed).value_or(seed);
@@ -71,6 +75,11 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
 /// The same from TOML text (e.g. the embedded demo), `source` naming it in messages.
 ExperimentConfig load_config_text(std::string_view text, const std::string& source,
                                   const std::vector<std::string>& sets);
+
+/// The same from a parsed base table and a table of overrides (a study point), `overrides_source`
+/// naming the overrides in messages.
+ExperimentConfig load_config_tables(toml::table file, const std::string& source, const toml::table& overrides,
+                                    const std::string& overrides_source);
 
 /// The static speed factor of every GPU: drawn from cfg.variability with the run's seed.
 std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg);

@@ -18,33 +18,8 @@ nlohmann::ordered_json latency_json(const serving::LatencySummary& s) {
 
 }  // namespace
 
-std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
+nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
   const serving::RunSummary& s = res.summary;
-  const serving::MemoryPlan memory =
-      serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp);
-  nlohmann::ordered_json j;
-  j["epsim_version"] = k_version;
-  j["seed"] = cfg.seed;
-  j["config_source"] = cfg.source;
-  j["config"] = nlohmann::ordered_json::parse(cfg.echo_json);
-  j["resolved"] = {
-      {"model", cfg.model.name},
-      {"gpu", cfg.gpu.name},
-      {"gpus", cfg.cluster.num_gpus()},
-      {"cluster", cfg.cluster.name},
-      {"speed_factors", resolved_speed_factors(cfg)},
-      {"ep_size", cfg.ep_size},
-      {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
-      {"attention_tp", cfg.serving.attention_tp},
-      {"prefill_groups", cfg.disaggregation.prefill_groups},
-      {"slots_per_gpu", cfg.slots_per_gpu()},
-      {"weights_gib_per_gpu", memory.weights_gib},
-      {"kv_cache_gib_per_gpu", memory.kv_gib},
-      {"kv_cache_tokens_per_gpu", memory.kv_blocks * cfg.serving.scheduler.kv_block_tokens},
-      {"moe_layers", cfg.model.num_moe_layers()},
-      {"placement", cfg.policy.placement},
-      {"routing", cfg.policy.routing},
-  };
   nlohmann::ordered_json m;
   m["window"] = {{"warmup_s", cfg.serving.window.warmup_s},
                  {"cooldown_s", cfg.serving.window.cooldown_s},
@@ -90,7 +65,37 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
   for (const serving::SummaryFigure& f : res.figures) {
     m[f.name] = f.value;
   }
-  j["metrics"] = m;
+  return m;
+}
+
+std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
+  const serving::MemoryPlan memory =
+      serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp);
+  nlohmann::ordered_json j;
+  j["epsim_version"] = k_version;
+  j["seed"] = cfg.seed;
+  j["seeds"] = {{"workload", cfg.seed_of(SeedFamily::workload)}, {"cluster", cfg.seed_of(SeedFamily::cluster)}};
+  j["config_source"] = cfg.source;
+  j["config"] = nlohmann::ordered_json::parse(cfg.echo_json);
+  j["resolved"] = {
+      {"model", cfg.model.name},
+      {"gpu", cfg.gpu.name},
+      {"gpus", cfg.cluster.num_gpus()},
+      {"cluster", cfg.cluster.name},
+      {"speed_factors", resolved_speed_factors(cfg)},
+      {"ep_size", cfg.ep_size},
+      {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
+      {"attention_tp", cfg.serving.attention_tp},
+      {"prefill_groups", cfg.disaggregation.prefill_groups},
+      {"slots_per_gpu", cfg.slots_per_gpu()},
+      {"weights_gib_per_gpu", memory.weights_gib},
+      {"kv_cache_gib_per_gpu", memory.kv_gib},
+      {"kv_cache_tokens_per_gpu", memory.kv_blocks * cfg.serving.scheduler.kv_block_tokens},
+      {"moe_layers", cfg.model.num_moe_layers()},
+      {"placement", cfg.policy.placement},
+      {"routing", cfg.policy.routing},
+  };
+  j["metrics"] = metrics_json(cfg, res);
   return j.dump(2) + "\n";
 }
 

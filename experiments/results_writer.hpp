@@ -2,6 +2,7 @@
 // Writes a run's results directory: summary.json (config echo, seed, version, metrics) and
 // requests.csv, each file atomically.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "experiments/experiment_config.hpp"
@@ -10,6 +11,8 @@
 
 namespace epsim::experiments {
 
+/// The "metrics" object of summary.json: every headline metric, nested as it is written.
+nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::SimulationResult& res);
 /// The summary as JSON text (deterministic: no wall-clock values).
 std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res);
 /// One row per request, times in integer nanoseconds plus derived milliseconds.

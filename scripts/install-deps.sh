@@ -10,6 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   catch2 libspdlog-dev libfmt-dev nlohmann-json3-dev
   coinor-libclp-dev
+  libopenmpi-dev openmpi-bin
   clang-format-15 clang-tidy-15
 )
 

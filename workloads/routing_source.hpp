@@ -53,6 +53,8 @@ class RoutingSource {
   }
   /// True when a replayed trace has ended and is not looping: no further step can be routed.
   virtual bool exhausted() const { return false; }
+  /// How many times a replayed trace started again from its beginning (0 for generated routing).
+  virtual std::int64_t loops() const { return 0; }
 };
 
 }  // namespace epsim::workloads

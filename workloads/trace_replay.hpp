@@ -33,7 +33,7 @@ class TraceRoutingSource final : public RoutingSource {
   bool origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) override;
   bool exhausted() const override { return exhausted_; }
   std::int64_t steps_replayed() const { return replayed_; }
-  std::int64_t loops() const { return loops_; }
+  std::int64_t loops() const override { return loops_; }
 
  private:
   TraceReplayConfig cfg_;

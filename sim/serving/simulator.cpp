@@ -224,6 +224,14 @@ void Simulator::on_step_end(Group& g) {
   }
   last_step_end_ns_ = std::max(last_step_end_ns_, now);
   g.busy = false;
+  if (progress_ && ++steps_since_progress_ >= progress_every_) {
+    steps_since_progress_ = 0;
+    RunProgress p{now, static_cast<std::int64_t>(requests_.size()), 0};
+    for (const RequestState& r : requests_) {
+      p.requests_finished += r.finished() ? 1 : 0;
+    }
+    progress_(p);
+  }
   if (migration_ && !g.migration.compute_moves.empty()) {
     migration_->advance(g.migration, g.placement, g.index, g.last.start_ns, g.executor.compute_windows(), observers_);
   }
@@ -244,6 +252,7 @@ SimulationResult Simulator::run() {
   SimulationResult res;
   res.hit_time_limit = engine_.pending() > 0 && !engine_.stop_requested();
   res.routing_exhausted = routing_exhausted_;
+  res.routing_loops = parts_.routing_source->loops();
   for (const auto& g : groups_) {
     if (!g->trigger) {
       continue;

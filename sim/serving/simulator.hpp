@@ -76,6 +76,7 @@ struct SimulationResult {
   core::Time end_ns = 0;
   bool hit_time_limit = false;
   bool routing_exhausted = false;  ///< a replayed, non-looping trace ended before the workload did
+  std::int64_t routing_loops = 0;  ///< times a looping trace restarted (its routing repeats)
   std::int64_t rebalances = 0;     ///< placement changes applied
   std::int64_t expert_moves = 0;   ///< expert weight transfers they needed
   double migration_bytes = 0.0;
@@ -89,12 +90,24 @@ struct SimulationResult {
   double figure(std::string_view name) const;
 };
 
+/// Where a running simulation stands (for progress displays).
+struct RunProgress {
+  core::Time now_ns = 0;
+  std::int64_t requests_arrived = 0;
+  std::int64_t requests_finished = 0;
+};
+
 class Simulator {
  public:
   explicit Simulator(SimulationParts parts);
   ~Simulator();
   /// Observers to call besides the built-in metrics (not owned; must outlive run()).
   void add_observer(Observer* o) { observers_.push_back(o); }
+  /// Calls `fn` every `every_steps` steps (over all groups) while running.
+  void set_progress(std::function<void(const RunProgress&)> fn, std::int64_t every_steps) {
+    progress_ = std::move(fn);
+    progress_every_ = every_steps;
+  }
   SimulationResult run();
 
  private:
@@ -126,6 +139,9 @@ class Simulator {
   std::optional<WorkForecast> forecast_;      // when triggers asked for forecasts
   std::size_t next_decode_group_ = 0;
   std::int64_t steps_run_ = 0;
+  std::function<void(const RunProgress&)> progress_;
+  std::int64_t progress_every_ = 0;
+  std::int64_t steps_since_progress_ = 0;
 };
 
 /// The topology of one EP group of `ep_size` GPUs cut from `cluster` (whole nodes, or part of one).

@@ -1,0 +1,38 @@
+#pragma once
+// A finished study's outputs, from every run's record in run order (so the bytes do not depend on
+// which worker or rank ran what): runs.csv, points.csv (mean, std, n, 95 % interval, and the paired
+// difference to the baseline), distribution.csv (Monte Carlo), max_rate.csv (from the rate grid of a
+// compare study), ranking.csv (the objective), study.json, and the table printed on the terminal.
+#include <string>
+#include <vector>
+
+#include "experiments/study_journal.hpp"
+#include "experiments/study_plan.hpp"
+
+namespace epsim::experiments {
+
+/// Every run's record, indexed by run.
+using StudyRecords = std::vector<RunRecord>;
+
+std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
+std::string points_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
+std::string distribution_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
+/// Empty when the study has no rate axis.
+std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
+/// Empty when the study has no objective.
+std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
+/// The resolved study: version, kind, base, axes and levels, replications, seed families, every run's
+/// seeds, and `timings` (the only part that is not deterministic).
+std::string study_json(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records,
+                       double wall_s, std::int64_t reused_runs);
+/// The terminal table: each point's report metrics (mean +- 95 % half-width), the baseline
+/// differences, the max rate and the best point by the objective.
+std::string study_table(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
+
+/// The max sustainable rate from one attainment-vs-rate curve: the highest rate meeting `target`,
+/// interpolated linearly to where the curve crosses it (0 when the lowest rate misses it; the highest
+/// rate when none misses it, `censored` then set).
+double max_rate_from_curve(const std::vector<double>& rates, const std::vector<double>& attainment, double target,
+                           bool& censored);
+
+}  // namespace epsim::experiments

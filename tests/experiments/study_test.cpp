@@ -1,0 +1,303 @@
+// Studies (epsim sweep): the file, the grid, seed families and common random numbers, the interval and
+// pairing maths of the outputs against hand values, and that a sweep resumed from its journal, or run
+// on more threads, writes exactly the bytes of one uninterrupted run.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "experiments/cli.hpp"
+#include "experiments/study_plan.hpp"
+#include "experiments/study_report.hpp"
+#include "experiments/study_spec.hpp"
+#include "sim/core/random_streams.hpp"
+#include "tests/support/csv.hpp"
+#include "workloads/request_generator.hpp"
+
+namespace fs = std::filesystem;
+using namespace epsim;
+using namespace epsim::experiments;
+using Catch::Contains;
+
+namespace {
+
+const std::string k_data = EPSIM_TEST_DATA_DIR;
+
+StudySpec study(const std::string& text) {
+  return load_study_text(text, "study.toml", k_data);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Cli {
+  int code;
+  std::string out;
+  std::string err;
+};
+Cli cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// The lines of `csv` whose cells start with `prefix` (comma-separated).
+std::vector<std::string> rows_starting(const std::string& csv, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(csv);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a study's grid: product of axes, zipped axes move together, policy bundles bring prerequisites") {
+  const StudySpec s = study(R"(
+[study]
+base = "small.toml"
+[[axis]]
+name = "policy"
+policies = ["linear", "metro"]
+[[axis]]
+key = "workload.rate_rps"
+values = [2.0, 4.0, 8.0]
+[[axis]]
+key = "workload.num_requests"
+values = [10, 20, 30]
+zip_with = "workload.rate_rps"
+)");
+  REQUIRE(s.axes.size() == 3);
+  const StudyPlan plan = plan_study(s);
+  REQUIRE(plan.points.size() == 6);  // 2 policies x 3 (rate, count) pairs
+  // The last axis of the product varies fastest; the zipped count follows the rate.
+  REQUIRE(plan.points[1].labels == std::vector<std::string>{"linear", "4", "20"});
+  REQUIRE(plan.points[5].labels == std::vector<std::string>{"metro", "8", "30"});
+  REQUIRE(plan.points[5].config.workload.arrivals.rate_rps == 8.0);
+  REQUIRE(plan.points[5].config.workload.num_requests == 30);
+  // metro routes among replicas: its bundle brings EPLB and one redundant slot per GPU of EP4.
+  REQUIRE(plan.points[5].config.policy.routing == "metro");
+  REQUIRE(plan.points[5].config.policy.placement == "eplb");
+  REQUIRE(plan.points[5].config.redundant_experts == 4);
+  REQUIRE(plan.points[0].config.redundant_experts == 0);
+  REQUIRE(plan.warnings.empty());
+}
+
+TEST_CASE("a bad study file is refused with the file, the key and what was expected") {
+  const auto fails = [](const std::string& text, const std::string& what) {
+    INFO(text);
+    REQUIRE_THROWS_WITH(study(text), Contains(what));
+  };
+  fails("[study]\nbase = \"small.toml\"\nreplicas = 3\n", "study.toml: study.replicas: unknown key");
+  fails("[study]\n", "give the base experiment");
+  fails("[study]\nbase = \"nope.toml\"\n", "cannot open the base experiment");
+  fails("[study]\nbase = \"small.toml\"\nkind = \"survey\"\n", "unknown kind \"survey\"");
+  fails("[study]\nbase = \"small.toml\"\n[[axis]]\nvalues = [1, 2]\n", "axis[0].key: an axis of values needs the config key");
+  fails("[study]\nbase = \"small.toml\"\n[[axis]]\nname = \"p\"\npolicies = [\"linear\", \"magic\"]\n",
+        "unknown policy bundle \"magic\"");
+  fails("[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"a.b\"\nvalues = [1, 1]\n", "label \"1\" appears twice");
+  fails("[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"a.b\"\nvalues = [1, 2]\n[[axis]]\nkey = \"c.d\"\nvalues = [1]\n"
+        "zip_with = \"a.b\"\n",
+        "zipped axes need the same number of levels");
+  fails("[study]\nbase = \"small.toml\"\nbaseline = \"policy=linear\"\n", "naming an axis of the study");
+  fails("[study]\nbase = \"small.toml\"\nkind = \"compare\"\n", "a compare study needs an axis of arrival rates");
+  fails("[study]\nbase = \"small.toml\"\n[study.objective]\nmaximize = \"x\"\nsubject_to = [\"y > 1\"]\n",
+        "expected \"metric >= number\"");
+  // A key the experiment does not have is found when the point is loaded, before anything runs.
+  REQUIRE_THROWS_WITH(plan_study(study("[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"workload.rate\"\nvalues = [1]\n")),
+                      Contains("point 0 (workload.rate=1)"));
+}
+
+TEST_CASE("replications seed each family apart; common random numbers share them across points") {
+  const std::string axes = R"(
+[[axis]]
+key = "policy.placement"
+values = ["linear", "gem"]
+)";
+  const StudySpec clusters = study(R"(
+[study]
+kind = "montecarlo"
+base = "small.toml"
+replications = 2
+)" + axes);
+  REQUIRE(!clusters.vary.workload);
+  REQUIRE(clusters.vary.cluster);
+  const StudyPlan plan = plan_study(clusters);
+  REQUIRE(plan.warnings.size() == 1);  // small.toml's speeds are an explicit list: draws would not vary
+  REQUIRE_THAT(plan.warnings[0], Contains("cluster draws"));
+  const auto cfg = [&](const StudySpec& s, const StudyPlan& p, int point, int rep) {
+    return run_config(s, p, p.run(point * p.replications + rep));
+  };
+  const ExperimentConfig a0 = cfg(clusters, plan, 0, 0);
+  const ExperimentConfig a1 = cfg(clusters, plan, 0, 1);
+  const ExperimentConfig b1 = cfg(clusters, plan, 1, 1);
+  REQUIRE(a0.seed_of(SeedFamily::workload) == a1.seed_of(SeedFamily::workload));
+  REQUIRE(a0.seed_of(SeedFamily::cluster) + 1 == a1.seed_of(SeedFamily::cluster));
+  REQUIRE(a0.seed == a1.seed);
+  // Common random numbers: replication 1 has the same seeds at every point.
+  REQUIRE(b1.seed_of(SeedFamily::cluster) == a1.seed_of(SeedFamily::cluster));
+  REQUIRE(b1.seed_of(SeedFamily::workload) == a1.seed_of(SeedFamily::workload));
+
+  // With a drawn cluster, a new cluster seed draws new speeds and leaves the arrivals alone.
+  const std::vector<std::string> normal{"cluster.speed_factors=[]", "cluster.variability.kind=\"normal\"",
+                                        "cluster.variability.cv=0.05"};
+  ExperimentConfig base = load_config(k_data + "/small.toml", normal);
+  const ExperimentConfig r1 = with_replication(base, 1, VariedFamilies{false, true, false});
+  REQUIRE(resolved_speed_factors(base) != resolved_speed_factors(r1));
+  const auto arrivals = [](const ExperimentConfig& c) {
+    workloads::RequestGenerator g(c.workload, core::RandomStreams(c.seed_of(SeedFamily::workload)));
+    std::vector<core::Time> t;
+    for (int i = 0; i < 10; ++i) {
+      t.push_back(g.next()->arrival_ns);
+    }
+    return t;
+  };
+  REQUIRE(arrivals(base) == arrivals(r1));
+  // The reverse: new arrivals, the same cluster.
+  const ExperimentConfig w1 = with_replication(base, 1, VariedFamilies{true, false, false});
+  REQUIRE(resolved_speed_factors(base) == resolved_speed_factors(w1));
+  REQUIRE(arrivals(base) != arrivals(w1));
+
+  // Without common random numbers every run of the study has seeds of its own.
+  const StudySpec independent = study(R"(
+[study]
+base = "small.toml"
+replications = 2
+common_random_numbers = false
+)" + axes);
+  const StudyPlan ip = plan_study(independent);
+  REQUIRE(cfg(independent, ip, 1, 1).seed_of(SeedFamily::workload) != cfg(independent, ip, 0, 1).seed_of(SeedFamily::workload));
+}
+
+TEST_CASE("points.csv: mean, standard deviation, 95 % interval and paired difference by hand") {
+  const StudySpec s = study(R"(
+[study]
+base = "small.toml"
+replications = 3
+baseline = "policy.placement=linear"
+[[axis]]
+key = "policy.placement"
+values = ["linear", "gem"]
+)");
+  const StudyPlan plan = plan_study(s);
+  // Records made by hand: linear {0.5, 1.5, 2.0}, gem {1, 2, 3}.
+  StudyRecords records(6);
+  const std::vector<double> linear{0.5, 1.5, 2.0};
+  const std::vector<double> gem{1.0, 2.0, 3.0};
+  for (int r = 0; r < 3; ++r) {
+    records[static_cast<std::size_t>(r)].metrics = {{"x", linear[static_cast<std::size_t>(r)]}};
+    records[static_cast<std::size_t>(3 + r)].metrics = {{"x", gem[static_cast<std::size_t>(r)]}};
+  }
+  const std::string csv = points_csv(s, plan, records);
+  REQUIRE_THAT(csv, Catch::StartsWith("point,policy.placement,metric,n,mean,std,ci95_low,ci95_high,baseline_diff,"
+                                      "baseline_diff_ci95_low,baseline_diff_ci95_high,baseline_rel_diff\n"));
+  const auto cells = test::csv_cells(rows_starting(csv, "1,gem,x,").at(0));
+  // gem: mean 2, s = 1, half-width t(0.975, 2) / sqrt(3) = 4.30265 / 1.73205 = 2.48414.
+  REQUIRE(std::stod(cells[4]) == Approx(2.0));
+  REQUIRE(std::stod(cells[5]) == Approx(1.0));
+  REQUIRE(std::stod(cells[6]) == Approx(2.0 - 2.48414).epsilon(1e-5));
+  REQUIRE(std::stod(cells[7]) == Approx(2.0 + 2.48414).epsilon(1e-5));
+  // Paired differences {0.5, 0.5, 1}: mean 2/3, s = 0.2886751, half-width 4.302653 * 0.2886751 / sqrt(3) =
+  // 0.7171088; relative to the baseline's mean 4/3: 0.5.
+  REQUIRE(std::stod(cells[8]) == Approx(2.0 / 3.0));
+  REQUIRE(std::stod(cells[9]) == Approx(2.0 / 3.0 - 0.7171088).margin(1e-6));
+  REQUIRE(std::stod(cells[10]) == Approx(2.0 / 3.0 + 0.7171088).margin(1e-6));
+  REQUIRE(std::stod(cells[11]) == Approx(0.5));
+  // The distribution over replications: min, p10, p25, p50, p75, p90, max (linear interpolation).
+  const auto dist = test::csv_cells(rows_starting(distribution_csv(s, plan, records), "1,gem,x,").at(0));
+  REQUIRE(dist.size() == 11);
+  REQUIRE(std::stod(dist[4]) == 1.0);
+  REQUIRE(std::stod(dist[5]) == Approx(1.2));
+  REQUIRE(std::stod(dist[7]) == Approx(2.0));
+  REQUIRE(std::stod(dist[10]) == 3.0);
+}
+
+TEST_CASE("the max sustainable rate from an attainment-vs-rate curve") {
+  bool censored = false;
+  // Crosses 0.9 between 2 (0.95) and 4 (0.7): 2 + (0.95 - 0.9) / (0.95 - 0.7) * 2 = 2.4.
+  REQUIRE(max_rate_from_curve({1, 2, 4}, {1.0, 0.95, 0.7}, 0.9, censored) == Approx(2.4));
+  REQUIRE(!censored);
+  REQUIRE(max_rate_from_curve({1, 2, 4}, {0.8, 0.7, 0.1}, 0.9, censored) == 0.0);
+  REQUIRE(max_rate_from_curve({1, 2, 4}, {1.0, 1.0, 0.95}, 0.9, censored) == 4.0);
+  REQUIRE(censored);
+}
+
+TEST_CASE("the objective ranks feasible points first, best first") {
+  const StudySpec s = study(R"(
+[study]
+base = "small.toml"
+[study.objective]
+maximize = "goodput"
+subject_to = ["attainment >= 0.9"]
+[[axis]]
+key = "workload.rate_rps"
+values = [1, 2, 3]
+)");
+  const StudyPlan plan = plan_study(s);
+  StudyRecords records(3);
+  records[0].metrics = {{"goodput", 1.0}, {"attainment", 1.0}};
+  records[1].metrics = {{"goodput", 2.0}, {"attainment", 0.95}};
+  records[2].metrics = {{"goodput", 2.5}, {"attainment", 0.8}};  // the most goodput, but misses the SLO
+  const std::string csv = ranking_csv(s, plan, records);
+  REQUIRE_THAT(csv, Contains("rank,point,workload.rate_rps,goodput,feasible,attainment >= 0.9\n"
+                             "1,1,2,2,1,0.95\n2,0,1,1,1,1\n3,2,3,2.5,0,0.8\n"));
+}
+
+TEST_CASE("a sweep gives the same bytes on 1 or 2 threads and after resuming from a cut journal", "[slow]") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-study-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "study.toml";
+  std::ofstream(file) << "[study]\nkind = \"compare\"\nbase = \"" << k_data << "/small.toml\"\nreplications = 2\n"
+                      << "[[axis]]\nname = \"policy\"\npolicies = [\"linear\", \"eplb\"]\n"
+                      << "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [2.0, 8.0]\n";
+  const auto sweep = [&](const std::string& out, const std::string& jobs) {
+    return cli({"sweep", file.string(), "--out", (dir / out).string(), "-j", jobs, "--progress", "none"});
+  };
+  const Cli one = sweep("one", "1");
+  INFO(one.err);
+  REQUIRE(one.code == 0);
+  REQUIRE_THAT(one.out, Contains("max sustainable rate"));
+  REQUIRE(sweep("two", "2").code == 0);
+  for (const char* f : {"runs.csv", "points.csv", "max_rate.csv"}) {
+    REQUIRE(slurp(dir / "one" / f) == slurp(dir / "two" / f));
+  }
+  REQUIRE(fs::exists(dir / "one" / "study.json"));
+  REQUIRE(rows_starting(slurp(dir / "one" / "runs.csv"), "").size() == 9);  // header + 2 x 2 x 2 runs
+
+  // Cut the journal as a SIGKILL would: three whole records and half of the fourth; drop the outputs.
+  const fs::path journal = dir / "two" / "journal" / "rank-0.jsonl";
+  const std::string text = slurp(journal);
+  std::size_t cut = 0;
+  for (int i = 0; i < 3; ++i) {
+    cut = text.find('\n', cut) + 1;
+  }
+  const std::size_t next = text.find('\n', cut);
+  std::ofstream(journal, std::ios::binary | std::ios::trunc) << text.substr(0, cut + (next - cut) / 2);
+  for (const char* f : {"runs.csv", "points.csv", "max_rate.csv", "study.json"}) {
+    fs::remove(dir / "two" / f);
+  }
+  std::ofstream(dir / "two" / "points.csv.tmp-12345") << "half-written";
+  const Cli resumed = sweep("two", "1");
+  REQUIRE(resumed.code == 0);
+  REQUIRE_THAT(resumed.err, Contains("3 from the journal, 5 to run"));
+  for (const char* f : {"runs.csv", "points.csv", "max_rate.csv"}) {
+    REQUIRE(slurp(dir / "one" / f) == slurp(dir / "two" / f));
+  }
+  REQUIRE(!fs::exists(dir / "two" / "points.csv.tmp-12345"));
+  // Everything done: a third invocation runs nothing and writes the same bytes again.
+  const Cli again = sweep("two", "2");
+  REQUIRE_THAT(again.err, Contains("8 from the journal, 0 to run"));
+  REQUIRE(slurp(dir / "one" / "points.csv") == slurp(dir / "two" / "points.csv"));
+  fs::remove_all(dir);
+}
