@@ -8,6 +8,7 @@
 // or halving from the config's rate) then bisects; or, with `rates`, probes a fixed grid. Replication r
 // adds r to the workload's seed (replication.hpp) and searches again: the answer is the mean of the
 // replications' answers with a Student-t interval. Probes of one replication differ only by their rate.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ struct SloProbe {
   double rate_rps = 0.0;
   int replication = 0;
   serving::RunSummary summary;
+  /// Attainment of the measured requests arriving in the first and the second half of the window: a
+  /// second half clearly worse means the queue was still growing (not yet steady).
+  double first_half_attainment = 0.0;
+  double second_half_attainment = 0.0;
+  double window_scale = 1.0;  ///< the window, as a multiple of the automatic one (grown until settled)
+  std::int64_t backlog_growth = 0;  ///< requests in the system at the window's end minus at its start
 };
 
 struct SloSearchOptions {
@@ -32,7 +39,8 @@ struct SloSearchOptions {
   /// config's own workload (a fixed request count measures how a burst drains, not a sustainable rate).
   bool steady_state = true;
   double duration_s = 0.0;                ///< arrivals per probe; 0 = enough for `measured_requests`
-  std::int64_t measured_requests = 1000;  ///< requests in the measured window when the duration is automatic
+  /// Requests in the measured window when the duration is automatic (at least 2 x slo_concurrency).
+  std::int64_t measured_requests = 1000;
   double warmup_fraction = 0.2;           ///< of the arrival duration, excluded at the start
   double cooldown_fraction = 0.1;         ///< excluded at the end
   std::vector<double> rates;              ///< probe exactly these (ascending) instead of searching
@@ -49,9 +57,13 @@ struct SloSearchResult {
   std::vector<std::string> warnings;   ///< what makes the answer less trustworthy than it looks
 };
 
+/// Requests the system can hold at once (DP ranks x running seats per rank): the automatic probe
+/// window measures at least twice as many, or a burst would be absorbed whatever its rate.
+std::int64_t slo_concurrency(const ExperimentConfig& cfg);
+
 /// The configuration one probe runs: `cfg` at `rate`, in steady state when `o` says so.
 ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o,
-                                  int replication);
+                                  int replication, double window_scale = 1.0);
 
 /// Runs the search; `on_probe` (optional) is told about each probe as it finishes.
 SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOptions& o,

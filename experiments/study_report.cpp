@@ -366,23 +366,23 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
   return out;
 }
 
-std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
-  if (!spec.objective) {
-    return "";
-  }
-  const StudyObjective& o = *spec.objective;
-  struct Row {
-    int point;
-    double objective;
-    bool feasible;
-    std::vector<double> constraints;
-  };
-  std::vector<Row> rows;
+namespace {
+
+struct RankedPoint {
+  int point = 0;
+  double objective = 0.0;
+  bool feasible = true;
+  std::vector<double> constraints;
+};
+
+// Every point by the objective over its replications' means: feasible points first, best first.
+std::vector<RankedPoint> rank_points(const StudyObjective& o, const StudyPlan& plan, const StudyRecords& records) {
+  std::vector<RankedPoint> rows;
   const auto mean_of = [&](int p, const std::string& m) {
     return core::summarize_sample(finite(values_of(plan, records, p, m))).mean;
   };
   for (const StudyPoint& p : plan.points) {
-    Row r{p.index, mean_of(p.index, o.metric), true, {}};
+    RankedPoint r{p.index, mean_of(p.index, o.metric), true, {}};
     r.feasible = !std::isnan(r.objective);
     for (const ObjectiveConstraint& c : o.subject_to) {
       const double v = mean_of(p.index, c.metric);
@@ -391,7 +391,7 @@ std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
     }
     rows.push_back(std::move(r));
   }
-  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const RankedPoint& a, const RankedPoint& b) {
     if (a.feasible != b.feasible) {
       return a.feasible;
     }
@@ -400,17 +400,30 @@ std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
     }
     return o.maximize ? a.objective > b.objective : a.objective < b.objective;
   });
+  return rows;
+}
+
+}  // namespace
+
+std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  if (!spec.objective) {
+    return "";
+  }
+  const StudyObjective& o = *spec.objective;
+  const std::vector<RankedPoint> rows = rank_points(o, plan, records);
   std::string out = fmt::format("rank,point{},{},feasible", axis_header(spec), csv_cell(o.metric));
   for (const ObjectiveConstraint& c : o.subject_to) {
-    out += ","; out += csv_cell(fmt::format("{} {} {}", c.metric, c.at_least ? ">=" : "<=", c.bound));
+    out += ",";
+    out += csv_cell(fmt::format("{} {} {}", c.metric, c.at_least ? ">=" : "<=", c.bound));
   }
   out += "\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+    const RankedPoint& r = rows[i];
     out += fmt::format("{},{}{},{},{}", i + 1, r.point, axis_cells(plan.points[static_cast<std::size_t>(r.point)]),
                        num(r.objective), r.feasible ? 1 : 0);
     for (const double v : r.constraints) {
-      out += ","; out += num(v);
+      out += ",";
+      out += num(v);
     }
     out += "\n";
   }
@@ -555,14 +568,25 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
     out += table_text(rows);
   }
   if (spec.objective) {
-    const std::string ranking = ranking_csv(spec, plan, records);
-    std::istringstream lines(ranking);
-    std::string line;
-    std::getline(lines, line);  // header
-    std::getline(lines, line);
     const StudyObjective& o = *spec.objective;
-    out += fmt::format("\nobjective: {} {}{}; best: {}\n", o.maximize ? "maximize" : "minimize", o.metric,
-                       o.subject_to.empty() ? "" : " subject to constraints", line);
+    std::vector<std::string> constraints;
+    for (const ObjectiveConstraint& c : o.subject_to) {
+      constraints.push_back(fmt::format("{} {} {}", c.metric, c.at_least ? ">=" : "<=", c.bound));
+    }
+    out += fmt::format("\nobjective: {} {}{}{}\n", o.maximize ? "maximize" : "minimize", o.metric,
+                       constraints.empty() ? "" : " subject to ", fmt::join(constraints, ", "));
+    const std::vector<RankedPoint> ranked = rank_points(o, plan, records);
+    if (ranked.empty() || !ranked.front().feasible) {
+      out += "no point meets the constraints (ranking.csv lists them all)\n";
+    } else {
+      const StudyPoint& best = plan.points[static_cast<std::size_t>(ranked.front().point)];
+      std::vector<std::string> labels;
+      for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+        labels.push_back(fmt::format("{}={}", spec.axes[a].name, best.labels[a]));
+      }
+      out += fmt::format("best: point {} ({}): {} = {:.4g}\n", best.index, fmt::join(labels, ", "), o.metric,
+                         ranked.front().objective);
+    }
   }
   return out;
 }
