@@ -109,6 +109,13 @@ std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
         "parallel.redundant_experts > 0, or the study bundle \"{}\")",
         cfg.source, cfg.policy.routing, cfg.policy.placement, cfg.redundant_experts, cfg.policy.routing));
   }
+  if (cfg.policy.needs.predictions && cfg.routing.source == workloads::RoutingSourceKind::trace) {
+    out.push_back(fmt::format(
+        "{}: policy.rebalance = \"{}\" re-optimises from the predicted routing of the queued requests, but a "
+        "replayed trace predicts nothing: it never re-optimises (use policy.rebalance.mode = \"reactive\", or "
+        "synthetic routing)",
+        cfg.source, cfg.policy.rebalance.trigger_name));
+  }
   if (cfg.redundant_experts > 0 && !replicating) {
     out.push_back(fmt::format(
         "{}: parallel.redundant_experts = {} but placement \"{}\" places one copy per expert: the redundant slots "

@@ -118,7 +118,7 @@ TEST_CASE("a bad study file is refused with the file, the key and what was expec
                       Contains("point 0 (workload.rate=1)"));
 }
 
-TEST_CASE("replications seed each family apart; common random numbers share them across points") {
+TEST_CASE("replications seed each family apart, common random numbers share them across points") {
   const std::string axes = R"(
 [[axis]]
 key = "policy.placement"
@@ -300,4 +300,37 @@ TEST_CASE("a sweep gives the same bytes on 1 or 2 threads and after resuming fro
   REQUIRE_THAT(again.err, Contains("8 from the journal, 0 to run"));
   REQUIRE(slurp(dir / "one" / "points.csv") == slurp(dir / "two" / "points.csv"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("settings that have no effect are warned about, not ignored") {
+  const std::string small = k_data + "/small.toml";
+  const auto warnings = [&](const std::vector<std::string>& sets) { return load_config(small, sets).warnings; };
+  REQUIRE(warnings({}).empty());
+  // metro chooses among replicas: on linear placement without redundant slots it is "even".
+  const auto metro = warnings({"policy.routing=metro"});
+  REQUIRE(metro.size() == 1);
+  REQUIRE_THAT(metro[0], Contains("routes exactly like \"even\""));
+  REQUIRE(warnings({"policy.routing=metro", "policy.placement=eplb", "parallel.redundant_experts=4"}).empty());
+  // Redundant slots under a one-copy placement stay empty.
+  REQUIRE_THAT(warnings({"parallel.redundant_experts=4"}).at(0), Contains("stay empty"));
+  // The CLI prints them on stderr.
+  const Cli v = cli({"validate", small, "--set", "policy.routing=grace"});
+  REQUIRE(v.code == 0);
+  REQUIRE_THAT(v.err, Contains("epsim: warning: "));
+}
+
+TEST_CASE("the example studies load and plan: every point a valid experiment") {
+  const fs::path dir = fs::path(k_data) / ".." / ".." / "examples" / "studies";
+  const auto plan = [&](const char* name) { return plan_study(load_study((dir / name).string())); };
+  const StudyPlan whatif = plan("whatif-ep-sizes.toml");
+  REQUIRE(whatif.points.size() == 4);
+  REQUIRE(whatif.points[3].config.cluster.num_gpus() == 72);
+  REQUIRE(whatif.points[3].config.workload.arrivals.rate_rps == 36.0);  // zipped with the setup
+  const StudyPlan mc = plan("montecarlo-variability.toml");
+  REQUIRE(mc.points.size() == 4);
+  REQUIRE(mc.replications == 30);
+  REQUIRE(mc.warnings.empty());
+  const StudyPlan compare = plan("compare-policies.toml");
+  REQUIRE(compare.points.size() == 35);
+  REQUIRE(compare.warnings.empty());
 }
