@@ -110,9 +110,9 @@ void warn(std::ostream& err, const std::string& what) {
 
 ExperimentConfig load(const po::variables_map& vm, std::ostream& err) {
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  ExperimentConfig cfg = vm.count("config") ? load_config(vm["config"].as<std::string>(), sets)
-                                            : load_config_text(embedded_demo_config(),
-                                                               "embedded demo (examples/demo.toml)", sets);
+  ExperimentConfig cfg = vm.count("config")
+                             ? load_config(vm["config"].as<std::string>(), sets)
+                             : load_config_text(embedded_demo_config(), "embedded demo (examples/demo.toml)", sets);
   for (const std::string& w : cfg.warnings) {
     warn(err, w);
   }
@@ -178,11 +178,10 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         const double sim_s = core::to_seconds(p.now_ns);
         const std::string target =
             cfg.workload.duration_s > 0.0 ? fmt::format(" of ~{:.0f} s", cfg.workload.duration_s) : "";
-        const std::string of =
-            cfg.workload.num_requests > 0 ? fmt::format("/{}", cfg.workload.num_requests) : "";
+        const std::string of = cfg.workload.num_requests > 0 ? fmt::format("/{}", cfg.workload.num_requests) : "";
         err << fmt::format("epsim run: simulated {:.1f} s{}, {}{} requests finished ({} arrived)\n", sim_s, target,
-                            p.requests_finished, of, p.requests_arrived)
-             << std::flush;
+                           p.requests_finished, of, p.requests_arrived)
+            << std::flush;
       },
       2048);
   const serving::SimulationResult res = sim.run();
@@ -270,10 +269,9 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   for (const std::string& w : r.warnings) {
     warn(err, w);
   }
-  const std::string interval =
-      r.max_rate.n >= 2 ? fmt::format(" (95 % interval {:.3f} - {:.3f}, {} replications)", r.max_rate.ci_low,
-                                      r.max_rate.ci_high, r.max_rate.n)
-                        : "";
+  const std::string interval = r.max_rate.n >= 2 ? fmt::format(" (95 % interval {:.3f} - {:.3f}, {} replications)",
+                                                               r.max_rate.ci_low, r.max_rate.ci_high, r.max_rate.n)
+                                                 : "";
   if (r.bracketed) {
     out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s{} ({} probes; curve in {})\n",
                        100.0 * o.target, r.max_rate_rps, interval, r.probes.size(), path.string());
@@ -537,7 +535,8 @@ constexpr std::array<Command, 8> k_commands{{
     {"slo", "slo [CONFIG]", "find the highest arrival rate whose SLO attainment stays >= --target", cmd_slo},
     {"place", "place", "compute a placement (any policy) from a load file: epsim or vLLM format",
      usage_checked<place_command>},
-    {"sweep", "sweep STUDY", "run a study (grid, what-if, Monte Carlo, policy comparison) with intervals", sweep_checked},
+    {"sweep", "sweep STUDY", "run a study (grid, what-if, Monte Carlo, policy comparison) with intervals",
+     sweep_checked},
 }};
 
 std::string usage() {

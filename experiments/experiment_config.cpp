@@ -183,7 +183,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 
 std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg) {
   return hardware::sample_speed_factors(cfg.variability, cfg.cluster.num_gpus(),
-                                         core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
+                                        core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
 }
 
 ExperimentConfig load_config_text(std::string_view text, const std::string& source,

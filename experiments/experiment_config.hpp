@@ -41,7 +41,7 @@ enum class SeedFamily : std::uint8_t {
 };
 
 struct ExperimentConfig {
-  std::string source;  ///< file the config came from ("embedded demo" for the built-in one)
+  std::string source;       ///< file the config came from ("embedded demo" for the built-in one)
   std::uint64_t seed = 42;  ///< the run seed: policies' own randomness, and each family left unset
   std::optional<std::uint64_t> workload_seed;
   std::optional<std::uint64_t> cluster_seed;

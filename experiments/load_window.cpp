@@ -112,7 +112,8 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
     return counts;
   }
   // Synthetic routing: the expected co-selections of the window's tokens under the topic structure.
-  const workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, k, core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
+  const workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, k,
+                                          core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
   const double tokens =
       static_cast<double>(cfg.policy.load_window.steps) * static_cast<double>(cfg.policy.load_window.tokens);
   for (int l = 0; l < layers; ++l) {

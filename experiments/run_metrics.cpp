@@ -10,7 +10,11 @@ namespace {
 
 void flatten(const nlohmann::ordered_json& j, const std::string& prefix, NamedValues& out) {
   for (const auto& [key, value] : j.items()) {
-    const std::string name = prefix.empty() ? key : prefix + "." + key;
+    std::string name = prefix;
+    if (!name.empty()) {
+      name += '.';
+    }
+    name += key;
     if (value.is_object()) {
       flatten(value, name, out);
     } else if (value.is_boolean()) {

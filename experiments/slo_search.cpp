@@ -162,9 +162,10 @@ std::int64_t slo_concurrency(const ExperimentConfig& cfg) {
          cfg.serving.scheduler.max_running_requests;
 }
 
-ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o,
-                                  int replication, double window_scale) {
-  ExperimentConfig c = with_replication(cfg, replication, VariedFamilies{.workload = true, .cluster = false, .policy = false});
+ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o, int replication,
+                                  double window_scale) {
+  ExperimentConfig c =
+      with_replication(cfg, replication, VariedFamilies{.workload = true, .cluster = false, .policy = false});
   c.workload.arrivals.rate_rps = rate;
   if (!o.steady_state) {
     return c;
@@ -179,7 +180,8 @@ ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, cons
   c.serving.window.cooldown_s = o.cooldown_fraction * duration_s;
   // Every measured request's verdict is known by then: it met its targets or it never can.
   const double longest_output = static_cast<double>(std::max<std::int64_t>(1, c.workload.output.largest()));
-  const double verdict_s = duration_s + c.serving.slo.ttft_ms / 1e3 + c.serving.slo.tpot_ms / 1e3 * (longest_output - 1.0);
+  const double verdict_s =
+      duration_s + c.serving.slo.ttft_ms / 1e3 + c.serving.slo.tpot_ms / 1e3 * (longest_output - 1.0);
   c.serving.max_sim_time_s = std::min(c.serving.max_sim_time_s, verdict_s + 1e-3);
   return c;
 }
@@ -213,8 +215,8 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
           "replication {}: at the answer ({:.4g} req/s) the queue had not settled even on a window {:g}x the "
           "automatic one (attainment {:.1f} % in the first half, {:.1f} % in the second; {:+} requests in the "
           "system over the window): the answer may be optimistic; lengthen the duration",
-          p.replication, p.rate_rps, p.window_scale, 100.0 * p.first_half_attainment,
-          100.0 * p.second_half_attainment, p.backlog_growth));
+          p.replication, p.rate_rps, p.window_scale, 100.0 * p.first_half_attainment, 100.0 * p.second_half_attainment,
+          p.backlog_growth));
     }
     if (at_answer && p.summary.requests < concurrency) {
       res.warnings.push_back(fmt::format(
@@ -225,7 +227,8 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
     }
     if (at_answer && p.summary.requests < k_min_trusted_requests) {
       const double a = p.summary.slo_attainment;
-      const double half = 1.96 * std::sqrt(a * (1.0 - a) / std::max<double>(1.0, static_cast<double>(p.summary.requests)));
+      const double half =
+          1.96 * std::sqrt(a * (1.0 - a) / std::max<double>(1.0, static_cast<double>(p.summary.requests)));
       res.warnings.push_back(fmt::format(
           "replication {}: the answer rests on {} measured requests (attainment {:.1f} % +- {:.1f} points); raise "
           "the duration or the measured requests",
@@ -242,10 +245,10 @@ std::string slo_curve_csv(const SloSearchResult& r) {
       "backlog_growth\n";
   for (const SloProbe& p : r.probes) {
     const auto& s = p.summary;
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.rate_rps, p.replication,
-                   s.slo_attainment, s.slo_ttft_attainment, s.slo_tpot_attainment, s.goodput_rps, s.ttft_ms.p90,
-                   s.tpot_ms.p90, s.e2e_ms.p90, s.requests, s.requests_finished, s.measured_s, p.window_scale,
-                   p.first_half_attainment, p.second_half_attainment, p.backlog_growth);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.rate_rps,
+                   p.replication, s.slo_attainment, s.slo_ttft_attainment, s.slo_tpot_attainment, s.goodput_rps,
+                   s.ttft_ms.p90, s.tpot_ms.p90, s.e2e_ms.p90, s.requests, s.requests_finished, s.measured_s,
+                   p.window_scale, p.first_half_attainment, p.second_half_attainment, p.backlog_growth);
   }
   return out;
 }

@@ -27,7 +27,7 @@ struct SloProbe {
   /// second half clearly worse means the queue was still growing (not yet steady).
   double first_half_attainment = 0.0;
   double second_half_attainment = 0.0;
-  double window_scale = 1.0;  ///< the window, as a multiple of the automatic one (grown until settled)
+  double window_scale = 1.0;        ///< the window, as a multiple of the automatic one (grown until settled)
   std::int64_t backlog_growth = 0;  ///< requests in the system at the window's end minus at its start
 };
 
@@ -38,23 +38,23 @@ struct SloSearchOptions {
   /// Steady state (the default): duration-based arrivals with warm-up and cool-down excluded. Off: the
   /// config's own workload (a fixed request count measures how a burst drains, not a sustainable rate).
   bool steady_state = true;
-  double duration_s = 0.0;                ///< arrivals per probe; 0 = enough for `measured_requests`
+  double duration_s = 0.0;  ///< arrivals per probe; 0 = enough for `measured_requests`
   /// Requests in the measured window when the duration is automatic (at least 2 x slo_concurrency).
   std::int64_t measured_requests = 1000;
-  double warmup_fraction = 0.2;           ///< of the arrival duration, excluded at the start
-  double cooldown_fraction = 0.1;         ///< excluded at the end
-  std::vector<double> rates;              ///< probe exactly these (ascending) instead of searching
+  double warmup_fraction = 0.2;    ///< of the arrival duration, excluded at the start
+  double cooldown_fraction = 0.1;  ///< excluded at the end
+  std::vector<double> rates;       ///< probe exactly these (ascending) instead of searching
   int replications = 1;
 };
 
 struct SloSearchResult {
   /// Mean over replications of each one's highest rate meeting the target (0 for one that met none).
   double max_rate_rps = 0.0;
-  core::SampleSummary max_rate;        ///< over replications (interval when >= 2)
+  core::SampleSummary max_rate;  ///< over replications (interval when >= 2)
   std::vector<double> max_rate_by_replication;
-  bool bracketed = false;              ///< every replication found a rate meeting and one missing the target
-  std::vector<SloProbe> probes;        ///< sorted by rate, then replication
-  std::vector<std::string> warnings;   ///< what makes the answer less trustworthy than it looks
+  bool bracketed = false;             ///< every replication found a rate meeting and one missing the target
+  std::vector<SloProbe> probes;       ///< sorted by rate, then replication
+  std::vector<std::string> warnings;  ///< what makes the answer less trustworthy than it looks
 };
 
 /// Requests the system can hold at once (DP ranks x running seats per rank): the automatic probe
@@ -62,8 +62,8 @@ struct SloSearchResult {
 std::int64_t slo_concurrency(const ExperimentConfig& cfg);
 
 /// The configuration one probe runs: `cfg` at `rate`, in steady state when `o` says so.
-ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o,
-                                  int replication, double window_scale = 1.0);
+ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o, int replication,
+                                  double window_scale = 1.0);
 
 /// Runs the search; `on_probe` (optional) is told about each probe as it finishes.
 SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOptions& o,

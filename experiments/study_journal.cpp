@@ -24,7 +24,8 @@ std::string record_line(const RunRecord& r) {
   nlohmann::ordered_json m = nlohmann::ordered_json::array();
   for (const auto& [name, value] : r.metrics) {
     // NaN has no JSON form: null stands for it.
-    m.push_back(nlohmann::ordered_json::array({name, std::isnan(value) ? nlohmann::ordered_json() : nlohmann::ordered_json(value)}));
+    m.push_back(nlohmann::ordered_json::array(
+        {name, std::isnan(value) ? nlohmann::ordered_json() : nlohmann::ordered_json(value)}));
   }
   j["metrics"] = m;
   return j.dump() + "\n";

@@ -64,15 +64,16 @@ StudyPlan plan_study(const StudySpec& spec) {
       core::merge_tables(overrides, level.overrides);
       if (!level.policy_bundle.empty()) {
         if (!bundle.empty()) {
-          throw core::ConfigError(spec.source, spec.axes[a].name,
-                                  fmt::format("two axes give a policy bundle to one point ({} and {})", bundle,
-                                              level.policy_bundle));
+          throw core::ConfigError(
+              spec.source, spec.axes[a].name,
+              fmt::format("two axes give a policy bundle to one point ({} and {})", bundle, level.policy_bundle));
         }
         bundle = level.policy_bundle;
       }
     }
     const std::string name =
-        fmt::format("{} point {} ({})", spec.source, p, described.empty() ? "the base" : fmt::format("{}", fmt::join(described, ", ")));
+        fmt::format("{} point {} ({})", spec.source, p,
+                    described.empty() ? "the base" : fmt::format("{}", fmt::join(described, ", ")));
     // A policy bundle lies under the point's explicit overrides; its redundant slots follow the
     // point's EP size, so the point is loaded once without it to learn that size.
     toml::table base = spec.base;
@@ -84,12 +85,13 @@ StudyPlan plan_study(const StudySpec& spec) {
     point.config.source = name;
     const hardware::VariabilityConfig& v = point.config.variability;
     if (spec.vary.cluster && !spec.vary.workload && !spec.vary.policy && spec.replications > 1 &&
-        (v.kind == hardware::VariabilityConfig::Kind::none || v.kind == hardware::VariabilityConfig::Kind::explicit_list) &&
+        (v.kind == hardware::VariabilityConfig::Kind::none ||
+         v.kind == hardware::VariabilityConfig::Kind::explicit_list) &&
         v.drift.stddev == 0.0 && v.jitter.cv == 0.0) {
-      point.config.warnings.push_back(fmt::format(
-          "{}: replications vary only the cluster draws, but its GPU speeds are fixed (no statistical "
-          "[cluster.variability], drift or jitter): every replication is the same run",
-          spec.source));
+      point.config.warnings.push_back(
+          fmt::format("{}: replications vary only the cluster draws, but its GPU speeds are fixed (no statistical "
+                      "[cluster.variability], drift or jitter): every replication is the same run",
+                      spec.source));
     }
     for (const std::string& w : point.config.warnings) {
       if (std::find(plan.warnings.begin(), plan.warnings.end(), w) == plan.warnings.end()) {
@@ -108,13 +110,13 @@ ExperimentConfig run_config(const StudySpec& spec, const StudyPlan& plan, const 
 }
 
 std::string run_key(const StudySpec& spec, const ExperimentConfig& cfg) {
-  std::string text = fmt::format("epsim {}\nseeds {} {} {}\n", k_version, cfg.seed,
-                                 cfg.seed_of(SeedFamily::workload), cfg.seed_of(SeedFamily::cluster));
+  std::string text = fmt::format("epsim {}\nseeds {} {} {}\n", k_version, cfg.seed, cfg.seed_of(SeedFamily::workload),
+                                 cfg.seed_of(SeedFamily::cluster));
   if (spec.max_rate) {
     const SloSearchOptions& o = *spec.max_rate;
-    text += fmt::format("max_rate {} {} {} {} {} {} {} [{}]\n", o.target, o.tolerance, o.max_probes,
-                        o.measured_requests, o.duration_s, o.warmup_fraction, o.cooldown_fraction,
-                        fmt::join(o.rates, ","));
+    text +=
+        fmt::format("max_rate {} {} {} {} {} {} {} [{}]\n", o.target, o.tolerance, o.max_probes, o.measured_requests,
+                    o.duration_s, o.warmup_fraction, o.cooldown_fraction, fmt::join(o.rates, ","));
   }
   text += cfg.echo_json;
   return fmt::format("{:016x}", core::mix64(core::stable_hash(text)));

@@ -43,7 +43,8 @@ std::string csv_cell(const std::string& s) {
 std::string axis_header(const StudySpec& spec) {
   std::string out;
   for (const StudyAxis& a : spec.axes) {
-    out += ","; out += csv_cell(a.name);
+    out += ",";
+    out += csv_cell(a.name);
   }
   return out;
 }
@@ -51,7 +52,8 @@ std::string axis_header(const StudySpec& spec) {
 std::string axis_cells(const StudyPoint& p) {
   std::string out;
   for (const std::string& l : p.labels) {
-    out += ","; out += csv_cell(l);
+    out += ",";
+    out += csv_cell(l);
   }
   return out;
 }
@@ -71,7 +73,8 @@ std::vector<std::string> metric_names(const StudyRecords& records) {
 }
 
 // One value per replication of `point` (NaN where a run lacks the metric).
-std::vector<double> values_of(const StudyPlan& plan, const StudyRecords& records, int point, const std::string& metric) {
+std::vector<double> values_of(const StudyPlan& plan, const StudyRecords& records, int point,
+                              const std::string& metric) {
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(plan.replications));
   for (std::int64_t r = 0; r < plan.replications; ++r) {
@@ -189,12 +192,14 @@ RateGroups rate_groups(const StudySpec& spec, const StudyPlan& plan) {
 std::vector<double> group_max_rates(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records,
                                     const std::vector<int>& members, std::int64_t& censored) {
   std::vector<double> rates;
+  rates.reserve(members.size());
   for (const int p : members) {
     rates.push_back(plan.points[static_cast<std::size_t>(p)].config.workload.arrivals.rate_rps);
   }
   std::vector<double> out;
   for (std::int64_t r = 0; r < plan.replications; ++r) {
     std::vector<double> attainment;
+    attainment.reserve(members.size());
     for (const int p : members) {
       attainment.push_back(
           metric_value(records[static_cast<std::size_t>(p * plan.replications + r)].metrics, "slo.attainment"));
@@ -211,7 +216,8 @@ std::string group_labels(const StudySpec& spec, const StudyPoint& p) {
   const std::size_t ra = axis_index(spec, spec.rate_axis);
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
     if (a != ra) {
-      out += ","; out += csv_cell(p.labels[a]);
+      out += ",";
+      out += csv_cell(p.labels[a]);
     }
   }
   return out;
@@ -275,7 +281,8 @@ std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRe
   const std::vector<std::string> names = metric_names(records);
   std::string out = fmt::format("run,point,replication{},seed,workload_seed,cluster_seed", axis_header(spec));
   for (const std::string& n : names) {
-    out += ","; out += csv_cell(n);
+    out += ",";
+    out += csv_cell(n);
   }
   out += "\n";
   for (std::int64_t i = 0; i < plan.runs(); ++i) {
@@ -285,7 +292,8 @@ std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRe
                        axis_cells(plan.points[static_cast<std::size_t>(run.point)]), cfg.seed,
                        cfg.seed_of(SeedFamily::workload), cfg.seed_of(SeedFamily::cluster));
     for (const std::string& n : names) {
-      out += ","; out += num(metric_value(records[static_cast<std::size_t>(i)].metrics, n));
+      out += ",";
+      out += num(metric_value(records[static_cast<std::size_t>(i)].metrics, n));
     }
     out += "\n";
   }
@@ -324,10 +332,37 @@ std::string distribution_csv(const StudySpec& spec, const StudyPlan& plan, const
       }
       std::string row = fmt::format("{}{},{},{}", p.index, axis_cells(p), csv_cell(n), x.size());
       for (const double q : {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
-        row += ","; row += num(core::quantile_inplace(x, q));
+        row += ",";
+        row += num(core::quantile_inplace(x, q));
       }
       out += row + "\n";
     }
+  }
+  return out;
+}
+
+std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  std::string out = fmt::format("point{},gpus,ep_size", axis_header(spec));
+  for (const std::string& m : spec.report) {
+    out += fmt::format(",{0},{0}.ci95_low,{0}.ci95_high", csv_cell(m));
+  }
+  out += "\n";
+  std::vector<const StudyPoint*> order;
+  order.reserve(plan.points.size());
+  for (const StudyPoint& p : plan.points) {
+    order.push_back(&p);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const StudyPoint* a, const StudyPoint* b) {
+    return std::pair(a->config.cluster.num_gpus(), a->config.ep_size) <
+           std::pair(b->config.cluster.num_gpus(), b->config.ep_size);
+  });
+  for (const StudyPoint* p : order) {
+    out += fmt::format("{}{},{},{}", p->index, axis_cells(*p), p->config.cluster.num_gpus(), p->config.ep_size);
+    for (const std::string& m : spec.report) {
+      const core::SampleSummary s = core::summarize_sample(finite(values_of(plan, records, p->index, m)));
+      out += fmt::format(",{},{},{}", num(s.mean), num(s.ci_low), num(s.ci_high));
+    }
+    out += "\n";
   }
   return out;
 }
@@ -341,7 +376,8 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
   const std::size_t ra = axis_index(spec, spec.rate_axis);
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
     if (a != ra) {
-      out += ","; out += csv_cell(spec.axes[a].name);
+      out += ",";
+      out += csv_cell(spec.axes[a].name);
     }
   }
   out += fmt::format(",slo_target,n,max_rate_rps,std,ci95_low,ci95_high,censored{}\n", baseline_header(spec));
@@ -356,12 +392,12 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
     const int b = baseline_of(spec, plan, first, ignore);
     if (b >= 0) {
       std::int64_t ignored = 0;
-      base = group_max_rates(spec, plan, records, g.members[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(b)])],
-                             ignored);
+      base = group_max_rates(spec, plan, records,
+                             g.members[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(b)])], ignored);
     }
-    out += fmt::format("{}{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target), s.n,
-                       num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored,
-                       baseline_cells(spec, x, base));
+    out +=
+        fmt::format("{}{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target), s.n,
+                    num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored, baseline_cells(spec, x, base));
   }
   return out;
 }
@@ -524,8 +560,8 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
     }
     rows.push_back(row);
   }
-  out += fmt::format("{} study, {} points x {} replications (mean +- 95 % half-width)\n",
-                     study_kind_name(spec.kind), plan.points.size(), plan.replications);
+  out += fmt::format("{} study, {} points x {} replications (mean +- 95 % half-width)\n", study_kind_name(spec.kind),
+                     plan.points.size(), plan.replications);
   out += table_text(rows);
   if (spec.baseline && plan.replications >= 2) {
     out += fmt::format("\npaired difference to {}={} (mean [95 % interval], relative):\n", spec.baseline->first,
@@ -570,6 +606,7 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
   if (spec.objective) {
     const StudyObjective& o = *spec.objective;
     std::vector<std::string> constraints;
+    constraints.reserve(o.subject_to.size());
     for (const ObjectiveConstraint& c : o.subject_to) {
       constraints.push_back(fmt::format("{} {} {}", c.metric, c.at_least ? ">=" : "<=", c.bound));
     }

@@ -17,14 +17,17 @@ using StudyRecords = std::vector<RunRecord>;
 std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 std::string points_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 std::string distribution_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
+/// What-if scaling curves: one row per point in order of GPUs (then EP size, then point), with
+/// `gpus`, `ep_size` and each report metric's mean and 95 % interval: a metric against cluster size.
+std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 /// Empty when the study has no rate axis.
 std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 /// Empty when the study has no objective.
 std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 /// The resolved study: version, kind, base, axes and levels, replications, seed families, every run's
 /// seeds, and `timings` (the only part that is not deterministic).
-std::string study_json(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records,
-                       double wall_s, std::int64_t reused_runs);
+std::string study_json(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records, double wall_s,
+                       std::int64_t reused_runs);
 /// The terminal table: each point's report metrics (mean +- 95 % half-width), the baseline
 /// differences, the max rate and the best point by the objective.
 std::string study_table(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);

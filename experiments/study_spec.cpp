@@ -130,7 +130,7 @@ StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
             "an axis has exactly one of: values (with key), levels (named bundles of overrides), policies (policy "
             "bundles)");
   }
-  if (t.contains("values") && !key) {
+  if (t.contains("values") && !key.has_value()) {
     rd.fail(prefix + "key", "an axis of values needs the config key they set");
   }
   if (axis.name.empty()) {
@@ -150,7 +150,7 @@ StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
       if (!value.is_value()) {
         rd.fail(prefix + "values", "values must be strings, numbers or booleans (give tables as levels)");
       }
-      toml::table overrides = override_table(*key, value);
+      toml::table overrides = override_table(key.value_or(""), value);
       policies::expand_rebalance_shorthand(overrides);
       axis.levels.push_back(AxisLevel{labels.empty() ? label_of(value) : labels[v], std::move(overrides), {}});
     }
@@ -218,8 +218,8 @@ std::optional<SloSearchOptions> parse_max_rate(Reader& rd, const toml::table& st
   }
   const std::string p = "study.max_rate.";
   rd.only(*t, p,
-          {"target", "tolerance", "max_probes", "measured_requests", "duration_s", "warmup_fraction", "cooldown_fraction",
-           "rates"});
+          {"target", "tolerance", "max_probes", "measured_requests", "duration_s", "warmup_fraction",
+           "cooldown_fraction", "rates"});
   SloSearchOptions o;
   o.target = rd.get<double>(*t, p, "target", "a number in (0, 1]").value_or(o.target);
   o.tolerance = rd.get<double>(*t, p, "tolerance", "a number in (0, 1)").value_or(0.05);
@@ -313,7 +313,12 @@ std::optional<StudyObjective> parse_objective(Reader& rd, const toml::table& stu
 std::vector<std::string> default_report(StudyKind kind) {
   switch (kind) {
     case StudyKind::whatif:
-      return {"gpus", "ttft_ms.p90", "tpot_ms.p90", "slo.attainment", "slo.goodput_rps", "goodput_rps_per_gpu",
+      return {"gpus",
+              "ttft_ms.p90",
+              "tpot_ms.p90",
+              "slo.attainment",
+              "slo.goodput_rps",
+              "goodput_rps_per_gpu",
               "output_tokens_per_s_per_gpu"};
     case StudyKind::montecarlo:
       return {"ttft_ms.p90", "mean_step_ms", "straggler_gap_us.mean", "slo.goodput_rps"};
@@ -357,7 +362,8 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
   rd.only(*study, p,
           {"kind", "base", "replications", "vary", "common_random_numbers", "baseline", "report", "save_runs",
            "max_rate", "objective", "rate_axis", "slo_target"});
-  const std::string kind = rd.get<std::string>(*study, p, "kind", "grid, whatif, montecarlo or compare").value_or("grid");
+  const std::string kind =
+      rd.get<std::string>(*study, p, "kind", "grid, whatif, montecarlo or compare").value_or("grid");
   const auto k = std::find_if(k_kinds.begin(), k_kinds.end(), [&](const auto& e) { return e.first == kind; });
   if (k == k_kinds.end()) {
     rd.fail(p + "kind", fmt::format("unknown kind \"{}\"; valid: grid, whatif, montecarlo, compare", kind));
@@ -484,8 +490,8 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
     s.baseline = {axis->name, label};
   } else if (s.kind == StudyKind::montecarlo || s.kind == StudyKind::compare) {
     const auto policy = axis_named("policy");
-    if (policy != s.axes.end() &&
-        std::any_of(policy->levels.begin(), policy->levels.end(), [](const AxisLevel& l) { return l.label == "linear"; })) {
+    if (policy != s.axes.end() && std::any_of(policy->levels.begin(), policy->levels.end(),
+                                              [](const AxisLevel& l) { return l.label == "linear"; })) {
       s.baseline = {"policy", "linear"};
     }
   }

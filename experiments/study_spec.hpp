@@ -52,15 +52,15 @@ struct StudySpec {
   std::string source;  ///< the study file
   std::string name;    ///< its stem
   StudyKind kind = StudyKind::grid;
-  toml::table base;          ///< the base experiment's TOML
-  std::string base_source;   ///< where it came from (a path, or "<study> [base]")
+  toml::table base;         ///< the base experiment's TOML
+  std::string base_source;  ///< where it came from (a path, or "<study> [base]")
   std::vector<StudyAxis> axes;
   std::int64_t replications = 1;
   VariedFamilies vary;
-  bool common_random_numbers = true;  ///< replication r uses the same seeds at every point
+  bool common_random_numbers = true;                            ///< replication r uses the same seeds at every point
   std::optional<std::pair<std::string, std::string>> baseline;  ///< axis name, level label
-  std::optional<SloSearchOptions> max_rate;  ///< max sustainable rate of every run, as a metric
-  std::string rate_axis;  ///< compare: the axis whose levels are arrival rates (attainment-vs-rate curves)
+  std::optional<SloSearchOptions> max_rate;                     ///< max sustainable rate of every run, as a metric
+  std::string rate_axis;    ///< compare: the axis whose levels are arrival rates (attainment-vs-rate curves)
   double slo_target = 0.9;  ///< compare: the attainment the max rate from the rate grid must keep
   std::optional<StudyObjective> objective;
   std::vector<std::string> report;  ///< metrics of the printed table

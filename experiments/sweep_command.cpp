@@ -116,8 +116,8 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (root) {
     err << fmt::format("epsim sweep: {} points x {} replications = {} runs; {} from the journal, {} to run{}\n",
-                       plan.points.size(), plan.replications, plan.runs(), plan.runs() - static_cast<std::int64_t>(pending.size()),
-                       pending.size(),
+                       plan.points.size(), plan.replications, plan.runs(),
+                       plan.runs() - static_cast<std::int64_t>(pending.size()), pending.size(),
                        world.size() > 1 ? fmt::format(" over {} ranks x {} jobs", world.size(), jobs)
                                         : fmt::format(" on {} jobs", jobs));
   }
@@ -161,8 +161,8 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (!errors.empty()) {
     std::sort(errors.begin(), errors.end());
-    std::string what = fmt::format("{} run(s) failed; the {} finished ones are in the journal. First: {}", errors.size(),
-                                   by_key.size(), errors.front());
+    std::string what = fmt::format("{} run(s) failed; the {} finished ones are in the journal. First: {}",
+                                   errors.size(), by_key.size(), errors.front());
     throw core::Error(what);
   }
   StudyRecords records;
@@ -177,14 +177,17 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
     loops += records.back().routing_loops > 0 ? 1 : 0;
   }
   if (loops > 0) {
-    err << fmt::format("epsim: warning: {} run(s) looped their routing trace: they outlast it, so its routing repeats\n",
-                       loops);
+    err << fmt::format(
+        "epsim: warning: {} run(s) looped their routing trace: they outlast it, so its routing repeats\n", loops);
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<std::pair<std::string, std::string>> files{
       {"runs.csv", runs_csv(spec, plan, records)},
       {"points.csv", points_csv(spec, plan, records)},
   };
+  if (spec.kind == StudyKind::whatif) {
+    files.emplace_back("scaling.csv", scaling_csv(spec, plan, records));
+  }
   if (spec.kind == StudyKind::montecarlo) {
     files.emplace_back("distribution.csv", distribution_csv(spec, plan, records));
   }
@@ -201,6 +204,7 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   out << study_table(spec, plan, records);
   std::vector<std::string> names;
+  names.reserve(files.size());
   for (const auto& f : files) {
     names.push_back(f.first);
   }

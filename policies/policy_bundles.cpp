@@ -11,7 +11,8 @@ namespace {
 toml::table bundle(std::string_view placement, std::string_view routing, std::string_view rebalance,
                    std::int64_t redundant) {
   return toml::table{
-      {"policy", toml::table{{"placement", placement}, {"routing", routing}, {"rebalance", toml::table{{"trigger", rebalance}}}}},
+      {"policy",
+       toml::table{{"placement", placement}, {"routing", routing}, {"rebalance", toml::table{{"trigger", rebalance}}}}},
       {"parallel", toml::table{{"redundant_experts", redundant}}},
   };
 }

@@ -10,8 +10,8 @@ namespace epsim::core {
 struct SampleSummary {
   std::int64_t n = 0;
   double mean = 0.0;
-  double stddev = 0.0;   ///< sample standard deviation (n - 1); NaN for n < 2
-  double ci_low = 0.0;   ///< mean -+ t(level, n - 1) * stddev / sqrt(n); NaN for n < 2
+  double stddev = 0.0;  ///< sample standard deviation (n - 1); NaN for n < 2
+  double ci_low = 0.0;  ///< mean -+ t(level, n - 1) * stddev / sqrt(n); NaN for n < 2
   double ci_high = 0.0;
   double half_width() const { return (ci_high - ci_low) / 2.0; }
 };
@@ -21,8 +21,7 @@ struct SampleSummary {
 SampleSummary summarize_sample(std::span<const double> x, double level = 0.95);
 
 /// The same for the paired differences x[i] - base[i] (equal lengths).
-SampleSummary summarize_paired_difference(std::span<const double> x, std::span<const double> base,
-                                          double level = 0.95);
+SampleSummary summarize_paired_difference(std::span<const double> x, std::span<const double> base, double level = 0.95);
 
 /// The two-sided Student-t quantile t(level, dof): e.g. t(0.95, 4) = 2.776.
 double student_t_quantile(double level, std::int64_t dof);

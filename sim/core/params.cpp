@@ -194,7 +194,7 @@ std::optional<double> ParamTable::optional_real(std::string_view key, std::strin
 }
 
 std::optional<std::int64_t> ParamTable::optional_integer(std::string_view key, std::string_view absent,
-                                                        std::string_view doc, IntBounds b) {
+                                                         std::string_view doc, IntBounds b) {
   const std::string range = describe_bounds(b);
   record(key, range.empty() ? "integer" : "integer " + range, fmt::format("none ({})", absent), doc);
   return read_integer(key, b);

@@ -123,9 +123,9 @@ TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
   REQUIRE(run.err.find(looped) != std::string::npos);
   REQUIRE(run.err.find(looped) == run.err.rfind(looped));
   // DIRECTOR's proactive re-optimisation cannot predict a trace: a warning, not silence.
-  const auto director = cli({"validate", k_small, "--set", "policy.placement=director", "--set",
-                             "policy.rebalance=director", "--set", "routing.source=trace", "--set",
-                             "routing.trace_file=\"" + trace + "\""});
+  const auto director =
+      cli({"validate", k_small, "--set", "policy.placement=director", "--set", "policy.rebalance=director", "--set",
+           "routing.source=trace", "--set", "routing.trace_file=\"" + trace + "\""});
   REQUIRE(director.code == 0);
   REQUIRE_THAT(director.err, Contains("a replayed trace predicts nothing"));
   // A trace of another shape is a config error naming the key.

@@ -102,20 +102,24 @@ TEST_CASE("a bad study file is refused with the file, the key and what was expec
   fails("[study]\n", "give the base experiment");
   fails("[study]\nbase = \"nope.toml\"\n", "cannot open the base experiment");
   fails("[study]\nbase = \"small.toml\"\nkind = \"survey\"\n", "unknown kind \"survey\"");
-  fails("[study]\nbase = \"small.toml\"\n[[axis]]\nvalues = [1, 2]\n", "axis[0].key: an axis of values needs the config key");
+  fails("[study]\nbase = \"small.toml\"\n[[axis]]\nvalues = [1, 2]\n",
+        "axis[0].key: an axis of values needs the config key");
   fails("[study]\nbase = \"small.toml\"\n[[axis]]\nname = \"p\"\npolicies = [\"linear\", \"magic\"]\n",
         "unknown policy bundle \"magic\"");
   fails("[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"a.b\"\nvalues = [1, 1]\n", "label \"1\" appears twice");
-  fails("[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"a.b\"\nvalues = [1, 2]\n[[axis]]\nkey = \"c.d\"\nvalues = [1]\n"
-        "zip_with = \"a.b\"\n",
-        "zipped axes need the same number of levels");
+  fails(
+      "[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"a.b\"\nvalues = [1, 2]\n[[axis]]\nkey = \"c.d\"\nvalues = "
+      "[1]\n"
+      "zip_with = \"a.b\"\n",
+      "zipped axes need the same number of levels");
   fails("[study]\nbase = \"small.toml\"\nbaseline = \"policy=linear\"\n", "naming an axis of the study");
   fails("[study]\nbase = \"small.toml\"\nkind = \"compare\"\n", "a compare study needs an axis of arrival rates");
   fails("[study]\nbase = \"small.toml\"\n[study.objective]\nmaximize = \"x\"\nsubject_to = [\"y > 1\"]\n",
         "expected \"metric >= number\"");
   // A key the experiment does not have is found when the point is loaded, before anything runs.
-  REQUIRE_THROWS_WITH(plan_study(study("[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"workload.rate\"\nvalues = [1]\n")),
-                      Contains("point 0 (workload.rate=1)"));
+  REQUIRE_THROWS_WITH(
+      plan_study(study("[study]\nbase = \"small.toml\"\n[[axis]]\nkey = \"workload.rate\"\nvalues = [1]\n")),
+      Contains("point 0 (workload.rate=1)"));
 }
 
 TEST_CASE("replications seed each family apart, common random numbers share them across points") {
@@ -176,7 +180,8 @@ replications = 2
 common_random_numbers = false
 )" + axes);
   const StudyPlan ip = plan_study(independent);
-  REQUIRE(cfg(independent, ip, 1, 1).seed_of(SeedFamily::workload) != cfg(independent, ip, 0, 1).seed_of(SeedFamily::workload));
+  REQUIRE(cfg(independent, ip, 1, 1).seed_of(SeedFamily::workload) !=
+          cfg(independent, ip, 0, 1).seed_of(SeedFamily::workload));
 }
 
 TEST_CASE("points.csv: mean, standard deviation, 95 % interval and paired difference by hand") {
@@ -333,4 +338,30 @@ TEST_CASE("the example studies load and plan: every point a valid experiment") {
   const StudyPlan compare = plan("compare-policies.toml");
   REQUIRE(compare.points.size() == 35);
   REQUIRE(compare.warnings.empty());
+}
+
+TEST_CASE("a what-if writes its scaling curves and, when asked, every run's own results") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-study-whatif";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "study.toml";
+  std::ofstream(file) << "[study]\nkind = \"whatif\"\nbase = \"" << k_data << "/small.toml\"\nreplications = 2\n"
+                      << "save_runs = true\nreport = [\"gpus\", \"slo.goodput_rps\"]\n"
+                      << "[[axis]]\nname = \"setup\"\nlevels = [\n"
+                      << "  { label = \"EP4\", set = { parallel.ep_size = 4 } },\n"
+                      << "  { label = \"EP2\", set = { cluster.nodes = 1, cluster.speed_factors = [1.0, 0.9], "
+                         "parallel.ep_size = 2 } },\n]\n";
+  const Cli r = cli({"sweep", file.string(), "--out", (dir / "out").string(), "--progress", "none"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string scaling = slurp(dir / "out" / "scaling.csv");
+  // Ordered by GPUs: the 2-GPU setup (point 1) first.
+  REQUIRE_THAT(scaling, Catch::StartsWith("point,setup,gpus,ep_size,gpus,gpus.ci95_low,gpus.ci95_high,slo.goodput_rps,"
+                                          "slo.goodput_rps.ci95_low,slo.goodput_rps.ci95_high\n1,EP2,2,2,2,2,2,"));
+  REQUIRE_THAT(scaling, Contains("\n0,EP4,4,4,4,4,4,"));
+  for (const char* run : {"p0000-r000", "p0000-r001", "p0001-r000", "p0001-r001"}) {
+    REQUIRE(fs::exists(dir / "out" / "runs" / run / "summary.json"));
+    REQUIRE(fs::exists(dir / "out" / "runs" / run / "requests.csv"));
+  }
+  fs::remove_all(dir);
 }
