@@ -277,7 +277,8 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                        100.0 * o.target, r.max_rate_rps, interval, r.probes.size(), path.string());
   } else if (r.max_rate_rps > 0.0) {
     out << fmt::format(
-        "every replication did not find both sides of {:.0f} % SLO attainment; best rate meeting it: {:.3f} req/s{} "
+        "not every replication found rates on both sides of {:.0f} % SLO attainment; best rate meeting it: {:.3f} "
+        "req/s{} "
         "(curve in {})\n",
         100.0 * o.target, r.max_rate_rps, interval, path.string());
   } else {

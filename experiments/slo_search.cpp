@@ -226,12 +226,14 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
           cfg.serving.scheduler.max_running_requests));
     }
     if (at_answer && p.summary.requests < k_min_trusted_requests) {
+      // Wilson's score interval: unlike the normal approximation it has a width at 0 % and 100 %.
       const double a = p.summary.slo_attainment;
-      const double half =
-          1.96 * std::sqrt(a * (1.0 - a) / std::max<double>(1.0, static_cast<double>(p.summary.requests)));
+      const double n = std::max<double>(1.0, static_cast<double>(p.summary.requests));
+      constexpr double z = 1.96;
+      const double half = z / (1.0 + z * z / n) * std::sqrt(a * (1.0 - a) / n + z * z / (4.0 * n * n));
       res.warnings.push_back(fmt::format(
-          "replication {}: the answer rests on {} measured requests (attainment {:.1f} % +- {:.1f} points); raise "
-          "the duration or the measured requests",
+          "replication {}: the answer rests on {} measured requests (attainment {:.1f} %, 95 % interval about +- "
+          "{:.1f} points); raise the duration or the measured requests",
           p.replication, p.summary.requests, 100.0 * a, 100.0 * half));
     }
   }
