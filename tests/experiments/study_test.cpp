@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "experiments/build_simulation.hpp"
 #include "experiments/cli.hpp"
 #include "experiments/study_plan.hpp"
 #include "experiments/study_report.hpp"
@@ -364,4 +365,23 @@ TEST_CASE("a what-if writes its scaling curves and, when asked, every run's own 
     REQUIRE(fs::exists(dir / "out" / "runs" / run / "requests.csv"));
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("a running simulation reports its progress: simulated time, arrivals, finished requests") {
+  const ExperimentConfig cfg = load_config(k_data + "/small.toml", {});
+  serving::Simulator sim(build_simulation(cfg));
+  std::vector<serving::RunProgress> seen;
+  sim.set_progress([&](const serving::RunProgress& p) { seen.push_back(p); }, 100);
+  const serving::SimulationResult res = sim.run();
+  // Every 100 steps over all groups: the golden run has 912 steps.
+  REQUIRE(seen.size() == static_cast<std::size_t>(res.summary.steps / 100));
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    REQUIRE(seen[i].requests_finished <= seen[i].requests_arrived);
+    REQUIRE(seen[i].requests_arrived <= 40);
+    if (i > 0) {
+      REQUIRE(seen[i].now_ns > seen[i - 1].now_ns);
+      REQUIRE(seen[i].requests_finished >= seen[i - 1].requests_finished);
+    }
+  }
+  REQUIRE(seen.back().requests_finished > 0);
 }
