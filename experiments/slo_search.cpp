@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/replication.hpp"
@@ -117,16 +118,14 @@ double search_one(const ExperimentConfig& cfg, const SloSearchOptions& o, int re
     return p.summary.slo_attainment >= o.target;
   };
   if (!o.rates.empty()) {
-    double best = 0.0;
-    bool missed = false;
+    std::vector<double> attainment;
     for (const double rate : o.rates) {
-      if (probe(rate)) {
-        best = rate;
-      } else {
-        missed = true;
-      }
+      probe(rate);
+      attainment.push_back(probes.back().summary.slo_attainment);
     }
-    bracketed = bracketed && best > 0.0 && missed;
+    bool censored = false;
+    const double best = max_rate_from_curve(o.rates, attainment, o.target, censored);
+    bracketed = bracketed && best > 0.0 && !censored;
     return best;
   }
   double lo = 0.0;
@@ -156,6 +155,24 @@ double search_one(const ExperimentConfig& cfg, const SloSearchOptions& o, int re
 }
 
 }  // namespace
+
+double max_rate_from_curve(const std::vector<double>& rates, const std::vector<double>& attainment, double target,
+                           bool& censored) {
+  censored = false;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    if (std::isnan(attainment[i]) || attainment[i] >= target) {
+      continue;
+    }
+    if (i == 0) {
+      return 0.0;
+    }
+    const double a0 = attainment[i - 1];
+    const double a1 = attainment[i];
+    return rates[i - 1] + (a0 - target) / (a0 - a1) * (rates[i] - rates[i - 1]);
+  }
+  censored = !rates.empty();
+  return rates.empty() ? std::numeric_limits<double>::quiet_NaN() : rates.back();
+}
 
 std::int64_t slo_concurrency(const ExperimentConfig& cfg) {
   return static_cast<std::int64_t>(cfg.cluster.num_gpus() / cfg.serving.attention_tp) *
@@ -208,8 +225,17 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
   // The probes at the answer: too few measured requests make the attainment there a coin toss, and a
   // window the system can hold at once cannot show overload.
   const std::int64_t concurrency = slo_concurrency(cfg);
+  // Per replication, the probe the answer stands on: the highest passing rate at or below it (on a
+  // grid the answer is interpolated between that probe and the next).
+  std::vector<double> answer_probe(static_cast<std::size_t>(o.replications), 0.0);
   for (const SloProbe& p : res.probes) {
-    const bool at_answer = p.rate_rps == res.max_rate_by_replication[static_cast<std::size_t>(p.replication)];
+    const auto r = static_cast<std::size_t>(p.replication);
+    if (p.summary.slo_attainment >= o.target && p.rate_rps <= res.max_rate_by_replication[r]) {
+      answer_probe[r] = std::max(answer_probe[r], p.rate_rps);
+    }
+  }
+  for (const SloProbe& p : res.probes) {
+    const bool at_answer = p.rate_rps == answer_probe[static_cast<std::size_t>(p.replication)];
     if (at_answer && o.steady_state && !settled(p)) {
       res.warnings.push_back(fmt::format(
           "replication {}: at the answer ({:.4g} req/s) the queue had not settled even on a window {:g}x the "

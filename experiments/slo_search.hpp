@@ -43,7 +43,9 @@ struct SloSearchOptions {
   std::int64_t measured_requests = 1000;
   double warmup_fraction = 0.2;    ///< of the arrival duration, excluded at the start
   double cooldown_fraction = 0.1;  ///< excluded at the end
-  std::vector<double> rates;       ///< probe exactly these (ascending) instead of searching
+  /// Probe exactly these (ascending) instead of searching; the answer is interpolated where the
+  /// attainment crosses the target (max_rate_from_curve).
+  std::vector<double> rates;
   int replications = 1;
 };
 
@@ -56,6 +58,12 @@ struct SloSearchResult {
   std::vector<SloProbe> probes;       ///< sorted by rate, then replication
   std::vector<std::string> warnings;  ///< what makes the answer less trustworthy than it looks
 };
+
+/// The max sustainable rate from one attainment-vs-rate curve (ascending rates): the highest rate
+/// meeting `target`, interpolated linearly to where the curve crosses it (0 when the lowest rate
+/// misses it; the highest rate when none misses it, `censored` then set).
+double max_rate_from_curve(const std::vector<double>& rates, const std::vector<double>& attainment, double target,
+                           bool& censored);
 
 /// Requests the system can hold at once (DP ranks x running seats per rank): the automatic probe
 /// window measures at least twice as many, or a burst would be absorbed whatever its rate.

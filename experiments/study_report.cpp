@@ -259,24 +259,6 @@ std::string table_text(const std::vector<std::vector<std::string>>& rows) {
 
 }  // namespace
 
-double max_rate_from_curve(const std::vector<double>& rates, const std::vector<double>& attainment, double target,
-                           bool& censored) {
-  censored = false;
-  for (std::size_t i = 0; i < rates.size(); ++i) {
-    if (std::isnan(attainment[i]) || attainment[i] >= target) {
-      continue;
-    }
-    if (i == 0) {
-      return 0.0;
-    }
-    const double a0 = attainment[i - 1];
-    const double a1 = attainment[i];
-    return rates[i - 1] + (a0 - target) / (a0 - a1) * (rates[i] - rates[i - 1]);
-  }
-  censored = !rates.empty();
-  return rates.empty() ? k_nan : rates.back();
-}
-
 std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
   const std::vector<std::string> names = metric_names(records);
   std::string out = fmt::format("run,point,replication{},seed,workload_seed,cluster_seed", axis_header(spec));

@@ -32,10 +32,4 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
 /// differences, the max rate and the best point by the objective.
 std::string study_table(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 
-/// The max sustainable rate from one attainment-vs-rate curve: the highest rate meeting `target`,
-/// interpolated linearly to where the curve crosses it (0 when the lowest rate misses it; the highest
-/// rate when none misses it, `censored` then set).
-double max_rate_from_curve(const std::vector<double>& rates, const std::vector<double>& attainment, double target,
-                           bool& censored);
-
 }  // namespace epsim::experiments
