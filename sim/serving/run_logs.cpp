@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace epsim::serving {
 
@@ -61,14 +62,23 @@ void LayerLog::on_layer(const LayerRecord& l) {
 
 TimelineLog::TimelineLog(std::int64_t max_steps) : max_steps_(max_steps) {}
 
-void TimelineLog::slice(const char* name, int pid, int tid, double start_ns, double dur_ns, int layer) {
-  if (dur_ns <= 0.0) {
+// Slices run between integer-ns boundaries, each boundary rounded once and shared by the slices on
+// either side, and ts / dur are printed exactly (us with three decimals from integer ns): slices on a
+// track abut exactly instead of overlapping by a rounding error. A track's slice never starts before
+// its previous one ended (a boundary computed twice, in two layers, may differ by a nanosecond).
+void TimelineLog::slice(const char* name, int pid, int tid, std::int64_t begin_ns, std::int64_t end_ns, int layer) {
+  std::int64_t& track_end = track_end_ns_[{pid, tid}];
+  begin_ns = std::max(begin_ns, track_end);
+  if (end_ns <= begin_ns) {
     return;
   }
-  fmt::format_to(
-      std::back_inserter(events_),
-      "{}{{\"name\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{:.3f},\"dur\":{:.3f},\"args\":{{\"layer\":{}}}}}",
-      events_.empty() ? "" : ",\n", name, pid, tid, start_ns / 1e3, dur_ns / 1e3, layer);
+  track_end = end_ns;
+  const std::int64_t dur_ns = end_ns - begin_ns;
+  fmt::format_to(std::back_inserter(events_),
+                 "{}{{\"name\":\"{}\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"dur\":{}.{:03},\"args\":{{"
+                 "\"layer\":{}}}}}",
+                 events_.empty() ? "" : ",\n", name, pid, tid, begin_ns / 1000, begin_ns % 1000, dur_ns / 1000,
+                 dur_ns % 1000, layer);
 }
 
 void TimelineLog::on_layer(const LayerRecord& l) {
@@ -82,14 +92,17 @@ void TimelineLog::on_layer(const LayerRecord& l) {
   const double dispatch_at = t0 + l.attention_phase_ns;
   const double experts_at = dispatch_at + l.dispatch_ns;
   const double combine_at = experts_at + l.expert_max_ns;
+  const auto ns = [](double t) { return static_cast<std::int64_t>(std::llround(t)); };
   for (int g = 0; g < gpus; ++g) {
     const auto i = static_cast<std::size_t>(g);
-    slice("local (attention, dense)", l.group, g, t0, l.gpu_local_ns[i], l.layer);
-    slice("wait", l.group, g, t0 + l.gpu_local_ns[i], l.attention_phase_ns - l.gpu_local_ns[i], l.layer);
-    slice("dispatch", l.group, g, dispatch_at, l.dispatch_ns, l.layer);
-    slice("experts", l.group, g, experts_at, l.gpu_expert_ns[i], l.layer);
-    slice("wait", l.group, g, experts_at + l.gpu_expert_ns[i], l.expert_max_ns - l.gpu_expert_ns[i], l.layer);
-    slice("combine", l.group, g, combine_at, l.combine_ns, l.layer);
+    const std::int64_t local_end = ns(t0 + l.gpu_local_ns[i]);
+    const std::int64_t experts_end = ns(experts_at + l.gpu_expert_ns[i]);
+    slice("local (attention, dense)", l.group, g, ns(t0), local_end, l.layer);
+    slice("wait", l.group, g, local_end, ns(dispatch_at), l.layer);
+    slice("dispatch", l.group, g, ns(dispatch_at), ns(experts_at), l.layer);
+    slice("experts", l.group, g, ns(experts_at), experts_end, l.layer);
+    slice("wait", l.group, g, experts_end, ns(combine_at), l.layer);
+    slice("combine", l.group, g, ns(combine_at), ns(combine_at + l.combine_ns), l.layer);
   }
 }
 

@@ -4,7 +4,9 @@
 // GPU) and a Chrome-trace timeline (viewable in Perfetto: one process per EP group, one thread per GPU,
 // a slice per layer phase: local work, barrier wait, dispatch, experts, wait, combine).
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "sim/serving/observer.hpp"
 
@@ -52,9 +54,11 @@ class TimelineLog final : public Observer {
   std::string json() const;
 
  private:
-  void slice(const char* name, int pid, int tid, double start_ns, double dur_ns, int layer);
+  void slice(const char* name, int pid, int tid, std::int64_t begin_ns, std::int64_t end_ns, int layer);
   std::int64_t max_steps_;
   std::string events_;
+  /// Per (group, GPU) track, where its last slice ended: slices never start before it.
+  std::map<std::pair<int, int>, std::int64_t> track_end_ns_;
   int max_gpus_ = 0;
   int max_group_ = 0;
 };

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "experiments/cli.hpp"
@@ -385,5 +387,42 @@ TEST_CASE("place: GRACE from a co-selection file groups the planted pairs") {
       cli({"place", "--policy", "grace", "--load", loads, "--gpus", "4", "--coactivation", (dir / "bad.csv").string()})
           .err,
       Contains("line 2: expected layer,expert_a,expert_b,tokens"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("timeline.json: the slices of a GPU's track abut or nest, never overlap") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_timeline";
+  fs::remove_all(dir);
+  const auto run = cli(
+      {"run", k_small, "--out", dir.string(), "--set", "output.timeline=true", "--set", "output.timeline_steps=50"});
+  REQUIRE(run.code == 0);
+  std::ifstream in(dir / "timeline.json");
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  // Per (pid, tid) track: [begin, end) in integer ns, exactly as printed (us with three decimals).
+  std::map<std::pair<int, int>, std::vector<std::pair<std::int64_t, std::int64_t>>> tracks;
+  std::size_t slices = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") {
+      continue;
+    }
+    const auto begin = std::llround(e["ts"].get<double>() * 1000.0);
+    const auto dur = std::llround(e["dur"].get<double>() * 1000.0);
+    REQUIRE(dur > 0);
+    tracks[{e["pid"].get<int>(), e["tid"].get<int>()}].emplace_back(begin, begin + dur);
+    ++slices;
+  }
+  REQUIRE(slices > 1000);
+  REQUIRE(tracks.size() == 4);  // small.toml: one EP4 group
+  std::size_t abutting = 0;
+  for (auto& [track, s] : tracks) {
+    std::sort(s.begin(), s.end());
+    for (std::size_t i = 1; i < s.size(); ++i) {
+      INFO("track " << track.first << "/" << track.second << " slice " << i);
+      REQUIRE(s[i].first >= s[i - 1].second);
+      abutting += s[i].first == s[i - 1].second ? 1 : 0;
+    }
+  }
+  // Within a layer the phases follow each other without gaps: most neighbours abut exactly.
+  REQUIRE(abutting > slices / 2);
   fs::remove_all(dir);
 }
