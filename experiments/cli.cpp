@@ -14,6 +14,7 @@
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/builders.hpp"
+#include "experiments/command_line.hpp"
 #include "experiments/cost_table.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/place_command.hpp"
@@ -46,14 +47,11 @@ struct UsageError : core::Error {
 
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
                         const po::positional_options_description& pos) {
-  po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
+    return parse_command_line(args, desc, pos);
+  } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  return vm;
 }
 
 // Warnings and logs go to stderr ("epsim: warning: ..."), never into a command's output.

@@ -24,9 +24,7 @@ std::string_view embedded_demo_config() {
   throw core::Error("the demo config is not embedded in this build");
 }
 
-namespace {
-
-toml::table parse_toml(std::string_view text, const std::string& source) {
+toml::table parse_config_text(std::string_view text, const std::string& source) {
   try {
     return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
@@ -35,6 +33,8 @@ toml::table parse_toml(std::string_view text, const std::string& source) {
                                         e.source().begin.column, e.description()));
   }
 }
+
+namespace {
 
 // "--set a.b=value": the value is parsed as TOML; if that fails it is taken as a bare string.
 toml::table parse_sets(const std::vector<std::string>& sets) {
@@ -188,7 +188,7 @@ std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg) {
 
 ExperimentConfig load_config_text(std::string_view text, const std::string& source,
                                   const std::vector<std::string>& sets) {
-  toml::table file = parse_toml(text, source);
+  toml::table file = parse_config_text(text, source);
   policies::expand_rebalance_shorthand(file);
   const toml::table overrides = parse_sets(sets);
   return parse_all(file, source, overrides);

@@ -69,6 +69,9 @@ struct ExperimentConfig {
   int slots_per_gpu() const { return (static_cast<int>(model.routed_experts) + redundant_experts) / ep_size; }
 };
 
+/// Parses TOML text; a syntax error is a core::ConfigError naming `source`, the line and the column.
+toml::table parse_config_text(std::string_view text, const std::string& source);
+
 /// Loads and validates `path`; `sets` are "key=value" overrides (TOML values; bare words are strings).
 /// Throws core::ConfigError naming the file, the key and what was expected.
 ExperimentConfig load_config(const std::string& path, const std::vector<std::string>& sets);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "experiments/builders.hpp"
+#include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/roofline.hpp"
@@ -525,13 +526,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
         << d;
     return 0;
   }
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(d).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
+  const po::variables_map vm = parse_command_line(args, d);
   const std::string format = vm["format"].as<std::string>();
   if (format != "epsim" && format != "vllm") {
     throw std::invalid_argument("--format: expected epsim or vllm, got \"" + format + "\"");

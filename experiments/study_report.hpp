@@ -2,7 +2,7 @@
 // A finished study's outputs, from every run's record in run order (so the bytes do not depend on
 // which worker or rank ran what): runs.csv, points.csv (mean, std, n, 95 % interval, and the paired
 // difference to the baseline), distribution.csv (Monte Carlo), max_rate.csv (from the rate grid of a
-// compare study), ranking.csv (the objective), study.json, and the table printed on the terminal.
+// compare study), ranking.csv (the objective), and the table printed on the terminal.
 #include <string>
 #include <vector>
 
@@ -24,10 +24,6 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
 std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 /// Empty when the study has no objective.
 std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
-/// The resolved study: version, kind, base, axes and levels, replications, seed families, every run's
-/// seeds, and `timings` (the only part that is not deterministic).
-std::string study_json(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records, double wall_s,
-                       std::int64_t reused_runs);
 /// The terminal table: each point's report metrics (mean +- 95 % half-width), the baseline
 /// differences, the max rate and the best point by the objective.
 std::string study_table(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);

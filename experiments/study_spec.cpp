@@ -330,48 +330,10 @@ std::vector<std::string> default_report(StudyKind kind) {
   return {"slo.attainment", "slo.goodput_rps", "ttft_ms.p90", "tpot_ms.p90", "mean_step_ms"};
 }
 
-}  // namespace
-
-std::string_view study_kind_name(StudyKind k) {
-  for (const auto& [name, kind] : k_kinds) {
-    if (kind == k) {
-      return name;
-    }
-  }
-  return "grid";
-}
-
-StudySpec load_study_text(std::string_view text, const std::string& source, const std::string& dir) {
-  Reader rd(source);
-  toml::table file;
-  try {
-    file = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    rd.fail("", fmt::format("line {}, column {}: invalid TOML: {}", e.source().begin.line, e.source().begin.column,
-                            e.description()));
-  }
-  rd.only(file, "", {"study", "base", "axis"});
-  StudySpec s;
-  s.source = source;
-  s.name = std::filesystem::path(source).stem().string();
-  const toml::table* study = file.get_as<toml::table>("study");
-  if (!study) {
-    rd.fail("study", "a study file needs a [study] table (kind, base, replications...)");
-  }
+// The base experiment: a file (relative to the study's folder) or an inline [base] table.
+void load_base(Reader& rd, const toml::table& study, const toml::table& file, const std::string& dir, StudySpec& s) {
   const std::string p = "study.";
-  rd.only(*study, p,
-          {"kind", "base", "replications", "vary", "common_random_numbers", "baseline", "report", "save_runs",
-           "max_rate", "objective", "rate_axis", "slo_target"});
-  const std::string kind =
-      rd.get<std::string>(*study, p, "kind", "grid, whatif, montecarlo or compare").value_or("grid");
-  const auto k = std::find_if(k_kinds.begin(), k_kinds.end(), [&](const auto& e) { return e.first == kind; });
-  if (k == k_kinds.end()) {
-    rd.fail(p + "kind", fmt::format("unknown kind \"{}\"; valid: grid, whatif, montecarlo, compare", kind));
-  }
-  s.kind = k->second;
-
-  // The base experiment: a file (relative to the study's folder) or an inline [base] table.
-  const auto base_path = rd.get<std::string>(*study, p, "base", "a path to a TOML experiment file");
+  const auto base_path = rd.get<std::string>(study, p, "base", "a path to a TOML experiment file");
   if (base_path.has_value() == file.contains("base")) {
     rd.fail(p + "base", "give the base experiment as study.base = \"path.toml\" or as a [base] table (one of them)");
   }
@@ -386,60 +348,44 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
     std::ostringstream t;
     t << in.rdbuf();
     s.base_source = path.lexically_normal().string();
-    try {
-      s.base = toml::parse(t.str(), s.base_source);
-    } catch (const toml::parse_error& e) {
-      throw core::ConfigError(s.base_source, "",
-                              fmt::format("line {}, column {}: invalid TOML: {}", e.source().begin.line,
-                                          e.source().begin.column, e.description()));
-    }
+    s.base = parse_config_text(t.str(), s.base_source);
   } else {
     const toml::table* base = file.get_as<toml::table>("base");
     if (!base) {
       rd.fail("base", "expected a table: the base experiment");
     }
     s.base = *base;
-    s.base_source = source + " [base]";
+    s.base_source = rd.source() + " [base]";
   }
   policies::expand_rebalance_shorthand(s.base);
+}
 
-  s.replications = rd.get<std::int64_t>(*study, p, "replications", "an integer >= 1")
-                       .value_or(s.kind == StudyKind::montecarlo ? 20 : (s.kind == StudyKind::grid ? 1 : 3));
-  if (s.replications < 1 || s.replications > 100000) {
-    rd.fail(p + "replications", "expected an integer in [1, 100000]");
-  }
-  if (study->contains("vary") || s.kind == StudyKind::montecarlo) {
+// The seed families replications vary (montecarlo: the cluster only, by default).
+VariedFamilies parse_vary(Reader& rd, const toml::table& study, StudyKind kind) {
+  const std::string p = "study.";
+  VariedFamilies out;
+  if (study.contains("vary") || kind == StudyKind::montecarlo) {
     const std::vector<std::string> vary =
-        study->contains("vary") ? rd.strings(*study, p, "vary") : std::vector<std::string>{"cluster"};
-    s.vary = VariedFamilies{false, false, false};
+        study.contains("vary") ? rd.strings(study, p, "vary") : std::vector<std::string>{"cluster"};
+    out = VariedFamilies{false, false, false};
     for (const std::string& f : vary) {
       if (f == "workload") {
-        s.vary.workload = true;
+        out.workload = true;
       } else if (f == "cluster") {
-        s.vary.cluster = true;
+        out.cluster = true;
       } else if (f == "policy") {
-        s.vary.policy = true;
+        out.policy = true;
       } else {
         rd.fail(p + "vary", fmt::format("unknown seed family \"{}\"; valid: workload, cluster, policy", f));
       }
     }
   }
-  s.common_random_numbers = rd.get<bool>(*study, p, "common_random_numbers", "true or false").value_or(true);
-  s.save_runs = rd.get<bool>(*study, p, "save_runs", "true or false").value_or(false);
-  s.max_rate = parse_max_rate(rd, *study);
-  s.objective = parse_objective(rd, *study);
-  s.slo_target = rd.get<double>(*study, p, "slo_target", "a number in (0, 1]").value_or(0.9);
-  if (!(s.slo_target > 0.0 && s.slo_target <= 1.0)) {
-    rd.fail(p + "slo_target", "expected a number in (0, 1]");
-  }
-  s.report = rd.strings(*study, p, "report");
-  if (s.report.empty()) {
-    s.report = default_report(s.kind);
-    if (s.max_rate) {
-      s.report.emplace_back("max_rate_rps");
-    }
-  }
+  return out;
+}
 
+// The [[axis]] tables, checked together: unique names, zip partners earlier and of equal length.
+std::vector<StudyAxis> parse_axes(Reader& rd, const toml::table& file) {
+  StudySpec s;
   if (const toml::node* axes = file.get("axis")) {
     const toml::array* a = axes->as_array();
     if (!a) {
@@ -474,10 +420,16 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
       }
     }
   }
+  return s.axes;
+}
+
+// The baseline level (compare / montecarlo: policy=linear when there is one) and the rate axis.
+void resolve_baseline_and_rate_axis(Reader& rd, const toml::table& study, StudySpec& s) {
+  const std::string p = "study.";
   const auto axis_named = [&](const std::string& n) {
     return std::find_if(s.axes.begin(), s.axes.end(), [&](const StudyAxis& a) { return a.name == n; });
   };
-  if (const auto baseline = rd.get<std::string>(*study, p, "baseline", "\"axis=label\", e.g. \"policy=linear\"")) {
+  if (const auto baseline = rd.get<std::string>(study, p, "baseline", "\"axis=label\", e.g. \"policy=linear\"")) {
     const std::size_t eq = baseline->find('=');
     const auto axis = eq == std::string::npos ? s.axes.end() : axis_named(baseline->substr(0, eq));
     if (axis == s.axes.end()) {
@@ -495,7 +447,7 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
       s.baseline = {"policy", "linear"};
     }
   }
-  s.rate_axis = rd.get<std::string>(*study, p, "rate_axis", "the name of the axis of arrival rates").value_or("");
+  s.rate_axis = rd.get<std::string>(study, p, "rate_axis", "the name of the axis of arrival rates").value_or("");
   if (s.rate_axis.empty() && s.kind == StudyKind::compare) {
     s.rate_axis = "workload.rate_rps";
   }
@@ -510,6 +462,68 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
       rd.fail(p + "rate_axis", "the rate axis must be a plain (not zipped) axis and not the baseline's");
     }
   }
+}
+
+}  // namespace
+
+std::string_view study_kind_name(StudyKind k) {
+  for (const auto& [name, kind] : k_kinds) {
+    if (kind == k) {
+      return name;
+    }
+  }
+  return "grid";
+}
+
+StudySpec load_study_text(std::string_view text, const std::string& source, const std::string& dir) {
+  Reader rd(source);
+  const toml::table file = parse_config_text(text, source);
+  rd.only(file, "", {"study", "base", "axis"});
+  StudySpec s;
+  s.source = source;
+  s.name = std::filesystem::path(source).stem().string();
+  const toml::table* study = file.get_as<toml::table>("study");
+  if (!study) {
+    rd.fail("study", "a study file needs a [study] table (kind, base, replications...)");
+  }
+  const std::string p = "study.";
+  rd.only(*study, p,
+          {"kind", "base", "replications", "vary", "common_random_numbers", "baseline", "report", "save_runs",
+           "max_rate", "objective", "rate_axis", "slo_target"});
+  const std::string kind =
+      rd.get<std::string>(*study, p, "kind", "grid, whatif, montecarlo or compare").value_or("grid");
+  const auto k = std::find_if(k_kinds.begin(), k_kinds.end(), [&](const auto& e) { return e.first == kind; });
+  if (k == k_kinds.end()) {
+    rd.fail(p + "kind", fmt::format("unknown kind \"{}\"; valid: grid, whatif, montecarlo, compare", kind));
+  }
+  s.kind = k->second;
+
+  load_base(rd, *study, file, dir, s);
+
+  s.replications = rd.get<std::int64_t>(*study, p, "replications", "an integer >= 1")
+                       .value_or(s.kind == StudyKind::montecarlo ? 20 : (s.kind == StudyKind::grid ? 1 : 3));
+  if (s.replications < 1 || s.replications > 100000) {
+    rd.fail(p + "replications", "expected an integer in [1, 100000]");
+  }
+  s.vary = parse_vary(rd, *study, s.kind);
+  s.common_random_numbers = rd.get<bool>(*study, p, "common_random_numbers", "true or false").value_or(true);
+  s.save_runs = rd.get<bool>(*study, p, "save_runs", "true or false").value_or(false);
+  s.max_rate = parse_max_rate(rd, *study);
+  s.objective = parse_objective(rd, *study);
+  s.slo_target = rd.get<double>(*study, p, "slo_target", "a number in (0, 1]").value_or(0.9);
+  if (!(s.slo_target > 0.0 && s.slo_target <= 1.0)) {
+    rd.fail(p + "slo_target", "expected a number in (0, 1]");
+  }
+  s.report = rd.strings(*study, p, "report");
+  if (s.report.empty()) {
+    s.report = default_report(s.kind);
+    if (s.max_rate) {
+      s.report.emplace_back("max_rate_rps");
+    }
+  }
+
+  s.axes = parse_axes(rd, file);
+  resolve_baseline_and_rate_axis(rd, *study, s);
   return s;
 }
 

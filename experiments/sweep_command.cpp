@@ -7,11 +7,13 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
-#include <thread>
 
+#include "experiments/command_line.hpp"
 #include "experiments/mpi_world.hpp"
 #include "experiments/study_journal.hpp"
+#include "experiments/study_json.hpp"
 #include "experiments/study_plan.hpp"
 #include "experiments/study_report.hpp"
 #include "experiments/study_runner.hpp"
@@ -23,6 +25,47 @@ namespace po = boost::program_options;
 
 namespace epsim::experiments {
 namespace {
+
+// The command line.
+struct SweepArgs {
+  std::string study;
+  std::string out;  // empty: results/<study name>
+  int jobs = 1;
+  bool fresh = false;
+  std::string progress;
+};
+
+// nullopt when it asked for --help (printed on `out`).
+std::optional<SweepArgs> parse_sweep_args(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d("options");
+  d.add_options()("help,h", "show this help")("study", po::value<std::string>(), "the study file (TOML)")(
+      "out", po::value<std::string>(), "output directory (default: results/<study name>)")(
+      "jobs,j", po::value<int>()->default_value(1), "runs at once on this machine (per MPI rank under mpirun)")(
+      "fresh", "forget the journal of earlier invocations and run everything again")(
+      "progress", po::value<std::string>()->default_value("auto"),
+      "auto (a bar on a terminal, plain lines otherwise), bar, plain, none");
+  po::positional_options_description pos;
+  pos.add("study", 1);
+  const po::variables_map vm = parse_command_line(args, d, pos);
+  if (vm.count("help")) {
+    out << "usage: epsim sweep STUDY.toml [--out DIR] [-j N] [--fresh] [--progress auto|bar|plain|none]\n"
+           "       mpirun -n N epsim sweep STUDY.toml ...   (ranks share the runs; rank 0 writes the outputs)\n\n"
+        << d;
+    return std::nullopt;
+  }
+  if (!vm.count("study")) {
+    throw std::invalid_argument("sweep needs a STUDY file (docs/studies.md)");
+  }
+  SweepArgs a{vm["study"].as<std::string>(), vm.count("out") ? vm["out"].as<std::string>() : "", vm["jobs"].as<int>(),
+              vm.count("fresh") > 0, vm["progress"].as<std::string>()};
+  if (a.jobs < 1 || a.jobs > 1024) {
+    throw std::invalid_argument("--jobs must be in [1, 1024]");
+  }
+  if (a.progress != "auto" && a.progress != "bar" && a.progress != "plain" && a.progress != "none") {
+    throw std::invalid_argument("--progress must be auto, bar, plain or none");
+  }
+  return a;
+}
 
 // Temporary files a killed sweep may have left (the atomic writer's "<name>.tmp-<pid>").
 void remove_stray_temporaries(const std::filesystem::path& dir) {
@@ -39,97 +82,27 @@ void remove_stray_temporaries(const std::filesystem::path& dir) {
   }
 }
 
-struct Outputs {
-  std::vector<std::pair<std::string, std::string>> files;  // name, content
+// Every run's key (by run index), and the runs whose key the journal lacks.
+struct Pending {
+  std::vector<std::string> keys;
+  std::vector<std::int64_t> runs;
 };
 
-}  // namespace
-
-int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description d("options");
-  d.add_options()("help,h", "show this help")("study", po::value<std::string>(), "the study file (TOML)")(
-      "out", po::value<std::string>(), "output directory (default: results/<study name>)")(
-      "jobs,j", po::value<int>()->default_value(1), "runs at once on this machine (per MPI rank under mpirun)")(
-      "fresh", "forget the journal of earlier invocations and run everything again")(
-      "progress", po::value<std::string>()->default_value("auto"),
-      "auto (a bar on a terminal, plain lines otherwise), bar, plain, none");
-  po::positional_options_description pos;
-  pos.add("study", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
-  if (vm.count("help")) {
-    out << "usage: epsim sweep STUDY.toml [--out DIR] [-j N] [--fresh] [--progress auto|bar|plain|none]\n"
-           "       mpirun -n N epsim sweep STUDY.toml ...   (ranks share the runs; rank 0 writes the outputs)\n\n"
-        << d;
-    return 0;
-  }
-  if (!vm.count("study")) {
-    throw std::invalid_argument("sweep needs a STUDY file (docs/studies.md)");
-  }
-  const int jobs = vm["jobs"].as<int>();
-  const std::string progress = vm["progress"].as<std::string>();
-  if (jobs < 1 || jobs > 1024) {
-    throw std::invalid_argument("--jobs must be in [1, 1024]");
-  }
-  if (progress != "auto" && progress != "bar" && progress != "plain" && progress != "none") {
-    throw std::invalid_argument("--progress must be auto, bar, plain or none");
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const MpiWorld world;
-  const bool root = world.rank() == 0;
-
-  // Everything is planned and validated on every rank before any run starts: a bad study fails at
-  // once, the same way everywhere.
-  const StudySpec spec = load_study(vm["study"].as<std::string>());
-  const StudyPlan plan = plan_study(spec);
-  const std::filesystem::path dir = vm.count("out") ? vm["out"].as<std::string>() : "results/" + spec.name;
-  if (root) {
-    for (const std::string& w : plan.warnings) {
-      err << "epsim: warning: " << w << "\n";
-    }
-    std::filesystem::create_directories(dir);
-    remove_stray_temporaries(dir);
-    if (vm.count("fresh")) {
-      std::filesystem::remove_all(dir / "journal");
-    }
-  }
-  (void)world.all(true);  // the cleanup is done before any rank reads the journal or writes
-
-  const std::map<std::string, RunRecord> done = Journal::load(dir);
-  std::vector<std::string> keys;
-  std::vector<std::int64_t> pending;
+Pending pending_runs(const StudySpec& spec, const StudyPlan& plan, const std::map<std::string, RunRecord>& done) {
+  Pending p;
   for (std::int64_t i = 0; i < plan.runs(); ++i) {
-    keys.push_back(run_key(spec, run_config(spec, plan, plan.run(i))));
-    if (!done.count(keys.back())) {
-      pending.push_back(i);
+    p.keys.push_back(run_key(spec, run_config(spec, plan, plan.run(i))));
+    if (!done.count(p.keys.back())) {
+      p.runs.push_back(i);
     }
   }
-  std::vector<std::int64_t> mine;
-  for (std::size_t i = static_cast<std::size_t>(world.rank()); i < pending.size();
-       i += static_cast<std::size_t>(world.size())) {
-    mine.push_back(pending[i]);
-  }
-  if (root) {
-    err << fmt::format("epsim sweep: {} points x {} replications = {} runs; {} from the journal, {} to run{}\n",
-                       plan.points.size(), plan.replications, plan.runs(),
-                       plan.runs() - static_cast<std::int64_t>(pending.size()), pending.size(),
-                       world.size() > 1 ? fmt::format(" over {} ranks x {} jobs", world.size(), jobs)
-                                        : fmt::format(" on {} jobs", jobs));
-  }
-  Journal journal(dir, fmt::format("rank-{}", world.rank()));
-  RunnerOptions o;
-  o.jobs = jobs;
-  const bool tty = ::isatty(STDERR_FILENO) != 0;
-  o.progress = root && progress != "none" ? &err : nullptr;
-  o.terminal = progress == "bar" || (progress == "auto" && tty);
-  const std::vector<RunRecord> ran = execute_runs(spec, plan, mine, dir, journal, o);
+  return p;
+}
 
-  // Rank 0 gathers what every rank ran (successes and errors) and joins it with the journal's.
+// Rank 0 gathers what every rank ran (successes and errors) and joins it with the journal's records;
+// it throws when a run failed. Other ranks get an empty map.
+std::map<std::string, RunRecord> gather_records(const MpiWorld& world, const std::vector<RunRecord>& ran,
+                                                std::map<std::string, RunRecord> by_key) {
   std::string lines;
   for (const RunRecord& r : ran) {
     RunRecord copy = r;
@@ -139,10 +112,9 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
     lines += record_line(copy);
   }
   const std::vector<std::string> gathered = world.gather(lines);
-  if (!root) {
-    return 0;
+  if (world.rank() != 0) {
+    return {};
   }
-  std::map<std::string, RunRecord> by_key = done;
   std::vector<std::string> errors;
   for (const std::string& text : gathered) {
     std::istringstream in(text);
@@ -161,26 +133,16 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   if (!errors.empty()) {
     std::sort(errors.begin(), errors.end());
-    std::string what = fmt::format("{} run(s) failed; the {} finished ones are in the journal. First: {}",
-                                   errors.size(), by_key.size(), errors.front());
-    throw core::Error(what);
+    throw core::Error(fmt::format("{} run(s) failed; the {} finished ones are in the journal. First: {}", errors.size(),
+                                  by_key.size(), errors.front()));
   }
-  StudyRecords records;
-  std::int64_t loops = 0;
-  for (std::int64_t i = 0; i < plan.runs(); ++i) {
-    const auto it = by_key.find(keys[static_cast<std::size_t>(i)]);
-    if (it == by_key.end()) {
-      throw core::Error(fmt::format("run {} has no record (was the journal changed during the sweep?)", i));
-    }
-    records.push_back(it->second);
-    records.back().run = i;
-    loops += records.back().routing_loops > 0 ? 1 : 0;
-  }
-  if (loops > 0) {
-    err << fmt::format(
-        "epsim: warning: {} run(s) looped their routing trace: they outlast it, so its routing repeats\n", loops);
-  }
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return by_key;
+}
+
+// Every output file of the study's kind: name and content.
+std::vector<std::pair<std::string, std::string>> output_files(const StudySpec& spec, const StudyPlan& plan,
+                                                              const StudyRecords& records, double wall_s,
+                                                              std::int64_t reused) {
   std::vector<std::pair<std::string, std::string>> files{
       {"runs.csv", runs_csv(spec, plan, records)},
       {"points.csv", points_csv(spec, plan, records)},
@@ -197,17 +159,88 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   if (spec.objective) {
     files.emplace_back("ranking.csv", ranking_csv(spec, plan, records));
   }
-  files.emplace_back("study.json",
-                     study_json(spec, plan, records, wall_s, plan.runs() - static_cast<std::int64_t>(pending.size())));
-  for (const auto& [name, content] : files) {
-    core::write_file_atomically(dir / name, content);
+  files.emplace_back("study.json", study_json(spec, plan, records, wall_s, reused));
+  return files;
+}
+
+}  // namespace
+
+int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::optional<SweepArgs> parsed = parse_sweep_args(args, out);
+  if (!parsed) {
+    return 0;
   }
-  out << study_table(spec, plan, records);
+  const SweepArgs& a = *parsed;
+  const auto t0 = std::chrono::steady_clock::now();
+  const MpiWorld world;
+  const bool root = world.rank() == 0;
+
+  // Everything is planned and validated on every rank before any run starts: a bad study fails at
+  // once, the same way everywhere.
+  const StudySpec spec = load_study(a.study);
+  const StudyPlan plan = plan_study(spec);
+  const std::filesystem::path dir = a.out.empty() ? "results/" + spec.name : a.out;
+  if (root) {
+    for (const std::string& w : plan.warnings) {
+      err << "epsim: warning: " << w << "\n";
+    }
+    std::filesystem::create_directories(dir);
+    remove_stray_temporaries(dir);
+    if (a.fresh) {
+      std::filesystem::remove_all(dir / "journal");
+    }
+  }
+  (void)world.all(true);  // the cleanup is done before any rank reads the journal or writes
+
+  const std::map<std::string, RunRecord> done = Journal::load(dir);
+  const Pending pending = pending_runs(spec, plan, done);
+  const auto reused = plan.runs() - static_cast<std::int64_t>(pending.runs.size());
+  std::vector<std::int64_t> mine;
+  for (std::size_t i = static_cast<std::size_t>(world.rank()); i < pending.runs.size();
+       i += static_cast<std::size_t>(world.size())) {
+    mine.push_back(pending.runs[i]);
+  }
+  if (root) {
+    err << fmt::format("epsim sweep: {} points x {} replications = {} runs; {} from the journal, {} to run{}\n",
+                       plan.points.size(), plan.replications, plan.runs(), reused, pending.runs.size(),
+                       world.size() > 1 ? fmt::format(" over {} ranks x {} jobs", world.size(), a.jobs)
+                                        : fmt::format(" on {} jobs", a.jobs));
+  }
+  Journal journal(dir, fmt::format("rank-{}", world.rank()));
+  RunnerOptions o;
+  o.jobs = a.jobs;
+  o.progress = root && a.progress != "none" ? &err : nullptr;
+  o.terminal = a.progress == "bar" || (a.progress == "auto" && ::isatty(STDERR_FILENO) != 0);
+  const std::map<std::string, RunRecord> by_key =
+      gather_records(world, execute_runs(spec, plan, mine, dir, journal, o), done);
+  if (!root) {
+    return 0;
+  }
+
+  StudyRecords records;
+  std::int64_t loops = 0;
+  for (std::int64_t i = 0; i < plan.runs(); ++i) {
+    const auto it = by_key.find(pending.keys[static_cast<std::size_t>(i)]);
+    if (it == by_key.end()) {
+      throw core::Error(fmt::format("run {} has no record (was the journal changed during the sweep?)", i));
+    }
+    records.push_back(it->second);
+    records.back().run = i;
+    loops += records.back().routing_loops > 0 ? 1 : 0;
+  }
+  if (loops > 0) {
+    err << fmt::format(
+        "epsim: warning: {} run(s) looped their routing trace: they outlast it, so its routing repeats\n", loops);
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto files = output_files(spec, plan, records, wall_s, reused);
   std::vector<std::string> names;
   names.reserve(files.size());
-  for (const auto& f : files) {
-    names.push_back(f.first);
+  for (const auto& [name, content] : files) {
+    core::write_file_atomically(dir / name, content);
+    names.push_back(name);
   }
+  out << study_table(spec, plan, records);
   out << fmt::format("wall time {:.1f} s; {} in {}\n", wall_s, fmt::join(names, ", "), dir.string());
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 
+#include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
@@ -23,18 +24,6 @@ constexpr const char* k_usage = R"(usage: epsim trace <gen|stats|convert> [optio
   stats FILE                skew, Gini, activity, correlated pairs, per-GPU shares, drift of a trace
   convert IN OUT            CSV (step,layer,expert,tokens) or per-token JSON -> trace, or trace -> CSV
 )";
-
-po::variables_map parse(const std::vector<std::string>& args, const po::options_description& d,
-                        const po::positional_options_description& pos) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw std::invalid_argument(e.what());
-  }
-  return vm;
-}
 
 int gen(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description d("trace gen options");
@@ -54,7 +43,7 @@ int gen(const std::vector<std::string>& args, std::ostream& out) {
     out << "usage: epsim trace gen [CONFIG] --out FILE [options]\n\n" << d;
     return 0;
   }
-  const auto vm = parse(args, d, pos);
+  const auto vm = parse_command_line(args, d, pos);
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const ExperimentConfig cfg = vm.count("config") ? load_config(vm["config"].as<std::string>(), sets)
                                                   : load_config_text(embedded_demo_config(), "embedded demo", sets);
@@ -95,7 +84,7 @@ int stats(const std::vector<std::string>& args, std::ostream& out) {
     out << "usage: epsim trace stats FILE [--ep N] [--window W] [--pairs K] [--per-layer] [--json OUT]\n\n" << d;
     return 0;
   }
-  const auto vm = parse(args, d, pos);
+  const auto vm = parse_command_line(args, d, pos);
   workloads::StatsOptions o;
   o.ep_size = vm["ep"].as<int>();
   o.window = vm["window"].as<int>();
@@ -125,7 +114,7 @@ int convert(const std::vector<std::string>& args, std::ostream& out) {
     out << "usage: epsim trace convert IN OUT [--layers L --experts E --top-k K]\n\n" << d;
     return 0;
   }
-  const auto vm = parse(args, d, pos);
+  const auto vm = parse_command_line(args, d, pos);
   const std::filesystem::path in = vm["in"].as<std::string>();
   const std::filesystem::path to = vm["out"].as<std::string>();
   std::int64_t steps = 0;
