@@ -25,7 +25,11 @@ function(epsim_embed_presets target)
   set(out ${PROJECT_BINARY_DIR}/generated/embedded_${ARG_NAME}.cpp)
   set(abs_files "")
   foreach(f ${ARG_FILES})
-    list(APPEND abs_files ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+    if(IS_ABSOLUTE ${f})
+      list(APPEND abs_files ${f})
+    else()
+      list(APPEND abs_files ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+    endif()
   endforeach()
   add_custom_command(
     OUTPUT ${out}
@@ -35,4 +39,7 @@ function(epsim_embed_presets target)
     COMMENT "Embedding ${ARG_NAME} presets"
     VERBATIM)
   target_sources(${target} PRIVATE ${out})
+  # Vega's bundles are longer than the 64 KiB ISO C++ asks compilers to support in one literal; GCC and
+  # Clang take them.
+  set_source_files_properties(${out} PROPERTIES COMPILE_OPTIONS -Wno-overlength-strings)
 endfunction()

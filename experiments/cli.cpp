@@ -20,6 +20,7 @@
 #include "experiments/place_command.hpp"
 #include "experiments/results_writer.hpp"
 #include "experiments/slo_search.hpp"
+#include "experiments/report_command.hpp"
 #include "experiments/sweep_command.hpp"
 #include "experiments/trace_commands.hpp"
 #include "hardware/cluster_spec.hpp"
@@ -497,6 +498,15 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 namespace {
 
+// std::invalid_argument from `report` is its usage error.
+int report_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    return report_command(args, out, err);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 // std::invalid_argument from `sweep` is its usage error.
 int sweep_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
@@ -524,7 +534,7 @@ struct Command {
 };
 
 // Every command, as `epsim --help` lists it: a new command is one row.
-constexpr std::array<Command, 8> k_commands{{
+constexpr std::array<Command, 9> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
     {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
     {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
@@ -536,6 +546,8 @@ constexpr std::array<Command, 8> k_commands{{
      usage_checked<place_command>},
     {"sweep", "sweep STUDY", "run a study (grid, what-if, Monte Carlo, policy comparison) with intervals",
      sweep_checked},
+    {"report", "report DIR...", "an HTML report (+ each figure's SVG and CSV) of study and run directories",
+     report_checked},
 }};
 
 std::string usage() {

@@ -37,6 +37,7 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
                                 : nlohmann::ordered_json();
   j["rate_axis"] = spec.rate_axis;
   j["slo_target"] = spec.slo_target;
+  j["report"] = spec.report;
   if (spec.max_rate) {
     const SloSearchOptions& o = *spec.max_rate;
     j["max_rate"] = {{"target", o.target},

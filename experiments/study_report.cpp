@@ -314,8 +314,16 @@ std::string distribution_csv(const StudySpec& spec, const StudyPlan& plan, const
 }
 
 std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
-  std::string out = fmt::format("point{},gpus,ep_size", axis_header(spec));
+  // gpus and ep_size are the x axes, already columns: a report metric of that name is not repeated.
+  std::vector<std::string> metrics;
+  metrics.reserve(spec.report.size());
   for (const std::string& m : spec.report) {
+    if (m != "gpus" && m != "ep_size") {
+      metrics.push_back(m);
+    }
+  }
+  std::string out = fmt::format("point{},gpus,ep_size", axis_header(spec));
+  for (const std::string& m : metrics) {
     out += fmt::format(",{0},{0}.ci95_low,{0}.ci95_high", csv_cell(m));
   }
   out += "\n";
@@ -330,7 +338,7 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
   });
   for (const StudyPoint* p : order) {
     out += fmt::format("{}{},{},{}", p->index, axis_cells(*p), p->config.cluster.num_gpus(), p->config.ep_size);
-    for (const std::string& m : spec.report) {
+    for (const std::string& m : metrics) {
       const core::SampleSummary s = core::summarize_sample(finite(values_of(plan, records, p->index, m)));
       out += fmt::format(",{},{},{}", num(s.mean), num(s.ci_low), num(s.ci_high));
     }

@@ -28,7 +28,9 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"workloads", {"sim/core", "workloads"}},
       {"policies", {"sim/core", "policies"}},
       {"sim/serving", {"sim/core", "hardware", "models", "workloads", "policies", "sim/serving"}},
-      {"experiments", {"sim/core", "hardware", "models", "workloads", "policies", "sim/serving", "experiments"}},
+      {"report", {"sim/core", "report"}},
+      {"experiments",
+       {"sim/core", "hardware", "models", "workloads", "policies", "sim/serving", "report", "experiments"}},
   };
   return k;
 }

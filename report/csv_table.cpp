@@ -1,0 +1,99 @@
+#include "report/csv_table.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/csv_lines.hpp"
+#include "sim/core/error.hpp"
+
+namespace epsim::report {
+
+CsvTable CsvTable::load(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw core::Error(fmt::format("{}: cannot open", path.string()));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path.string());
+}
+
+CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
+  CsvTable t;
+  t.source_ = source;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t line_no = 0;
+  std::vector<std::string> cells;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.empty()) {
+      continue;
+    }
+    // epsim's CSVs never quote; a trailing comma is an empty last cell (split_csv drops it).
+    core::split_csv(line, cells);
+    if (line.back() == ',') {
+      cells.emplace_back();
+    }
+    if (t.header_.empty()) {
+      t.header_ = cells;
+      continue;
+    }
+    if (cells.size() != t.header_.size()) {
+      throw core::Error(fmt::format("{}:{}: {} cells, the header has {} columns", source, line_no, cells.size(),
+                                    t.header_.size()));
+    }
+    t.cells_.push_back(cells);
+    t.line_of_row_.push_back(line_no);
+  }
+  if (t.header_.empty()) {
+    throw core::Error(fmt::format("{}: empty, expected a header line", source));
+  }
+  return t;
+}
+
+std::optional<std::size_t> CsvTable::find(const std::string& column) const {
+  for (std::size_t i = 0; i < header_.size(); ++i) {
+    if (header_[i] == column) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+std::size_t CsvTable::column(const std::string& name) const {
+  const auto c = find(name);
+  if (!c.has_value()) {
+    throw core::Error(fmt::format("{}: no column \"{}\" in the header", source_, name));
+  }
+  return *c;
+}
+
+double CsvTable::number(std::size_t row, std::size_t col) const {
+  const auto v = maybe_number(row, col);
+  if (!v.has_value()) {
+    throw core::Error(fmt::format("{}:{}: column \"{}\" is empty, expected a number", source_, line_of_row_[row],
+                                  header_[col]));
+  }
+  return *v;
+}
+
+std::optional<double> CsvTable::maybe_number(std::size_t row, std::size_t col) const {
+  const std::string& cell = cells_[row][col];
+  if (cell.empty()) {
+    return std::nullopt;
+  }
+  double v = 0.0;
+  if (!core::parse_number(cell, v)) {
+    throw core::Error(fmt::format("{}:{}: column \"{}\" is \"{}\", expected a number", source_, line_of_row_[row],
+                                  header_[col], cell));
+  }
+  return v;
+}
+
+}  // namespace epsim::report

@@ -1,0 +1,59 @@
+#pragma once
+// One figure of a report: a Vega specification (data inlined) and a CSV of exactly the rows it plots.
+// Figures are built from three chart families (vega_specs.hpp), whose rows are typed here.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace epsim::report {
+
+struct Figure {
+  std::string id;       ///< file stem of its SVG and CSV: [a-z0-9_-] only
+  std::string title;    ///< heading in the report
+  std::string caption;  ///< how to read it, what the bands mean, where the data came from
+  nlohmann::json spec;  ///< the Vega specification
+  std::string csv;      ///< the plotted rows
+};
+
+/// A point of a line (optionally with an interval band) in panel `panel`, series `series`.
+struct LinePoint {
+  std::string panel;
+  std::string series;
+  double x = 0.0;
+  double y = 0.0;
+  std::optional<double> lo;
+  std::optional<double> hi;
+};
+
+/// A vertical marker across every panel of a line chart (a migration, a recalibration...).
+struct Marker {
+  double x = 0.0;
+  std::string kind;
+};
+
+/// An estimate with its interval: a dot and a bar per category, in panel `panel`.
+struct IntervalPoint {
+  std::string panel;
+  std::string category;
+  double value = 0.0;
+  std::optional<double> lo;
+  std::optional<double> hi;
+};
+
+/// A cell of a heat map.
+struct HeatCell {
+  std::string x;
+  std::string y;
+  double value = 0.0;
+  double detail = 0.0;  ///< a second quantity shown in the tooltip and the CSV
+};
+
+/// Keeps `id` file-name safe: lower case letters, digits, '-' and '_'; anything else becomes '_'.
+std::string figure_id(const std::string& raw);
+
+/// A CSV cell: numbers in shortest round-trip form, text with commas and quotes quoted (RFC 4180).
+std::string csv_cell(const std::string& text);
+std::string csv_number(double v);
+
+}  // namespace epsim::report

@@ -1,0 +1,85 @@
+#include "report/report_builder.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "report/run_figures.hpp"
+#include "report/study_figures.hpp"
+#include "report/tables.hpp"
+
+namespace epsim::report {
+namespace {
+
+ReportSection study_section(const StudyInput& s) {
+  ReportSection sec;
+  sec.id = "study-" + figure_id(s.label);
+  sec.heading = fmt::format("Study {}", s.label);
+  const nlohmann::json& j = s.study;
+  sec.intro_html = fmt::format(
+      "<p>Kind <b>{}</b>, {} replication(s) per point, {} point(s), {} run(s){}{}. Intervals are 95 % Student-t "
+      "intervals over replications.</p>\n",
+      html_escape(s.kind), j.value("replications", 0), j.contains("points") ? j["points"].size() : 0, s.runs.rows(),
+      s.baseline.empty() ? "" : fmt::format("; baseline <b>{}</b>", html_escape(s.baseline)),
+      s.rate_axis.empty() ? "" : fmt::format("; rate axis <b>{}</b>", html_escape(s.rate_axis)));
+  sec.figures = study_figures(s);
+  sec.tables_html = "<h3>Headline metrics (mean [95 % interval])</h3>\n" + study_metrics_table(s);
+  if (s.max_rate.has_value()) {
+    sec.tables_html += "<h3>Max sustainable rate (max_rate.csv)</h3>\n" + csv_table_html(*s.max_rate, 200);
+  }
+  if (s.ranking.has_value()) {
+    sec.tables_html += "<h3>Ranking by the objective (ranking.csv)</h3>\n" + csv_table_html(*s.ranking, 200);
+  }
+  sec.tables_html += json_block("The resolved study (study.json)", s.study);
+  return sec;
+}
+
+ReportSection runs_section(const std::vector<RunInput>& runs) {
+  ReportSection sec;
+  sec.id = "runs";
+  sec.heading = runs.size() == 1 ? fmt::format("Run {}", runs.front().label) : "Runs";
+  sec.intro_html =
+      "<p>Single runs: percentiles are each run's own over its measured requests; intervals need replications "
+      "(<code>epsim sweep</code>).</p>\n";
+  sec.figures = run_figures(runs);
+  sec.tables_html = "<h3>Headline metrics</h3>\n" + runs_metrics_table(runs);
+  for (const RunInput& r : runs) {
+    nlohmann::json cfg{{"seeds", r.summary.value("seeds", nlohmann::json::object())},
+                       {"config", r.summary.value("config", nlohmann::json::object())},
+                       {"resolved", r.summary.value("resolved", nlohmann::json::object())}};
+    sec.tables_html += json_block(fmt::format("Configuration of {} (summary.json: config and resolved)", r.label), cfg);
+  }
+  return sec;
+}
+
+}  // namespace
+
+Report build_report(const ReportInputs& inputs, const std::string& title, const std::string& generator) {
+  Report r;
+  r.title = title;
+  r.generator = generator;
+  for (const StudyInput& s : inputs.studies) {
+    r.inputs.push_back(s.dir.string());
+    r.sections.push_back(study_section(s));
+  }
+  for (const RunInput& run : inputs.runs) {
+    r.inputs.push_back(run.dir.string());
+  }
+  if (!inputs.runs.empty()) {
+    r.sections.push_back(runs_section(inputs.runs));
+  }
+  // Figure ids name files: keep them unique across sections (two inputs of the same name).
+  std::set<std::string> ids;
+  for (ReportSection& s : r.sections) {
+    for (Figure& f : s.figures) {
+      std::string id = f.id;
+      for (int n = 2; !ids.insert(id).second; ++n) {
+        id = fmt::format("{}-{}", f.id, n);
+      }
+      f.id = id;
+    }
+  }
+  return r;
+}
+
+}  // namespace epsim::report

@@ -1,0 +1,378 @@
+#include "report/study_figures.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "report/request_samples.hpp"
+#include "report/vega_specs.hpp"
+
+namespace epsim::report {
+namespace {
+
+// Rows of points.csv holding `metric`, by point index.
+std::map<int, std::size_t> metric_rows(const StudyInput& s, const std::string& metric) {
+  std::map<int, std::size_t> rows;
+  const std::size_t m = s.points.column("metric");
+  const std::size_t p = s.points.column("point");
+  for (std::size_t r = 0; r < s.points.rows(); ++r) {
+    if (s.points.text(r, m) == metric) {
+      rows[static_cast<int>(s.points.number(r, p))] = r;
+    }
+  }
+  return rows;
+}
+
+std::string prefix(const StudyInput& s) { return figure_id(s.label) + "-"; }
+
+// Human names of the metrics figures show most.
+std::string metric_title(const std::string& m) {
+  static const std::map<std::string, std::string> k{
+      {"slo.attainment", "SLO attainment"},
+      {"slo.goodput_rps", "goodput (req/s)"},
+      {"ttft_ms.p90", "p90 TTFT (ms)"},
+      {"tpot_ms.p90", "p90 TPOT (ms)"},
+      {"e2e_ms.p90", "p90 E2E (ms)"},
+      {"mean_step_ms", "mean step (ms)"},
+      {"max_rate_rps", "max sustainable rate (req/s)"},
+      {"max_rate_rps_per_gpu", "max sustainable rate per GPU (req/s)"},
+      {"goodput_rps_per_gpu", "goodput per GPU (req/s)"},
+      {"output_tokens_per_s_per_gpu", "output tokens/s per GPU"},
+      {"straggler_gap_us.mean", "mean straggler gap (us)"},
+      {"barrier_idle_fraction", "barrier idle fraction"},
+  };
+  const auto it = k.find(m);
+  return it == k.end() ? m : it->second;
+}
+
+std::optional<double> opt(const CsvTable& t, std::size_t row, const std::string& col) {
+  const auto c = t.find(col);
+  return c.has_value() ? t.maybe_number(row, *c) : std::nullopt;
+}
+
+void rate_curves(const StudyInput& s, std::vector<Figure>& out) {
+  if (s.rate_axis.empty() || !s.points.has(s.rate_axis)) {
+    return;
+  }
+  const std::size_t rate_col = s.points.column(s.rate_axis);
+  const auto rows_of = [&](const std::string& metric, const std::string& panel, bool clip01) {
+    std::vector<LinePoint> rows;
+    for (const auto& [point, r] : metric_rows(s, metric)) {
+      LinePoint lp{panel, point_label(s, r, s.rate_axis), s.points.number(r, rate_col),
+                   s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"),
+                   opt(s.points, r, "ci95_high")};
+      if (clip01) {
+        lp.lo = lp.lo.has_value() ? std::optional(std::clamp(*lp.lo, 0.0, 1.0)) : std::nullopt;
+        lp.hi = lp.hi.has_value() ? std::optional(std::clamp(*lp.hi, 0.0, 1.0)) : std::nullopt;
+      }
+      rows.push_back(lp);
+    }
+    return rows;
+  };
+  std::vector<LinePoint> att = rows_of("slo.attainment", "SLO attainment", true);
+  if (!att.empty()) {
+    LineChartOptions o;
+    o.x_title = "arrival rate (req/s)";
+    o.y_title = "SLO attainment";
+    o.series_title = "";
+    o.points = true;
+    o.y_min = 0.0;
+    o.y_max = 1.0;
+    o.reference_y = s.slo_target;
+    o.reference_label = fmt::format("target {}", s.slo_target);
+    out.push_back(line_chart(
+        {prefix(s) + "attainment-vs-rate", "SLO attainment vs arrival rate",
+         fmt::format("Share of measured requests meeting both the TTFT and the TPOT target, mean over replications "
+                     "with its 95 % interval (band, Student-t), against the offered rate; the dashed line is the "
+                     "target {} that defines the max sustainable rate.",
+                     s.slo_target)},
+        o, att));
+  }
+  std::vector<LinePoint> lat;
+  for (const char* m : {"slo.goodput_rps", "ttft_ms.p90", "tpot_ms.p90"}) {
+    const auto r = rows_of(m, metric_title(m), false);
+    lat.insert(lat.end(), r.begin(), r.end());
+  }
+  if (!lat.empty()) {
+    LineChartOptions o;
+    o.x_title = "arrival rate (req/s)";
+    o.series_title = "";
+    o.points = true;
+    out.push_back(line_chart({prefix(s) + "latency-vs-rate", "Goodput and latency vs arrival rate",
+                              "Mean over replications with 95 % intervals (bands)."},
+                             o, lat));
+  }
+}
+
+void max_rate(const StudyInput& s, std::vector<Figure>& out) {
+  std::vector<IntervalPoint> rows;
+  std::string caption;
+  if (s.max_rate.has_value()) {
+    const CsvTable& t = *s.max_rate;
+    const std::size_t first = t.column("group") + 1;
+    const std::size_t last = t.column("slo_target");
+    double censored = 0.0;
+    for (std::size_t r = 0; r < t.rows(); ++r) {
+      std::string label;
+      for (std::size_t c = first; c < last; ++c) {
+        label += (label.empty() ? "" : ", ") + t.text(r, c);
+      }
+      rows.push_back({"max sustainable rate (req/s)", label, t.number(r, t.column("max_rate_rps")),
+                      opt(t, r, "ci95_low"), opt(t, r, "ci95_high")});
+      censored += t.number(r, t.column("censored"));
+    }
+    if (t.has("baseline_diff")) {
+      for (std::size_t r = 0; r < t.rows(); ++r) {
+        std::string label;
+        for (std::size_t c = first; c < last; ++c) {
+          label += (label.empty() ? "" : ", ") + t.text(r, c);
+        }
+        const auto d = opt(t, r, "baseline_diff");
+        if (d.has_value()) {
+          rows.push_back({fmt::format("difference to {} (req/s)", s.baseline), label, *d,
+                          opt(t, r, "baseline_diff_ci95_low"), opt(t, r, "baseline_diff_ci95_high")});
+        }
+      }
+    }
+    caption = fmt::format(
+        "Per group, the highest rate of the grid whose attainment stays >= {} (interpolated to where each "
+        "replication's curve crosses it), mean and 95 % interval over replications{}.{}",
+        s.slo_target, t.has("baseline_diff") ? "; right: the paired difference to the baseline" : "",
+        censored > 0 ? fmt::format(" {} replication curve(s) never fell below the target: their rate is the grid's "
+                                   "highest, a lower bound (widen the grid).",
+                                   censored)
+                     : "");
+  } else {
+    for (const char* m : {"max_rate_rps", "max_rate_rps_per_gpu"}) {
+      for (const auto& [point, r] : metric_rows(s, m)) {
+        rows.push_back({metric_title(m), point_label(s, r), s.points.number(r, s.points.column("mean")),
+                        opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")});
+      }
+    }
+    caption = "Each run's steady-state SLO search ([study.max_rate]): mean and 95 % interval over replications, "
+              "in total and per GPU.";
+  }
+  if (rows.empty()) {
+    return;
+  }
+  IntervalChartOptions o;
+  o.reference_x = s.max_rate.has_value() && s.max_rate->has("baseline_diff") ? std::optional(0.0) : std::nullopt;
+  out.push_back(interval_chart({prefix(s) + "max-rate", "Max sustainable rate", caption}, o, rows));
+}
+
+void scaling(const StudyInput& s, std::vector<Figure>& out) {
+  if (!s.scaling.has_value()) {
+    return;
+  }
+  const CsvTable& t = *s.scaling;
+  const std::size_t gpus = t.column("gpus");
+  std::vector<LinePoint> rows;
+  for (std::size_t c = t.column("ep_size") + 1; c < t.header().size(); ++c) {
+    const std::string& m = t.header()[c];
+    if (m.ends_with(".ci95_low") || m.ends_with(".ci95_high")) {
+      continue;
+    }
+    for (std::size_t r = 0; r < t.rows(); ++r) {
+      const auto y = t.maybe_number(r, c);
+      if (y.has_value() && std::isfinite(*y)) {
+        rows.push_back({metric_title(m), "mean", t.number(r, gpus), *y, opt(t, r, m + ".ci95_low"),
+                        opt(t, r, m + ".ci95_high")});
+      }
+    }
+  }
+  if (rows.empty()) {
+    return;
+  }
+  LineChartOptions o;
+  o.x_title = "GPUs";
+  o.points = true;
+  o.series_title = "";
+  std::string setups;
+  for (std::size_t r = 0; r < t.rows(); ++r) {
+    std::string label;
+    for (std::size_t c = t.column("point") + 1; c < gpus; ++c) {
+      label += (label.empty() ? "" : " ") + t.text(r, c);
+    }
+    setups += fmt::format("{}{} = {} GPUs", setups.empty() ? "" : "; ", label, t.text(r, gpus));
+  }
+  out.push_back(line_chart({prefix(s) + "scaling", "Scaling: the report metrics against GPUs",
+                            fmt::format("Mean over replications with 95 % intervals (bands), total and per GPU, one "
+                                        "point per setup ({}).",
+                                        setups)},
+                           o, rows));
+}
+
+std::vector<std::string> distribution_metrics(const StudyInput& s) {
+  // study.json names its report metrics (older ones do not: then the usual headline metrics).
+  static const std::vector<std::string> k_default{"ttft_ms.p90", "tpot_ms.p90", "slo.attainment", "mean_step_ms",
+                                                  "straggler_gap_us.mean"};
+  std::vector<std::string> m;
+  for (const std::string& r : s.report_metrics.empty() ? k_default : s.report_metrics) {
+    if (r != "gpus" && r != "ep_size" && s.runs.has(r)) {
+      m.push_back(r);
+    }
+  }
+  return m;
+}
+
+// Point index -> label, from the points.csv rows of any one metric.
+std::map<int, std::string> point_labels(const StudyInput& s) {
+  std::map<int, std::string> labels;
+  const std::size_t p = s.points.column("point");
+  for (std::size_t r = 0; r < s.points.rows(); ++r) {
+    labels.emplace(static_cast<int>(s.points.number(r, p)), point_label(s, r));
+  }
+  return labels;
+}
+
+void monte_carlo(const StudyInput& s, std::vector<Figure>& out) {
+  if (s.kind != "montecarlo" && !s.distribution.has_value()) {
+    return;
+  }
+  const std::map<int, std::string> labels = point_labels(s);
+  const std::size_t point_col = s.runs.column("point");
+  std::vector<LinePoint> rows;
+  for (const std::string& m : distribution_metrics(s)) {
+    const std::size_t c = s.runs.column(m);
+    std::map<int, std::vector<double>> by_point;
+    for (std::size_t r = 0; r < s.runs.rows(); ++r) {
+      const auto v = s.runs.maybe_number(r, c);
+      if (v.has_value() && std::isfinite(*v)) {
+        by_point[static_cast<int>(s.runs.number(r, point_col))].push_back(*v);
+      }
+    }
+    for (auto& [point, values] : by_point) {
+      for (const auto& [x, f] : ecdf(values, 400)) {
+        rows.push_back({metric_title(m), labels.at(point), x, f, std::nullopt, std::nullopt});
+      }
+    }
+  }
+  if (rows.empty()) {
+    return;
+  }
+  LineChartOptions o;
+  o.y_title = "share of replications";
+  o.step = true;
+  o.y_min = 0.0;
+  o.y_max = 1.0;
+  o.series_title = "";
+  out.push_back(line_chart({prefix(s) + "distributions", "Distributions over replications (empirical CDFs)",
+                            "Each replication is one draw (Monte Carlo: a cluster draw); a curve's value at x is the "
+                            "share of draws at or below x. Curves to the left are better for latency metrics."},
+                           o, rows));
+}
+
+void recovery(const StudyInput& s, std::vector<Figure>& out) {
+  if (s.baseline.empty() || !s.points.has("baseline_rel_diff")) {
+    return;
+  }
+  // baseline = "axis=label": that axis's column in points.csv.
+  const auto eq = s.baseline.find('=');
+  const std::string baseline_level = eq == std::string::npos ? "" : s.baseline.substr(eq + 1);
+  const auto baseline_col = eq == std::string::npos ? std::nullopt : s.points.find(s.baseline.substr(0, eq));
+  std::vector<IntervalPoint> rows;
+  std::set<std::string> categories;
+  for (const std::string& m : distribution_metrics(s)) {
+    for (const auto& [point, r] : metric_rows(s, m)) {
+      const auto rel = opt(s.points, r, "baseline_rel_diff");
+      const auto diff = opt(s.points, r, "baseline_diff");
+      const auto lo = opt(s.points, r, "baseline_diff_ci95_low");
+      const auto hi = opt(s.points, r, "baseline_diff_ci95_high");
+      const double mean = s.points.number(r, s.points.column("mean"));
+      if (!rel.has_value() || !diff.has_value() || !std::isfinite(*rel)) {
+        continue;
+      }
+      const double base = mean - *diff;
+      if (baseline_col.has_value() && s.points.text(r, *baseline_col) == baseline_level) {
+        continue;  // the baseline itself
+      }
+      const std::string label = point_label(s, r);
+      categories.insert(label);
+      rows.push_back({metric_title(m), label, 100.0 * *rel,
+                      lo.has_value() && base != 0.0 ? std::optional(100.0 * *lo / base) : std::nullopt,
+                      hi.has_value() && base != 0.0 ? std::optional(100.0 * *hi / base) : std::nullopt});
+    }
+  }
+  if (rows.empty() || categories.size() > 40) {
+    return;
+  }
+  IntervalChartOptions o;
+  o.reference_x = 0.0;
+  o.x_title = "change vs baseline (%)";
+  out.push_back(interval_chart(
+      {prefix(s) + "vs-baseline", fmt::format("Change against the baseline ({})", s.baseline),
+       "Mean of the per-replication differences to the baseline point, relative to the baseline's mean, with the "
+       "paired 95 % interval (common random numbers remove the shared noise). Negative is a recovery for "
+       "latency, step time and straggler metrics."},
+       o, rows));
+}
+
+void saved_run_cdfs(const StudyInput& s, std::vector<Figure>& out) {
+  if (s.saved_runs.empty()) {
+    return;
+  }
+  std::map<int, RequestSamples> by_point;
+  for (const auto& run : s.saved_runs) {
+    const RunInput r = load_run(run.dir, run.dir.filename().string());
+    if (r.requests.has_value()) {
+      by_point[run.point].append(request_samples(*r.requests, r.summary));
+    }
+  }
+  std::map<int, std::string> labels = point_labels(s);
+  // Many points make an unreadable legend: with a rate axis keep its highest rate, where policies differ most.
+  std::string note;
+  if (by_point.size() > 12 && !s.rate_axis.empty()) {
+    const std::size_t rate_col = s.points.column(s.rate_axis);
+    double top = -INFINITY;
+    std::map<int, double> rate_of;
+    for (std::size_t r = 0; r < s.points.rows(); ++r) {
+      const int p = static_cast<int>(s.points.number(r, s.points.column("point")));
+      rate_of[p] = s.points.number(r, rate_col);
+      top = std::max(top, rate_of[p]);
+    }
+    std::erase_if(by_point, [&](const auto& kv) { return rate_of[kv.first] != top; });
+    note = fmt::format(" Shown at the highest rate of the grid ({} req/s).", top);
+  }
+  std::vector<LinePoint> rows;
+  for (const auto& [point, samples] : by_point) {
+    const std::pair<const char*, const std::vector<double>*> metrics[] = {
+        {"TTFT (ms)", &samples.ttft_ms}, {"TPOT (ms)", &samples.tpot_ms}, {"E2E (ms)", &samples.e2e_ms}};
+    for (const auto& [panel, values] : metrics) {
+      for (const auto& [x, f] : ecdf(*values, 200)) {
+        rows.push_back({panel, labels[point], x, f, std::nullopt, std::nullopt});
+      }
+    }
+  }
+  if (rows.empty()) {
+    return;
+  }
+  LineChartOptions o;
+  o.y_title = "share of requests";
+  o.step = true;
+  o.y_min = 0.0;
+  o.y_max = 1.0;
+  o.series_title = "";
+  out.push_back(line_chart({prefix(s) + "latency-cdfs", "TTFT, TPOT and E2E distributions (saved runs)",
+                            "Empirical CDFs of the measured requests (the summary's window), every replication of a "
+                            "point pooled; at most 200 steps per curve." +
+                                note},
+                           o, rows));
+}
+
+}  // namespace
+
+std::vector<Figure> study_figures(const StudyInput& study) {
+  std::vector<Figure> out;
+  rate_curves(study, out);
+  max_rate(study, out);
+  scaling(study, out);
+  monte_carlo(study, out);
+  recovery(study, out);
+  saved_run_cdfs(study, out);
+  return out;
+}
+
+}  // namespace epsim::report

@@ -1,0 +1,370 @@
+#include "report/vega_specs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace epsim::report {
+namespace {
+
+using nlohmann::json;
+
+constexpr int k_panel_width = 300;
+constexpr int k_panel_height = 190;
+
+json base_spec(const std::string& title) {
+  return json{{"$schema", "https://vega.github.io/schema/vega/v5.json"},
+              {"description", title},
+              {"padding", 8},
+              {"autosize", "pad"},
+              {"background", "white"},
+              {"config", {{"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"gridColor", "#e6e6e6"}}},
+                          {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 260}}}}}};
+}
+
+json optional_number(const std::optional<double>& v) {
+  return v.has_value() && std::isfinite(*v) ? json(*v) : json(nullptr);
+}
+
+// Panels in order of first appearance, which is the order the builders chose.
+std::vector<std::string> panel_order(const std::vector<std::string>& panels) {
+  std::vector<std::string> order;
+  for (const auto& p : panels) {
+    if (std::find(order.begin(), order.end(), p) == order.end()) {
+      order.push_back(p);
+    }
+  }
+  return order;
+}
+
+int index_of(const std::vector<std::string>& v, const std::string& s) {
+  return static_cast<int>(std::find(v.begin(), v.end(), s) - v.begin());
+}
+
+json panel_group(const json& scales, const json& axes, const json& marks, const std::string& facet_data,
+                 const std::string& name) {
+  return json{{"type", "group"},
+              {"name", "panel"},
+              {"from", {{"facet", {{"name", name}, {"data", facet_data}, {"groupby", json::array({"panel", "order"})}}}}},
+              {"sort", {{"field", "datum.order"}}},
+              {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
+              {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", k_panel_height}}}}}}},
+              // A group's scales read "width"/"height" from signals of that group, not from its encoding.
+              {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
+                                       {{"name", "height"}, {"update", std::to_string(k_panel_height)}}})},
+              {"scales", scales},
+              {"axes", axes},
+              {"marks", marks}};
+}
+
+}  // namespace
+
+Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector<LinePoint> rows,
+                  const std::vector<Marker>& markers) {
+  std::vector<std::string> panel_names;
+  panel_names.reserve(rows.size());
+  for (const auto& r : rows) {
+    panel_names.push_back(r.panel);
+  }
+  const std::vector<std::string> panels = panel_order(panel_names);
+  // Lines are drawn in data order: sort each (panel, series) by x, keeping panels in their given order.
+  std::stable_sort(rows.begin(), rows.end(), [&](const LinePoint& a, const LinePoint& b) {
+    const int pa = index_of(panels, a.panel);
+    const int pb = index_of(panels, b.panel);
+    if (pa != pb) {
+      return pa < pb;
+    }
+    return a.series != b.series ? a.series < b.series : a.x < b.x;
+  });
+  bool bands = false;
+  json values = json::array();
+  Figure f{text.id, text.title, text.caption, {}, "panel,series,x,y,ci_low,ci_high\n"};
+  for (const auto& r : rows) {
+    bands = bands || (r.lo.has_value() && r.hi.has_value());
+    values.push_back({{"panel", r.panel},
+                      {"order", index_of(panels, r.panel)},
+                      {"series", r.series},
+                      {"x", r.x},
+                      {"y", r.y},
+                      {"lo", optional_number(r.lo)},
+                      {"hi", optional_number(r.hi)}});
+    f.csv += csv_cell(r.panel) + ',' + csv_cell(r.series) + ',' + csv_number(r.x) + ',' + csv_number(r.y) + ',' +
+             (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + '\n';
+  }
+  json marker_values = json::array();
+  for (const auto& m : markers) {
+    marker_values.push_back({{"x", m.x}, {"kind", m.kind}});
+    f.csv += "(all panels)," + csv_cell(m.kind) + ',' + csv_number(m.x) + ",,,\n";
+  }
+  std::vector<std::string> series;
+  for (const auto& r : rows) {
+    if (std::find(series.begin(), series.end(), r.series) == series.end()) {
+      series.push_back(r.series);
+    }
+  }
+
+  json spec = base_spec(text.title);
+  spec["data"] = json::array({{{"name", "rows"}, {"values", values}}, {{"name", "markers"}, {"values", marker_values}}});
+  // Each panel scales its own x and y: TTFT and E2E differ by orders of magnitude.
+  json x_scale{{"name", "x"}, {"type", o.x_log ? "log" : "linear"}, {"domain", {{"data", "pdata"}, {"field", "x"}}},
+               {"range", "width"}, {"nice", true}, {"zero", false}};
+  json color{{"name", "color"}, {"type", "ordinal"}, {"domain", series}, {"range", "category"}};
+  spec["scales"] = json::array({color});
+  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
+  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
+  json legends = json::array();
+  if (series.size() > 1) {
+    legends.push_back({{"stroke", "color"}, {"title", o.series_title}, {"orient", "right"}, {"symbolType", "stroke"}});
+  }
+  if (!markers.empty()) {
+    std::vector<std::string> kinds;
+    for (const auto& m : markers) {
+      if (std::find(kinds.begin(), kinds.end(), m.kind) == kinds.end()) {
+        kinds.push_back(m.kind);
+      }
+    }
+    spec["scales"].push_back({{"name", "marker"},
+                              {"type", "ordinal"},
+                              {"domain", kinds},
+                              {"range", json::array({"#7f7f7f", "#d62728", "#9467bd", "#8c564b", "#e377c2"})}});
+    legends.push_back({{"stroke", "marker"}, {"title", "events"}, {"orient", "right"}, {"symbolType", "stroke"}});
+  }
+  spec["legends"] = legends;
+
+  json y_domain = o.y_min.has_value() && o.y_max.has_value()
+                      ? json::array({*o.y_min, *o.y_max})
+                      : json{{"data", "pdata"}, {"fields", bands ? json::array({"y", "lo", "hi"}) : json::array({"y"})}};
+  json y_scale{{"name", "y"}, {"type", "linear"}, {"domain", y_domain}, {"range", "height"}, {"zero", false}};
+  if (!(o.y_min.has_value() && o.y_max.has_value())) {
+    y_scale["nice"] = true;
+  }
+  json axes = json::array({{{"orient", "bottom"}, {"scale", "x"}, {"title", o.x_title}, {"grid", true}, {"tickCount", 6}},
+                           {{"orient", "left"},
+                            {"scale", "y"},
+                            {"grid", true},
+                            {"tickCount", 5},
+                            {"title", o.y_title.empty() ? json{{"signal", "parent.panel"}} : json(o.y_title)}}});
+  const std::string interpolate = o.step ? "step-after" : "linear";
+  json series_marks = json::array();
+  if (bands) {
+    series_marks.push_back({{"type", "area"},
+                            {"from", {{"data", "sdata"}}},
+                            {"encode",
+                             {{"enter",
+                               {{"x", {{"scale", "x"}, {"field", "x"}}},
+                                {"y", {{"scale", "y"}, {"field", "lo"}}},
+                                {"y2", {{"scale", "y"}, {"field", "hi"}}},
+                                {"defined", {{"signal", "isValid(datum.lo) && isValid(datum.hi)"}}},
+                                {"interpolate", {{"value", interpolate}}},
+                                {"fill", {{"scale", "color"}, {"field", "series"}}},
+                                {"fillOpacity", {{"value", 0.18}}}}}}}});
+  }
+  series_marks.push_back({{"type", "line"},
+                          {"from", {{"data", "sdata"}}},
+                          {"encode",
+                           {{"enter",
+                             {{"x", {{"scale", "x"}, {"field", "x"}}},
+                              {"y", {{"scale", "y"}, {"field", "y"}}},
+                              {"interpolate", {{"value", interpolate}}},
+                              {"stroke", {{"scale", "color"}, {"field", "series"}}},
+                              {"strokeWidth", {{"value", 2}}}}}}}});
+  if (o.points) {
+    series_marks.push_back(
+        {{"type", "symbol"},
+         {"from", {{"data", "sdata"}}},
+         {"encode",
+          {{"enter",
+            {{"x", {{"scale", "x"}, {"field", "x"}}},
+             {"y", {{"scale", "y"}, {"field", "y"}}},
+             {"size", {{"value", 30}}},
+             {"fill", {{"scale", "color"}, {"field", "series"}}},
+             {"tooltip",
+              {{"signal", "{'series': datum.series, 'x': datum.x, 'y': datum.y, 'ci95': [datum.lo, datum.hi]}"}}}}}}}});
+  }
+  json marks = json::array({{{"type", "group"},
+                             {"from", {{"facet", {{"name", "sdata"}, {"data", "pdata"}, {"groupby", "series"}}}}},
+                             {"marks", series_marks}}});
+  if (!markers.empty()) {
+    marks.push_back({{"type", "rule"},
+                     {"from", {{"data", "markers"}}},
+                     {"encode",
+                      {{"enter",
+                        {{"x", {{"scale", "x"}, {"field", "x"}}},
+                         {"y", {{"value", 0}}},
+                         {"y2", {{"field", {{"group", "height"}}}}},
+                         {"stroke", {{"scale", "marker"}, {"field", "kind"}}},
+                         {"strokeOpacity", {{"value", 0.6}}},
+                         {"tooltip", {{"signal", "datum.kind + ' at ' + format(datum.x, '.3f')"}}}}}}}});
+  }
+  if (o.reference_y.has_value()) {
+    marks.push_back({{"type", "rule"},
+                     {"encode",
+                      {{"enter",
+                        {{"x", {{"value", 0}}},
+                         {"x2", {{"field", {{"group", "width"}}}}},
+                         {"y", {{"scale", "y"}, {"value", *o.reference_y}}},
+                         {"stroke", {{"value", "#444"}}},
+                         {"strokeDash", {{"value", json::array({4, 4})}}},
+                         {"tooltip", {{"value", o.reference_label}}}}}}}});
+  }
+  spec["marks"] = json::array({panel_group(json::array({x_scale, y_scale}), axes, marks, "rows", "pdata")});
+  f.spec = std::move(spec);
+  return f;
+}
+
+Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, const std::vector<IntervalPoint>& rows) {
+  std::vector<std::string> panel_names;
+  panel_names.reserve(rows.size());
+  for (const auto& r : rows) {
+    panel_names.push_back(r.panel);
+  }
+  const std::vector<std::string> panels = panel_order(panel_names);
+  std::vector<std::string> categories;
+  json values = json::array();
+  Figure f{text.id, text.title, text.caption, {}, "panel,category,value,ci_low,ci_high\n"};
+  for (const auto& r : rows) {
+    if (std::find(categories.begin(), categories.end(), r.category) == categories.end()) {
+      categories.push_back(r.category);
+    }
+    values.push_back({{"panel", r.panel},
+                      {"order", index_of(panels, r.panel)},
+                      {"category", r.category},
+                      {"value", r.value},
+                      {"lo", optional_number(r.lo)},
+                      {"hi", optional_number(r.hi)}});
+    f.csv += csv_cell(r.panel) + ',' + csv_cell(r.category) + ',' + csv_number(r.value) + ',' +
+             (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + '\n';
+  }
+  const int band_px = 22;
+  const int height = std::max(60, band_px * static_cast<int>(categories.size()));
+  json spec = base_spec(text.title);
+  spec["data"] = json::array({{{"name", "rows"}, {"values", values}}});
+  spec["scales"] = json::array({{{"name", "cat"},
+                                 {"type", "band"},
+                                 {"domain", categories},
+                                 {"range", json::array({0, height})},
+                                 {"padding", 0.3}}});
+  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
+  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
+  json domain_fields = json::array({"value", "lo", "hi"});
+  json x_scale{{"name", "x"},
+               {"type", "linear"},
+               {"domain", {{"data", "pdata"}, {"fields", domain_fields}}},
+               {"range", "width"},
+               {"nice", true},
+               {"zero", o.reference_x.has_value()}};
+  json axes = json::array({{{"orient", "bottom"},
+                            {"scale", "x"},
+                            {"grid", true},
+                            {"tickCount", 6},
+                            {"title", o.x_title.empty() ? json{{"signal", "parent.panel"}} : json(o.x_title)}},
+                           {{"orient", "left"}, {"scale", "cat"}, {"title", o.category_title}, {"labelLimit", 220}}});
+  json marks = json::array();
+  if (o.reference_x.has_value()) {
+    marks.push_back({{"type", "rule"},
+                     {"encode",
+                      {{"enter",
+                        {{"x", {{"scale", "x"}, {"value", *o.reference_x}}},
+                         {"y", {{"value", 0}}},
+                         {"y2", {{"field", {{"group", "height"}}}}},
+                         {"stroke", {{"value", "#444"}}},
+                         {"strokeDash", {{"value", json::array({4, 4})}}}}}}}});
+  }
+  marks.push_back({{"type", "rule"},
+                   {"from", {{"data", "pdata"}}},
+                   {"encode",
+                    {{"enter",
+                      {{"x", {{"scale", "x"}, {"signal", "isValid(datum.lo) ? datum.lo : datum.value"}}},
+                       {"x2", {{"scale", "x"}, {"signal", "isValid(datum.hi) ? datum.hi : datum.value"}}},
+                       {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
+                       {"stroke", {{"value", "#4c78a8"}}},
+                       {"strokeWidth", {{"value", 2}}}}}}}});
+  marks.push_back(
+      {{"type", "symbol"},
+       {"from", {{"data", "pdata"}}},
+       {"encode",
+        {{"enter",
+          {{"x", {{"scale", "x"}, {"field", "value"}}},
+           {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
+           {"size", {{"value", 50}}},
+           {"fill", {{"value", "#4c78a8"}}},
+           {"tooltip", {{"signal", "{'category': datum.category, 'value': datum.value, 'ci95': [datum.lo, datum.hi]}"}}}}}}}});
+  json group = {{"type", "group"},
+                {"from", {{"facet", {{"name", "pdata"}, {"data", "rows"}, {"groupby", json::array({"panel", "order"})}}}}},
+                {"sort", {{"field", "datum.order"}}},
+                {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
+                {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", height}}}}}}},
+                {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
+                                         {{"name", "height"}, {"update", std::to_string(height)}}})},
+                {"scales", json::array({x_scale})},
+                {"axes", axes},
+                {"marks", marks}};
+  spec["marks"] = json::array({group});
+  f.spec = std::move(spec);
+  return f;
+}
+
+Figure heat_map(const FigureText& text, const HeatMapOptions& o, const std::vector<HeatCell>& cells) {
+  std::vector<std::string> xs;
+  std::vector<std::string> ys;
+  json values = json::array();
+  Figure f{text.id, text.title, text.caption, {}, "x,y,value,detail\n"};
+  for (const auto& c : cells) {
+    if (std::find(xs.begin(), xs.end(), c.x) == xs.end()) {
+      xs.push_back(c.x);
+    }
+    if (std::find(ys.begin(), ys.end(), c.y) == ys.end()) {
+      ys.push_back(c.y);
+    }
+    values.push_back({{"x", c.x}, {"y", c.y}, {"value", c.value}, {"detail", c.detail}});
+    f.csv += csv_cell(c.x) + ',' + csv_cell(c.y) + ',' + csv_number(c.value) + ',' + csv_number(c.detail) + '\n';
+  }
+  // Cells of at least 6 px, the whole map at least 360 x 240.
+  const int width = std::max(360, 6 * static_cast<int>(xs.size()));
+  const int height = std::max(240, 6 * static_cast<int>(ys.size()));
+  json spec = base_spec(text.title);
+  spec["width"] = width;
+  spec["height"] = height;
+  spec["data"] = json::array({{{"name", "cells"}, {"values", values}}});
+  spec["scales"] = json::array(
+      {{{"name", "x"}, {"type", "band"}, {"domain", xs}, {"range", "width"}, {"padding", 0.04}},
+       {{"name", "y"}, {"type", "band"}, {"domain", ys}, {"range", "height"}, {"padding", 0.04}},
+       {{"name", "color"},
+        {"type", "linear"},
+        {"domain", {{"data", "cells"}, {"field", "value"}}},
+        {"range", {{"scheme", "viridis"}}},
+        {"zero", true}}});
+  // Label every n-th band so labels never overlap.
+  const auto every = [](std::size_t n, int px) { return std::max<std::size_t>(1, n * 14 / static_cast<std::size_t>(px) + 1); };
+  const std::size_t x_every = every(xs.size(), width);
+  const std::size_t y_every = every(ys.size(), height);
+  spec["axes"] = json::array(
+      {{{"orient", "bottom"},
+        {"scale", "x"},
+        {"title", o.x_title},
+        {"encode", {{"labels", {{"update", {{"opacity", {{"signal", fmt::format("indexof(domain('x'), datum.value) % {} === 0 ? 1 : 0", x_every)}}}}}}}}}},
+       {{"orient", "left"},
+        {"scale", "y"},
+        {"title", o.y_title},
+        {"encode", {{"labels", {{"update", {{"opacity", {{"signal", fmt::format("indexof(domain('y'), datum.value) % {} === 0 ? 1 : 0", y_every)}}}}}}}}}}});
+  spec["legends"] = json::array({{{"fill", "color"}, {"title", o.value_title}, {"type", "gradient"}}});
+  spec["marks"] = json::array(
+      {{{"type", "rect"},
+        {"from", {{"data", "cells"}}},
+        {"encode",
+         {{"enter",
+           {{"x", {{"scale", "x"}, {"field", "x"}}},
+            {"width", {{"scale", "x"}, {"band", 1}}},
+            {"y", {{"scale", "y"}, {"field", "y"}}},
+            {"height", {{"scale", "y"}, {"band", 1}}},
+            {"fill", {{"scale", "color"}, {"field", "value"}}},
+            {"tooltip",
+             {{"signal", fmt::format("{{'{}': datum.x, '{}': datum.y, '{}': datum.value, '{}': datum.detail}}", o.x_title,
+                                     o.y_title, o.value_title, o.detail_title)}}}}}}}}});
+  f.spec = std::move(spec);
+  return f;
+}
+
+}  // namespace epsim::report
