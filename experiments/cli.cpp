@@ -21,6 +21,7 @@
 #include "experiments/results_writer.hpp"
 #include "experiments/slo_search.hpp"
 #include "experiments/report_command.hpp"
+#include "report/svg_export.hpp"
 #include "experiments/sweep_command.hpp"
 #include "experiments/trace_commands.hpp"
 #include "hardware/cluster_spec.hpp"
@@ -123,18 +124,23 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   d.add_options()("config", po::value<std::string>(), "TOML experiment file (default: the embedded demo)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set key=value (repeatable)")(
       "out", po::value<std::string>(), "results directory (default: results/<config name>)")(
-      "seed", po::value<std::uint64_t>(), "override run.seed");
+      "seed", po::value<std::uint64_t>(), "override run.seed")(
+      "report", "also write DIR/report.html and its figures (turns on steps.csv, events.csv, gpu_layers.csv)");
   po::positional_options_description pos;
   pos.add("config", 1);
   const po::variables_map vm = parse(args, d, pos);
   if (vm.count("help")) {
-    out << "usage: epsim run [CONFIG] [--set key=value]... [--out DIR] [--seed N]\n\n" << d;
+    out << "usage: epsim run [CONFIG] [--set key=value]... [--out DIR] [--seed N] [--report]\n\n" << d;
     return 0;
   }
   set_log_level(vm["log-level"].as<std::string>());
   ExperimentConfig cfg = load(vm, err);
   if (vm.count("seed")) {
     cfg.seed = vm["seed"].as<std::uint64_t>();
+  }
+  const bool report = vm.count("report") > 0;
+  if (report) {
+    cfg.outputs.steps_csv = true;
   }
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
@@ -194,6 +200,15 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   out << human_summary(cfg, res);
   out << fmt::format("wall time {:.2f} s ({:.0f}x real time); results in {}\n", wall_s,
                      wall_s > 0 ? res.summary.makespan_s / wall_s : 0.0, dir.string());
+  if (report) {
+    // SVGs need Node.js; the run's report is still whole without them (the page draws its own figures).
+    const bool svg = report::program_available(report::node_program());
+    if (!svg) {
+      warn(err, fmt::format("no {} on the PATH: report figures written without their SVGs (Debian: apt install nodejs)",
+                            report::node_program()));
+    }
+    out << fmt::format("report: {}\n", write_run_report(dir, svg).string());
+  }
   return 0;
 }
 

@@ -26,7 +26,7 @@ figcaption a { color: #1f5d8c; }
 table { border-collapse: collapse; margin: 10px 0 18px; font-size: 12.5px; }
 th, td { border: 1px solid #dde2e7; padding: 3px 7px; text-align: right; white-space: nowrap; }
 th { background: #f3f5f7; }
-td:first-child, th:first-child { text-align: left; }
+td:first-child, th:first-child, td.text { text-align: left; }
 .ci { color: #777; }
 .note { color: #666; }
 pre { background: #f7f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }

@@ -157,6 +157,21 @@ std::string node_program() {
   return env != nullptr && *env != '\0' ? std::string(env) : std::string("node");
 }
 
+bool program_available(const std::string& node) {
+  if (node.find('/') != std::string::npos) {
+    return ::access(node.c_str(), X_OK) == 0;
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (!dir.empty() && ::access((dir + '/' + node).c_str(), X_OK) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<std::string> render_svgs(const std::vector<nlohmann::json>& specs, const std::string& node) {
   std::vector<std::string> svgs(specs.size());
   if (specs.empty()) {

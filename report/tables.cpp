@@ -128,7 +128,7 @@ std::string runs_metrics_table(const std::vector<RunInput>& runs) {
     const std::string setup = fmt::format("{} on {} x {}, EP{}, {} / {}", res.value("model", "?"), res.value("gpus", 0),
                                           res.value("gpu", "?"), res.value("ep_size", 0), res.value("placement", "?"),
                                           res.value("routing", "?"));
-    html += "<tr><td>" + html_escape(r.label) + "</td><td>" + html_escape(setup) + "</td>";
+    html += "<tr><td>" + html_escape(r.label) + "</td><td class=\"text\">" + html_escape(setup) + "</td>";
     for (const Column& c : columns) {
       const nlohmann::json* v = &r.summary["metrics"];
       for (const char* key : c.path) {

@@ -3,6 +3,8 @@
 # skipped, and apt is not touched at all when nothing is missing.
 set -euo pipefail
 
+# libjs-vega is compiled into `epsim report`; nodejs draws each report figure's SVG with it; chromium
+# (with a font) renders reports in the browser tests.
 packages=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libboost-program-options-dev libboost-random-dev
@@ -11,6 +13,8 @@ packages=(
   catch2 libspdlog-dev libfmt-dev nlohmann-json3-dev
   coinor-libclp-dev
   libopenmpi-dev openmpi-bin
+  libjs-vega nodejs
+  chromium fonts-liberation
   clang-format-15 clang-tidy-15
 )
 

@@ -1,0 +1,163 @@
+// `epsim report` and `epsim run --report` end to end: the figures a study or run supports, their CSVs
+// against the study's own outputs, the measured-window filter against the run's summary, and the errors.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "experiments/cli.hpp"
+#include "report/csv_table.hpp"
+#include "report/request_samples.hpp"
+#include "sim/core/statistics.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using epsim::experiments::run_cli;
+
+namespace {
+
+const std::string k_data = EPSIM_TEST_DATA_DIR;
+
+struct Cli {
+  int code;
+  std::string out;
+  std::string err;
+};
+Cli cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A compare study on the small golden scenario, with its runs saved: 2 policies x 2 rates x 2 replications.
+fs::path small_sweep(const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.toml") << "[study]\nkind = \"compare\"\nbase = \"" << k_data
+                                    << "/small.toml\"\nreplications = 2\nsave_runs = true\n"
+                                    << "[[axis]]\nname = \"policy\"\npolicies = [\"linear\", \"eplb\"]\n"
+                                    << "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [2.0, 8.0]\n";
+  const Cli r = cli({"sweep", (dir / "study.toml").string(), "--out", (dir / "sweep").string(), "--progress", "none"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return dir / "sweep";
+}
+
+}  // namespace
+
+TEST_CASE("a run's measured requests are the summary's: the same percentiles from requests.csv") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-report-window";
+  fs::remove_all(dir);
+  // A warm-up and a cool-down so the window excludes requests at both ends.
+  const Cli r = cli({"run", k_data + "/small.toml", "--set", "metrics.warmup_s=2", "--set", "metrics.cooldown_s=1",
+                     "--out", dir.string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto summary = nlohmann::json::parse(slurp(dir / "summary.json"));
+  const auto requests = epsim::report::CsvTable::load(dir / "requests.csv");
+  epsim::report::RequestSamples s = epsim::report::request_samples(requests, summary);
+  const auto& m = summary["metrics"];
+  REQUIRE(static_cast<std::int64_t>(s.ttft_ms.size()) == m["ttft_ms"]["count"].get<std::int64_t>());
+  REQUIRE(static_cast<std::int64_t>(s.tpot_ms.size()) == m["tpot_ms"]["count"].get<std::int64_t>());
+  REQUIRE(s.ttft_ms.size() < requests.rows());  // the window left some out
+  REQUIRE(epsim::core::quantile_inplace(s.ttft_ms, 0.9) == Approx(m["ttft_ms"]["p90"].get<double>()).epsilon(1e-12));
+  REQUIRE(epsim::core::quantile_inplace(s.tpot_ms, 0.5) == Approx(m["tpot_ms"]["p50"].get<double>()).epsilon(1e-12));
+  REQUIRE(epsim::core::quantile_inplace(s.e2e_ms, 0.99) == Approx(m["e2e_ms"]["p99"].get<double>()).epsilon(1e-12));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a compare study's report plots its attainment curves and max rates, and CDFs of its saved runs", "[slow]") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-report-sweep";
+  const fs::path sweep = small_sweep(dir);
+  const Cli r = cli({"report", sweep.string(), "--out", (dir / "r.html").string(), "--no-svg"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE_THAT(r.out, Contains("r.html"));
+  const fs::path figs = dir / "r-figures";
+  for (const char* f : {"sweep-attainment-vs-rate", "sweep-latency-vs-rate", "sweep-max-rate", "sweep-latency-cdfs"}) {
+    INFO(f);
+    REQUIRE(fs::exists(figs / (std::string(f) + ".csv")));
+    REQUIRE(fs::exists(figs / (std::string(f) + ".vg.json")));
+    REQUIRE_FALSE(fs::exists(figs / (std::string(f) + ".svg")));  // --no-svg
+  }
+  // The attainment curve's rows are points.csv's slo.attainment means, per policy and rate.
+  const auto points = epsim::report::CsvTable::load(sweep / "points.csv");
+  const auto curve = epsim::report::CsvTable::load(figs / "sweep-attainment-vs-rate.csv");
+  REQUIRE(curve.rows() == 4);
+  std::size_t matched = 0;
+  for (std::size_t i = 0; i < points.rows(); ++i) {
+    if (points.text(i, points.column("metric")) != "slo.attainment") {
+      continue;
+    }
+    for (std::size_t j = 0; j < curve.rows(); ++j) {
+      if (curve.text(j, curve.column("series")) == points.text(i, points.column("policy")) &&
+          curve.number(j, curve.column("x")) == points.number(i, points.column("workload.rate_rps"))) {
+        REQUIRE(curve.number(j, curve.column("y")) == points.number(i, points.column("mean")));
+        ++matched;
+      }
+    }
+  }
+  REQUIRE(matched == 4);
+  // The max-rate figure is max_rate.csv's rates and their paired differences to linear.
+  const auto max_rate = epsim::report::CsvTable::load(sweep / "max_rate.csv");
+  const auto fig = epsim::report::CsvTable::load(figs / "sweep-max-rate.csv");
+  REQUIRE(fig.rows() == 2 * max_rate.rows());
+  REQUIRE(fig.number(0, fig.column("value")) == max_rate.number(0, max_rate.column("max_rate_rps")));
+  const std::string page = slurp(dir / "r.html");
+  REQUIRE_THAT(page, Contains("Headline metrics") && Contains("The resolved study"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("epsim run --report writes the run's report: latency CDFs and its time series beside its results") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-run-report";
+  fs::remove_all(dir);
+  const Cli r = cli({"run", k_data + "/small.toml", "--out", dir.string(), "--report"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE_THAT(r.out, Contains("report: "));
+  REQUIRE(fs::exists(dir / "report.html"));
+  REQUIRE(fs::exists(dir / "steps.csv"));
+  const std::string name = dir.filename().string();
+  REQUIRE(fs::exists(dir / "report-figures" / "runs-latency-cdfs.csv"));
+  REQUIRE(fs::exists(dir / "report-figures" / (name + "-time-series.csv")));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("epsim report names what is wrong with its inputs") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-report-errors";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "empty");
+  Cli r = cli({"report", (dir / "missing").string(), "--out", (dir / "r.html").string()});
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Contains("missing") && Contains("not a directory"));
+  r = cli({"report", (dir / "empty").string(), "--out", (dir / "r.html").string()});
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Contains("study.json") && Contains("summary.json"));
+  r = cli({"report", (dir / "empty").string()});
+  REQUIRE(r.code == 2);
+  REQUIRE_THAT(r.err, Contains("--out"));
+  r = cli({"report", "--out", (dir / "r.html").string()});
+  REQUIRE(r.code == 2);
+  // A study directory whose points.csv lost a column: the file and the column are named.
+  fs::create_directories(dir / "broken");
+  std::ofstream(dir / "broken" / "study.json") << R"({"kind": "grid", "axes": [{"name": "policy"}]})";
+  std::ofstream(dir / "broken" / "runs.csv") << "run,point\n0,0\n";
+  std::ofstream(dir / "broken" / "points.csv") << "point,metric,mean\n0,x,1\n";
+  r = cli({"report", (dir / "broken").string(), "--out", (dir / "r.html").string()});
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Contains("points.csv") && Contains("\"policy\""));
+  // Nothing was written by the failed invocations.
+  REQUIRE_FALSE(fs::exists(dir / "r.html"));
+  REQUIRE_FALSE(fs::exists(dir / "r-figures"));
+  fs::remove_all(dir);
+}

@@ -1,0 +1,198 @@
+// The report's pieces against hand-made inputs: CSV reading and its errors, empirical CDFs, the three
+// chart families (their CSVs are exactly the rows drawn), the page's self-containment, and the writer's
+// all-or-nothing behaviour.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "report/csv_table.hpp"
+#include "report/html_page.hpp"
+#include "report/report_writer.hpp"
+#include "report/request_samples.hpp"
+#include "report/svg_export.hpp"
+#include "report/vega_specs.hpp"
+#include "sim/core/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace epsim::report;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Report one_figure_report() {
+  Report r;
+  r.title = "t";
+  r.generator = "epsim test";
+  ReportSection s;
+  s.id = "s";
+  s.heading = "Section";
+  LineChartOptions o;
+  o.x_title = "x";
+  s.figures.push_back(line_chart({"fig-a", "A", "caption"}, o,
+                                 {{"p", "s1", 1.0, 2.0, std::nullopt, std::nullopt},
+                                  {"p", "s1", 2.0, 3.0, std::nullopt, std::nullopt}}));
+  r.sections.push_back(s);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a CSV table reads its header and numbers, and its errors name the file, the line and the column") {
+  const CsvTable t = CsvTable::parse("a,b,c\n1,x,2.5\n\n3,y,\n", "t.csv");
+  REQUIRE(t.rows() == 2);
+  REQUIRE(t.column("c") == 2);
+  REQUIRE(t.number(0, 2) == 2.5);
+  REQUIRE_FALSE(t.maybe_number(1, 2).has_value());
+  REQUIRE(t.text(1, 1) == "y");
+  REQUIRE_THAT(error_of([&] { (void)t.number(0, 1); }), Contains("t.csv:2") && Contains("\"b\"") && Contains("\"x\""));
+  REQUIRE_THAT(error_of([&] { (void)t.number(1, 2); }), Contains("t.csv:4") && Contains("empty"));
+  REQUIRE_THAT(error_of([&] { (void)t.column("d"); }), Contains("t.csv") && Contains("\"d\""));
+  REQUIRE_THAT(error_of([] { (void)CsvTable::parse("a,b\n1,2,3\n", "r.csv"); }),
+               Contains("r.csv:2") && Contains("3 cells") && Contains("2 columns"));
+  REQUIRE_THAT(error_of([] { (void)CsvTable::parse("", "e.csv"); }), Contains("e.csv") && Contains("empty"));
+  REQUIRE_THAT(error_of([] { (void)CsvTable::load("/nonexistent/x.csv"); }), Contains("/nonexistent/x.csv"));
+}
+
+TEST_CASE("an empirical CDF keeps every sample when few, else evenly spaced order statistics with both ends") {
+  const auto small = ecdf({3.0, 1.0, 2.0, 2.0}, 10);
+  REQUIRE(small.size() == 4);
+  REQUIRE(small[0] == std::pair(1.0, 0.25));
+  REQUIRE(small[1] == std::pair(2.0, 0.5));
+  REQUIRE(small[2] == std::pair(2.0, 0.75));
+  REQUIRE(small[3] == std::pair(3.0, 1.0));
+  std::vector<double> v(1001);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<double>(1000 - i);  // 0..1000, reversed
+  }
+  const auto big = ecdf(v, 11);
+  REQUIRE(big.size() == 11);
+  // Ranks 0, 100, ..., 1000 of 0..1000: the values themselves, F = (rank + 1) / 1001.
+  for (std::size_t k = 0; k < big.size(); ++k) {
+    REQUIRE(big[k].first == static_cast<double>(100 * k));
+    REQUIRE(big[k].second == Approx(static_cast<double>(100 * k + 1) / 1001.0));
+  }
+  REQUIRE(ecdf({}, 5).empty());
+}
+
+TEST_CASE("a line chart's CSV is exactly its rows, sorted by panel order, series and x; panels scale alone") {
+  LineChartOptions o;
+  o.x_title = "rate";
+  o.reference_y = 0.9;
+  const Figure f = line_chart({"id", "T", "C"}, o,
+                              {{"p2", "b", 2.0, 0.5, 0.4, 0.6},
+                               {"p1", "a", 3.0, 1.0, std::nullopt, std::nullopt},
+                               {"p1", "a", 1.0, 2.0, std::nullopt, std::nullopt},
+                               {"p2", "b", 1.0, 0.25, 0.2, 0.3}},
+                              {{1.5, "migration"}});
+  REQUIRE(f.csv ==
+          "panel,series,x,y,ci_low,ci_high\n"
+          "p2,b,1,0.25,0.2,0.3\n"
+          "p2,b,2,0.5,0.4,0.6\n"
+          "p1,a,1,2,,\n"
+          "p1,a,3,1,,\n"
+          "(all panels),migration,1.5,,,\n");
+  const auto& values = f.spec["data"][0]["values"];
+  REQUIRE(values.size() == 4);
+  REQUIRE(f.spec["data"][1]["values"].size() == 1);
+  // x and y scales live in the panel group (TTFT and E2E panels differ by orders of magnitude).
+  const auto& panel = f.spec["marks"][0];
+  REQUIRE(panel["scales"].size() == 2);
+  REQUIRE(panel["scales"][0]["name"] == "x");
+  REQUIRE(panel["scales"][1]["name"] == "y");
+  REQUIRE(panel["signals"][0]["name"] == "width");
+  // Band (area), line, then the event rule and the dashed reference line.
+  REQUIRE(panel["marks"][0]["marks"][0]["type"] == "area");
+  REQUIRE(panel["marks"][0]["marks"][1]["type"] == "line");
+  REQUIRE(panel["marks"][1]["type"] == "rule");
+  REQUIRE(panel["marks"][2]["type"] == "rule");
+}
+
+TEST_CASE("interval charts and heat maps write the rows they draw; text cells are quoted as RFC 4180 says") {
+  const Figure iv = interval_chart({"iv", "T", "C"}, {}, {{"rate", "eplb, 40", 10.0, 8.0, 12.0}, {"rate", "gem", 9.0, std::nullopt, std::nullopt}});
+  REQUIRE(iv.csv == "panel,category,value,ci_low,ci_high\nrate,\"eplb, 40\",10,8,12\nrate,gem,9,,\n");
+  const Figure hm = heat_map({"hm", "T", "C"}, {"GPU", "layer", "wait", "share"}, {{"0", "1", 2.5, 0.25}, {"1", "1", 0.0, 0.75}});
+  REQUIRE(hm.csv == "x,y,value,detail\n0,1,2.5,0.25\n1,1,0,0.75\n");
+  REQUIRE(hm.spec["scales"][0]["domain"] == nlohmann::json::array({"0", "1"}));
+  REQUIRE(hm.spec["marks"][0]["type"] == "rect");
+  REQUIRE(figure_id("Run A/b.c") == "run_a_b_c");
+}
+
+TEST_CASE("the page fetches nothing: a CSP forbids it, no element has a src, links stay in the page or its folder") {
+  Report r = one_figure_report();
+  r.sections[0].figures[0].title = "</script><script>alert(1)</script>";
+  r.sections[0].figures[0].spec["description"] = "</script>";
+  const std::string page = html_page(r, "rep-figures");
+  REQUIRE_THAT(page, Contains("Content-Security-Policy") && Contains("default-src 'none'"));
+  REQUIRE_FALSE(std::regex_search(page, std::regex(R"(\ssrc\s*=)")));
+  const std::regex href(R"re(href="([^"]*)")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), href); it != std::sregex_iterator(); ++it) {
+    const std::string target = (*it)[1];
+    INFO(target);
+    REQUIRE((target.starts_with("#") || target.starts_with("rep-figures/")));
+  }
+  // Text a figure carries cannot close the script element its specification sits in.
+  REQUIRE(page.find("</script><script>alert") == std::string::npos);
+  REQUIRE_THAT(page, Contains("\\u003c/script>"));
+  REQUIRE_THAT(script_safe_json("{\"a\":\"</script>\"}"), Contains("\\u003c/script>"));
+  REQUIRE_THAT(page, Contains("BSD-3-Clause"));  // Vega's license travels with it
+}
+
+TEST_CASE("without Node.js the writer fails naming the fix and writes nothing") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-report-nonode";
+  fs::remove_all(dir);
+  const std::string e =
+      error_of([&] { write_report(one_figure_report(), dir / "r.html", {true, "/nonexistent/bin/node"}); });
+  REQUIRE_THAT(e, Contains("/nonexistent/bin/node") && Contains("nodejs") && Contains("--no-svg"));
+  REQUIRE_FALSE(fs::exists(dir));
+  REQUIRE_THAT(error_of([&] { write_report(one_figure_report(), dir / "r.txt", {false, ""}); }), Contains(".html"));
+  REQUIRE_FALSE(program_available("/nonexistent/bin/node"));
+}
+
+TEST_CASE("the writer puts the page, then each figure's SVG, CSV and Vega spec beside it, and nothing else") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-report-write";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "rep-figures");
+  std::ofstream(dir / "rep-figures" / "stale.svg") << "<svg/>";  // from an earlier report
+  const bool svg = program_available(node_program());
+  const WrittenReport w = write_report(one_figure_report(), dir / "rep.html", {svg, node_program()});
+  REQUIRE(w.figures == 1);
+  REQUIRE(fs::exists(dir / "rep.html"));
+  REQUIRE(slurp(dir / "rep-figures" / "fig-a.csv") == "panel,series,x,y,ci_low,ci_high\np,s1,1,2,,\np,s1,2,3,,\n");
+  REQUIRE(nlohmann::json::parse(slurp(dir / "rep-figures" / "fig-a.vg.json"))["data"][0]["values"].size() == 2);
+  REQUIRE_FALSE(fs::exists(dir / "rep-figures" / "stale.svg"));
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir / "rep-figures")) {
+    INFO(e.path());
+    REQUIRE(e.path().filename().string().starts_with("fig-a."));  // no temporary left behind
+    ++files;
+  }
+  REQUIRE(files == (svg ? 3U : 2U));
+  if (svg) {
+    const std::string s = slurp(dir / "rep-figures" / "fig-a.svg");
+    REQUIRE(s.starts_with("<svg"));
+    REQUIRE_THAT(s, Contains("mark-line"));  // Vega drew the line
+  } else {
+    WARN("no Node.js: the SVG half of this test did not run");
+  }
+  fs::remove_all(dir);
+}
