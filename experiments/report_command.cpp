@@ -16,14 +16,17 @@ namespace po = boost::program_options;
 namespace epsim::experiments {
 namespace {
 
-std::string generator() { return fmt::format("epsim {}", k_version); }
+std::string generator() {
+  return fmt::format("epsim {}", k_version);
+}
 
 }  // namespace
 
 int report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
   po::options_description d("options");
-  d.add_options()("help,h", "show this help")("dirs", po::value<std::vector<std::string>>(),
-                                               "study directories (epsim sweep --out) and run directories (epsim run --out)")(
+  d.add_options()("help,h", "show this help")(
+      "dirs", po::value<std::vector<std::string>>(),
+      "study directories (epsim sweep --out) and run directories (epsim run --out)")(
       "out", po::value<std::string>(), "the report file, REPORT.html (figures go to REPORT-figures/ beside it)")(
       "title", po::value<std::string>(), "the report's title (default: the inputs' names)")(
       "no-svg", "skip each figure's SVG (they need Node.js); the page, CSVs and Vega specs are still written");

@@ -45,8 +45,8 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
       continue;
     }
     if (cells.size() != t.header_.size()) {
-      throw core::Error(fmt::format("{}:{}: {} cells, the header has {} columns", source, line_no, cells.size(),
-                                    t.header_.size()));
+      throw core::Error(
+          fmt::format("{}:{}: {} cells, the header has {} columns", source, line_no, cells.size(), t.header_.size()));
     }
     t.cells_.push_back(cells);
     t.line_of_row_.push_back(line_no);
@@ -77,8 +77,8 @@ std::size_t CsvTable::column(const std::string& name) const {
 double CsvTable::number(std::size_t row, std::size_t col) const {
   const auto v = maybe_number(row, col);
   if (!v.has_value()) {
-    throw core::Error(fmt::format("{}:{}: column \"{}\" is empty, expected a number", source_, line_of_row_[row],
-                                  header_[col]));
+    throw core::Error(
+        fmt::format("{}:{}: column \"{}\" is empty, expected a number", source_, line_of_row_[row], header_[col]));
   }
   return *v;
 }

@@ -35,6 +35,8 @@ std::string csv_cell(const std::string& text) {
   return q;
 }
 
-std::string csv_number(double v) { return fmt::format("{}", v); }
+std::string csv_number(double v) {
+  return fmt::format("{}", v);
+}
 
 }  // namespace epsim::report

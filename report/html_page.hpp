@@ -11,7 +11,7 @@
 namespace epsim::report {
 
 struct ReportSection {
-  std::string id;       ///< anchor
+  std::string id;  ///< anchor
   std::string heading;
   std::string intro_html;
   std::vector<Figure> figures;

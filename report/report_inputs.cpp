@@ -58,7 +58,8 @@ StudyInput load_study(const fs::path& dir, const std::string& label) {
   const nlohmann::json& j = s.study;
   const std::string where = (dir / "study.json").string();
   if (!j.is_object() || !j.contains("axes") || !j["axes"].is_array() || !j.contains("kind")) {
-    throw core::Error(fmt::format("{}: expected a study description (\"kind\", \"axes\"), as epsim sweep writes", where));
+    throw core::Error(
+        fmt::format("{}: expected a study description (\"kind\", \"axes\"), as epsim sweep writes", where));
   }
   for (const auto& a : j["axes"]) {
     s.axes.push_back(string_or(a, "name", ""));

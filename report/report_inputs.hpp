@@ -14,8 +14,8 @@ namespace epsim::report {
 
 struct RunInput {
   std::filesystem::path dir;
-  std::string label;          ///< the directory's name (made unique among the inputs)
-  nlohmann::json summary;     ///< summary.json
+  std::string label;                   ///< the directory's name (made unique among the inputs)
+  nlohmann::json summary;              ///< summary.json
   std::optional<CsvTable> requests;    ///< requests.csv
   std::optional<CsvTable> steps;       ///< steps.csv (output.steps_csv)
   std::optional<CsvTable> events;      ///< events.csv (output.events_csv)

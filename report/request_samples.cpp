@@ -29,8 +29,8 @@ RequestSamples request_samples(const CsvTable& requests, const nlohmann::json& s
   }
   // Integer nanoseconds as the engine compares them (metrics.cpp's MeasuredWindow).
   const auto begin_ns = static_cast<double>(std::llround(warmup_s * 1e9));
-  const double end_ns = cooldown_s > 0.0 ? last_arrival_ns - static_cast<double>(std::llround(cooldown_s * 1e9))
-                                         : INFINITY;
+  const double end_ns =
+      cooldown_s > 0.0 ? last_arrival_ns - static_cast<double>(std::llround(cooldown_s * 1e9)) : INFINITY;
   RequestSamples s;
   for (std::size_t r = 0; r < requests.rows(); ++r) {
     const double a = requests.number(r, arrival);

@@ -118,8 +118,8 @@ Figure run_time_series(const RunInput& r, std::size_t max_bins) {
       a.x = bin_s > 0.0 ? (static_cast<double>(b) + 0.5) * bin_s : x;
     }
     for (const auto& [key, a] : bins) {
-      rows.push_back({p.title, fmt::format("group {}", key.first), a.x, p.max ? a.max : a.sum / a.n, std::nullopt,
-                      std::nullopt});
+      rows.push_back(
+          {p.title, fmt::format("group {}", key.first), a.x, p.max ? a.max : a.sum / a.n, std::nullopt, std::nullopt});
     }
   }
   std::vector<Marker> markers;
@@ -136,9 +136,10 @@ Figure run_time_series(const RunInput& r, std::size_t max_bins) {
   o.series_title = "EP group";
   o.columns = 2;
   const std::string binning =
-      bin_s > 0.0 ? fmt::format("Steps binned into {} bins of {:.3g} s: step time and running requests are the bin's "
-                                "mean, queue and KV use its maximum.",
-                                max_bins, bin_s)
+      bin_s > 0.0 ? fmt::format(
+                        "Steps binned into {} bins of {:.3g} s: step time and running requests are the bin's "
+                        "mean, queue and KV use its maximum.",
+                        max_bins, bin_s)
                   : "One point per step.";
   return line_chart({figure_id(r.label) + "-time-series", fmt::format("Steps over time: {}", r.label),
                      fmt::format("{} Vertical lines mark {} (events.csv).", binning,

@@ -26,7 +26,9 @@ std::map<int, std::size_t> metric_rows(const StudyInput& s, const std::string& m
   return rows;
 }
 
-std::string prefix(const StudyInput& s) { return figure_id(s.label) + "-"; }
+std::string prefix(const StudyInput& s) {
+  return figure_id(s.label) + "-";
+}
 
 // Human names of the metrics figures show most.
 std::string metric_title(const std::string& m) {
@@ -61,8 +63,11 @@ void rate_curves(const StudyInput& s, std::vector<Figure>& out) {
   const auto rows_of = [&](const std::string& metric, const std::string& panel, bool clip01) {
     std::vector<LinePoint> rows;
     for (const auto& [point, r] : metric_rows(s, metric)) {
-      LinePoint lp{panel, point_label(s, r, s.rate_axis), s.points.number(r, rate_col),
-                   s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"),
+      LinePoint lp{panel,
+                   point_label(s, r, s.rate_axis),
+                   s.points.number(r, rate_col),
+                   s.points.number(r, s.points.column("mean")),
+                   opt(s.points, r, "ci95_low"),
                    opt(s.points, r, "ci95_high")};
       if (clip01) {
         lp.lo = lp.lo.has_value() ? std::optional(std::clamp(*lp.lo, 0.0, 1.0)) : std::nullopt;
@@ -152,8 +157,9 @@ void max_rate(const StudyInput& s, std::vector<Figure>& out) {
                         opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")});
       }
     }
-    caption = "Each run's steady-state SLO search ([study.max_rate]): mean and 95 % interval over replications, "
-              "in total and per GPU.";
+    caption =
+        "Each run's steady-state SLO search ([study.max_rate]): mean and 95 % interval over replications, "
+        "in total and per GPU.";
   }
   if (rows.empty()) {
     return;
@@ -178,8 +184,8 @@ void scaling(const StudyInput& s, std::vector<Figure>& out) {
     for (std::size_t r = 0; r < t.rows(); ++r) {
       const auto y = t.maybe_number(r, c);
       if (y.has_value() && std::isfinite(*y)) {
-        rows.push_back({metric_title(m), "mean", t.number(r, gpus), *y, opt(t, r, m + ".ci95_low"),
-                        opt(t, r, m + ".ci95_high")});
+        rows.push_back(
+            {metric_title(m), "mean", t.number(r, gpus), *y, opt(t, r, m + ".ci95_low"), opt(t, r, m + ".ci95_high")});
       }
     }
   }
@@ -307,7 +313,7 @@ void recovery(const StudyInput& s, std::vector<Figure>& out) {
        "Mean of the per-replication differences to the baseline point, relative to the baseline's mean, with the "
        "paired 95 % interval (common random numbers remove the shared noise). Negative is a recovery for "
        "latency, step time and straggler metrics."},
-       o, rows));
+      o, rows));
 }
 
 void saved_run_cdfs(const StudyInput& s, std::vector<Figure>& out) {

@@ -181,7 +181,7 @@ std::vector<std::string> render_svgs(const std::vector<nlohmann::json>& specs, c
   const bool ok = WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0;
   if (!ok) {
     const std::string why = WIFEXITED(o.status) ? fmt::format("exit code {}", WEXITSTATUS(o.status))
-                                                 : fmt::format("signal {}", WTERMSIG(o.status));
+                                                : fmt::format("signal {}", WTERMSIG(o.status));
     throw core::Error(fmt::format("drawing the SVGs with {} failed ({}): {}", node, why,
                                   o.err.empty() ? std::string("no message") : o.err.substr(0, 2000)));
   }
@@ -191,7 +191,8 @@ std::vector<std::string> render_svgs(const std::vector<nlohmann::json>& specs, c
   while (std::getline(lines, line)) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.contains("index") || !j.contains("svg")) {
-      throw core::Error(fmt::format("drawing the SVGs with {}: unexpected output line \"{}\"", node, line.substr(0, 200)));
+      throw core::Error(
+          fmt::format("drawing the SVGs with {}: unexpected output line \"{}\"", node, line.substr(0, 200)));
     }
     const auto i = j["index"].get<std::size_t>();
     if (i < svgs.size()) {

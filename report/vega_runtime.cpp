@@ -97,6 +97,8 @@ const std::string& vega_runtime_js() {
   return k_js;
 }
 
-std::string_view vega_license_text() { return embedded("copyright"); }
+std::string_view vega_license_text() {
+  return embedded("copyright");
+}
 
 }  // namespace epsim::report

@@ -20,8 +20,9 @@ json base_spec(const std::string& title) {
               {"padding", 8},
               {"autosize", "pad"},
               {"background", "white"},
-              {"config", {{"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"gridColor", "#e6e6e6"}}},
-                          {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 260}}}}}};
+              {"config",
+               {{"axis", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"gridColor", "#e6e6e6"}}},
+                {"legend", {{"labelFontSize", 11}, {"titleFontSize", 12}, {"labelLimit", 260}}}}}};
 }
 
 json optional_number(const std::optional<double>& v) {
@@ -45,18 +46,19 @@ int index_of(const std::vector<std::string>& v, const std::string& s) {
 
 json panel_group(const json& scales, const json& axes, const json& marks, const std::string& facet_data,
                  const std::string& name) {
-  return json{{"type", "group"},
-              {"name", "panel"},
-              {"from", {{"facet", {{"name", name}, {"data", facet_data}, {"groupby", json::array({"panel", "order"})}}}}},
-              {"sort", {{"field", "datum.order"}}},
-              {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
-              {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", k_panel_height}}}}}}},
-              // A group's scales read "width"/"height" from signals of that group, not from its encoding.
-              {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
-                                       {{"name", "height"}, {"update", std::to_string(k_panel_height)}}})},
-              {"scales", scales},
-              {"axes", axes},
-              {"marks", marks}};
+  return json{
+      {"type", "group"},
+      {"name", "panel"},
+      {"from", {{"facet", {{"name", name}, {"data", facet_data}, {"groupby", json::array({"panel", "order"})}}}}},
+      {"sort", {{"field", "datum.order"}}},
+      {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
+      {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", k_panel_height}}}}}}},
+      // A group's scales read "width"/"height" from signals of that group, not from its encoding.
+      {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
+                               {{"name", "height"}, {"update", std::to_string(k_panel_height)}}})},
+      {"scales", scales},
+      {"axes", axes},
+      {"marks", marks}};
 }
 
 }  // namespace
@@ -106,10 +108,15 @@ Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector
   }
 
   json spec = base_spec(text.title);
-  spec["data"] = json::array({{{"name", "rows"}, {"values", values}}, {{"name", "markers"}, {"values", marker_values}}});
+  spec["data"] =
+      json::array({{{"name", "rows"}, {"values", values}}, {{"name", "markers"}, {"values", marker_values}}});
   // Each panel scales its own x and y: TTFT and E2E differ by orders of magnitude.
-  json x_scale{{"name", "x"}, {"type", o.x_log ? "log" : "linear"}, {"domain", {{"data", "pdata"}, {"field", "x"}}},
-               {"range", "width"}, {"nice", true}, {"zero", false}};
+  json x_scale{{"name", "x"},
+               {"type", o.x_log ? "log" : "linear"},
+               {"domain", {{"data", "pdata"}, {"field", "x"}}},
+               {"range", "width"},
+               {"nice", true},
+               {"zero", false}};
   json color{{"name", "color"}, {"type", "ordinal"}, {"domain", series}, {"range", "category"}};
   spec["scales"] = json::array({color});
   const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
@@ -133,19 +140,21 @@ Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector
   }
   spec["legends"] = legends;
 
-  json y_domain = o.y_min.has_value() && o.y_max.has_value()
-                      ? json::array({*o.y_min, *o.y_max})
-                      : json{{"data", "pdata"}, {"fields", bands ? json::array({"y", "lo", "hi"}) : json::array({"y"})}};
+  json y_domain =
+      o.y_min.has_value() && o.y_max.has_value()
+          ? json::array({*o.y_min, *o.y_max})
+          : json{{"data", "pdata"}, {"fields", bands ? json::array({"y", "lo", "hi"}) : json::array({"y"})}};
   json y_scale{{"name", "y"}, {"type", "linear"}, {"domain", y_domain}, {"range", "height"}, {"zero", false}};
   if (!(o.y_min.has_value() && o.y_max.has_value())) {
     y_scale["nice"] = true;
   }
-  json axes = json::array({{{"orient", "bottom"}, {"scale", "x"}, {"title", o.x_title}, {"grid", true}, {"tickCount", 6}},
-                           {{"orient", "left"},
-                            {"scale", "y"},
-                            {"grid", true},
-                            {"tickCount", 5},
-                            {"title", o.y_title.empty() ? json{{"signal", "parent.panel"}} : json(o.y_title)}}});
+  json axes =
+      json::array({{{"orient", "bottom"}, {"scale", "x"}, {"title", o.x_title}, {"grid", true}, {"tickCount", 6}},
+                   {{"orient", "left"},
+                    {"scale", "y"},
+                    {"grid", true},
+                    {"tickCount", 5},
+                    {"title", o.y_title.empty() ? json{{"signal", "parent.panel"}} : json(o.y_title)}}});
   const std::string interpolate = o.step ? "step-after" : "linear";
   json series_marks = json::array();
   if (bands) {
@@ -249,12 +258,8 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, con
   const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
   spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
   json domain_fields = json::array({"value", "lo", "hi"});
-  json x_scale{{"name", "x"},
-               {"type", "linear"},
-               {"domain", {{"data", "pdata"}, {"fields", domain_fields}}},
-               {"range", "width"},
-               {"nice", true},
-               {"zero", o.reference_x.has_value()}};
+  json x_scale{{"name", "x"},      {"type", "linear"}, {"domain", {{"data", "pdata"}, {"fields", domain_fields}}},
+               {"range", "width"}, {"nice", true},     {"zero", o.reference_x.has_value()}};
   json axes = json::array({{{"orient", "bottom"},
                             {"scale", "x"},
                             {"grid", true},
@@ -290,17 +295,19 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, con
            {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
            {"size", {{"value", 50}}},
            {"fill", {{"value", "#4c78a8"}}},
-           {"tooltip", {{"signal", "{'category': datum.category, 'value': datum.value, 'ci95': [datum.lo, datum.hi]}"}}}}}}}});
-  json group = {{"type", "group"},
-                {"from", {{"facet", {{"name", "pdata"}, {"data", "rows"}, {"groupby", json::array({"panel", "order"})}}}}},
-                {"sort", {{"field", "datum.order"}}},
-                {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
-                {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", height}}}}}}},
-                {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
-                                         {{"name", "height"}, {"update", std::to_string(height)}}})},
-                {"scales", json::array({x_scale})},
-                {"axes", axes},
-                {"marks", marks}};
+           {"tooltip",
+            {{"signal", "{'category': datum.category, 'value': datum.value, 'ci95': [datum.lo, datum.hi]}"}}}}}}}});
+  json group = {
+      {"type", "group"},
+      {"from", {{"facet", {{"name", "pdata"}, {"data", "rows"}, {"groupby", json::array({"panel", "order"})}}}}},
+      {"sort", {{"field", "datum.order"}}},
+      {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
+      {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", height}}}}}}},
+      {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
+                               {{"name", "height"}, {"update", std::to_string(height)}}})},
+      {"scales", json::array({x_scale})},
+      {"axes", axes},
+      {"marks", marks}};
   spec["marks"] = json::array({group});
   f.spec = std::move(spec);
   return f;
@@ -328,27 +335,37 @@ Figure heat_map(const FigureText& text, const HeatMapOptions& o, const std::vect
   spec["width"] = width;
   spec["height"] = height;
   spec["data"] = json::array({{{"name", "cells"}, {"values", values}}});
-  spec["scales"] = json::array(
-      {{{"name", "x"}, {"type", "band"}, {"domain", xs}, {"range", "width"}, {"padding", 0.04}},
-       {{"name", "y"}, {"type", "band"}, {"domain", ys}, {"range", "height"}, {"padding", 0.04}},
-       {{"name", "color"},
-        {"type", "linear"},
-        {"domain", {{"data", "cells"}, {"field", "value"}}},
-        {"range", {{"scheme", "viridis"}}},
-        {"zero", true}}});
+  spec["scales"] =
+      json::array({{{"name", "x"}, {"type", "band"}, {"domain", xs}, {"range", "width"}, {"padding", 0.04}},
+                   {{"name", "y"}, {"type", "band"}, {"domain", ys}, {"range", "height"}, {"padding", 0.04}},
+                   {{"name", "color"},
+                    {"type", "linear"},
+                    {"domain", {{"data", "cells"}, {"field", "value"}}},
+                    {"range", {{"scheme", "viridis"}}},
+                    {"zero", true}}});
   // Label every n-th band so labels never overlap.
-  const auto every = [](std::size_t n, int px) { return std::max<std::size_t>(1, n * 14 / static_cast<std::size_t>(px) + 1); };
+  const auto every = [](std::size_t n, int px) {
+    return std::max<std::size_t>(1, n * 14 / static_cast<std::size_t>(px) + 1);
+  };
   const std::size_t x_every = every(xs.size(), width);
   const std::size_t y_every = every(ys.size(), height);
   spec["axes"] = json::array(
       {{{"orient", "bottom"},
         {"scale", "x"},
         {"title", o.x_title},
-        {"encode", {{"labels", {{"update", {{"opacity", {{"signal", fmt::format("indexof(domain('x'), datum.value) % {} === 0 ? 1 : 0", x_every)}}}}}}}}}},
+        {"encode",
+         {{"labels",
+           {{"update",
+             {{"opacity",
+               {{"signal", fmt::format("indexof(domain('x'), datum.value) % {} === 0 ? 1 : 0", x_every)}}}}}}}}}},
        {{"orient", "left"},
         {"scale", "y"},
         {"title", o.y_title},
-        {"encode", {{"labels", {{"update", {{"opacity", {{"signal", fmt::format("indexof(domain('y'), datum.value) % {} === 0 ? 1 : 0", y_every)}}}}}}}}}}});
+        {"encode",
+         {{"labels",
+           {{"update",
+             {{"opacity",
+               {{"signal", fmt::format("indexof(domain('y'), datum.value) % {} === 0 ? 1 : 0", y_every)}}}}}}}}}}});
   spec["legends"] = json::array({{{"fill", "color"}, {"title", o.value_title}, {"type", "gradient"}}});
   spec["marks"] = json::array(
       {{{"type", "rect"},
@@ -361,8 +378,8 @@ Figure heat_map(const FigureText& text, const HeatMapOptions& o, const std::vect
             {"height", {{"scale", "y"}, {"band", 1}}},
             {"fill", {{"scale", "color"}, {"field", "value"}}},
             {"tooltip",
-             {{"signal", fmt::format("{{'{}': datum.x, '{}': datum.y, '{}': datum.value, '{}': datum.detail}}", o.x_title,
-                                     o.y_title, o.value_title, o.detail_title)}}}}}}}}});
+             {{"signal", fmt::format("{{'{}': datum.x, '{}': datum.y, '{}': datum.value, '{}': datum.detail}}",
+                                     o.x_title, o.y_title, o.value_title, o.detail_title)}}}}}}}}});
   f.spec = std::move(spec);
   return f;
 }

@@ -19,12 +19,12 @@ struct FigureText {
 
 struct LineChartOptions {
   std::string x_title;
-  std::string y_title;                ///< the y axis title; empty: each panel's name
+  std::string y_title;  ///< the y axis title; empty: each panel's name
   std::string series_title = "series";
   bool x_log = false;
-  bool step = false;                  ///< step-after interpolation (empirical CDFs)
-  bool points = false;                ///< a symbol at every point (sparse curves such as rate grids)
-  std::optional<double> y_min;        ///< fixed y domain, e.g. [0, 1] for attainment and CDFs
+  bool step = false;            ///< step-after interpolation (empirical CDFs)
+  bool points = false;          ///< a symbol at every point (sparse curves such as rate grids)
+  std::optional<double> y_min;  ///< fixed y domain, e.g. [0, 1] for attainment and CDFs
   std::optional<double> y_max;
   std::optional<double> reference_y;  ///< a dashed horizontal line (an SLO target)
   std::string reference_label;
@@ -35,7 +35,7 @@ Figure line_chart(const FigureText& text, const LineChartOptions& options, std::
                   const std::vector<Marker>& markers = {});
 
 struct IntervalChartOptions {
-  std::string x_title;                ///< empty: each panel's name
+  std::string x_title;  ///< empty: each panel's name
   std::string category_title;
   std::optional<double> reference_x;  ///< a vertical line (0 for differences)
   int columns = 2;

@@ -48,9 +48,9 @@ Report one_figure_report() {
   s.heading = "Section";
   LineChartOptions o;
   o.x_title = "x";
-  s.figures.push_back(line_chart({"fig-a", "A", "caption"}, o,
-                                 {{"p", "s1", 1.0, 2.0, std::nullopt, std::nullopt},
-                                  {"p", "s1", 2.0, 3.0, std::nullopt, std::nullopt}}));
+  s.figures.push_back(line_chart(
+      {"fig-a", "A", "caption"}, o,
+      {{"p", "s1", 1.0, 2.0, std::nullopt, std::nullopt}, {"p", "s1", 2.0, 3.0, std::nullopt, std::nullopt}}));
   r.sections.push_back(s);
   return r;
 }
@@ -128,9 +128,11 @@ TEST_CASE("a line chart's CSV is exactly its rows, sorted by panel order, series
 }
 
 TEST_CASE("interval charts and heat maps write the rows they draw; text cells are quoted as RFC 4180 says") {
-  const Figure iv = interval_chart({"iv", "T", "C"}, {}, {{"rate", "eplb, 40", 10.0, 8.0, 12.0}, {"rate", "gem", 9.0, std::nullopt, std::nullopt}});
+  const Figure iv = interval_chart(
+      {"iv", "T", "C"}, {}, {{"rate", "eplb, 40", 10.0, 8.0, 12.0}, {"rate", "gem", 9.0, std::nullopt, std::nullopt}});
   REQUIRE(iv.csv == "panel,category,value,ci_low,ci_high\nrate,\"eplb, 40\",10,8,12\nrate,gem,9,,\n");
-  const Figure hm = heat_map({"hm", "T", "C"}, {"GPU", "layer", "wait", "share"}, {{"0", "1", 2.5, 0.25}, {"1", "1", 0.0, 0.75}});
+  const Figure hm =
+      heat_map({"hm", "T", "C"}, {"GPU", "layer", "wait", "share"}, {{"0", "1", 2.5, 0.25}, {"1", "1", 0.0, 0.75}});
   REQUIRE(hm.csv == "x,y,value,detail\n0,1,2.5,0.25\n1,1,0,0.75\n");
   REQUIRE(hm.spec["scales"][0]["domain"] == nlohmann::json::array({"0", "1"}));
   REQUIRE(hm.spec["marks"][0]["type"] == "rect");
@@ -160,8 +162,9 @@ TEST_CASE("the page fetches nothing: a CSP forbids it, no element has a src, lin
 TEST_CASE("without Node.js the writer fails naming the fix and writes nothing") {
   const fs::path dir = fs::temp_directory_path() / "epsim-report-nonode";
   fs::remove_all(dir);
-  const std::string e =
-      error_of([&] { write_report(one_figure_report(), dir / "r.html", {true, "/nonexistent/bin/node"}); });
+  const std::string e = error_of([&] {
+    write_report(one_figure_report(), dir / "r.html", {true, "/nonexistent/bin/node"});
+  });
   REQUIRE_THAT(e, Contains("/nonexistent/bin/node") && Contains("nodejs") && Contains("--no-svg"));
   REQUIRE_FALSE(fs::exists(dir));
   REQUIRE_THAT(error_of([&] { write_report(one_figure_report(), dir / "r.txt", {false, ""}); }), Contains(".html"));
