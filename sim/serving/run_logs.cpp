@@ -264,14 +264,14 @@ void TimelineLog::on_step(const StepRecord& s) {
   bytes_ += out.size();
   chunks_.push_back({s.group, s.step, std::move(out)});
   out = std::string();
-  if (static_cast<std::int64_t>(bytes_ + metadata_bytes()) > max_bytes_) {
+  if (static_cast<std::int64_t>(bytes_ + other_bytes()) > max_bytes_) {
     shrink();
   }
 }
 
 void TimelineLog::shrink() {
   // Every stride-th step of each group stays; past the first step there is always one more to drop.
-  while (static_cast<std::int64_t>(bytes_ + metadata_bytes()) > max_bytes_ &&
+  while (static_cast<std::int64_t>(bytes_ + other_bytes()) > max_bytes_ &&
          std::any_of(chunks_.begin(), chunks_.end(), [](const Chunk& c) { return c.step > 0; })) {
     stride_ *= 2;
     std::erase_if(chunks_, [this](const Chunk& c) { return c.step % stride_ != 0; });
@@ -315,9 +315,14 @@ void TimelineLog::on_rebalance(int group, core::Time time_ns, policies::Rebalanc
                  policies::to_string(kind), group, k_events_tid, Us{time_ns});
 }
 
-std::size_t TimelineLog::metadata_bytes() const {
-  // The header, the names of every process and thread (under 120 bytes each) and the sampling note.
-  return 1024 + static_cast<std::size_t>(max_group_ + 1) * static_cast<std::size_t>(max_gpus_ + 5) * 120;
+std::size_t TimelineLog::other_bytes() const {
+  // The header with the sampling note (under 1 KiB), each process's and thread's names (a thread's name
+  // and sort index take under 200 bytes), and what is still open: it is written out too.
+  std::size_t open = 0;
+  for (const std::string& o : open_) {
+    open += o.size();
+  }
+  return 1024 + static_cast<std::size_t>(max_group_ + 1) * static_cast<std::size_t>(max_gpus_ + 4) * 200 + open;
 }
 
 std::string TimelineLog::sampling_note() const {

@@ -127,7 +127,7 @@ class TimelineLog final : public Observer {
   void slice(std::string& out, const char* name, int pid, int tid, std::int64_t begin_ns, std::int64_t end_ns,
              int layer);
   void shrink();
-  std::size_t metadata_bytes() const;
+  std::size_t other_bytes() const;  // of the file besides the kept chunks (an upper bound)
 
   std::int64_t max_steps_;
   std::int64_t max_bytes_;
