@@ -153,6 +153,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::optional<serving::LayerLog> layers;
   std::optional<serving::TokenLog> tokens;
   std::optional<serving::TimelineLog> timeline;
+  std::optional<serving::EventLog> events;
+  std::optional<serving::GpuLayerLog> gpu_layers;
   RunLogs logs;
   if (cfg.outputs.steps_csv) {
     sim.add_observer(&steps.emplace());
@@ -167,8 +169,18 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     logs.layers = &*layers;
   }
   if (cfg.outputs.timeline) {
-    sim.add_observer(&timeline.emplace(cfg.outputs.timeline_steps));
+    const auto max_bytes = static_cast<std::int64_t>(cfg.outputs.timeline_max_mib * 1024.0 * 1024.0);
+    sim.add_observer(&timeline.emplace(cfg.outputs.timeline_steps, max_bytes));
     logs.timeline = &*timeline;
+  }
+  if (cfg.outputs.events_csv) {
+    sim.add_observer(&events.emplace());
+    logs.events = &*events;
+  }
+  if (cfg.outputs.gpu_layers_csv) {
+    sim.add_observer(&gpu_layers.emplace(cfg.cluster.num_gpus() / cfg.ep_size,
+                                         static_cast<int>(cfg.model.num_moe_layers()), cfg.ep_size));
+    logs.gpu_layers = &*gpu_layers;
   }
   // Progress on stderr once a run has taken a few seconds: simulated time against the workload's
   // duration, or finished requests against its count.

@@ -78,7 +78,14 @@ OutputsConfig parse_outputs(core::ParamTable& root) {
   o.layers_csv = outputs.boolean("layers_csv", false, "write layers.csv (per GPU, sampled steps)");
   o.layers_every = outputs.integer("layers_every", 100, "layers.csv: every n-th step of each group", {1, 1LL << 40});
   o.timeline = outputs.boolean("timeline", false, "write timeline.json (Chrome trace, open in Perfetto)");
-  o.timeline_steps = outputs.integer("timeline_steps", 20, "timeline: the first n steps of each group", {1, 1LL << 40});
+  o.timeline_steps =
+      outputs.integer("timeline_steps", 20, "timeline: the first n steps of each group (0 = all)", {0, 1LL << 40});
+  o.timeline_max_mib = outputs.real("timeline_max_mib", 64.0,
+                                    "timeline: size cap in MiB; past it every 2^k-th step of each group is kept",
+                                    {1.0 / 1024.0, 65536.0});
+  o.events_csv = outputs.boolean("events_csv", false, "write events.csv (migrations, rebalances, preemptions)");
+  o.gpu_layers_csv =
+      outputs.boolean("gpu_layers_csv", false, "write gpu_layers.csv (per GPU x MoE layer straggler matrix)");
   outputs.finish();
   return o;
 }

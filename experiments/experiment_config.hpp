@@ -28,7 +28,10 @@ struct OutputsConfig {
   bool layers_csv = false;
   std::int64_t layers_every = 100;  ///< layers.csv: every n-th step of each group
   bool timeline = false;
-  std::int64_t timeline_steps = 20;  ///< timeline.json: the first n steps of each group
+  std::int64_t timeline_steps = 20;  ///< timeline.json: the first n steps of each group (0 = all)
+  double timeline_max_mib = 64.0;    ///< timeline.json's size cap: past it, steps are sampled
+  bool events_csv = false;
+  bool gpu_layers_csv = false;
 };
 
 /// Every section, each parsed by the layer whose struct it fills (models, hardware, workloads,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/core/atomic_file.hpp"
@@ -137,6 +139,15 @@ void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg
   }
   if (logs.timeline != nullptr) {
     core::write_file_atomically(dir / "timeline.json", logs.timeline->json());
+    if (const std::string note = logs.timeline->sampling_note(); !note.empty()) {
+      spdlog::warn("{}", note);
+    }
+  }
+  if (logs.events != nullptr) {
+    core::write_file_atomically(dir / "events.csv", logs.events->csv());
+  }
+  if (logs.gpu_layers != nullptr) {
+    core::write_file_atomically(dir / "gpu_layers.csv", logs.gpu_layers->csv());
   }
   core::write_file_atomically(dir / "summary.json", summary_json(cfg, res));
 }

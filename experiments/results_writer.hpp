@@ -23,6 +23,8 @@ struct RunLogs {
   const serving::TokenLog* tokens = nullptr;
   const serving::LayerLog* layers = nullptr;
   const serving::TimelineLog* timeline = nullptr;
+  const serving::EventLog* events = nullptr;
+  const serving::GpuLayerLog* gpu_layers = nullptr;
 };
 
 /// Creates `dir` if needed and writes summary.json, requests.csv and the asked-for logs into it.

@@ -52,6 +52,7 @@ class DirectorTrigger final : public RebalanceTrigger {
   DirectorTrigger(PlacementInput shape, DirectorOptions opt, DirectorTriggerOptions trig,
                   std::vector<double> popularity);
   std::optional<Placement> on_step(const RebalanceView& view) override;
+  RebalanceKind kind() const override { return RebalanceKind::director_reoptimisation; }
   std::optional<PredictionRequest> wants_prediction(const RebalanceView& view) const override;
   std::int64_t reoptimisations() const { return solves_; }
   /// Re-optimisations, the layers the reconfiguration kept because they would gain too little and those

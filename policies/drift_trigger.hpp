@@ -32,6 +32,7 @@ class DriftTrigger final : public RebalanceTrigger {
   DriftTrigger(const PlacementInput& shape, std::shared_ptr<const CostCurves> curves, std::vector<double> reference,
                DriftOptions opt);
   std::optional<Placement> on_step(const RebalanceView& view) override;
+  RebalanceKind kind() const override { return RebalanceKind::vibe_recalibration; }
   /// The largest per-layer cosine distance at the last check (for reporting and tests).
   double last_distance() const { return last_distance_; }
   std::int64_t recalibrations() const { return recalibrations_; }

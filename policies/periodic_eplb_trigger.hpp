@@ -18,6 +18,7 @@ class PeriodicEplbTrigger final : public RebalanceTrigger {
  public:
   PeriodicEplbTrigger(const PlacementInput& shape, PeriodicEplbOptions opt);
   std::optional<Placement> on_step(const RebalanceView& view) override;
+  RebalanceKind kind() const override { return RebalanceKind::eplb_periodic; }
 
  private:
   PlacementInput shape_;

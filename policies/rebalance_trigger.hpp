@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "policies/placement_policy.hpp"
+#include "policies/rebalance_kind.hpp"
 
 namespace epsim::policies {
 
@@ -75,6 +76,8 @@ class RebalanceTrigger {
   }
   /// What the trigger did so far, in the order summary.json lists it.
   virtual std::vector<TriggerStat> stats() const { return {}; }
+  /// What a placement returned by on_step is (events.csv and the timeline name it).
+  virtual RebalanceKind kind() const { return RebalanceKind::other; }
 };
 
 }  // namespace epsim::policies

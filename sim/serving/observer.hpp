@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 
+#include "policies/rebalance_kind.hpp"
 #include "sim/core/time.hpp"
 #include "sim/serving/request_state.hpp"
 
@@ -54,6 +55,18 @@ struct StepRecord {
   double intra_bytes = 0.0;                  ///< dispatch + combine bytes inside nodes
   double inter_bytes = 0.0;                  ///< ... and between nodes
   std::span<const double> gpu_busy_ns = {};  ///< per GPU of the group: time in its own kernels (at on_step)
+  // The group's state once this step's batch was formed (its admissions and preemptions done), over
+  // all its DP ranks.
+  std::int64_t queued_requests = 0;     ///< arrived, waiting for admission (preempted ones included)
+  std::int64_t running_requests = 0;    ///< admitted (holding a seat), not finished or handed off
+  std::int64_t kv_used_tokens = 0;      ///< tokens the allocated KV blocks hold (blocks x block size)
+  std::int64_t kv_capacity_tokens = 0;  ///< of every rank's KV cache; 0 = unlimited KV memory
+  std::int64_t preemptions = 0;         ///< requests preempted while this step's batch was formed
+
+  /// kv_used_tokens / kv_capacity_tokens (0 with unlimited KV memory).
+  double kv_used_fraction() const {
+    return kv_capacity_tokens > 0 ? static_cast<double>(kv_used_tokens) / static_cast<double>(kv_capacity_tokens) : 0.0;
+  }
 };
 
 class Observer {
@@ -61,8 +74,15 @@ class Observer {
   virtual ~Observer() = default;
   virtual void on_layer(const LayerRecord& /*layer*/) {}
   virtual void on_step(const StepRecord& /*step*/) {}
-  /// Expert weights moving during [start_ns, end_ns) of `group` (compute-phase migrations only).
+  /// Expert weights of `group` moving during [start_ns, end_ns): each compute-phase interval, or a whole
+  /// network migration (stop-the-world or overlapped) when its last transfer lands.
   virtual void on_migration(int /*group*/, core::Time /*start_ns*/, core::Time /*end_ns*/, double /*bytes*/) {}
+  /// A request arrived and was given its group and rank (`r.rejected`: it can never fit).
+  virtual void on_arrival(const RequestState& /*r*/) {}
+  /// A running request was preempted (recompute) at `now_ns`, while its group formed a batch.
+  virtual void on_preemption(const RequestState& /*r*/, core::Time /*now_ns*/) {}
+  /// `group`'s trigger decided a new placement at `time_ns` and its migration starts.
+  virtual void on_rebalance(int /*group*/, core::Time /*time_ns*/, policies::RebalanceKind /*kind*/) {}
   /// A request's first token (end of its prefill).
   virtual void on_first_token(const RequestState& /*r*/) {}
   /// A decode token after the first: `gap_ns` since the request's previous token.

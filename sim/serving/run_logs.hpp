@@ -1,12 +1,14 @@
 #pragma once
 // Optional per-step and per-layer outputs, as observers that build their file's text in memory:
 // steps.csv (every step), layers.csv (every layer of every `every`-th step of each group, one row per
-// GPU) and a Chrome-trace timeline (viewable in Perfetto: one process per EP group, one thread per GPU,
-// a slice per layer phase: local work, barrier wait, dispatch, experts, wait, combine).
+// GPU), events.csv (migrations, rebalances, preemptions), gpu_layers.csv (the per-GPU x per-MoE-layer
+// straggler matrix over all steps) and a Chrome-trace timeline (viewable in Perfetto: one process per EP
+// group, one thread per GPU with a slice per layer phase, a steps track, counters and instant events).
 #include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/serving/observer.hpp"
 
@@ -45,19 +47,97 @@ class LayerLog final : public Observer {
   std::string csv_;
 };
 
-class TimelineLog final : public Observer {
+/// events.csv: `time_ns,group,kind,detail`, one row per weight migration (at its start; detail: bytes
+/// and end), per rebalance decided (kind: the trigger's policies::RebalanceKind) and per preemption,
+/// ordered by time, then group, then the order they happened in.
+class EventLog final : public Observer {
  public:
-  /// Records the first `max_steps` steps of each group.
-  explicit TimelineLog(std::int64_t max_steps);
-  void on_layer(const LayerRecord& layer) override;
-  /// The Chrome-trace JSON document.
-  std::string json() const;
+  void on_migration(int group, core::Time start_ns, core::Time end_ns, double bytes) override;
+  void on_rebalance(int group, core::Time time_ns, policies::RebalanceKind kind) override;
+  void on_preemption(const RequestState& r, core::Time now_ns) override;
+  std::string csv() const;
 
  private:
-  void slice(const char* name, int pid, int tid, std::int64_t begin_ns, std::int64_t end_ns, int layer);
+  struct Row {
+    core::Time time_ns = 0;
+    int group = 0;
+    std::string text;  // the whole line
+  };
+  std::vector<Row> rows_;
+};
+
+/// gpu_layers.csv: per (group, MoE layer, GPU), over every step: the mean local work and expert time,
+/// the mean wait for the layer's slowest GPU in the expert phase (its expert time less this GPU's), and
+/// the share of steps this GPU was that slowest one (ties: the lowest GPU index).
+class GpuLayerLog final : public Observer {
+ public:
+  /// The accumulators of `groups` EP groups of `gpus` GPUs with `moe_layers` MoE layers each.
+  GpuLayerLog(int groups, int moe_layers, int gpus);
+  void on_layer(const LayerRecord& layer) override;
+  std::string csv() const;
+
+ private:
+  struct Cell {
+    std::int64_t steps = 0;
+    std::int64_t slowest = 0;
+    double local_ns = 0.0;
+    double expert_ns = 0.0;
+    double wait_ns = 0.0;
+  };
+  int groups_;
+  int moe_layers_;
+  int gpus_;
+  std::vector<Cell> cells_;  // [group][moe_layer][gpu]
+};
+
+class TimelineLog final : public Observer {
+ public:
+  /// Records the first `max_steps` steps of each group (0: every step) in at most `max_bytes` of JSON:
+  /// past that it keeps every stride-th step of each group, doubling the stride as often as needed.
+  TimelineLog(std::int64_t max_steps, std::int64_t max_bytes);
+  void on_layer(const LayerRecord& layer) override;
+  void on_step(const StepRecord& step) override;
+  void on_migration(int group, core::Time start_ns, core::Time end_ns, double bytes) override;
+  void on_arrival(const RequestState& r) override;
+  void on_preemption(const RequestState& r, core::Time now_ns) override;
+  void on_rebalance(int group, core::Time time_ns, policies::RebalanceKind kind) override;
+  /// The Chrome-trace JSON document.
+  std::string json() const;
+  /// Steps that went in, and of those (every `stride()`-th of each group) the ones kept.
+  std::int64_t steps_recorded() const { return steps_recorded_; }
+  std::int64_t steps_kept() const { return static_cast<std::int64_t>(chunks_.size()); }
+  std::int64_t stride() const { return stride_; }
+  /// Empty, or (when the size cap dropped steps) the sentence saying so.
+  std::string sampling_note() const;
+
+  // Tracks of each group's process besides its GPUs' (thread ids 0 .. GPUs - 1).
+  static constexpr int k_steps_tid = 1000000;
+  static constexpr int k_events_tid = 1000001;
+  static constexpr int k_migrations_tid = 1000002;
+
+ private:
+  /// One recorded step of one group: its events, and those of its group since the previous step.
+  struct Chunk {
+    int group = 0;
+    std::int64_t step = 0;
+    std::string text;
+  };
+  bool recorded(std::int64_t step) const { return (max_steps_ == 0 || step < max_steps_) && step % stride_ == 0; }
+  std::string& open(int group);
+  void slice(std::string& out, const char* name, int pid, int tid, std::int64_t begin_ns, std::int64_t end_ns,
+             int layer);
+  void shrink();
+  std::size_t other_bytes() const;  // of the file besides the kept chunks (an upper bound)
+
   std::int64_t max_steps_;
-  std::string events_;
-  /// Per (group, GPU) track, where its last slice ended: slices never start before it.
+  std::int64_t max_bytes_;
+  std::int64_t stride_ = 1;
+  std::int64_t steps_recorded_ = 0;
+  std::size_t bytes_ = 0;                // of the kept chunks
+  std::vector<Chunk> chunks_;            // kept steps, in the order they ended
+  std::vector<std::string> open_;        // per group: the step in flight and the events since the last step
+  std::vector<std::int64_t> next_step_;  // per group: the step its open events go with
+  /// Per (group, track), where its last slice ended: slices never start before it.
   std::map<std::pair<int, int>, std::int64_t> track_end_ns_;
   int max_gpus_ = 0;
   int max_group_ = 0;

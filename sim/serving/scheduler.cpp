@@ -7,7 +7,7 @@
 namespace epsim::serving {
 
 Scheduler::Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_rank)
-    : cfg_(cfg), ranks_(static_cast<std::size_t>(ranks)) {
+    : cfg_(cfg), ranks_(static_cast<std::size_t>(ranks)), unlimited_kv_(kv_blocks_per_rank <= 0) {
   // "Unlimited" stays far from overflow when multiplied by the block size.
   const std::int64_t blocks = kv_blocks_per_rank > 0 ? kv_blocks_per_rank : (std::int64_t{1} << 40);
   for (Rank& r : ranks_) {
@@ -62,6 +62,38 @@ int Scheduler::least_loaded_rank() const {
     }
   }
   return best;
+}
+
+std::int64_t Scheduler::queued_requests() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += static_cast<std::int64_t>(r.waiting.size());
+  }
+  return n;
+}
+
+std::int64_t Scheduler::running_requests() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += static_cast<std::int64_t>(r.running.size());
+  }
+  return n;
+}
+
+std::int64_t Scheduler::kv_used_tokens() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += (r.kv.blocks() - r.kv.free_blocks()) * r.kv.block_tokens();
+  }
+  return n;
+}
+
+std::int64_t Scheduler::kv_capacity_tokens() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += r.kv.blocks() * r.kv.block_tokens();
+  }
+  return unlimited_kv_ ? 0 : n;
 }
 
 std::size_t Scheduler::outstanding() const {
@@ -121,6 +153,9 @@ void Scheduler::preempt(Rank& rank, std::size_t index, std::vector<RequestState>
   ++preemptions_;
   rank.running.erase(rank.running.begin() + static_cast<std::ptrdiff_t>(index));
   rank.waiting.push_front(idx);
+  for (Observer* o : observers_) {
+    o->on_preemption(r, now_);
+  }
 }
 
 std::int64_t Scheduler::fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks) {
@@ -243,7 +278,10 @@ void Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& ou
   }
 }
 
-bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
+bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out, core::Time now,
+                           std::span<Observer* const> observers) {
+  now_ = now;
+  observers_ = observers;
   out.clear(ranks());
   // Static batching admits only into an empty group: the running batch finishes first.
   const bool admit_now = !cfg_.static_batching ||
@@ -260,6 +298,7 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out) {
     }
     out.rank_begin[ri + 1] = static_cast<int>(out.entries.size());
   }
+  observers_ = {};
   return !out.empty();
 }
 

@@ -44,8 +44,10 @@ class Scheduler {
   std::vector<std::pair<int, int>>& handed_off() { return handed_off_; }
   /// Frees a handed-off request's blocks (its KV cache has been transferred).
   void release(int rank, RequestState& r);
-  /// Fills `out` with the next step's work; returns false if there is none.
-  bool form_batch(std::vector<RequestState>& requests, Batch& out);
+  /// Fills `out` with the next step's work; returns false if there is none. `observers` see each
+  /// preemption, at `now`.
+  bool form_batch(std::vector<RequestState>& requests, Batch& out, core::Time now = 0,
+                  std::span<Observer* const> observers = {});
   /// Applies a finished step at time `now`: advances requests, emits tokens, retires finished ones.
   void complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
                 std::span<Observer* const> observers);
@@ -58,6 +60,12 @@ class Scheduler {
   void next_admissions(std::vector<std::pair<int, int>>& out) const;
   const KvCache& kv(int rank) const { return ranks_[static_cast<std::size_t>(rank)].kv; }
   std::int64_t preemptions() const { return preemptions_; }
+  /// Over every rank: requests waiting for admission, requests admitted (running), tokens the allocated
+  /// KV blocks hold, and the caches' capacity in tokens (0 when KV memory is unlimited).
+  std::int64_t queued_requests() const;
+  std::int64_t running_requests() const;
+  std::int64_t kv_used_tokens() const;
+  std::int64_t kv_capacity_tokens() const;
 
  private:
   struct Rank {
@@ -78,7 +86,11 @@ class Scheduler {
   SchedulerConfig cfg_;
   std::vector<Rank> ranks_;
   std::int64_t preemptions_ = 0;
+  bool unlimited_kv_ = false;
   bool handoff_ = false;
+  // Set by form_batch for preempt(): who hears of a preemption, and when.
+  core::Time now_ = 0;
+  std::span<Observer* const> observers_;
   std::vector<std::pair<int, int>> handed_off_;  // (rank, request)
 };
 

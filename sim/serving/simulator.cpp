@@ -21,8 +21,9 @@ struct Simulator::Group {
   Batch batch;
   bool busy = false;
   std::int64_t steps = 0;
-  std::int64_t arrivals = 0;  // requests queued here since the trigger last looked
-  StepRecord last;            // the step in flight (or the last one)
+  std::int64_t arrivals = 0;              // requests queued here since the trigger last looked
+  std::int64_t preemptions_reported = 0;  // the scheduler's preemptions already put in a StepRecord
+  StepRecord last;                        // the step in flight (or the last one)
 
   Group(int idx, int offset, const SimulationParts& p, hardware::Topology topo,
         std::unique_ptr<policies::RoutingPolicy> r)
@@ -143,6 +144,9 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
   requests_.push_back(r);
   const bool queued = g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1), requests_);
   g.arrivals += queued ? 1 : 0;
+  for (Observer* o : observers_) {
+    o->on_arrival(requests_.back());
+  }
   const std::optional<workloads::RequestSpec> next = generator_.next();
   if (next && next->arrival_ns == spec.arrival_ns) {
     held_start_ = true;  // a batch arrives at one instant: all of it is queued before a step forms
@@ -162,7 +166,7 @@ void Simulator::try_start_step(Group& g) {
   if (held_start_) {
     return;  // a batch is still arriving at this instant; its last request starts every group
   }
-  if (g.busy || g.migration.paused || !g.scheduler.form_batch(requests_, g.batch)) {
+  if (g.busy || g.migration.paused || !g.scheduler.form_batch(requests_, g.batch, engine_.now(), observers_)) {
     return;
   }
   g.busy = true;
@@ -170,6 +174,13 @@ void Simulator::try_start_step(Group& g) {
     routing_exhausted_ = true;  // a finished, non-looping trace: this group serves no further step
     return;
   }
+  const Scheduler& sch = g.scheduler;
+  g.last.queued_requests = sch.queued_requests();
+  g.last.running_requests = sch.running_requests();
+  g.last.kv_used_tokens = sch.kv_used_tokens();
+  g.last.kv_capacity_tokens = sch.kv_capacity_tokens();
+  // Preemptions of a batch that came out empty go to the next step: the steps' sum is the total.
+  g.last.preemptions = sch.preemptions() - std::exchange(g.preemptions_reported, sch.preemptions());
   engine_.schedule_after(core::round_ns(g.last.duration_ns), [this, &g] { on_step_end(g); });
 }
 
@@ -208,8 +219,12 @@ void Simulator::maybe_rebalance(Group& g) {
   if (!next || g.migration.active() || !migration_) {
     return;  // nothing new, or the previous migration is still under way
   }
+  for (Observer* o : observers_) {
+    o->on_rebalance(g.index, engine_.now(), g.trigger->kind());
+  }
   Group* gp = &g;
-  migration_->start(g.migration, g.placement, std::move(*next), g.gpu_offset, [this, gp] { try_start_step(*gp); });
+  migration_->start(g.migration, g.placement, std::move(*next), g.index, g.gpu_offset, observers_,
+                    [this, gp] { try_start_step(*gp); });
 }
 
 void Simulator::on_step_end(Group& g) {

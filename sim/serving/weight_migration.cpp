@@ -18,8 +18,8 @@ WeightMigration::WeightMigration(core::Engine& engine, hardware::TransferNetwork
   leaving_.assign(static_cast<std::size_t>(topo_.num_gpus()), 0);
 }
 
-void WeightMigration::start(GroupMigration& m, policies::Placement& current, policies::Placement next, int gpu_offset,
-                            std::function<void()> resume) {
+void WeightMigration::start(GroupMigration& m, policies::Placement& current, policies::Placement next, int group,
+                            int gpu_offset, std::span<Observer* const> observers, std::function<void()> resume) {
   const int per_node = topo_.gpus_per_node();
   const auto moves = policies::plan_migration(current, next, per_node);
   ++rebalances_;
@@ -53,13 +53,18 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
   GroupMigration* mp = &m;
   policies::Placement* cp = &current;
   auto resume_shared = std::make_shared<std::function<void()>>(std::move(resume));
+  const core::Time started = engine_.now();
+  const double total_bytes = settings_.expert_bytes * static_cast<double>(moves.size());
   for (const policies::ExpertMove& mv : moves) {
     ++expert_moves_;
     bytes_ += settings_.expert_bytes;
     transfers_->start(gpu_offset + mv.from_gpu, gpu_offset + mv.to_gpu, settings_.expert_bytes,
-                      [this, mp, cp, resume_shared](core::Time done) {
+                      [this, mp, cp, resume_shared, group, observers, started, total_bytes](core::Time done) {
                         if (--mp->moves_pending > 0) {
                           return;
+                        }
+                        for (Observer* o : observers) {
+                          o->on_migration(group, started, done, total_bytes);
                         }
                         *cp = std::move(*mp->incoming);  // between steps, or under a step priced on the old one
                         mp->incoming.reset();

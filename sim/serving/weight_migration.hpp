@@ -47,10 +47,11 @@ class WeightMigration {
   WeightMigration(core::Engine& engine, hardware::TransferNetwork* transfers, hardware::Topology group_topology,
                   MigrationSettings settings);
 
-  /// Moves the group whose GPUs start at `gpu_offset` from `current` to `next` (no migration may be
-  /// active). `resume` is called when a stopped group may serve again.
-  void start(GroupMigration& m, policies::Placement& current, policies::Placement next, int gpu_offset,
-             std::function<void()> resume);
+  /// Moves group `group`, whose GPUs start at `gpu_offset`, from `current` to `next` (no migration may
+  /// be active). `resume` is called when a stopped group may serve again. Network moves: `observers`
+  /// (which must outlive the migration) see the whole migration when its last transfer lands.
+  void start(GroupMigration& m, policies::Placement& current, policies::Placement next, int group, int gpu_offset,
+             std::span<Observer* const> observers, std::function<void()> resume);
   /// Compute-phase moves through the step that just ended: `windows` are its compute phases from
   /// `step_start`; observers see each interval weights moved in.
   void advance(GroupMigration& m, policies::Placement& current, int group, core::Time step_start,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "experiments/cli.hpp"
+#include "sim/serving/run_logs.hpp"
 #include "tests/support/csv.hpp"
 
 namespace fs = std::filesystem;
@@ -402,8 +403,8 @@ TEST_CASE("timeline.json: the slices of a GPU's track abut or nest, never overla
   std::map<std::pair<int, int>, std::vector<std::pair<std::int64_t, std::int64_t>>> tracks;
   std::size_t slices = 0;
   for (const auto& e : trace["traceEvents"]) {
-    if (e["ph"] != "X") {
-      continue;
+    if (e["ph"] != "X" || e["tid"].get<int>() >= epsim::serving::TimelineLog::k_steps_tid) {
+      continue;  // GPU tracks only (the steps track's slices are checked in observability_test.cpp)
     }
     const auto begin = std::llround(e["ts"].get<double>() * 1000.0);
     const auto dur = std::llround(e["dur"].get<double>() * 1000.0);
