@@ -141,6 +141,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const bool report = vm.count("report") > 0;
   if (report) {
     cfg.outputs.steps_csv = true;
+    cfg.outputs.events_csv = true;
+    cfg.outputs.gpu_layers_csv = true;
   }
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";

@@ -41,12 +41,12 @@ struct IntervalPoint {
   std::optional<double> hi;
 };
 
-/// A cell of a heat map.
+/// A cell of a heat map in panel `panel` (each panel has its own colour scale).
 struct HeatCell {
+  std::string panel;
   std::string x;
   std::string y;
   double value = 0.0;
-  double detail = 0.0;  ///< a second quantity shown in the tooltip and the CSV
 };
 
 /// Keeps `id` file-name safe: lower case letters, digits, '-' and '_'; anything else becomes '_'.

@@ -53,22 +53,26 @@ void heat_map_of(const RunInput& r, std::vector<Figure>& out) {
   const std::size_t gpu = t.column("gpu");
   const std::size_t wait = t.column("mean_wait_us");
   const std::size_t slowest = t.column("slowest_share");
+  // Two views of the same matrix: whom the layer waits for, and how long each GPU waits.
   std::vector<HeatCell> cells;
   double groups = 0.0;
-  for (std::size_t i = 0; i < t.rows(); ++i) {
-    groups = std::max(groups, t.number(i, group) + 1.0);
-    if (t.number(i, group) != 0.0) {
-      continue;
+  for (const bool share : {true, false}) {
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      groups = std::max(groups, t.number(i, group) + 1.0);
+      if (t.number(i, group) != 0.0) {
+        continue;
+      }
+      cells.push_back({share ? "share of steps as the slowest GPU" : "mean wait for the slowest GPU (us)",
+                       t.text(i, gpu), t.text(i, layer), t.number(i, share ? slowest : wait)});
     }
-    cells.push_back({t.text(i, gpu), t.text(i, layer), t.number(i, wait), t.number(i, slowest)});
   }
   out.push_back(heat_map({figure_id(r.label) + "-stragglers", fmt::format("Who waits for whom: {}", r.label),
-                          fmt::format("Per MoE layer (rows) and GPU (columns) of EP group 0{}: the mean time the GPU "
-                                      "waits for the layer's slowest GPU in the expert phase (us, colour), and in the "
-                                      "tooltip the share of steps in which it was the slowest. A bright column is a "
-                                      "GPU everyone else waits for only if it is dark itself: the slowest GPU waits 0.",
+                          fmt::format("Per MoE layer (rows) and GPU (columns) of EP group 0{}, over every step "
+                                      "(gpu_layers.csv). Left: the share of steps in which the GPU was the layer's "
+                                      "slowest in the expert phase (the straggler everyone waits for). Right: the mean "
+                                      "time the GPU waits for that straggler.",
                                       groups > 1 ? fmt::format(" (of {})", groups) : "")},
-                         {"GPU", "MoE layer", "mean wait (us)", "slowest share"}, cells));
+                         {"GPU", "MoE layer", 2}, cells));
 }
 
 }  // namespace
@@ -78,16 +82,19 @@ Figure run_time_series(const RunInput& r, std::size_t max_bins) {
   const std::size_t group = t.column("group");
   const std::size_t start = t.column("start_ns");
   const std::size_t duration = t.column("duration_ns");
+  enum class Reduce { mean, max, sum };
   struct Panel {
     const char* column;
     const char* title;
     double scale;
-    bool max;  // the bin's maximum, not its mean
+    Reduce reduce;
   };
-  const Panel panels[] = {{"duration_ns", "step time (ms)", 1e-6, false},
-                          {"queued_requests", "queued requests", 1.0, true},
-                          {"running_requests", "running requests", 1.0, false},
-                          {"kv_used_fraction", "KV-cache use (%)", 100.0, true}};
+  // Queues and KV use by their peak in a bin (what overload looks like), preemptions counted.
+  const Panel panels[] = {{"duration_ns", "step time (ms)", 1e-6, Reduce::mean},
+                          {"queued_requests", "queued requests", 1.0, Reduce::max},
+                          {"running_requests", "running requests", 1.0, Reduce::mean},
+                          {"kv_used_fraction", "KV-cache use (%)", 100.0, Reduce::max},
+                          {"preemptions", "preemptions", 1.0, Reduce::sum}};
   double t_end_s = 0.0;
   for (std::size_t i = 0; i < t.rows(); ++i) {
     t_end_s = std::max(t_end_s, (t.number(i, start) + t.number(i, duration)) * 1e-9);
@@ -99,14 +106,22 @@ Figure run_time_series(const RunInput& r, std::size_t max_bins) {
     if (!col.has_value()) {
       continue;
     }
-    // (group, bin) -> sum, max, count.
+    if (p.reduce == Reduce::sum) {
+      double total = 0.0;
+      for (std::size_t i = 0; i < t.rows(); ++i) {
+        total += t.number(i, *col);
+      }
+      if (total == 0.0) {
+        continue;  // a flat zero line says nothing
+      }
+    }
     struct Acc {
       double sum = 0.0;
       double max = -INFINITY;
       double n = 0.0;
       double x = 0.0;
     };
-    std::map<std::pair<int, std::int64_t>, Acc> bins;
+    std::map<std::pair<int, std::int64_t>, Acc> bins;  // (group, bin)
     for (std::size_t i = 0; i < t.rows(); ++i) {
       const double x = t.number(i, start) * 1e-9;
       const auto b = bin_s > 0.0 ? static_cast<std::int64_t>(x / bin_s) : static_cast<std::int64_t>(i);
@@ -118,17 +133,28 @@ Figure run_time_series(const RunInput& r, std::size_t max_bins) {
       a.x = bin_s > 0.0 ? (static_cast<double>(b) + 0.5) * bin_s : x;
     }
     for (const auto& [key, a] : bins) {
-      rows.push_back(
-          {p.title, fmt::format("group {}", key.first), a.x, p.max ? a.max : a.sum / a.n, std::nullopt, std::nullopt});
+      const double y = p.reduce == Reduce::max ? a.max : p.reduce == Reduce::sum ? a.sum : a.sum / a.n;
+      rows.push_back({p.title, fmt::format("group {}", key.first), a.x, y, std::nullopt, std::nullopt});
     }
   }
+  // Placement changes as vertical lines: rebalances (their kind) and migrations; preemptions have their
+  // panel. More than k_max_markers lines would hide the data: then the rebalances only.
+  constexpr std::size_t k_max_markers = 300;
   std::vector<Marker> markers;
+  std::string marker_note;
   if (r.events.has_value()) {
     const CsvTable& e = *r.events;
     const std::size_t time = e.column("time_ns");
     const std::size_t kind = e.column("kind");
     for (std::size_t i = 0; i < e.rows(); ++i) {
-      markers.push_back({e.number(i, time) * 1e-9, e.text(i, kind)});
+      if (e.text(i, kind) != "preemption") {
+        markers.push_back({e.number(i, time) * 1e-9, e.text(i, kind)});
+      }
+    }
+    if (markers.size() > k_max_markers) {
+      const std::size_t all = markers.size();
+      std::erase_if(markers, [](const Marker& m) { return m.kind == "migration"; });
+      marker_note = fmt::format(" ({} of {} events: migrations left out, see events.csv)", markers.size(), all);
     }
   }
   LineChartOptions o;
@@ -138,14 +164,21 @@ Figure run_time_series(const RunInput& r, std::size_t max_bins) {
   const std::string binning =
       bin_s > 0.0 ? fmt::format(
                         "Steps binned into {} bins of {:.3g} s: step time and running requests are the bin's "
-                        "mean, queue and KV use its maximum.",
+                        "mean, queue and KV use its maximum, preemptions its count.",
                         max_bins, bin_s)
-                  : "One point per step.";
-  return line_chart({figure_id(r.label) + "-time-series", fmt::format("Steps over time: {}", r.label),
-                     fmt::format("{} Vertical lines mark {} (events.csv).", binning,
-                                 markers.empty() ? "migrations, rebalances and recalibrations when the run has any"
-                                                 : "migrations, rebalances and recalibrations")},
-                    o, rows, markers);
+                  : "One point per step (queue, running requests and KV use at the step's start).";
+  std::string events;
+  if (!r.events.has_value()) {
+    events = " Without events.csv (output.events_csv) no placement changes are marked.";
+  } else if (markers.empty()) {
+    events = " The run changed no placement (events.csv).";
+  } else {
+    events = fmt::format(" Vertical lines mark rebalances, recalibrations and weight migrations{} (events.csv).",
+                         marker_note);
+  }
+  return line_chart(
+      {figure_id(r.label) + "-time-series", fmt::format("Steps over time: {}", r.label), binning + events}, o, rows,
+      markers);
 }
 
 std::vector<Figure> run_figures(const std::vector<RunInput>& runs) {

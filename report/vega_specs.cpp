@@ -316,8 +316,14 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, con
 Figure heat_map(const FigureText& text, const HeatMapOptions& o, const std::vector<HeatCell>& cells) {
   std::vector<std::string> xs;
   std::vector<std::string> ys;
+  std::vector<std::string> panel_names;
+  panel_names.reserve(cells.size());
+  for (const auto& c : cells) {
+    panel_names.push_back(c.panel);
+  }
+  const std::vector<std::string> panels = panel_order(panel_names);
   json values = json::array();
-  Figure f{text.id, text.title, text.caption, {}, "x,y,value,detail\n"};
+  Figure f{text.id, text.title, text.caption, {}, "panel,x,y,value\n"};
   for (const auto& c : cells) {
     if (std::find(xs.begin(), xs.end(), c.x) == xs.end()) {
       xs.push_back(c.x);
@@ -325,61 +331,65 @@ Figure heat_map(const FigureText& text, const HeatMapOptions& o, const std::vect
     if (std::find(ys.begin(), ys.end(), c.y) == ys.end()) {
       ys.push_back(c.y);
     }
-    values.push_back({{"x", c.x}, {"y", c.y}, {"value", c.value}, {"detail", c.detail}});
-    f.csv += csv_cell(c.x) + ',' + csv_cell(c.y) + ',' + csv_number(c.value) + ',' + csv_number(c.detail) + '\n';
+    values.push_back(
+        {{"panel", c.panel}, {"order", index_of(panels, c.panel)}, {"x", c.x}, {"y", c.y}, {"value", c.value}});
+    f.csv += csv_cell(c.panel) + ',' + csv_cell(c.x) + ',' + csv_cell(c.y) + ',' + csv_number(c.value) + '\n';
   }
-  // Cells of at least 6 px, the whole map at least 360 x 240.
-  const int width = std::max(360, 6 * static_cast<int>(xs.size()));
+  // Cells of at least 6 px, each map at least 300 x 240.
+  const int width = std::max(300, 6 * static_cast<int>(xs.size()));
   const int height = std::max(240, 6 * static_cast<int>(ys.size()));
   json spec = base_spec(text.title);
-  spec["width"] = width;
-  spec["height"] = height;
   spec["data"] = json::array({{{"name", "cells"}, {"values", values}}});
-  spec["scales"] =
-      json::array({{{"name", "x"}, {"type", "band"}, {"domain", xs}, {"range", "width"}, {"padding", 0.04}},
-                   {{"name", "y"}, {"type", "band"}, {"domain", ys}, {"range", "height"}, {"padding", 0.04}},
-                   {{"name", "color"},
-                    {"type", "linear"},
-                    {"domain", {{"data", "cells"}, {"field", "value"}}},
-                    {"range", {{"scheme", "viridis"}}},
-                    {"zero", true}}});
-  // Label every n-th band so labels never overlap.
+  spec["scales"] = json::array(
+      {{{"name", "x"}, {"type", "band"}, {"domain", xs}, {"range", json::array({0, width})}, {"padding", 0.04}},
+       {{"name", "y"}, {"type", "band"}, {"domain", ys}, {"range", json::array({0, height})}, {"padding", 0.04}}});
+  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
+  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
+  // Label every n-th band so labels never overlap (14 px per label).
   const auto every = [](std::size_t n, int px) {
     return std::max<std::size_t>(1, n * 14 / static_cast<std::size_t>(px) + 1);
   };
-  const std::size_t x_every = every(xs.size(), width);
-  const std::size_t y_every = every(ys.size(), height);
-  spec["axes"] = json::array(
-      {{{"orient", "bottom"},
-        {"scale", "x"},
-        {"title", o.x_title},
-        {"encode",
-         {{"labels",
-           {{"update",
-             {{"opacity",
-               {{"signal", fmt::format("indexof(domain('x'), datum.value) % {} === 0 ? 1 : 0", x_every)}}}}}}}}}},
-       {{"orient", "left"},
-        {"scale", "y"},
-        {"title", o.y_title},
-        {"encode",
-         {{"labels",
-           {{"update",
-             {{"opacity",
-               {{"signal", fmt::format("indexof(domain('y'), datum.value) % {} === 0 ? 1 : 0", y_every)}}}}}}}}}}});
-  spec["legends"] = json::array({{{"fill", "color"}, {"title", o.value_title}, {"type", "gradient"}}});
+  const auto label_opacity = [](const char* scale, std::size_t n) {
+    return json{{"labels",
+                 {{"update",
+                   {{"opacity",
+                     {{"signal", fmt::format("indexof(domain('{}'), datum.value) % {} === 0 ? 1 : 0", scale, n)}}}}}}}};
+  };
+  const json axes = json::array({{{"orient", "bottom"},
+                                  {"scale", "x"},
+                                  {"title", o.x_title},
+                                  {"encode", label_opacity("x", every(xs.size(), width))}},
+                                 {{"orient", "left"},
+                                  {"scale", "y"},
+                                  {"title", o.y_title},
+                                  {"encode", label_opacity("y", every(ys.size(), height))}}});
+  const json color{{"name", "color"},
+                   {"type", "linear"},
+                   {"domain", {{"data", "pcells"}, {"field", "value"}}},
+                   {"range", {{"scheme", "viridis"}}},
+                   {"zero", true}};
+  const json rect{{"type", "rect"},
+                  {"from", {{"data", "pcells"}}},
+                  {"encode",
+                   {{"enter",
+                     {{"x", {{"scale", "x"}, {"field", "x"}}},
+                      {"width", {{"scale", "x"}, {"band", 1}}},
+                      {"y", {{"scale", "y"}, {"field", "y"}}},
+                      {"height", {{"scale", "y"}, {"band", 1}}},
+                      {"fill", {{"scale", "color"}, {"field", "value"}}},
+                      {"tooltip",
+                       {{"signal", fmt::format("{{'{}': datum.x, '{}': datum.y, 'value': datum.value}}", o.x_title,
+                                               o.y_title)}}}}}}}};
   spec["marks"] = json::array(
-      {{{"type", "rect"},
-        {"from", {{"data", "cells"}}},
-        {"encode",
-         {{"enter",
-           {{"x", {{"scale", "x"}, {"field", "x"}}},
-            {"width", {{"scale", "x"}, {"band", 1}}},
-            {"y", {{"scale", "y"}, {"field", "y"}}},
-            {"height", {{"scale", "y"}, {"band", 1}}},
-            {"fill", {{"scale", "color"}, {"field", "value"}}},
-            {"tooltip",
-             {{"signal", fmt::format("{{'{}': datum.x, '{}': datum.y, '{}': datum.value, '{}': datum.detail}}",
-                                     o.x_title, o.y_title, o.value_title, o.detail_title)}}}}}}}}});
+      {{{"type", "group"},
+        {"from", {{"facet", {{"name", "pcells"}, {"data", "cells"}, {"groupby", json::array({"panel", "order"})}}}}},
+        {"sort", {{"field", "datum.order"}}},
+        {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
+        {"encode", {{"enter", {{"width", {{"value", width}}}, {"height", {{"value", height}}}}}}},
+        {"scales", json::array({color})},
+        {"axes", axes},
+        {"legends", json::array({{{"fill", "color"}, {"type", "gradient"}, {"orient", "right"}}})},
+        {"marks", json::array({rect})}}});
   f.spec = std::move(spec);
   return f;
 }

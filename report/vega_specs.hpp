@@ -47,10 +47,10 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& option
 struct HeatMapOptions {
   std::string x_title;
   std::string y_title;
-  std::string value_title;
-  std::string detail_title;
+  int columns = 2;
 };
 
+/// Small multiples of heat maps over the same x and y bands, a colour scale and legend per panel.
 Figure heat_map(const FigureText& text, const HeatMapOptions& options, const std::vector<HeatCell>& cells);
 
 }  // namespace epsim::report

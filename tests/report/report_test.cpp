@@ -131,11 +131,14 @@ TEST_CASE("interval charts and heat maps write the rows they draw; text cells ar
   const Figure iv = interval_chart(
       {"iv", "T", "C"}, {}, {{"rate", "eplb, 40", 10.0, 8.0, 12.0}, {"rate", "gem", 9.0, std::nullopt, std::nullopt}});
   REQUIRE(iv.csv == "panel,category,value,ci_low,ci_high\nrate,\"eplb, 40\",10,8,12\nrate,gem,9,,\n");
-  const Figure hm =
-      heat_map({"hm", "T", "C"}, {"GPU", "layer", "wait", "share"}, {{"0", "1", 2.5, 0.25}, {"1", "1", 0.0, 0.75}});
-  REQUIRE(hm.csv == "x,y,value,detail\n0,1,2.5,0.25\n1,1,0,0.75\n");
+  const Figure hm = heat_map({"hm", "T", "C"}, {"GPU", "layer", 2},
+                             {{"share", "0", "1", 0.25}, {"share", "1", "1", 0.75}, {"wait", "0", "1", 2.5}});
+  REQUIRE(hm.csv == "panel,x,y,value\nshare,0,1,0.25\nshare,1,1,0.75\nwait,0,1,2.5\n");
   REQUIRE(hm.spec["scales"][0]["domain"] == nlohmann::json::array({"0", "1"}));
-  REQUIRE(hm.spec["marks"][0]["type"] == "rect");
+  // One faceted group per panel, each with its own colour scale over its own cells.
+  REQUIRE(hm.spec["marks"][0]["type"] == "group");
+  REQUIRE(hm.spec["marks"][0]["scales"][0]["domain"]["data"] == "pcells");
+  REQUIRE(hm.spec["marks"][0]["marks"][0]["type"] == "rect");
   REQUIRE(figure_id("Run A/b.c") == "run_a_b_c");
 }
 
