@@ -94,7 +94,7 @@ TEST_CASE("an empirical CDF keeps every sample when few, else evenly spaced orde
   REQUIRE(ecdf({}, 5).empty());
 }
 
-TEST_CASE("a line chart's CSV is exactly its rows, sorted by panel order, series and x; panels scale alone") {
+TEST_CASE("a line chart's CSV is exactly its rows, sorted by panel order, series and x, and panels scale alone") {
   LineChartOptions o;
   o.x_title = "rate";
   o.reference_y = 0.9;
@@ -127,7 +127,7 @@ TEST_CASE("a line chart's CSV is exactly its rows, sorted by panel order, series
   REQUIRE(panel["marks"][2]["type"] == "rule");
 }
 
-TEST_CASE("interval charts and heat maps write the rows they draw; text cells are quoted as RFC 4180 says") {
+TEST_CASE("interval charts and heat maps write the rows they draw, quoting text cells as RFC 4180 says") {
   const Figure iv = interval_chart(
       {"iv", "T", "C"}, {}, {{"rate", "eplb, 40", 10.0, 8.0, 12.0}, {"rate", "gem", 9.0, std::nullopt, std::nullopt}});
   REQUIRE(iv.csv == "panel,category,value,ci_low,ci_high\nrate,\"eplb, 40\",10,8,12\nrate,gem,9,,\n");
