@@ -8,6 +8,7 @@
 
 #include "report/request_samples.hpp"
 #include "report/vega_specs.hpp"
+#include "sim/core/error.hpp"
 
 namespace epsim::report {
 namespace {
@@ -78,7 +79,10 @@ void heat_map_of(const RunInput& r, std::vector<Figure>& out) {
 }  // namespace
 
 Figure run_time_series(const RunInput& r, std::size_t max_bins) {
-  const CsvTable& t = *r.steps;
+  if (!r.steps.has_value()) {
+    throw core::Error(fmt::format("{}: no steps.csv for the time series", r.dir.string()));
+  }
+  const CsvTable& t = r.steps.value();
   const std::size_t group = t.column("group");
   const std::size_t start = t.column("start_ns");
   const std::size_t duration = t.column("duration_ns");

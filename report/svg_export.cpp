@@ -165,7 +165,9 @@ bool program_available(const std::string& node) {
   std::istringstream dirs(path != nullptr ? path : "");
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
-    if (!dir.empty() && ::access((dir + '/' + node).c_str(), X_OK) == 0) {
+    dir += '/';
+    dir += node;
+    if (dir.size() > node.size() + 1 && ::access(dir.c_str(), X_OK) == 0) {
       return true;
     }
   }
