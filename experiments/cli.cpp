@@ -173,6 +173,13 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (cfg.outputs.timeline) {
     const auto max_bytes = static_cast<std::int64_t>(cfg.outputs.timeline_max_mib * 1024.0 * 1024.0);
     sim.add_observer(&timeline.emplace(cfg.outputs.timeline_steps, max_bytes));
+    // An EP group's one-direction capacity per level: every GPU's scale-up link inside nodes; between
+    // nodes its NICs (none when the group fits in one node).
+    const hardware::ClusterSpec& c = cfg.cluster;
+    const int group_nodes = (cfg.ep_size + c.gpus_per_node - 1) / c.gpus_per_node;
+    const double inter_gbps =
+        group_nodes > 1 ? std::min(cfg.ep_size, group_nodes * c.nics_per_node) * c.nic_link.bw_gbps : 0.0;
+    timeline->set_link_capacity(cfg.ep_size * c.scale_up_link.bw_gbps, inter_gbps);
     logs.timeline = &*timeline;
   }
   if (cfg.outputs.events_csv) {

@@ -258,9 +258,23 @@ void TimelineLog::on_step(const StepRecord& s) {
   counter("intra-node all-to-all (GB/s)", t0, "GB/s", s.intra_bytes / dur_ns);
   counter("inter-node all-to-all (GB/s)", t0, "GB/s", s.inter_bytes / dur_ns);
   counter("all-to-all in flight (MB)", t0, "MB", (s.intra_bytes + s.inter_bytes) / 1e6);
+  // Utilisation over the whole step (the all-to-all phases are a part of it): a level near 100 % is
+  // the bottleneck of the step, not only of its collectives.
+  if (intra_capacity_gbps_ > 0.0) {
+    counter("intra-node link use (%)", t0, "used", 100.0 * s.intra_bytes / (dur_ns * intra_capacity_gbps_));
+  }
+  if (inter_capacity_gbps_ > 0.0) {
+    counter("inter-node link use (%)", t0, "used", 100.0 * s.inter_bytes / (dur_ns * inter_capacity_gbps_));
+  }
   counter("intra-node all-to-all (GB/s)", t1, "GB/s", 0.0);
   counter("inter-node all-to-all (GB/s)", t1, "GB/s", 0.0);
   counter("all-to-all in flight (MB)", t1, "MB", 0.0);
+  if (intra_capacity_gbps_ > 0.0) {
+    counter("intra-node link use (%)", t1, "used", 0.0);
+  }
+  if (inter_capacity_gbps_ > 0.0) {
+    counter("inter-node link use (%)", t1, "used", 0.0);
+  }
   bytes_ += out.size();
   chunks_.push_back({s.group, s.step, std::move(out)});
   out = std::string();

@@ -101,6 +101,12 @@ class TimelineLog final : public Observer {
   void on_arrival(const RequestState& r) override;
   void on_preemption(const RequestState& r, core::Time now_ns) override;
   void on_rebalance(int group, core::Time time_ns, policies::RebalanceKind kind) override;
+  /// Aggregate one-direction link bandwidth of one EP group per level (GB/s = bytes per ns): with it the
+  /// trace also carries each level's utilisation, the step's all-to-all bytes over duration x capacity.
+  void set_link_capacity(double intra_gbps, double inter_gbps) {
+    intra_capacity_gbps_ = intra_gbps;
+    inter_capacity_gbps_ = inter_gbps;
+  }
   /// The Chrome-trace JSON document.
   std::string json() const;
   /// Steps that went in, and of those (every `stride()`-th of each group) the ones kept.
@@ -131,6 +137,8 @@ class TimelineLog final : public Observer {
 
   std::int64_t max_steps_;
   std::int64_t max_bytes_;
+  double intra_capacity_gbps_ = 0.0;
+  double inter_capacity_gbps_ = 0.0;
   std::int64_t stride_ = 1;
   std::int64_t steps_recorded_ = 0;
   std::size_t bytes_ = 0;                // of the kept chunks

@@ -341,6 +341,26 @@ TEST_CASE("timeline.json and events.csv: arrivals, preemptions, EPLB rebalances 
   REQUIRE(c.by_name.at("queued requests") == c.steps);
   REQUIRE(c.by_name.at("KV cache use (%)") == c.steps);
   REQUIRE(c.by_name.at("intra-node all-to-all (GB/s)") == 2 * c.steps);
+  // Link use per level: small.toml's EP4 group spans 2 nodes of 2 H100s; its capacity is 4 x 450 GB/s
+  // of NVLink inside nodes and 4 NICs x 50 GB/s between them (hgx-h100, one NIC per GPU).
+  REQUIRE(c.by_name.at("intra-node link use (%)") == 2 * c.steps);
+  REQUIRE(c.by_name.at("inter-node link use (%)") == 2 * c.steps);
+  std::map<std::pair<std::string, double>, double> sample;  // (name, ts) -> value
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") == "C") {
+      sample[{e["name"].get<std::string>(), e["ts"].get<double>()}] = e["args"].begin()->get<double>();
+    }
+  }
+  int checked = 0;
+  for (const auto& [key, gbps] : sample) {
+    if (key.first == "intra-node all-to-all (GB/s)" && gbps > 0.0) {
+      REQUIRE(sample.at({"intra-node link use (%)", key.second}) == Approx(100.0 * gbps / (4 * 450.0)).margin(2e-3));
+      REQUIRE(sample.at({"inter-node link use (%)", key.second}) ==
+              Approx(100.0 * sample.at({"inter-node all-to-all (GB/s)", key.second}) / (4 * 50.0)).margin(2e-3));
+      ++checked;
+    }
+  }
+  REQUIRE(checked > 0);
   const long long rebalances = summary["metrics"]["rebalancing"]["rebalances"];
   REQUIRE(rebalances > 0);
   long long rebalance_rows = 0;
