@@ -9,6 +9,7 @@
 
 #include "report/request_samples.hpp"
 #include "report/vega_specs.hpp"
+#include "sim/core/csv_lines.hpp"
 
 namespace epsim::report {
 namespace {
@@ -234,6 +235,58 @@ std::map<int, std::string> point_labels(const StudyInput& s) {
   return labels;
 }
 
+// A config-key axis whose levels are all numbers and that varies on its own (not zipped with another):
+// each report metric against it, one curve per combination of the other axes.
+void numeric_axis_curves(const StudyInput& s, std::vector<Figure>& out) {
+  const nlohmann::json& axes = s.study["axes"];
+  int drawn = 0;
+  for (std::size_t a = 0; a < axes.size() && drawn < 2; ++a) {
+    const std::string name = axes[a].value("name", "");
+    const bool zipped = !axes[a].value("zip_with", std::string()).empty() || [&] {
+      for (const auto& other : axes) {
+        if (other.value("zip_with", std::string()) == name) {
+          return true;
+        }
+      }
+      return false;
+    }();
+    if (name == s.rate_axis || name.find('.') == std::string::npos || zipped) {
+      continue;
+    }
+    const std::size_t col = s.points.column(name);
+    bool numeric = true;
+    std::set<double> levels;
+    for (std::size_t r = 0; r < s.points.rows() && numeric; ++r) {
+      double v = 0.0;
+      numeric = core::parse_number(s.points.text(r, col), v);
+      levels.insert(v);
+    }
+    if (!numeric || levels.size() < 2) {
+      continue;
+    }
+    std::vector<LinePoint> rows;
+    for (const std::string& m : distribution_metrics(s)) {
+      for (const auto& [point, r] : metric_rows(s, m)) {
+        rows.push_back({metric_title(m), point_label(s, r, name), s.points.number(r, col),
+                        s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"),
+                        opt(s.points, r, "ci95_high")});
+      }
+    }
+    if (rows.empty()) {
+      continue;
+    }
+    LineChartOptions o;
+    o.x_title = name;
+    o.points = true;
+    o.series_title = "";
+    out.push_back(line_chart({prefix(s) + "vs-" + figure_id(name), fmt::format("The report metrics against {}", name),
+                              "Mean over replications with 95 % intervals (bands), one curve per level of the "
+                              "other axes."},
+                             o, rows));
+    ++drawn;
+  }
+}
+
 void monte_carlo(const StudyInput& s, std::vector<Figure>& out) {
   if (s.kind != "montecarlo" && !s.distribution.has_value()) {
     return;
@@ -375,6 +428,7 @@ std::vector<Figure> study_figures(const StudyInput& study) {
   rate_curves(study, out);
   max_rate(study, out);
   scaling(study, out);
+  numeric_axis_curves(study, out);
   monte_carlo(study, out);
   recovery(study, out);
   saved_run_cdfs(study, out);

@@ -161,3 +161,38 @@ TEST_CASE("epsim report names what is wrong with its inputs") {
   REQUIRE_FALSE(fs::exists(dir / "r-figures"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a grid over a numeric config key plots each report metric against it, one curve per other level") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-report-grid";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.toml") << "[study]\nbase = \"" << k_data << "/small.toml\"\nreplications = 2\n"
+                                    << "report = [\"ttft_ms.p90\", \"mean_step_ms\"]\n"
+                                    << "[[axis]]\nname = \"policy\"\npolicies = [\"linear\", \"eplb\"]\n"
+                                    << "[[axis]]\nkey = \"scheduler.max_running_requests\"\nvalues = [4, 16]\n";
+  Cli r = cli({"sweep", (dir / "study.toml").string(), "--out", (dir / "sweep").string(), "--progress", "none"});
+  REQUIRE(r.code == 0);
+  r = cli({"report", (dir / "sweep").string(), "--out", (dir / "r.html").string(), "--no-svg"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto fig = epsim::report::CsvTable::load(dir / "r-figures" / "sweep-vs-scheduler_max_running_requests.csv");
+  REQUIRE(fig.rows() == 2 * 4);  // 2 metrics x 2 policies x 2 levels
+  const auto points = epsim::report::CsvTable::load(dir / "sweep" / "points.csv");
+  std::size_t matched = 0;
+  for (std::size_t i = 0; i < points.rows(); ++i) {
+    if (points.text(i, points.column("metric")) != "mean_step_ms") {
+      continue;
+    }
+    for (std::size_t j = 0; j < fig.rows(); ++j) {
+      if (fig.text(j, fig.column("panel")) == "mean step (ms)" &&
+          fig.text(j, fig.column("series")) == points.text(i, points.column("policy")) &&
+          fig.number(j, fig.column("x")) == points.number(i, points.column("scheduler.max_running_requests"))) {
+        REQUIRE(fig.number(j, fig.column("y")) == points.number(i, points.column("mean")));
+        REQUIRE(fig.number(j, fig.column("ci_low")) == points.number(i, points.column("ci95_low")));
+        ++matched;
+      }
+    }
+  }
+  REQUIRE(matched == 4);
+  fs::remove_all(dir);
+}
