@@ -31,7 +31,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 url="file://$(realpath "$report")"
-flags=(--headless --no-sandbox --disable-gpu --no-first-run --no-default-browser-check --disable-extensions
+flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --no-default-browser-check --disable-extensions
        --user-data-dir="$work/profile" --enable-logging=stderr --v=0 --virtual-time-budget=60000)
 
 # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
