@@ -65,6 +65,8 @@ json panel_group(const json& scales, const json& axes, const json& marks, const 
 
 Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector<LinePoint> rows,
                   const std::vector<Marker>& markers) {
+  // A metric a run could not measure (NaN, e.g. TPOT without a multi-token request) is not a point.
+  std::erase_if(rows, [](const LinePoint& r) { return !std::isfinite(r.x) || !std::isfinite(r.y); });
   std::vector<std::string> panel_names;
   panel_names.reserve(rows.size());
   for (const auto& r : rows) {
@@ -223,7 +225,8 @@ Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector
   return f;
 }
 
-Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, const std::vector<IntervalPoint>& rows) {
+Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std::vector<IntervalPoint> rows) {
+  std::erase_if(rows, [](const IntervalPoint& r) { return !std::isfinite(r.value); });
   std::vector<std::string> panel_names;
   panel_names.reserve(rows.size());
   for (const auto& r : rows) {
@@ -313,7 +316,8 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, con
   return f;
 }
 
-Figure heat_map(const FigureText& text, const HeatMapOptions& o, const std::vector<HeatCell>& cells) {
+Figure heat_map(const FigureText& text, const HeatMapOptions& o, std::vector<HeatCell> cells) {
+  std::erase_if(cells, [](const HeatCell& c) { return !std::isfinite(c.value); });
   std::vector<std::string> xs;
   std::vector<std::string> ys;
   std::vector<std::string> panel_names;

@@ -41,8 +41,7 @@ struct IntervalChartOptions {
   int columns = 2;
 };
 
-Figure interval_chart(const FigureText& text, const IntervalChartOptions& options,
-                      const std::vector<IntervalPoint>& rows);
+Figure interval_chart(const FigureText& text, const IntervalChartOptions& options, std::vector<IntervalPoint> rows);
 
 struct HeatMapOptions {
   std::string x_title;
@@ -51,6 +50,6 @@ struct HeatMapOptions {
 };
 
 /// Small multiples of heat maps over the same x and y bands, a colour scale and legend per panel.
-Figure heat_map(const FigureText& text, const HeatMapOptions& options, const std::vector<HeatCell>& cells);
+Figure heat_map(const FigureText& text, const HeatMapOptions& options, std::vector<HeatCell> cells);
 
 }  // namespace epsim::report

@@ -3,6 +3,7 @@
 // all-or-nothing behaviour.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -140,6 +141,11 @@ TEST_CASE("interval charts and heat maps write the rows they draw, quoting text 
   REQUIRE(hm.spec["marks"][0]["scales"][0]["domain"]["data"] == "pcells");
   REQUIRE(hm.spec["marks"][0]["marks"][0]["type"] == "rect");
   REQUIRE(figure_id("Run A/b.c") == "run_a_b_c");
+  // What a run could not measure (NaN) is left out rather than drawn as a broken path.
+  const Figure gaps =
+      line_chart({"g", "T", "C"}, {},
+                 {{"p", "s", 1.0, NAN, std::nullopt, std::nullopt}, {"p", "s", 2.0, 1.0, std::nullopt, std::nullopt}});
+  REQUIRE(gaps.csv == "panel,series,x,y,ci_low,ci_high\np,s,2,1,,\n");
 }
 
 TEST_CASE("the page fetches nothing: a CSP forbids it, no element has a src, links stay in the page or its folder") {
