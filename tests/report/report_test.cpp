@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "report/csv_table.hpp"
@@ -154,10 +153,13 @@ TEST_CASE("the page fetches nothing: a CSP forbids it, no element has a src, lin
   r.sections[0].figures[0].spec["description"] = "</script>";
   const std::string page = html_page(r, "rep-figures");
   REQUIRE_THAT(page, Contains("Content-Security-Policy") && Contains("default-src 'none'"));
-  REQUIRE_FALSE(std::regex_search(page, std::regex(R"(\ssrc\s*=)")));
-  const std::regex href(R"re(href="([^"]*)")re");
-  for (auto it = std::sregex_iterator(page.begin(), page.end(), href); it != std::sregex_iterator(); ++it) {
-    const std::string target = (*it)[1];
+  // No attribute loads anything (std::regex avoided: GCC 12 warns inside it under the sanitizers).
+  for (const char* attribute : {" src=", " src =", " srcset="}) {
+    REQUIRE(page.find(attribute) == std::string::npos);
+  }
+  for (std::size_t at = page.find("href=\""); at != std::string::npos; at = page.find("href=\"", at + 1)) {
+    const std::size_t begin = at + 6;
+    const std::string target = page.substr(begin, page.find('"', begin) - begin);
     INFO(target);
     REQUIRE((target.starts_with("#") || target.starts_with("rep-figures/")));
   }
