@@ -75,6 +75,14 @@ StudyInput load_study(const fs::path& dir, const std::string& label) {
       s.report_metrics.push_back(m.get<std::string>());
     }
   }
+  // study.json names its report metrics since issue 15; older ones get the usual headline metrics.
+  if (s.report_metrics.empty()) {
+    for (const char* m : {"ttft_ms.p90", "tpot_ms.p90", "slo.attainment", "mean_step_ms", "straggler_gap_us.mean"}) {
+      if (s.runs.has(m)) {
+        s.report_metrics.emplace_back(m);
+      }
+    }
+  }
   for (const std::string& a : s.axes) {
     if (!s.points.has(a)) {
       throw core::Error(fmt::format("{}: no column for the study's axis \"{}\"", s.points.source(), a));

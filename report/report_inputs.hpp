@@ -33,7 +33,7 @@ struct StudyInput {
   std::optional<CsvTable> max_rate;
   std::optional<CsvTable> ranking;
   std::vector<std::string> axes;            ///< axis names, in order (columns of runs.csv and points.csv)
-  std::vector<std::string> report_metrics;  ///< the study's report metrics
+  std::vector<std::string> report_metrics;  ///< study.json's report metrics (older files: the headline ones)
   std::string kind;
   std::string rate_axis;  ///< empty without one
   std::string baseline;   ///< "axis=label" or empty

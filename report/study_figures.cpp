@@ -179,7 +179,8 @@ void scaling(const StudyInput& s, std::vector<Figure>& out) {
   std::vector<LinePoint> rows;
   for (std::size_t c = t.column("ep_size") + 1; c < t.header().size(); ++c) {
     const std::string& m = t.header()[c];
-    if (m.ends_with(".ci95_low") || m.ends_with(".ci95_high")) {
+    // gpus is the x axis (scaling.csv before issue 15 also repeated it as a metric).
+    if (m.ends_with(".ci95_low") || m.ends_with(".ci95_high") || m == "gpus" || m == "ep_size") {
       continue;
     }
     for (std::size_t r = 0; r < t.rows(); ++r) {
@@ -213,11 +214,8 @@ void scaling(const StudyInput& s, std::vector<Figure>& out) {
 }
 
 std::vector<std::string> distribution_metrics(const StudyInput& s) {
-  // study.json names its report metrics (older ones do not: then the usual headline metrics).
-  static const std::vector<std::string> k_default{"ttft_ms.p90", "tpot_ms.p90", "slo.attainment", "mean_step_ms",
-                                                  "straggler_gap_us.mean"};
   std::vector<std::string> m;
-  for (const std::string& r : s.report_metrics.empty() ? k_default : s.report_metrics) {
+  for (const std::string& r : s.report_metrics) {
     if (r != "gpus" && r != "ep_size" && s.runs.has(r)) {
       m.push_back(r);
     }
