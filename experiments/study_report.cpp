@@ -9,6 +9,7 @@
 #include <set>
 
 #include "sim/core/confidence.hpp"
+#include "sim/core/csv_lines.hpp"
 #include "sim/core/statistics.hpp"
 
 namespace epsim::experiments {
@@ -22,18 +23,7 @@ std::string num(double x) {
 }
 
 std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) {
-    return s;
-  }
-  std::string out = "\"";
-  for (const char c : s) {
-    out += c;
-    if (c == '"') {
-      out += '"';
-    }
-  }
-  out += '"';
-  return out;
+  return core::csv_quote(s);
 }
 
 std::string axis_header(const StudySpec& spec) {

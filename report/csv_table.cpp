@@ -35,21 +35,27 @@ CsvTable CsvTable::parse(const std::string& text, const std::string& source) {
     if (line.empty()) {
       continue;
     }
-    // epsim's CSVs never quote; a trailing comma is an empty last cell (split_csv drops it).
-    core::split_csv(line, cells);
-    if (line.back() == ',') {
-      cells.emplace_back();
+    // Labels with commas are quoted (study outputs); a quoted line break continues on the next line.
+    const std::size_t first_line = line_no;
+    while (!core::split_csv_quoted(line, cells)) {
+      std::string more;
+      if (!std::getline(in, more)) {
+        throw core::Error(fmt::format("{}:{}: a quoted cell is never closed", source, first_line));
+      }
+      ++line_no;
+      line += '\n';
+      line += more;
     }
     if (t.header_.empty()) {
       t.header_ = cells;
       continue;
     }
     if (cells.size() != t.header_.size()) {
-      throw core::Error(
-          fmt::format("{}:{}: {} cells, the header has {} columns", source, line_no, cells.size(), t.header_.size()));
+      throw core::Error(fmt::format("{}:{}: {} cells, the header has {} columns", source, first_line, cells.size(),
+                                    t.header_.size()));
     }
     t.cells_.push_back(cells);
-    t.line_of_row_.push_back(line_no);
+    t.line_of_row_.push_back(first_line);
   }
   if (t.header_.empty()) {
     throw core::Error(fmt::format("{}: empty, expected a header line", source));

@@ -20,21 +20,6 @@ std::string figure_id(const std::string& raw) {
   return id;
 }
 
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) {
-    return text;
-  }
-  std::string q = "\"";
-  for (const char c : text) {
-    if (c == '"') {
-      q += '"';
-    }
-    q += c;
-  }
-  q += '"';
-  return q;
-}
-
 std::string csv_number(double v) {
   return fmt::format("{}", v);
 }

@@ -52,8 +52,7 @@ struct HeatCell {
 /// Keeps `id` file-name safe: lower case letters, digits, '-' and '_'; anything else becomes '_'.
 std::string figure_id(const std::string& raw);
 
-/// A CSV cell: numbers in shortest round-trip form, text with commas and quotes quoted (RFC 4180).
-std::string csv_cell(const std::string& text);
+/// A CSV number in shortest round-trip form (text cells: core::csv_quote).
 std::string csv_number(double v);
 
 }  // namespace epsim::report

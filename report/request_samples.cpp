@@ -76,4 +76,18 @@ std::vector<std::pair<double, double>> ecdf(std::vector<double> values, std::siz
   return out;
 }
 
+void append_ecdf_rows(const std::string& panel, const std::string& series, const std::vector<double>& values,
+                      std::size_t max_points, std::vector<LinePoint>& rows) {
+  for (const auto& [x, f] : ecdf(values, max_points)) {
+    rows.push_back({panel, series, x, f, std::nullopt, std::nullopt});
+  }
+}
+
+void append_latency_cdf_rows(const RequestSamples& samples, const std::string& series, std::size_t max_points,
+                             std::vector<LinePoint>& rows) {
+  append_ecdf_rows("TTFT (ms)", series, samples.ttft_ms, max_points, rows);
+  append_ecdf_rows("TPOT (ms)", series, samples.tpot_ms, max_points, rows);
+  append_ecdf_rows("E2E (ms)", series, samples.e2e_ms, max_points, rows);
+}
+
 }  // namespace epsim::report

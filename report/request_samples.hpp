@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/csv_table.hpp"
+#include "report/figure.hpp"
 
 namespace epsim::report {
 
@@ -23,5 +24,13 @@ RequestSamples request_samples(const CsvTable& requests, const nlohmann::json& s
 /// The empirical CDF of `values` as at most `max_points` (x, F(x)) steps: every sample when there are
 /// few, else the order statistics at evenly spaced ranks (first and last always kept).
 std::vector<std::pair<double, double>> ecdf(std::vector<double> values, std::size_t max_points);
+
+/// ecdf(values, max_points) as rows of panel `panel`, series `series`, appended to `rows`.
+void append_ecdf_rows(const std::string& panel, const std::string& series, const std::vector<double>& values,
+                      std::size_t max_points, std::vector<LinePoint>& rows);
+
+/// The TTFT, TPOT and E2E panels of `samples` (series `series`), appended to `rows`.
+void append_latency_cdf_rows(const RequestSamples& samples, const std::string& series, std::size_t max_points,
+                             std::vector<LinePoint>& rows);
 
 }  // namespace epsim::report

@@ -19,24 +19,12 @@ void latency_cdfs(const std::vector<RunInput>& runs, std::vector<Figure>& out) {
     if (!r.requests.has_value()) {
       continue;
     }
-    const RequestSamples s = request_samples(*r.requests, r.summary);
-    const std::pair<const char*, const std::vector<double>*> metrics[] = {
-        {"TTFT (ms)", &s.ttft_ms}, {"TPOT (ms)", &s.tpot_ms}, {"E2E (ms)", &s.e2e_ms}};
-    for (const auto& [panel, values] : metrics) {
-      for (const auto& [x, f] : ecdf(*values, 300)) {
-        rows.push_back({panel, r.label, x, f, std::nullopt, std::nullopt});
-      }
-    }
+    append_latency_cdf_rows(request_samples(*r.requests, r.summary), r.label, 300, rows);
   }
   if (rows.empty()) {
     return;
   }
-  LineChartOptions o;
-  o.y_title = "share of requests";
-  o.step = true;
-  o.y_min = 0.0;
-  o.y_max = 1.0;
-  o.series_title = "run";
+  const LineChartOptions o = cdf_options("share of requests", "run");
   out.push_back(line_chart({"runs-latency-cdfs", "TTFT, TPOT and E2E distributions",
                             "Empirical CDFs of each run's measured requests (the window of its summary: arrivals in "
                             "[warmup, last arrival - cooldown], finished; TPOT of requests with more than one output "

@@ -301,21 +301,14 @@ void monte_carlo(const StudyInput& s, std::vector<Figure>& out) {
         by_point[static_cast<int>(s.runs.number(r, point_col))].push_back(*v);
       }
     }
-    for (auto& [point, values] : by_point) {
-      for (const auto& [x, f] : ecdf(values, 400)) {
-        rows.push_back({metric_title(m), labels.at(point), x, f, std::nullopt, std::nullopt});
-      }
+    for (const auto& [point, values] : by_point) {
+      append_ecdf_rows(metric_title(m), labels.at(point), values, 400, rows);
     }
   }
   if (rows.empty()) {
     return;
   }
-  LineChartOptions o;
-  o.y_title = "share of replications";
-  o.step = true;
-  o.y_min = 0.0;
-  o.y_max = 1.0;
-  o.series_title = "";
+  const LineChartOptions o = cdf_options("share of replications", "");
   out.push_back(line_chart({prefix(s) + "distributions", "Distributions over replications (empirical CDFs)",
                             "Each replication is one draw (Monte Carlo: a cluster draw); a curve's value at x is the "
                             "share of draws at or below x. Curves to the left are better for latency metrics."},
@@ -395,23 +388,12 @@ void saved_run_cdfs(const StudyInput& s, std::vector<Figure>& out) {
   }
   std::vector<LinePoint> rows;
   for (const auto& [point, samples] : by_point) {
-    const std::pair<const char*, const std::vector<double>*> metrics[] = {
-        {"TTFT (ms)", &samples.ttft_ms}, {"TPOT (ms)", &samples.tpot_ms}, {"E2E (ms)", &samples.e2e_ms}};
-    for (const auto& [panel, values] : metrics) {
-      for (const auto& [x, f] : ecdf(*values, 200)) {
-        rows.push_back({panel, labels[point], x, f, std::nullopt, std::nullopt});
-      }
-    }
+    append_latency_cdf_rows(samples, labels[point], 200, rows);
   }
   if (rows.empty()) {
     return;
   }
-  LineChartOptions o;
-  o.y_title = "share of requests";
-  o.step = true;
-  o.y_min = 0.0;
-  o.y_max = 1.0;
-  o.series_title = "";
+  const LineChartOptions o = cdf_options("share of requests", "");
   out.push_back(line_chart({prefix(s) + "latency-cdfs", "TTFT, TPOT and E2E distributions (saved runs)",
                             "Empirical CDFs of the measured requests (the summary's window), every replication of a "
                             "point pooled; at most 200 steps per curve." +

@@ -1,5 +1,7 @@
 #include "report/vega_specs.hpp"
 
+#include "sim/core/csv_lines.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -29,15 +31,17 @@ json optional_number(const std::optional<double>& v) {
   return v.has_value() && std::isfinite(*v) ? json(*v) : json(nullptr);
 }
 
-// Panels in order of first appearance, which is the order the builders chose.
-std::vector<std::string> panel_order(const std::vector<std::string>& panels) {
-  std::vector<std::string> order;
-  for (const auto& p : panels) {
-    if (std::find(order.begin(), order.end(), p) == order.end()) {
-      order.push_back(p);
+// The distinct values of `field` over `items`, in order of first appearance (the order the builders chose).
+template <typename T, typename Field>
+std::vector<std::string> distinct(const std::vector<T>& items, Field field) {
+  std::vector<std::string> out;
+  for (const T& item : items) {
+    const std::string& v = field(item);
+    if (std::find(out.begin(), out.end(), v) == out.end()) {
+      out.push_back(v);
     }
   }
-  return order;
+  return out;
 }
 
 int index_of(const std::vector<std::string>& v, const std::string& s) {
@@ -61,30 +65,10 @@ json panel_group(const json& scales, const json& axes, const json& marks, const 
       {"marks", marks}};
 }
 
-}  // namespace
-
-Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector<LinePoint> rows,
-                  const std::vector<Marker>& markers) {
-  // A metric a run could not measure (NaN, e.g. TPOT without a multi-token request) is not a point.
-  std::erase_if(rows, [](const LinePoint& r) { return !std::isfinite(r.x) || !std::isfinite(r.y); });
-  std::vector<std::string> panel_names;
-  panel_names.reserve(rows.size());
-  for (const auto& r : rows) {
-    panel_names.push_back(r.panel);
-  }
-  const std::vector<std::string> panels = panel_order(panel_names);
-  // Lines are drawn in data order: sort each (panel, series) by x, keeping panels in their given order.
-  std::stable_sort(rows.begin(), rows.end(), [&](const LinePoint& a, const LinePoint& b) {
-    const int pa = index_of(panels, a.panel);
-    const int pb = index_of(panels, b.panel);
-    if (pa != pb) {
-      return pa < pb;
-    }
-    return a.series != b.series ? a.series < b.series : a.x < b.x;
-  });
-  bool bands = false;
+// The rows as Vega data (rows and markers) and as the figure's CSV; `bands` says whether any has an interval.
+json line_data(const std::vector<LinePoint>& rows, const std::vector<std::string>& panels,
+               const std::vector<Marker>& markers, std::string& csv, bool& bands) {
   json values = json::array();
-  Figure f{text.id, text.title, text.caption, {}, "panel,series,x,y,ci_low,ci_high\n"};
   for (const auto& r : rows) {
     bands = bands || (r.lo.has_value() && r.hi.has_value());
     values.push_back({{"panel", r.panel},
@@ -94,110 +78,64 @@ Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector
                       {"y", r.y},
                       {"lo", optional_number(r.lo)},
                       {"hi", optional_number(r.hi)}});
-    f.csv += csv_cell(r.panel) + ',' + csv_cell(r.series) + ',' + csv_number(r.x) + ',' + csv_number(r.y) + ',' +
-             (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + '\n';
+    csv += core::csv_quote(r.panel) + ',' + core::csv_quote(r.series) + ',' + csv_number(r.x) + ',' + csv_number(r.y) +
+           ',' + (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + '\n';
   }
   json marker_values = json::array();
   for (const auto& m : markers) {
     marker_values.push_back({{"x", m.x}, {"kind", m.kind}});
-    f.csv += "(all panels)," + csv_cell(m.kind) + ',' + csv_number(m.x) + ",,,\n";
+    csv += "(all panels)," + core::csv_quote(m.kind) + ',' + csv_number(m.x) + ",,,\n";
   }
-  std::vector<std::string> series;
-  for (const auto& r : rows) {
-    if (std::find(series.begin(), series.end(), r.series) == series.end()) {
-      series.push_back(r.series);
-    }
-  }
+  return json::array({{{"name", "rows"}, {"values", values}}, {{"name", "markers"}, {"values", marker_values}}});
+}
 
-  json spec = base_spec(text.title);
-  spec["data"] =
-      json::array({{{"name", "rows"}, {"values", values}}, {{"name", "markers"}, {"values", marker_values}}});
-  // Each panel scales its own x and y: TTFT and E2E differ by orders of magnitude.
-  json x_scale{{"name", "x"},
-               {"type", o.x_log ? "log" : "linear"},
-               {"domain", {{"data", "pdata"}, {"field", "x"}}},
-               {"range", "width"},
-               {"nice", true},
-               {"zero", false}};
-  json color{{"name", "color"}, {"type", "ordinal"}, {"domain", series}, {"range", "category"}};
-  spec["scales"] = json::array({color});
-  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
-  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
-  json legends = json::array();
-  if (series.size() > 1) {
-    legends.push_back({{"stroke", "color"}, {"title", o.series_title}, {"orient", "right"}, {"symbolType", "stroke"}});
-  }
-  if (!markers.empty()) {
-    std::vector<std::string> kinds;
-    for (const auto& m : markers) {
-      if (std::find(kinds.begin(), kinds.end(), m.kind) == kinds.end()) {
-        kinds.push_back(m.kind);
-      }
-    }
-    spec["scales"].push_back({{"name", "marker"},
-                              {"type", "ordinal"},
-                              {"domain", kinds},
-                              {"range", json::array({"#7f7f7f", "#d62728", "#9467bd", "#8c564b", "#e377c2"})}});
-    legends.push_back({{"stroke", "marker"}, {"title", "events"}, {"orient", "right"}, {"symbolType", "stroke"}});
-  }
-  spec["legends"] = legends;
-
-  json y_domain =
-      o.y_min.has_value() && o.y_max.has_value()
-          ? json::array({*o.y_min, *o.y_max})
-          : json{{"data", "pdata"}, {"fields", bands ? json::array({"y", "lo", "hi"}) : json::array({"y"})}};
-  json y_scale{{"name", "y"}, {"type", "linear"}, {"domain", y_domain}, {"range", "height"}, {"zero", false}};
-  if (!(o.y_min.has_value() && o.y_max.has_value())) {
-    y_scale["nice"] = true;
-  }
-  json axes =
-      json::array({{{"orient", "bottom"}, {"scale", "x"}, {"title", o.x_title}, {"grid", true}, {"tickCount", 6}},
-                   {{"orient", "left"},
-                    {"scale", "y"},
-                    {"grid", true},
-                    {"tickCount", 5},
-                    {"title", o.y_title.empty() ? json{{"signal", "parent.panel"}} : json(o.y_title)}}});
+// Band, line and (optionally) symbols of one series, drawn from the faceted "sdata".
+json series_marks(const LineChartOptions& o, bool bands) {
   const std::string interpolate = o.step ? "step-after" : "linear";
-  json series_marks = json::array();
+  const json x{{"scale", "x"}, {"field", "x"}};
+  const json y{{"scale", "y"}, {"field", "y"}};
+  const json color{{"scale", "color"}, {"field", "series"}};
+  json marks = json::array();
   if (bands) {
-    series_marks.push_back({{"type", "area"},
-                            {"from", {{"data", "sdata"}}},
-                            {"encode",
-                             {{"enter",
-                               {{"x", {{"scale", "x"}, {"field", "x"}}},
-                                {"y", {{"scale", "y"}, {"field", "lo"}}},
-                                {"y2", {{"scale", "y"}, {"field", "hi"}}},
-                                {"defined", {{"signal", "isValid(datum.lo) && isValid(datum.hi)"}}},
-                                {"interpolate", {{"value", interpolate}}},
-                                {"fill", {{"scale", "color"}, {"field", "series"}}},
-                                {"fillOpacity", {{"value", 0.18}}}}}}}});
+    marks.push_back({{"type", "area"},
+                     {"from", {{"data", "sdata"}}},
+                     {"encode",
+                      {{"enter",
+                        {{"x", x},
+                         {"y", {{"scale", "y"}, {"field", "lo"}}},
+                         {"y2", {{"scale", "y"}, {"field", "hi"}}},
+                         {"defined", {{"signal", "isValid(datum.lo) && isValid(datum.hi)"}}},
+                         {"interpolate", {{"value", interpolate}}},
+                         {"fill", color},
+                         {"fillOpacity", {{"value", 0.18}}}}}}}});
   }
-  series_marks.push_back({{"type", "line"},
-                          {"from", {{"data", "sdata"}}},
-                          {"encode",
-                           {{"enter",
-                             {{"x", {{"scale", "x"}, {"field", "x"}}},
-                              {"y", {{"scale", "y"}, {"field", "y"}}},
-                              {"interpolate", {{"value", interpolate}}},
-                              {"stroke", {{"scale", "color"}, {"field", "series"}}},
-                              {"strokeWidth", {{"value", 2}}}}}}}});
+  marks.push_back({{"type", "line"},
+                   {"from", {{"data", "sdata"}}},
+                   {"encode",
+                    {{"enter",
+                      {{"x", x},
+                       {"y", y},
+                       {"interpolate", {{"value", interpolate}}},
+                       {"stroke", color},
+                       {"strokeWidth", {{"value", 2}}}}}}}});
   if (o.points) {
-    series_marks.push_back(
+    const std::string tooltip = "{'series': datum.series, 'x': datum.x, 'y': datum.y, 'ci95': [datum.lo, datum.hi]}";
+    marks.push_back(
         {{"type", "symbol"},
          {"from", {{"data", "sdata"}}},
          {"encode",
           {{"enter",
-            {{"x", {{"scale", "x"}, {"field", "x"}}},
-             {"y", {{"scale", "y"}, {"field", "y"}}},
-             {"size", {{"value", 30}}},
-             {"fill", {{"scale", "color"}, {"field", "series"}}},
-             {"tooltip",
-              {{"signal", "{'series': datum.series, 'x': datum.x, 'y': datum.y, 'ci95': [datum.lo, datum.hi]}"}}}}}}}});
+            {{"x", x}, {"y", y}, {"size", {{"value", 30}}}, {"fill", color}, {"tooltip", {{"signal", tooltip}}}}}}}});
   }
+  return marks;
+}
+
+// A panel's marks: its series, then the event markers across it and the dashed reference line.
+json panel_marks(const LineChartOptions& o, bool bands, bool markers) {
   json marks = json::array({{{"type", "group"},
                              {"from", {{"facet", {{"name", "sdata"}, {"data", "pdata"}, {"groupby", "series"}}}}},
-                             {"marks", series_marks}}});
-  if (!markers.empty()) {
+                             {"marks", series_marks(o, bands)}}});
+  if (markers) {
     marks.push_back({{"type", "rule"},
                      {"from", {{"data", "markers"}}},
                      {"encode",
@@ -220,33 +158,104 @@ Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector
                          {"strokeDash", {{"value", json::array({4, 4})}}},
                          {"tooltip", {{"value", o.reference_label}}}}}}}});
   }
-  spec["marks"] = json::array({panel_group(json::array({x_scale, y_scale}), axes, marks, "rows", "pdata")});
+  return marks;
+}
+
+// Each panel scales its own x and y (TTFT and E2E differ by orders of magnitude), unless y is fixed.
+json panel_scales(const LineChartOptions& o, bool bands) {
+  const bool fixed_y = o.y_min.has_value() && o.y_max.has_value();
+  json x_scale{{"name", "x"},
+               {"type", o.x_log ? "log" : "linear"},
+               {"domain", {{"data", "pdata"}, {"field", "x"}}},
+               {"range", "width"},
+               {"nice", true},
+               {"zero", false}};
+  json y_domain =
+      fixed_y ? json::array({o.y_min.value_or(0.0), o.y_max.value_or(1.0)})
+              : json{{"data", "pdata"}, {"fields", bands ? json::array({"y", "lo", "hi"}) : json::array({"y"})}};
+  json y_scale{{"name", "y"}, {"type", "linear"}, {"domain", y_domain}, {"range", "height"}, {"zero", false}};
+  if (!fixed_y) {
+    y_scale["nice"] = true;
+  }
+  return json::array({x_scale, y_scale});
+}
+
+}  // namespace
+
+LineChartOptions cdf_options(const std::string& y_title, const std::string& series_title) {
+  LineChartOptions o;
+  o.y_title = y_title;
+  o.series_title = series_title;
+  o.step = true;
+  o.y_min = 0.0;
+  o.y_max = 1.0;
+  return o;
+}
+
+Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector<LinePoint> rows,
+                  const std::vector<Marker>& markers) {
+  // A metric a run could not measure (NaN, e.g. TPOT without a multi-token request) is not a point.
+  std::erase_if(rows, [](const LinePoint& r) { return !std::isfinite(r.x) || !std::isfinite(r.y); });
+  const std::vector<std::string> panels =
+      distinct(rows, [](const LinePoint& r) -> const std::string& { return r.panel; });
+  // Lines are drawn in data order: sort each (panel, series) by x, keeping panels in their given order.
+  std::stable_sort(rows.begin(), rows.end(), [&](const LinePoint& a, const LinePoint& b) {
+    const int pa = index_of(panels, a.panel);
+    const int pb = index_of(panels, b.panel);
+    if (pa != pb) {
+      return pa < pb;
+    }
+    return a.series != b.series ? a.series < b.series : a.x < b.x;
+  });
+  Figure f{text.id, text.title, text.caption, {}, "panel,series,x,y,ci_low,ci_high\n"};
+  bool bands = false;
+  json spec = base_spec(text.title);
+  spec["data"] = line_data(rows, panels, markers, f.csv, bands);
+  const std::vector<std::string> series =
+      distinct(rows, [](const LinePoint& r) -> const std::string& { return r.series; });
+  spec["scales"] = json::array({{{"name", "color"}, {"type", "ordinal"}, {"domain", series}, {"range", "category"}}});
+  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
+  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
+  json legends = json::array();
+  if (series.size() > 1) {
+    legends.push_back({{"stroke", "color"}, {"title", o.series_title}, {"orient", "right"}, {"symbolType", "stroke"}});
+  }
+  if (!markers.empty()) {
+    spec["scales"].push_back(
+        {{"name", "marker"},
+         {"type", "ordinal"},
+         {"domain", distinct(markers, [](const Marker& m) -> const std::string& { return m.kind; })},
+         {"range", json::array({"#7f7f7f", "#d62728", "#9467bd", "#8c564b", "#e377c2"})}});
+    legends.push_back({{"stroke", "marker"}, {"title", "events"}, {"orient", "right"}, {"symbolType", "stroke"}});
+  }
+  spec["legends"] = legends;
+  const json axes =
+      json::array({{{"orient", "bottom"}, {"scale", "x"}, {"title", o.x_title}, {"grid", true}, {"tickCount", 6}},
+                   {{"orient", "left"},
+                    {"scale", "y"},
+                    {"grid", true},
+                    {"tickCount", 5},
+                    {"title", o.y_title.empty() ? json{{"signal", "parent.panel"}} : json(o.y_title)}}});
+  spec["marks"] = json::array(
+      {panel_group(panel_scales(o, bands), axes, panel_marks(o, bands, !markers.empty()), "rows", "pdata")});
   f.spec = std::move(spec);
   return f;
 }
 
 Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std::vector<IntervalPoint> rows) {
   std::erase_if(rows, [](const IntervalPoint& r) { return !std::isfinite(r.value); });
-  std::vector<std::string> panel_names;
-  panel_names.reserve(rows.size());
-  for (const auto& r : rows) {
-    panel_names.push_back(r.panel);
-  }
-  const std::vector<std::string> panels = panel_order(panel_names);
-  std::vector<std::string> categories;
+  const auto panels = distinct(rows, [](const IntervalPoint& r) -> const std::string& { return r.panel; });
+  const auto categories = distinct(rows, [](const IntervalPoint& r) -> const std::string& { return r.category; });
   json values = json::array();
   Figure f{text.id, text.title, text.caption, {}, "panel,category,value,ci_low,ci_high\n"};
   for (const auto& r : rows) {
-    if (std::find(categories.begin(), categories.end(), r.category) == categories.end()) {
-      categories.push_back(r.category);
-    }
     values.push_back({{"panel", r.panel},
                       {"order", index_of(panels, r.panel)},
                       {"category", r.category},
                       {"value", r.value},
                       {"lo", optional_number(r.lo)},
                       {"hi", optional_number(r.hi)}});
-    f.csv += csv_cell(r.panel) + ',' + csv_cell(r.category) + ',' + csv_number(r.value) + ',' +
+    f.csv += core::csv_quote(r.panel) + ',' + core::csv_quote(r.category) + ',' + csv_number(r.value) + ',' +
              (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + '\n';
   }
   const int band_px = 22;
@@ -318,26 +327,16 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std
 
 Figure heat_map(const FigureText& text, const HeatMapOptions& o, std::vector<HeatCell> cells) {
   std::erase_if(cells, [](const HeatCell& c) { return !std::isfinite(c.value); });
-  std::vector<std::string> xs;
-  std::vector<std::string> ys;
-  std::vector<std::string> panel_names;
-  panel_names.reserve(cells.size());
-  for (const auto& c : cells) {
-    panel_names.push_back(c.panel);
-  }
-  const std::vector<std::string> panels = panel_order(panel_names);
+  const auto panels = distinct(cells, [](const HeatCell& c) -> const std::string& { return c.panel; });
+  const auto xs = distinct(cells, [](const HeatCell& c) -> const std::string& { return c.x; });
+  const auto ys = distinct(cells, [](const HeatCell& c) -> const std::string& { return c.y; });
   json values = json::array();
   Figure f{text.id, text.title, text.caption, {}, "panel,x,y,value\n"};
   for (const auto& c : cells) {
-    if (std::find(xs.begin(), xs.end(), c.x) == xs.end()) {
-      xs.push_back(c.x);
-    }
-    if (std::find(ys.begin(), ys.end(), c.y) == ys.end()) {
-      ys.push_back(c.y);
-    }
     values.push_back(
         {{"panel", c.panel}, {"order", index_of(panels, c.panel)}, {"x", c.x}, {"y", c.y}, {"value", c.value}});
-    f.csv += csv_cell(c.panel) + ',' + csv_cell(c.x) + ',' + csv_cell(c.y) + ',' + csv_number(c.value) + '\n';
+    f.csv += core::csv_quote(c.panel) + ',' + core::csv_quote(c.x) + ',' + core::csv_quote(c.y) + ',' +
+             csv_number(c.value) + '\n';
   }
   // Cells of at least 6 px, each map at least 300 x 240.
   const int width = std::max(300, 6 * static_cast<int>(xs.size()));

@@ -31,6 +31,9 @@ struct LineChartOptions {
   int columns = 3;
 };
 
+/// Options of an empirical CDF: step lines on a [0, 1] y axis titled `y_title`.
+LineChartOptions cdf_options(const std::string& y_title, const std::string& series_title);
+
 Figure line_chart(const FigureText& text, const LineChartOptions& options, std::vector<LinePoint> rows,
                   const std::vector<Marker>& markers = {});
 

@@ -18,6 +18,49 @@ bool CsvLines::next() {
   return false;
 }
 
+std::string csv_quote(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) {
+    return std::string(text);
+  }
+  std::string out = "\"";
+  for (const char c : text) {
+    out += c;
+    if (c == '"') {
+      out += '"';
+    }
+  }
+  out += '"';
+  return out;
+}
+
+bool split_csv_quoted(std::string_view line, std::vector<std::string>& cells) {
+  cells.clear();
+  std::string cell;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c != '"') {
+        cell += c;
+      } else if (i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';  // a doubled quote inside quotes
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.push_back(std::move(cell));
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  cells.push_back(std::move(cell));
+  return !quoted;
+}
+
 void split_csv(std::string_view line, std::vector<std::string>& cells) {
   cells.clear();
   if (line.empty()) {

@@ -31,6 +31,15 @@ class CsvLines {
 /// gives no cells, a trailing comma no empty last cell.
 void split_csv(std::string_view line, std::vector<std::string>& cells);
 
+/// A text cell as RFC 4180 writes it: unchanged unless it holds a comma, a quote or a line break, then
+/// in double quotes with its quotes doubled.
+std::string csv_quote(std::string_view text);
+
+/// Splits a line whose cells may be quoted as csv_quote writes them into `cells` (cleared first), every
+/// cell kept (a trailing comma is an empty last cell). False when a quoted cell is not closed on the line:
+/// it continues on the next one (append "\n" and that line, then split again).
+bool split_csv_quoted(std::string_view line, std::vector<std::string>& cells);
+
 /// Parses `cell` into `value`; false when it is not wholly a number of that type.
 bool parse_number(const std::string& cell, double& value);
 bool parse_number(const std::string& cell, long long& value);

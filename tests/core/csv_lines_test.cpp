@@ -57,3 +57,22 @@ TEST_CASE("parse_csv_numbers accepts whole numbers only") {
   CHECK_FALSE(parse_number("12abc", one));
   CHECK_FALSE(parse_number("", one));
 }
+
+TEST_CASE("csv_quote and split_csv_quoted round-trip cells with commas, quotes and line breaks") {
+  const std::vector<std::string> original{"plain", "a, b", "say \"hi\"", "", "two\nlines"};
+  std::string line;
+  for (const std::string& c : original) {
+    if (!line.empty()) {
+      line += ',';
+    }
+    line += csv_quote(c);
+  }
+  REQUIRE(line == "plain,\"a, b\",\"say \"\"hi\"\"\",,\"two\nlines\"");
+  std::vector<std::string> cells;
+  REQUIRE(split_csv_quoted(line, cells));
+  REQUIRE(cells == original);
+  // A trailing comma is an empty last cell; an unclosed quote asks for the next line.
+  REQUIRE(split_csv_quoted("a,", cells));
+  REQUIRE(cells == std::vector<std::string>{"a", ""});
+  REQUIRE_FALSE(split_csv_quoted("a,\"open", cells));
+}

@@ -70,6 +70,14 @@ TEST_CASE("a CSV table reads its header and numbers, and its errors name the fil
   REQUIRE_THAT(error_of([] { (void)CsvTable::parse("a,b\n1,2,3\n", "r.csv"); }),
                Contains("r.csv:2") && Contains("3 cells") && Contains("2 columns"));
   REQUIRE_THAT(error_of([] { (void)CsvTable::parse("", "e.csv"); }), Contains("e.csv") && Contains("empty"));
+  // Quoted labels (a study axis level with a comma) stay one cell, even across a line break.
+  const CsvTable q = CsvTable::parse("label,v\n\"a, b\",1\n\"two\nlines\",2\nc,x\n", "q.csv");
+  REQUIRE(q.rows() == 3);
+  REQUIRE(q.text(0, 0) == "a, b");
+  REQUIRE(q.text(1, 0) == "two\nlines");
+  REQUIRE_THAT(error_of([&] { (void)q.number(2, 1); }), Contains("q.csv:5"));
+  REQUIRE_THAT(error_of([] { (void)CsvTable::parse("a\n\"open\n", "o.csv"); }),
+               Contains("o.csv:2") && Contains("never closed"));
   REQUIRE_THAT(error_of([] { (void)CsvTable::load("/nonexistent/x.csv"); }), Contains("/nonexistent/x.csv"));
 }
 
