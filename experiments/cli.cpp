@@ -20,6 +20,7 @@
 #include "experiments/place_command.hpp"
 #include "experiments/report_command.hpp"
 #include "experiments/results_writer.hpp"
+#include "experiments/run_outputs.hpp"
 #include "experiments/slo_search.hpp"
 #include "experiments/sweep_command.hpp"
 #include "experiments/trace_commands.hpp"
@@ -151,46 +152,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   const auto t0 = std::chrono::steady_clock::now();
   serving::Simulator sim(build_simulation(cfg));
-  std::optional<serving::StepLog> steps;
-  std::optional<serving::LayerLog> layers;
-  std::optional<serving::TokenLog> tokens;
-  std::optional<serving::TimelineLog> timeline;
-  std::optional<serving::EventLog> events;
-  std::optional<serving::GpuLayerLog> gpu_layers;
-  RunLogs logs;
-  if (cfg.outputs.steps_csv) {
-    sim.add_observer(&steps.emplace());
-    logs.steps = &*steps;
-  }
-  if (cfg.outputs.tokens_csv) {
-    sim.add_observer(&tokens.emplace());
-    logs.tokens = &*tokens;
-  }
-  if (cfg.outputs.layers_csv) {
-    sim.add_observer(&layers.emplace(cfg.outputs.layers_every));
-    logs.layers = &*layers;
-  }
-  if (cfg.outputs.timeline) {
-    const auto max_bytes = static_cast<std::int64_t>(cfg.outputs.timeline_max_mib * 1024.0 * 1024.0);
-    sim.add_observer(&timeline.emplace(cfg.outputs.timeline_steps, max_bytes));
-    // An EP group's one-direction capacity per level: every GPU's scale-up link inside nodes; between
-    // nodes its NICs (none when the group fits in one node).
-    const hardware::ClusterSpec& c = cfg.cluster;
-    const int group_nodes = (cfg.ep_size + c.gpus_per_node - 1) / c.gpus_per_node;
-    const double inter_gbps =
-        group_nodes > 1 ? std::min(cfg.ep_size, group_nodes * c.nics_per_node) * c.nic_link.bw_gbps : 0.0;
-    timeline->set_link_capacity(cfg.ep_size * c.scale_up_link.bw_gbps, inter_gbps);
-    logs.timeline = &*timeline;
-  }
-  if (cfg.outputs.events_csv) {
-    sim.add_observer(&events.emplace());
-    logs.events = &*events;
-  }
-  if (cfg.outputs.gpu_layers_csv) {
-    sim.add_observer(&gpu_layers.emplace(cfg.cluster.num_gpus() / cfg.ep_size,
-                                         static_cast<int>(cfg.model.num_moe_layers()), cfg.ep_size));
-    logs.gpu_layers = &*gpu_layers;
-  }
+  const RunOutputs outputs(sim, cfg);
   // Progress on stderr once a run has taken a few seconds: simulated time against the workload's
   // duration, or finished requests against its count.
   auto last_report = t0;
@@ -216,7 +178,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                           cfg.source, cfg.routing.trace.file, res.routing_loops));
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  write_results(dir, cfg, res, logs);
+  write_results(dir, cfg, res, outputs.logs());
 
   out << human_summary(cfg, res);
   out << fmt::format("wall time {:.2f} s ({:.0f}x real time); results in {}\n", wall_s,
@@ -534,32 +496,20 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 namespace {
 
-// std::invalid_argument from `report` is its usage error.
-int report_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+// std::invalid_argument from `place`, `trace`, `sweep` and `report` is their usage error.
+template <int (*Command)(const std::vector<std::string>&, std::ostream&, std::ostream&)>
+int usage_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   try {
-    return report_command(args, out, err);
+    return Command(args, out, err);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
 }
 
-// std::invalid_argument from `sweep` is its usage error.
-int sweep_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  try {
-    return sweep_command(args, out, err);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-}
-
-// std::invalid_argument from `place` and `trace` is their usage error.
+// The same for commands without an error stream.
 template <int (*Command)(const std::vector<std::string>&, std::ostream&)>
-int usage_checked(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
-  try {
-    return Command(args, out);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+int without_err(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
+  return Command(args, out);
 }
 
 struct Command {
@@ -576,14 +526,15 @@ constexpr std::array<Command, 9> k_commands{{
     {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
      cmd_list},
     {"cost", "cost", "print a model's per-layer cost curve on a GPU (tokens -> us, active bound)", cmd_cost},
-    {"trace", "trace", "make, inspect and convert routing traces: gen, stats, convert", usage_checked<trace_command>},
+    {"trace", "trace", "make, inspect and convert routing traces: gen, stats, convert",
+     usage_checked<without_err<trace_command>>},
     {"slo", "slo [CONFIG]", "find the highest arrival rate whose SLO attainment stays >= --target", cmd_slo},
     {"place", "place", "compute a placement (any policy) from a load file: epsim or vLLM format",
-     usage_checked<place_command>},
+     usage_checked<without_err<place_command>>},
     {"sweep", "sweep STUDY", "run a study (grid, what-if, Monte Carlo, policy comparison) with intervals",
-     sweep_checked},
+     usage_checked<sweep_command>},
     {"report", "report DIR...", "an HTML report (+ each figure's SVG and CSV) of study and run directories",
-     report_checked},
+     usage_checked<report_command>},
 }};
 
 std::string usage() {

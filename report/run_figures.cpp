@@ -66,89 +66,104 @@ void heat_map_of(const RunInput& r, std::vector<Figure>& out) {
 
 }  // namespace
 
+namespace {
+
+enum class Reduce { mean, max, sum };
+
+// One time-series panel: a steps.csv column, scaled, reduced per bin.
+struct SeriesPanel {
+  const char* column;
+  const char* title;
+  double scale;
+  Reduce reduce;
+};
+
+// The panel's points per EP group: one per step (bin_s = 0) or one per time bin of bin_s seconds.
+void append_panel_rows(const CsvTable& t, const SeriesPanel& p, std::size_t col, double bin_s,
+                       std::vector<LinePoint>& rows) {
+  struct Acc {
+    double sum = 0.0;
+    double max = -INFINITY;
+    double n = 0.0;
+    double x = 0.0;
+  };
+  const std::size_t group = t.column("group");
+  const std::size_t start = t.column("start_ns");
+  std::map<std::pair<int, std::int64_t>, Acc> bins;  // (group, bin)
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const double x = t.number(i, start) * 1e-9;
+    const auto b = bin_s > 0.0 ? static_cast<std::int64_t>(x / bin_s) : static_cast<std::int64_t>(i);
+    Acc& a = bins[{static_cast<int>(t.number(i, group)), b}];
+    const double v = t.number(i, col) * p.scale;
+    a.sum += v;
+    a.max = std::max(a.max, v);
+    a.n += 1.0;
+    a.x = bin_s > 0.0 ? (static_cast<double>(b) + 0.5) * bin_s : x;
+  }
+  for (const auto& [key, a] : bins) {
+    const double y = p.reduce == Reduce::max ? a.max : p.reduce == Reduce::sum ? a.sum : a.sum / a.n;
+    rows.push_back({p.title, fmt::format("group {}", key.first), a.x, y, std::nullopt, std::nullopt});
+  }
+}
+
+// Placement changes as vertical lines: rebalances (their kind) and migrations; preemptions have their
+// panel. More than k_max_markers lines would hide the data: then the rebalances only, said in `note`.
+std::vector<Marker> placement_markers(const CsvTable& e, std::string& note) {
+  constexpr std::size_t k_max_markers = 300;
+  const std::size_t time = e.column("time_ns");
+  const std::size_t kind = e.column("kind");
+  std::vector<Marker> markers;
+  for (std::size_t i = 0; i < e.rows(); ++i) {
+    if (e.text(i, kind) != "preemption") {
+      markers.push_back({e.number(i, time) * 1e-9, e.text(i, kind)});
+    }
+  }
+  if (markers.size() > k_max_markers) {
+    const std::size_t all = markers.size();
+    std::erase_if(markers, [](const Marker& m) { return m.kind == "migration"; });
+    note = fmt::format(" ({} of {} events: migrations left out, see events.csv)", markers.size(), all);
+  }
+  return markers;
+}
+
+}  // namespace
+
 Figure run_time_series(const RunInput& r, std::size_t max_bins) {
   if (!r.steps.has_value()) {
     throw core::Error(fmt::format("{}: no steps.csv for the time series", r.dir.string()));
   }
   const CsvTable& t = r.steps.value();
-  const std::size_t group = t.column("group");
+  // Queues and KV use by their peak in a bin (what overload looks like), preemptions counted.
+  const SeriesPanel panels[] = {{"duration_ns", "step time (ms)", 1e-6, Reduce::mean},
+                                {"queued_requests", "queued requests", 1.0, Reduce::max},
+                                {"running_requests", "running requests", 1.0, Reduce::mean},
+                                {"kv_used_fraction", "KV-cache use (%)", 100.0, Reduce::max},
+                                {"preemptions", "preemptions", 1.0, Reduce::sum}};
   const std::size_t start = t.column("start_ns");
   const std::size_t duration = t.column("duration_ns");
-  enum class Reduce { mean, max, sum };
-  struct Panel {
-    const char* column;
-    const char* title;
-    double scale;
-    Reduce reduce;
-  };
-  // Queues and KV use by their peak in a bin (what overload looks like), preemptions counted.
-  const Panel panels[] = {{"duration_ns", "step time (ms)", 1e-6, Reduce::mean},
-                          {"queued_requests", "queued requests", 1.0, Reduce::max},
-                          {"running_requests", "running requests", 1.0, Reduce::mean},
-                          {"kv_used_fraction", "KV-cache use (%)", 100.0, Reduce::max},
-                          {"preemptions", "preemptions", 1.0, Reduce::sum}};
   double t_end_s = 0.0;
   for (std::size_t i = 0; i < t.rows(); ++i) {
     t_end_s = std::max(t_end_s, (t.number(i, start) + t.number(i, duration)) * 1e-9);
   }
   const double bin_s = t.rows() <= max_bins || t_end_s <= 0.0 ? 0.0 : t_end_s / static_cast<double>(max_bins);
   std::vector<LinePoint> rows;
-  for (const Panel& p : panels) {
+  for (const SeriesPanel& p : panels) {
     const auto col = t.find(p.column);
     if (!col.has_value()) {
-      continue;
+      continue;  // steps.csv of an older epsim
     }
-    if (p.reduce == Reduce::sum) {
-      double total = 0.0;
-      for (std::size_t i = 0; i < t.rows(); ++i) {
-        total += t.number(i, *col);
-      }
-      if (total == 0.0) {
-        continue;  // a flat zero line says nothing
-      }
-    }
-    struct Acc {
-      double sum = 0.0;
-      double max = -INFINITY;
-      double n = 0.0;
-      double x = 0.0;
-    };
-    std::map<std::pair<int, std::int64_t>, Acc> bins;  // (group, bin)
+    double total = 0.0;
     for (std::size_t i = 0; i < t.rows(); ++i) {
-      const double x = t.number(i, start) * 1e-9;
-      const auto b = bin_s > 0.0 ? static_cast<std::int64_t>(x / bin_s) : static_cast<std::int64_t>(i);
-      Acc& a = bins[{static_cast<int>(t.number(i, group)), b}];
-      const double v = t.number(i, *col) * p.scale;
-      a.sum += v;
-      a.max = std::max(a.max, v);
-      a.n += 1.0;
-      a.x = bin_s > 0.0 ? (static_cast<double>(b) + 0.5) * bin_s : x;
+      total += t.number(i, *col);
     }
-    for (const auto& [key, a] : bins) {
-      const double y = p.reduce == Reduce::max ? a.max : p.reduce == Reduce::sum ? a.sum : a.sum / a.n;
-      rows.push_back({p.title, fmt::format("group {}", key.first), a.x, y, std::nullopt, std::nullopt});
+    if (p.reduce == Reduce::sum && total == 0.0) {
+      continue;  // a flat zero count says nothing
     }
+    append_panel_rows(t, p, *col, bin_s, rows);
   }
-  // Placement changes as vertical lines: rebalances (their kind) and migrations; preemptions have their
-  // panel. More than k_max_markers lines would hide the data: then the rebalances only.
-  constexpr std::size_t k_max_markers = 300;
-  std::vector<Marker> markers;
   std::string marker_note;
-  if (r.events.has_value()) {
-    const CsvTable& e = *r.events;
-    const std::size_t time = e.column("time_ns");
-    const std::size_t kind = e.column("kind");
-    for (std::size_t i = 0; i < e.rows(); ++i) {
-      if (e.text(i, kind) != "preemption") {
-        markers.push_back({e.number(i, time) * 1e-9, e.text(i, kind)});
-      }
-    }
-    if (markers.size() > k_max_markers) {
-      const std::size_t all = markers.size();
-      std::erase_if(markers, [](const Marker& m) { return m.kind == "migration"; });
-      marker_note = fmt::format(" ({} of {} events: migrations left out, see events.csv)", markers.size(), all);
-    }
-  }
+  const std::vector<Marker> markers =
+      r.events.has_value() ? placement_markers(*r.events, marker_note) : std::vector<Marker>{};
   LineChartOptions o;
   o.x_title = "simulated time (s)";
   o.series_title = "EP group";

@@ -11,26 +11,17 @@
 #include "report/csv_table.hpp"
 #include "report/request_samples.hpp"
 #include "sim/core/statistics.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
-using epsim::experiments::run_cli;
 
 namespace {
 
 const std::string k_data = EPSIM_TEST_DATA_DIR;
 
-struct Cli {
-  int code;
-  std::string out;
-  std::string err;
-};
-Cli cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using epsim::test::Cli;
+using epsim::test::cli;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

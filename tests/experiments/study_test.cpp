@@ -13,6 +13,7 @@
 #include "experiments/study_report.hpp"
 #include "experiments/study_spec.hpp"
 #include "sim/core/random_streams.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 #include "workloads/request_generator.hpp"
 
@@ -36,17 +37,8 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-struct Cli {
-  int code;
-  std::string out;
-  std::string err;
-};
-Cli cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using epsim::test::Cli;
+using epsim::test::cli;
 
 // The lines of `csv` whose cells start with `prefix` (comma-separated).
 std::vector<std::string> rows_starting(const std::string& csv, const std::string& prefix) {
