@@ -27,6 +27,10 @@ struct ModelSpec {
   std::int64_t shared_experts = 0;
   std::int64_t top_k = 0;
   std::int64_t expert_groups = 1;  ///< DeepSeek's n_group (device-limited routing groups)
+  /// Groups one token may route to (DeepSeek's topk_group): its top-k experts come from at most this many
+  /// of the expert_groups groups (= expert_groups: no limit).
+  std::int64_t topk_group = 1;
+  bool group_limited() const { return topk_group < expert_groups; }
   AttentionKind attention = AttentionKind::gqa;
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;  ///< GQA only
