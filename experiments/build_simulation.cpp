@@ -64,6 +64,7 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   const policies::PlacementInput in = make_placement_input(cfg, *cost, p.topology, needs);
   p.network = network_in_use(cfg) ? network : nullptr;
   p.collectives = cfg.collectives;
+  p.comm = cfg.comm;
   p.kv_blocks_per_gpu =
       serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp)
           .kv_blocks;

@@ -158,6 +158,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.cluster = std::move(hw.cluster);
   cfg.variability = std::move(hw.variability);
   cfg.collectives = hw.collectives;
+  cfg.comm = hw.comm;
 
   serving::ServingSections serving = serving::parse_serving_sections(
       root, {cfg.cluster.num_gpus(), cfg.cluster.gpus_per_node, cfg.model.routed_experts});

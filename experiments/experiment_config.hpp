@@ -53,6 +53,7 @@ struct ExperimentConfig {
   hardware::ClusterSpec cluster;
   hardware::VariabilityConfig variability;
   hardware::CollectiveConfig collectives;
+  hardware::EpCommConfig comm;
   int ep_size = 0;
   int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
   workloads::WorkloadConfig workload;

@@ -17,6 +17,13 @@ void PerGpuTraffic::set_zero() {
   recv_inter.setZero();
 }
 
+void PerGpuTraffic::scale(double factor) {
+  send_intra *= factor;
+  send_inter *= factor;
+  recv_intra *= factor;
+  recv_inter *= factor;
+}
+
 void aggregate_traffic(const Topology& topo, const Eigen::MatrixXd& bytes, PerGpuTraffic& out) {
   const auto n = static_cast<int>(bytes.rows());
   if (out.send_intra.size() != n) {
@@ -41,18 +48,26 @@ void aggregate_traffic(const Topology& topo, const Eigen::MatrixXd& bytes, PerGp
   }
 }
 
-CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& t) {
+double port_transfer_ns(const Topology& topo, const PerGpuTraffic& t) {
+  const double intra_ns = t.send_intra.max(t.recv_intra).maxCoeff() / topo.intra().bw_gbps;
+  const double inter_ns = topo.nodes() > 1 ? t.send_inter.max(t.recv_inter).maxCoeff() / topo.inter().bw_gbps : 0.0;
+  return std::max(intra_ns, inter_ns);
+}
+
+CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& t, double alpha_ns) {
   CollectiveCost c;
   c.intra_bytes = t.send_intra.sum();
   c.inter_bytes = t.send_inter.sum();
   if (c.intra_bytes <= 0.0 && c.inter_bytes <= 0.0) {
     return c;
   }
-  const double intra_ns = t.send_intra.max(t.recv_intra).maxCoeff() / topo.intra().bw_gbps;
-  const double inter_ns = topo.nodes() > 1 ? t.send_inter.max(t.recv_inter).maxCoeff() / topo.inter().bw_gbps : 0.0;
-  const double alpha_us = c.inter_bytes > 0.0 ? topo.inter().latency_us : topo.intra().latency_us;
-  c.time_ns = alpha_us * 1e3 + std::max(intra_ns, inter_ns);
+  c.time_ns = alpha_ns + port_transfer_ns(topo, t);
   return c;
+}
+
+CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& t) {
+  const bool crosses = t.send_inter.sum() > 0.0;
+  return all_to_all_cost(topo, t, (crosses ? topo.inter().latency_us : topo.intra().latency_us) * 1e3);
 }
 
 }  // namespace epsim::hardware

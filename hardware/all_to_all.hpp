@@ -19,6 +19,7 @@ struct PerGpuTraffic {
 
   void resize(int gpus);
   void set_zero();
+  void scale(double factor);
 };
 
 struct CollectiveCost {
@@ -28,6 +29,10 @@ struct CollectiveCost {
 };
 
 CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& traffic);
+/// The same with a given startup instead of the topology's latencies (DeepEP's kernels have their own).
+CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& traffic, double alpha_ns);
+/// The bandwidth term alone: the busiest port's bytes over its link, ns.
+double port_transfer_ns(const Topology& topo, const PerGpuTraffic& traffic);
 
 /// Per-GPU aggregates of a full traffic matrix (bytes(s, d), diagonal ignored) into `out` (resized).
 void aggregate_traffic(const Topology& topo, const Eigen::MatrixXd& bytes, PerGpuTraffic& out);

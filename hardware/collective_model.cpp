@@ -1,5 +1,6 @@
 #include "hardware/collective_model.hpp"
 
+#include "hardware/deepep_collectives.hpp"
 #include "sim/core/error.hpp"
 
 namespace epsim::hardware {
@@ -8,6 +9,15 @@ PortCollectives::PortCollectives(const Topology& group) : topo_(group) {
   traffic_.resize(topo_.num_gpus());
   node_a_.setZero(topo_.nodes());
   node_b_.setZero(topo_.nodes());
+}
+
+CollectiveCost PortCollectives::ep_exchange(const EpTraffic& t, double token_bytes) {
+  if (t.pair_matrix != nullptr) {
+    aggregate_traffic(topo_, *t.pair_matrix, traffic_);
+    traffic_.scale(token_bytes);
+    return all_to_all_cost(topo_, traffic_);
+  }
+  return all_to_all_separable(*t.share, *t.pairs, token_bytes);
 }
 
 CollectiveCost PortCollectives::all_to_all(const Eigen::MatrixXd& bytes) {
@@ -67,6 +77,14 @@ GraphCollectives::GraphCollectives(std::shared_ptr<const NetworkGraph> graph, in
   matrix_.setZero(gpus, gpus);
 }
 
+CollectiveCost GraphCollectives::ep_exchange(const EpTraffic& t, double token_bytes) {
+  if (t.pair_matrix != nullptr) {
+    matrix_ = *t.pair_matrix * token_bytes;
+    return coster_.cost(matrix_, gpu_offset_);
+  }
+  return all_to_all_separable(*t.share, *t.pairs, token_bytes);
+}
+
 CollectiveCost GraphCollectives::all_to_all(const Eigen::MatrixXd& bytes) {
   return coster_.cost(bytes, gpu_offset_);
 }
@@ -83,7 +101,14 @@ CollectiveCost GraphCollectives::all_gather(const Eigen::ArrayXd& bytes) {
 }
 
 std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& cfg, const Topology& group,
-                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset) {
+                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset,
+                                                       const EpCommConfig& comm) {
+  if (comm.algorithm == DispatchAlgorithm::deepep_normal) {
+    return std::make_unique<DeepEpNormal>(group, comm);
+  }
+  if (comm.algorithm == DispatchAlgorithm::deepep_low_latency) {
+    return std::make_unique<DeepEpLowLatency>(group, comm);
+  }
   if (!cfg.uses_graph(group.num_gpus())) {
     return std::make_unique<PortCollectives>(group);
   }

@@ -1,23 +1,40 @@
 #pragma once
 // How one EP group's collectives are costed, chosen once when the simulation is built
-// (make_collective_model). The step executor describes each collective's traffic in one of three
-// shapes and never asks which model it has: the port model (all_to_all.hpp) aggregates the traffic per
-// GPU port, the graph model (collectives.hpp) routes every flow over the network graph. A new
-// communication model is one more implementation here.
+// (make_collective_model). The step executor describes each collective's traffic and never asks which
+// model it has: the port model (all_to_all.hpp) aggregates the traffic per GPU port, the graph model
+// (collectives.hpp) routes every flow over the network graph; both move every token-expert pair (NCCL's
+// all-to-all). DeepEP's kernels (deepep_collectives.hpp) move fewer bytes by deduplicating tokens per
+// node and GPU. A new communication model is one more implementation here.
 #include <Eigen/Core>
 #include <memory>
 
 #include "hardware/all_to_all.hpp"
 #include "hardware/collectives.hpp"
+#include "hardware/ep_comm.hpp"
 #include "hardware/hardware_config.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/topology.hpp"
 
 namespace epsim::hardware {
 
+/// One EP dispatch (a combine is the same flows reversed) of a layer, as the step executor knows it.
+/// Arrays are per GPU of the group (fan-outs per node); the caller owns them.
+struct EpTraffic {
+  const Eigen::ArrayXd* share = nullptr;  ///< each origin GPU's share of the step's tokens
+  const Eigen::ArrayXd* pairs = nullptr;  ///< token-expert pairs each GPU receives
+  /// origin x GPU token-expert pairs when the routing knows origins (null: origins send share x pairs).
+  const Eigen::MatrixXd* pair_matrix = nullptr;
+  /// Distinct tokens per pair a GPU receives (<= 1: a token with two experts there arrives once) and the
+  /// same per node; null = 1 (no deduplication). Only the models that deduplicate read them.
+  const Eigen::ArrayXd* gpu_fanout = nullptr;
+  const Eigen::ArrayXd* node_fanout = nullptr;
+};
+
 class CollectiveModel {
  public:
   virtual ~CollectiveModel() = default;
+  /// Dispatch (or combine) of `traffic` with `token_bytes` per token copy on the wire.
+  virtual CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) = 0;
   /// All-to-all of a full traffic matrix: bytes(s, d) from the group's GPU s to its GPU d (diagonal
   /// ignored). `bytes` is gpus x gpus.
   virtual CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) = 0;
@@ -34,6 +51,7 @@ class CollectiveModel {
 class PortCollectives final : public CollectiveModel {
  public:
   explicit PortCollectives(const Topology& group);
+  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
   CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override;
   CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
                                       double pair_bytes) override;
@@ -50,6 +68,7 @@ class PortCollectives final : public CollectiveModel {
 class GraphCollectives final : public CollectiveModel {
  public:
   GraphCollectives(std::shared_ptr<const NetworkGraph> graph, int gpu_offset, int gpus);
+  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
   CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override;
   CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
                                       double pair_bytes) override;
@@ -62,9 +81,11 @@ class GraphCollectives final : public CollectiveModel {
   Eigen::MatrixXd matrix_;  // workspace: never allocated per call
 };
 
-/// The model `cfg` picks for an EP group laid out as `group`, whose GPUs start at `gpu_offset`;
-/// `graph` may be null only when the graph is not picked.
+/// The model `cfg` and `comm` pick for an EP group laid out as `group`, whose GPUs start at `gpu_offset`;
+/// `graph` may be null only when the graph is not picked (DeepEP's algorithms always use ports: their
+/// kernels are rail-aligned by construction).
 std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& cfg, const Topology& group,
-                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset);
+                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset,
+                                                       const EpCommConfig& comm = {});
 
 }  // namespace epsim::hardware

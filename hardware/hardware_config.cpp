@@ -53,6 +53,9 @@ HardwareConfig parse_hardware_sections(core::ParamTable& root) {
   hw.collectives.graph_max_gpus = static_cast<int>(
       cluster.integer("graph_max_gpus", 16, "auto: largest EP group costed on the graph", {1, 1 << 20}));
   cluster.finish();
+  auto comm = root.table("communication", "how EP dispatch and combine move tokens (NCCL, DeepEP) and overlap");
+  hw.comm = parse_ep_comm(comm);
+  comm.finish();
   return hw;
 }
 

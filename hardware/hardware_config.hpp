@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "hardware/cluster_spec.hpp"
+#include "hardware/ep_comm.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/variability.hpp"
 #include "sim/core/params.hpp"
@@ -31,9 +32,11 @@ struct HardwareConfig {
   ClusterSpec cluster;
   VariabilityConfig variability;
   CollectiveConfig collectives;
+  EpCommConfig comm;  ///< [communication]
 };
 
-/// Reads and finishes [cluster] (its preset first: it names the default GPU) and [gpu] of `root`.
+/// Reads and finishes [cluster] (its preset first: it names the default GPU), [gpu] and [communication]
+/// of `root`.
 HardwareConfig parse_hardware_sections(core::ParamTable& root);
 
 }  // namespace epsim::hardware

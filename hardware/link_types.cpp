@@ -33,7 +33,8 @@ LinkSpec link_type(const std::string& name) {
     throw core::Error(
         fmt::format("unknown link type \"{}\"; valid values are: {}", name, fmt::join(link_type_names(), ", ")));
   }
-  return LinkSpec{t->get("bw_gbps")->value_or(0.0), t->get("latency_us")->value_or(0.0)};
+  return LinkSpec{t->get("bw_gbps")->value_or(0.0), t->get("latency_us")->value_or(0.0),
+                  t->get("efficiency") != nullptr ? t->get("efficiency")->value_or(1.0) : 1.0};
 }
 
 LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) {
@@ -49,6 +50,8 @@ LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) 
       t.real("bw_gbps", base.bw_gbps, "bandwidth per direction, GB/s (default: the link type's)", core::k_positive);
   l.latency_us = t.real("latency_us", base.latency_us, "latency of one hop, microseconds (default: the type's)",
                         core::k_non_negative);
+  l.efficiency = t.real("efficiency", base.efficiency,
+                        "share of bw_gbps transfers achieve, (0, 1] (default: the type's, measured)", {0.0, 1.0, true});
   t.finish();
   return l;
 }

@@ -35,8 +35,9 @@ int NetworkGraph::add_vertex(VertexKind kind, int node) {
 }
 
 void NetworkGraph::add_link(int a, int b, const LinkSpec& link) {
-  arcs_.push_back(Arc{a, b, link.bw_gbps, link.latency_us * 1e3});
-  arcs_.push_back(Arc{b, a, link.bw_gbps, link.latency_us * 1e3});
+  // Arcs carry what transfers achieve, not the signalling rate.
+  arcs_.push_back(Arc{a, b, link.effective_gbps(), link.latency_us * 1e3});
+  arcs_.push_back(Arc{b, a, link.effective_gbps(), link.latency_us * 1e3});
 }
 
 NetworkGraph::NetworkGraph(const ClusterSpec& s)
@@ -44,7 +45,7 @@ NetworkGraph::NetworkGraph(const ClusterSpec& s)
       gpus_per_node_(s.gpus_per_node),
       overhead_ns_(s.collective_overhead_us * 1e3),
       scale_up_(s.scale_up_link),
-      inter_bw_per_gpu_(s.nic_link.bw_gbps * s.nics_per_node / s.gpus_per_node) {
+      inter_bw_per_gpu_(s.nic_link.effective_gbps() * s.nics_per_node / s.gpus_per_node) {
   // GPUs first, so GPU g is vertex g.
   for (int g = 0; g < gpus_; ++g) {
     add_vertex(VertexKind::gpu, g / s.gpus_per_node);
@@ -131,7 +132,8 @@ NetworkGraph::NetworkGraph(const ClusterSpec& s)
     if (leaves.size() > 1) {
       const int spine = add_vertex(VertexKind::spine, -1);
       for (std::size_t l = 0; l < leaves.size(); ++l) {
-        const LinkSpec up{s.nic_link.bw_gbps * leaf_ports[l] / s.oversubscription, s.nic_link.latency_us};
+        const LinkSpec up{s.nic_link.bw_gbps * leaf_ports[l] / s.oversubscription, s.nic_link.latency_us,
+                          s.nic_link.efficiency};
         add_link(leaves[l], spine, up);
       }
     }
@@ -216,7 +218,7 @@ Topology NetworkGraph::port_view() const {
     }
   }
   const int nodes = gpus_ / gpus_per_node_;
-  return Topology(nodes, gpus_per_node_, LinkSpec{scale_up_.bw_gbps, (intra_lat + overhead_ns_) / 1e3},
+  return Topology(nodes, gpus_per_node_, LinkSpec{scale_up_.effective_gbps(), (intra_lat + overhead_ns_) / 1e3},
                   LinkSpec{inter_bw_per_gpu_ > 0.0 ? inter_bw_per_gpu_ : 1.0, (inter_lat + overhead_ns_) / 1e3});
 }
 

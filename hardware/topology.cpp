@@ -15,6 +15,7 @@ LinkSpec parse_link(core::ParamTable& t, LinkSpec defaults) {
   LinkSpec l;
   l.bw_gbps = t.real("bw_gbps", defaults.bw_gbps, "bandwidth per GPU per direction, GB/s", core::k_positive);
   l.latency_us = t.real("latency_us", defaults.latency_us, "one-way latency, microseconds", core::k_non_negative);
+  l.efficiency = t.real("efficiency", defaults.efficiency, "achieved share of bw_gbps (0, 1]", {0.0, 1.0, true});
   t.finish();
   return l;
 }

@@ -8,6 +8,10 @@ namespace epsim::hardware {
 struct LinkSpec {
   double bw_gbps = 0.0;     ///< bandwidth per GPU per direction, GB/s (= bytes per ns)
   double latency_us = 0.0;  ///< one-way latency of a transfer (alpha), microseconds
+  /// Share of bw_gbps that bulk transfers and collectives achieve (protocol headers, flow control,
+  /// copy engines): measured, hardware/presets/links.toml. The network graph's arcs carry bw x this.
+  double efficiency = 1.0;
+  double effective_gbps() const { return bw_gbps * efficiency; }
 };
 
 class Topology {

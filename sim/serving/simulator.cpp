@@ -26,13 +26,13 @@ struct Simulator::Group {
   StepRecord last;                        // the step in flight (or the last one)
 
   Group(int idx, int offset, const SimulationParts& p, hardware::Topology topo,
-        std::unique_ptr<policies::RoutingPolicy> r)
+        std::unique_ptr<policies::RoutingPolicy> r, core::Rng fanout_rng)
       : index(idx),
         gpu_offset(offset),
         routing(std::move(r)),
         placement(p.placement),
         trigger(p.make_rebalance ? p.make_rebalance(idx) : nullptr),
-        collectives(hardware::make_collective_model(p.collectives, topo, p.network, offset)),
+        collectives(hardware::make_collective_model(p.collectives, topo, p.network, offset, p.comm)),
         scheduler(idx >= p.prefill_groups && !p.kv_blocks_by_rank.empty()
                       ? Scheduler(p.serving.scheduler, p.kv_blocks_by_rank)
                       : Scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
@@ -40,7 +40,7 @@ struct Simulator::Group {
                                       ? p.prefill_kv_blocks_per_gpu
                                       : p.kv_blocks_per_gpu)),
         executor(p.model, *p.cost, offset, topo, placement, *routing, *p.routing_source, p.serving.step_overhead_us,
-                 *collectives, p.serving.attention_tp) {}
+                 *collectives, p.serving.attention_tp, p.comm, fanout_rng) {}
 };
 
 hardware::Topology group_topology(const hardware::Topology& cluster, int ep_size) {
@@ -74,7 +74,8 @@ Simulator::Simulator(SimulationParts parts)
   const hardware::Topology topo = group_topology(parts_.topology, ep);
   std::vector<int> offsets;
   for (int g = 0; g < total / ep; ++g) {
-    groups_.push_back(std::make_unique<Group>(g, g * ep, parts_, topo, parts_.make_routing()));
+    groups_.push_back(
+        std::make_unique<Group>(g, g * ep, parts_, topo, parts_.make_routing(), streams_.stream("fanout", g)));
     offsets.push_back(g * ep);
   }
   metrics_.set_group_offsets(std::move(offsets));

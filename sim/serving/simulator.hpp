@@ -44,6 +44,7 @@ struct SimulationParts {
   /// used: every group on the port model, nothing moving).
   std::shared_ptr<const hardware::NetworkGraph> network = {};
   hardware::CollectiveConfig collectives = {};  ///< which CollectiveModel each group's all-to-alls use
+  hardware::EpCommConfig comm = {};             ///< how dispatch and combine move tokens (hardware/ep_comm.hpp)
   std::int64_t kv_blocks_per_gpu = 0;           ///< KV-cache blocks of each DP rank (0 = unlimited)
   /// When set: KV-cache blocks of each DP rank of a (decode or co-located) group, which then differ by
   /// the expert weights the placement puts on the rank's GPUs.

@@ -12,7 +12,8 @@ namespace epsim::serving {
 StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                            hardware::Topology group_topology, const policies::Placement& placement,
                            policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
-                           hardware::CollectiveModel& collectives, int attention_tp)
+                           hardware::CollectiveModel& collectives, int attention_tp,
+                           const hardware::EpCommConfig& comm, core::Rng fanout_rng)
     : model_(model),
       cost_(cost),
       collectives_(collectives),
@@ -25,7 +26,11 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       routing_needs_origins_(routing.needs().origins),
       source_(source),
       step_overhead_ns_(step_overhead_us * 1e3),
-      pair_bytes_(static_cast<double>(model.hidden_size * model.activation_bytes)) {
+      dispatch_bytes_(hardware::wire_bytes_per_token(comm.dispatch_dtype, model.hidden_size, comm.fp8_block)),
+      combine_bytes_(hardware::wire_bytes_per_token(comm.combine_dtype, model.hidden_size, comm.fp8_block)) {
+  if (comm.deduplicates()) {
+    fanout_.emplace(model, group_topology, comm.fanout_samples, comm.fanout_refresh_steps, fanout_rng);
+  }
   for (Eigen::ArrayXd* a : {&quota_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
                             &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_, &gather_bytes_}) {
     a->setZero(gpus_);
@@ -178,18 +183,24 @@ void StepExecutor::derive_origins() {
   }
 }
 
-hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacement& placement, bool per_origin) {
+hardware::EpTraffic StepExecutor::dispatch_traffic(const policies::LayerPlacement& placement, bool per_origin,
+                                                   int moe_layer, std::int64_t step) {
+  hardware::EpTraffic t{&share_, &pairs_, nullptr, nullptr, nullptr};
+  if (fanout_) {
+    fanout_->update(moe_layer, step, expert_tokens_, placement);
+    t.gpu_fanout = &fanout_->gpu_fanout(moe_layer);
+    t.node_fanout = &fanout_->node_fanout(moe_layer);
+  }
   if (routed_.per_origin) {
     // The routing chose each origin's destinations itself.
     for (int o = 0; o < gpus_; ++o) {
       for (int h = 0; h < gpus_; ++h) {
-        traffic_matrix_(o, h) =
-            routed_.origin_gpu_tokens[static_cast<std::size_t>(o) * static_cast<std::size_t>(gpus_) +
-                                      static_cast<std::size_t>(h)] *
-            pair_bytes_;
+        traffic_matrix_(o, h) = routed_.origin_gpu_tokens[static_cast<std::size_t>(o) * static_cast<std::size_t>(gpus_) +
+                                                          static_cast<std::size_t>(h)];
       }
     }
-    return collectives_.all_to_all(traffic_matrix_);
+    t.pair_matrix = &traffic_matrix_;
+    return t;
   }
   if (per_origin) {
     // Known origins: origin o's tokens of expert e follow e's split over its replicas.
@@ -201,7 +212,7 @@ hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacem
         continue;
       }
       for (const int s : placement.replicas(e)) {
-        const double frac = routed_.slot_tokens[static_cast<std::size_t>(s)] / static_cast<double>(n) * pair_bytes_;
+        const double frac = routed_.slot_tokens[static_cast<std::size_t>(s)] / static_cast<double>(n);
         const int h = placement.gpu_of_slot(s);
         for (int o = 0; o < gpus_; ++o) {
           traffic_matrix_(o, h) +=
@@ -209,11 +220,12 @@ hardware::CollectiveCost StepExecutor::dispatch_cost(const policies::LayerPlacem
         }
       }
     }
-    return collectives_.all_to_all(traffic_matrix_);
+    t.pair_matrix = &traffic_matrix_;
+    return t;
   }
   // Tokens of origin GPU o are a share_o fraction of every expert's tokens (they come from the batch as
   // a whole), so o sends share_o * pairs_h token copies to GPU h.
-  return collectives_.all_to_all_separable(share_, pairs_, pair_bytes_);
+  return t;
 }
 
 double StepExecutor::barrier(const Eigen::ArrayXd& per_gpu, double& idle_ns) {
@@ -258,20 +270,23 @@ void StepExecutor::price_moe_layer(const Batch& batch, std::int64_t total_tokens
                                          topo_.gpus_per_node()},
                  placement, routed_);
   price_experts(placement);
-  const hardware::CollectiveCost a2a = dispatch_cost(placement, per_origin);
-  // The combine moves the same payload back along the reversed flows; the cost formula is symmetric in
-  // send and receive, so it costs what the all-to-all dispatch costs. metro dispatches by all-gather
-  // (hidden states, not token-expert pairs: each GPU's tokens go once to every peer, which runs the
-  // router on the full batch, the paper's Fig. 7) and combines by this all-to-all.
-  hardware::CollectiveCost dispatch = a2a;
+  const hardware::EpTraffic traffic = dispatch_traffic(placement, per_origin, rec.moe_layer, rec.step);
+  // The combine moves the results back along the reversed flows, in its own datatype; the cost formulas
+  // are symmetric in send and receive. metro dispatches by all-gather (hidden states, not token-expert
+  // pairs: each GPU's tokens go once to every peer, which runs the router on the full batch, the paper's
+  // Fig. 7) and combines by the exchange.
+  const hardware::CollectiveCost combine = collectives_.ep_exchange(traffic, combine_bytes_);
+  hardware::CollectiveCost dispatch;
   if (routed_.all_gather_dispatch) {
-    gather_bytes_ = tokens_ * pair_bytes_;
+    gather_bytes_ = tokens_ * dispatch_bytes_;
     dispatch = collectives_.all_gather(gather_bytes_);
+  } else {
+    dispatch = collectives_.ep_exchange(traffic, dispatch_bytes_);
   }
   rec.dispatch_ns = dispatch.time_ns;
-  rec.combine_ns = a2a.time_ns;
-  rec.intra_bytes = dispatch.intra_bytes + a2a.intra_bytes;
-  rec.inter_bytes = dispatch.inter_bytes + a2a.inter_bytes;
+  rec.combine_ns = combine.time_ns;
+  rec.intra_bytes = dispatch.intra_bytes + combine.intra_bytes;
+  rec.inter_bytes = dispatch.inter_bytes + combine.inter_bytes;
   rec.expert_max_ns = barrier(expert_ns_, rec.expert_idle_ns);
   rec.expert_min_ns = expert_ns_.minCoeff();
   rec.gpu_expert_ns = {expert_ns_.data(), static_cast<std::size_t>(gpus_)};

@@ -6,6 +6,7 @@
 // policy that needs every token everywhere (metro) gets an all-gather dispatch instead.
 // Layer timing is computed directly; buffers are allocated once, never in the step loop.
 #include <Eigen/Core>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -13,11 +14,13 @@
 #include "hardware/all_to_all.hpp"
 #include "hardware/collective_model.hpp"
 #include "hardware/cost_model.hpp"
+#include "hardware/ep_comm.hpp"
 #include "hardware/topology.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement.hpp"
 #include "policies/routing_policy.hpp"
 #include "sim/serving/batch.hpp"
+#include "sim/serving/fanout_estimator.hpp"
 #include "sim/serving/observer.hpp"
 #include "sim/serving/request_state.hpp"
 #include "workloads/routing_source.hpp"
@@ -27,11 +30,13 @@ namespace epsim::serving {
 class StepExecutor {
  public:
   /// `gpu_offset`: the group's first GPU in the cost model; `group_topology`: the group's own layout;
-  /// `collectives`: how its all-to-alls are costed (chosen when the simulation was built).
+  /// `collectives`: how its all-to-alls are costed (chosen when the simulation was built); `comm`: the
+  /// wire datatypes and, for DeepEP's normal mode, the fan-out sampling (drawn from `fanout_rng`).
   StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                hardware::Topology group_topology, const policies::Placement& placement,
                policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
-               hardware::CollectiveModel& collectives, int attention_tp = 1);
+               hardware::CollectiveModel& collectives, int attention_tp = 1, const hardware::EpCommConfig& comm = {},
+               core::Rng fanout_rng = core::Rng(0));
 
   /// Prices `batch` starting at `now` into `out` (every field but end_ns and gpu_busy_ns, which the
   /// engine sets when the step ends); calls observers' on_layer for every MoE layer. Returns false, and
@@ -50,9 +55,10 @@ class StepExecutor {
   // Local phases of one step, identical for every layer of the step.
   void price_local_phases(const Batch& batch);
   void price_experts(const policies::LayerPlacement& placement);
-  // Costs the dispatch from token shares per origin and token-expert pairs per destination, or from the
-  // routing source's per-origin counts when `per_origin`.
-  hardware::CollectiveCost dispatch_cost(const policies::LayerPlacement& placement, bool per_origin);
+  // Describes the layer's dispatch: token shares per origin and token-expert pairs per destination, or
+  // the per-origin pairs when the routing or the source knows them (`per_origin`), with the fan-outs.
+  hardware::EpTraffic dispatch_traffic(const policies::LayerPlacement& placement, bool per_origin, int moe_layer,
+                                       std::int64_t step);
   // Hands the batch's requests to the routing source; false when it is exhausted.
   bool begin_routing(const Batch& batch, const std::vector<RequestState>& requests, core::Time now);
   // One MoE layer: routing, expert phase, dispatch and combine, into `rec` and the step's totals.
@@ -74,7 +80,9 @@ class StepExecutor {
   bool routing_needs_origins_;  // the policy's declaration, asked once
   workloads::RoutingSource& source_;
   double step_overhead_ns_;
-  double pair_bytes_;  // dispatch payload of one token-expert pair
+  double dispatch_bytes_;  // one token on the wire, dispatch and combine (datatypes: hardware/ep_comm.hpp)
+  double combine_bytes_;
+  std::optional<FanoutEstimator> fanout_;  // when the collectives deduplicate (DeepEP normal)
 
   // Per-GPU buffers.
   Eigen::ArrayXd tokens_, share_, attention_ns_, chunked_attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
@@ -86,7 +94,7 @@ class StepExecutor {
   std::vector<std::pair<double, double>> compute_windows_;  // reserved once: 2 per MoE layer + the tail
   std::vector<workloads::RequestTokens> step_requests_;     // begin_step's view of the batch
   policies::RoutedLoad routed_;
-  Eigen::MatrixXd traffic_matrix_;           // per-origin traffic
+  Eigen::MatrixXd traffic_matrix_;           // per-origin token-expert pairs
   std::vector<std::int32_t> origin_counts_;  // [origin][expert] from the routing source, when it has them
 };
 

@@ -1,0 +1,61 @@
+#pragma once
+// DeepEP's two kernel families as collective models (ep_comm.hpp describes them; docs/model.md derives
+// the bytes). Both cost per GPU port like PortCollectives, with their own startup; collectives other
+// than the EP exchange (metro's all-gather) go through NCCL's port model.
+#include "hardware/collective_model.hpp"
+
+namespace epsim::hardware {
+
+/// Normal (throughput) mode. Per layer and direction, with D_n distinct tokens reaching node n and D_g
+/// reaching GPU g, origin o (node m, rail r) sends share_o x D_n tokens over RDMA to GPU (n, r) of every
+/// other node n; GPU f = (n, r) holds the tokens of rail r's origins (a_r = their share) and forwards
+/// a_r x D_g of them over NVLink to every other GPU g of its node. RDMA, NVLink and the SMs' channels
+/// (comm_sms x sm_gbps of sends per GPU) pipeline: the slowest of the three sets the time.
+class DeepEpNormal final : public CollectiveModel {
+ public:
+  DeepEpNormal(const Topology& group, const EpCommConfig& comm);
+  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
+  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override { return nccl_.all_to_all(bytes); }
+  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                      double pair_bytes) override {
+    return nccl_.all_to_all_separable(share, pairs, pair_bytes);
+  }
+  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return nccl_.all_gather(bytes); }
+  /// The last exchange's per-GPU traffic (tests, observability).
+  const PerGpuTraffic& traffic() const { return traffic_; }
+
+ private:
+  void separable(const EpTraffic& t);
+  void per_origin(const EpTraffic& t);
+
+  Topology topo_;
+  PortCollectives nccl_;
+  double alpha_ns_;
+  double sm_cap_gbps_;  // 0 = no SM limit
+  PerGpuTraffic traffic_;
+  Eigen::ArrayXd node_tokens_, rail_share_, gpu_tokens_;  // D_n, a_r, D_g
+};
+
+/// Low-latency mode: every token-expert pair is one message to the expert's GPU (RDMA across nodes,
+/// NVLink inside); a GPU's time is its port time plus message_ns per message it sends.
+class DeepEpLowLatency final : public CollectiveModel {
+ public:
+  DeepEpLowLatency(const Topology& group, const EpCommConfig& comm);
+  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
+  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override { return nccl_.all_to_all(bytes); }
+  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                      double pair_bytes) override {
+    return nccl_.all_to_all_separable(share, pairs, pair_bytes);
+  }
+  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return nccl_.all_gather(bytes); }
+
+ private:
+  Topology topo_;
+  PortCollectives nccl_;
+  double alpha_ns_;
+  double message_ns_;
+  PerGpuTraffic traffic_;
+  Eigen::ArrayXd messages_, node_pairs_, node_share_;
+};
+
+}  // namespace epsim::hardware

@@ -1,0 +1,84 @@
+#include "hardware/ep_comm.hpp"
+
+#include <array>
+#include <cmath>
+
+namespace epsim::hardware {
+
+namespace {
+constexpr std::array<core::Choice<DispatchAlgorithm>, 3> k_algorithms{
+    {{"nccl", DispatchAlgorithm::nccl},
+     {"deepep_normal", DispatchAlgorithm::deepep_normal},
+     {"deepep_low_latency", DispatchAlgorithm::deepep_low_latency}}};
+constexpr std::array<core::Choice<WireDtype>, 2> k_dtypes{{{"bf16", WireDtype::bf16}, {"fp8", WireDtype::fp8}}};
+constexpr std::array<core::Choice<OverlapMode>, 2> k_overlaps{
+    {{"none", OverlapMode::none}, {"two_batch", OverlapMode::two_batch}}};
+}  // namespace
+
+EpCommConfig algorithm_defaults(DispatchAlgorithm algorithm) {
+  // Fitted to DeepEP's published tables (hardware/presets/comm_fits.toml lists every point and
+  // tests/hardware/comm_fits_test.cpp checks the fit); DeepEP ships FP8 dispatch and BF16 combine.
+  EpCommConfig c;
+  c.algorithm = algorithm;
+  switch (algorithm) {
+    case DispatchAlgorithm::nccl:
+      break;
+    case DispatchAlgorithm::deepep_normal:
+      c.dispatch_dtype = WireDtype::fp8;
+      c.alpha_us = 40.0;
+      c.sm_gbps = 8.0;
+      break;
+    case DispatchAlgorithm::deepep_low_latency:
+      c.dispatch_dtype = WireDtype::fp8;
+      c.alpha_us = 20.0;
+      c.message_ns = 0.0;
+      break;
+  }
+  return c;
+}
+
+double wire_bytes_per_token(WireDtype dtype, std::int64_t hidden, int fp8_block) {
+  const auto h = static_cast<double>(hidden);
+  if (dtype == WireDtype::bf16) {
+    return 2.0 * h;
+  }
+  return h + 4.0 * std::ceil(h / static_cast<double>(fp8_block));
+}
+
+const char* algorithm_name(DispatchAlgorithm algorithm) {
+  for (const auto& c : k_algorithms) {
+    if (c.value == algorithm) {
+      return c.name.data();
+    }
+  }
+  return "?";
+}
+
+EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
+  const DispatchAlgorithm base_algorithm = defaults != nullptr ? defaults->algorithm : DispatchAlgorithm::nccl;
+  const DispatchAlgorithm algorithm = t.choice<DispatchAlgorithm>(
+      "algorithm", base_algorithm,
+      "how dispatch/combine move tokens: nccl (all-to-all of token-expert pairs), deepep_normal (once per node, "
+      "then NVLink), deepep_low_latency (one RDMA message per token-expert pair)",
+      k_algorithms);
+  // A pool that keeps its base's algorithm keeps its base's numbers; a new algorithm starts from its own.
+  EpCommConfig c = defaults != nullptr && defaults->algorithm == algorithm ? *defaults : algorithm_defaults(algorithm);
+  c.dispatch_dtype =
+      t.choice<WireDtype>("dispatch_dtype", c.dispatch_dtype, "dispatch payload: bf16 or fp8 (per-block scales)", k_dtypes);
+  c.combine_dtype = t.choice<WireDtype>("combine_dtype", c.combine_dtype, "combine payload: bf16 or fp8", k_dtypes);
+  c.fp8_block = static_cast<int>(t.integer("fp8_block", c.fp8_block, "FP8: elements per float32 scale", {1, 1 << 20}));
+  c.overlap = t.choice<OverlapMode>(
+      "overlap", defaults != nullptr ? defaults->overlap : c.overlap,
+      "none, or two_batch: two half-batches, one's dispatch/combine under the other's compute", k_overlaps);
+  c.alpha_us = t.real("alpha_us", c.alpha_us, "DeepEP: startup of one dispatch or combine, us", core::k_non_negative);
+  c.message_ns = t.real("message_ns", c.message_ns, "low latency: issue cost per message, ns", core::k_non_negative);
+  c.comm_sms = static_cast<int>(t.integer("comm_sms", c.comm_sms, "normal mode: SMs its kernels use", {1, 1024}));
+  c.sm_gbps = t.real("sm_gbps", c.sm_gbps, "normal mode: GB/s one SM moves (0 = no SM limit)", core::k_non_negative);
+  c.fanout_samples = static_cast<int>(
+      t.integer("fanout_samples", c.fanout_samples, "tokens sampled per layer for node/GPU fan-out", {1, 1 << 20}));
+  c.fanout_refresh_steps = static_cast<int>(t.integer("fanout_refresh_steps", c.fanout_refresh_steps,
+                                                      "steps between fan-out re-samplings", {1, 1 << 30}));
+  return c;
+}
+
+}  // namespace epsim::hardware
