@@ -31,7 +31,7 @@ EpCommConfig algorithm_defaults(DispatchAlgorithm algorithm) {
     case DispatchAlgorithm::deepep_low_latency:
       c.dispatch_dtype = WireDtype::fp8;
       c.alpha_us = 20.0;
-      c.message_ns = 0.0;
+      c.message_ns = 15.0;
       break;
   }
   return c;

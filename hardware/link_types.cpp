@@ -33,8 +33,11 @@ LinkSpec link_type(const std::string& name) {
     throw core::Error(
         fmt::format("unknown link type \"{}\"; valid values are: {}", name, fmt::join(link_type_names(), ", ")));
   }
-  return LinkSpec{t->get("bw_gbps")->value_or(0.0), t->get("latency_us")->value_or(0.0),
-                  t->get("efficiency") != nullptr ? t->get("efficiency")->value_or(1.0) : 1.0};
+  const auto number = [t](const char* key, double def) {
+    return t->get(key) != nullptr ? t->get(key)->value_or(def) : def;
+  };
+  return LinkSpec{number("bw_gbps", 0.0), number("latency_us", 0.0), number("efficiency", 1.0),
+                  number("nvls_gbps", 0.0)};
 }
 
 LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) {
@@ -52,6 +55,8 @@ LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) 
                         core::k_non_negative);
   l.efficiency = t.real("efficiency", base.efficiency,
                         "share of bw_gbps transfers achieve, (0, 1] (default: the type's, measured)", {0.0, 1.0, true});
+  l.nvls_gbps = t.real("nvls_gbps", base.nvls_gbps, "NVLink SHARP all-reduce bandwidth, GB/s (0 = none)",
+                       core::k_non_negative);
   t.finish();
   return l;
 }

@@ -11,6 +11,8 @@ struct LinkSpec {
   /// Share of bw_gbps that bulk transfers and collectives achieve (protocol headers, flow control,
   /// copy engines): measured, hardware/presets/links.toml. The network graph's arcs carry bw x this.
   double efficiency = 1.0;
+  /// All-reduce algorithm bandwidth with in-switch reduction (NVLink SHARP), GB/s; 0 = not available.
+  double nvls_gbps = 0.0;
   double effective_gbps() const { return bw_gbps * efficiency; }
 };
 

@@ -58,12 +58,12 @@ TEST_CASE("path lengths and latencies in the NVL72 and 2-node HGX presets") {
 TEST_CASE("uniform all-to-all on 2 HGX nodes of 2 GPUs: the NIC link decides (by hand)") {
   const NetworkGraph g(cluster("hgx-h100", "nodes = 2\ngpus_per_node = 2"));
   CollectiveCoster coster(g);
-  // 1 MB between every pair. GPU -> NVSwitch carries 1 MB (2.2 us at 450 GB/s); GPU -> NIC 2 MB (31.7 us
-  // at 63 GB/s); NIC -> leaf 2 MB (40 us at 50 GB/s); leaf -> spine 2 MB at 2 x 50 GB/s (20 us). The
-  // collective: 5 us overhead + 6 us (longest route) + 40 us.
+  // 1 MB between every pair. GPU -> NVSwitch carries 1 MB (2.7 us at 450 x 0.82 GB/s achieved); GPU -> NIC
+  // 2 MB (31.7 us at 63 GB/s); NIC -> leaf 2 MB (42.6 us at 50 x 0.94 GB/s achieved); leaf -> spine 2 MB at
+  // 2 x 47 GB/s (21.3 us). The collective: 5 us overhead + 6 us (longest route) + 42.6 us.
   Eigen::MatrixXd m = Eigen::MatrixXd::Constant(4, 4, 1e6);
   const auto c = coster.cost(m);
-  REQUIRE(c.time_ns == Approx(5000.0 + 6000.0 + 40000.0));
+  REQUIRE(c.time_ns == Approx(5000.0 + 6000.0 + 2e6 / (50.0 * 0.94)));
   REQUIRE(c.intra_bytes == Approx(4e6));
   REQUIRE(c.inter_bytes == Approx(8e6));
   const auto& bottleneck = g.arc(coster.bottleneck_arc());
@@ -75,16 +75,16 @@ TEST_CASE("skewed all-to-all: the most loaded link decides, inside a node NVLink
   const NetworkGraph g(cluster("hgx-h100", "nodes = 2\ngpus_per_node = 2"));
   CollectiveCoster coster(g);
   Eigen::MatrixXd m = Eigen::MatrixXd::Zero(4, 4);
-  m(0, 1) = 45e6;  // 100 us over NVLink
-  m(0, 2) = 1e6;   // 20 us over the NIC
-  REQUIRE(coster.cost(m).time_ns == Approx(5000.0 + 4000.0 + 100000.0));
+  m(0, 1) = 45e6;  // 122 us over NVLink at 450 x 0.82 GB/s
+  m(0, 2) = 1e6;   // 21 us over the NIC at 50 x 0.94 GB/s
+  REQUIRE(coster.cost(m).time_ns == Approx(5000.0 + 4000.0 + 45e6 / (450.0 * 0.82)));
   // Inter-node bottleneck: 3 GPUs send 1 MB each to GPU 3; GPU 3's leaf -> NIC link carries the 2 MB
-  // from the other node (40 us), its NVSwitch port only 1 MB.
+  // from the other node (42.6 us at 47 GB/s achieved), its NVSwitch port only 1 MB.
   Eigen::MatrixXd r = Eigen::MatrixXd::Zero(4, 4);
   r(0, 3) = 1e6;
   r(1, 3) = 1e6;
   r(2, 3) = 1e6;
-  REQUIRE(coster.cost(r).time_ns == Approx(5000.0 + 6000.0 + 40000.0));
+  REQUIRE(coster.cost(r).time_ns == Approx(5000.0 + 6000.0 + 2e6 / (50.0 * 0.94)));
   // A full mesh has one link per pair: 6.4 MB to one peer takes 100 us at 64 GB/s, however idle the rest.
   const NetworkGraph mesh(cluster("mi300x-8", "nodes = 1"));
   CollectiveCoster mc(mesh);
@@ -138,7 +138,9 @@ TEST_CASE("all-gather and all-reduce traffic") {
 }
 
 TEST_CASE("overlapping transfers share the links they cross (max-min fair), by hand") {
-  const NetworkGraph g(cluster("hgx-h100", "nodes = 2\ngpus_per_node = 2"));
+  // Links at their full signalling rate, so the hand values stay round.
+  const NetworkGraph g(cluster("hgx-h100", "nodes = 2\ngpus_per_node = 2\nintra_node.efficiency = 1.0\n"
+                                           "inter_node.efficiency = 1.0"));
   core::Engine engine;
   TransferNetwork net(engine, g);
   core::Time a_done = -1;

@@ -1,0 +1,335 @@
+// Expert-parallel communication as deployed: group-limited token sampling, DeepEP's deduplicated traffic
+// against a brute-force count, DeepEP's costs by hand, and the shipped defaults against the public
+// measurements in hardware/presets/comm_fits.toml.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <boost/random/uniform_01.hpp>
+#include <boost/random/uniform_int_distribution.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <toml++/toml.h>
+
+#include "hardware/cluster_spec.hpp"
+#include "hardware/deepep_collectives.hpp"
+#include "hardware/link_types.hpp"
+#include "hardware/network_graph.hpp"
+#include "models/model_spec.hpp"
+#include "policies/placement.hpp"
+#include "sim/serving/fanout_estimator.hpp"
+#include "sim/serving/simulator.hpp"
+#include "workloads/token_sampler.hpp"
+
+using namespace epsim;
+
+namespace {
+
+models::ModelSpec moe(int experts, int top_k, int groups, int topk_group, int layers = 1) {
+  models::ModelSpec m;
+  m.name = "test";
+  m.hidden_size = 7168;
+  m.num_layers = layers;
+  m.routed_experts = experts;
+  m.top_k = top_k;
+  m.expert_groups = groups;
+  m.topk_group = topk_group;
+  return m;
+}
+
+hardware::ClusterSpec cluster(const std::string& preset, int nodes, int gpus_per_node = 8) {
+  const toml::table over = toml::parse(fmt::format("nodes = {}\ngpus_per_node = {}", nodes, gpus_per_node));
+  core::ParamTable t({core::ParamLayer{&over, "test"},
+                      core::ParamLayer{&hardware::cluster_presets().get(preset, "", ""), preset}},
+                     "cluster");
+  return hardware::parse_cluster_spec(t);
+}
+
+// The EP group's port view as the simulator builds it.
+hardware::Topology group(const std::string& preset, int ep) {
+  const int nodes = std::max(1, ep / 8);
+  const hardware::NetworkGraph g(cluster(preset, nodes, std::min(ep, 8)));
+  return serving::group_topology(g.port_view(), ep);
+}
+
+policies::LayerPlacement shuffled_placement(int experts, int gpus, core::Rng& rng) {
+  std::vector<int> phy2log(static_cast<std::size_t>(experts));
+  std::iota(phy2log.begin(), phy2log.end(), 0);
+  for (int i = experts - 1; i > 0; --i) {
+    boost::random::uniform_int_distribution<int> pick(0, i);
+    std::swap(phy2log[static_cast<std::size_t>(i)], phy2log[static_cast<std::size_t>(pick(rng))]);
+  }
+  return policies::make_layer_placement(experts, gpus, experts / gpus, phy2log);
+}
+
+}  // namespace
+
+TEST_CASE("group-limited token sampling never exceeds its group limit and draws distinct experts") {
+  for (const auto& [experts, k, groups, limit] :
+       std::vector<std::array<int, 4>>{{256, 8, 8, 4}, {64, 6, 8, 1}, {32, 4, 4, 2}, {16, 2, 1, 1}, {60, 8, 6, 6}}) {
+    workloads::TokenSampler s(experts, k, groups, limit);
+    core::Rng rng(static_cast<std::uint64_t>(experts * 31 + limit));
+    std::vector<double> w(static_cast<std::size_t>(experts));
+    boost::random::uniform_01<double> u;
+    for (double& x : w) {
+      x = u(rng) < 0.3 ? 0.0 : u(rng);  // zero weights included: the limit must hold anyway
+    }
+    s.set_weights(w);
+    std::vector<std::int32_t> out(static_cast<std::size_t>(k));
+    for (int t = 0; t < 2000; ++t) {
+      s.draw(rng, out);
+      std::set<int> distinct(out.begin(), out.end());
+      std::set<int> used_groups;
+      for (const int e : out) {
+        REQUIRE(e >= 0);
+        REQUIRE(e < experts);
+        used_groups.insert(e / (experts / groups));
+      }
+      REQUIRE(static_cast<int>(distinct.size()) == k);
+      REQUIRE(static_cast<int>(used_groups.size()) <= limit);
+    }
+  }
+}
+
+TEST_CASE("without a group limit, uniform weights pick every expert about equally often") {
+  workloads::TokenSampler s(16, 4, 1, 1);
+  s.set_weights(std::vector<double>(16, 1.0));
+  core::Rng rng(7);
+  std::vector<int> hits(16, 0);
+  std::vector<std::int32_t> out(4);
+  const int tokens = 40000;
+  for (int t = 0; t < tokens; ++t) {
+    s.draw(rng, out);
+    for (const int e : out) {
+      ++hits[static_cast<std::size_t>(e)];
+    }
+  }
+  for (const int h : hits) {
+    REQUIRE(h == Approx(tokens * 4 / 16.0).epsilon(0.03));  // 10,000 each, sd 0.9 %
+  }
+}
+
+TEST_CASE("DeepEP normal mode: deduplicated bytes per node and GPU match a brute-force count") {
+  // Every origin sends the same tokens, so the per-layer fan-out ratios are exact for each origin and the
+  // model's per-GPU traffic must equal a token-by-token count.
+  for (const auto& [nodes, gpn, experts, k, seed] :
+       std::vector<std::array<int, 5>>{{2, 2, 8, 2, 1}, {2, 4, 16, 4, 2}, {3, 2, 12, 3, 3}, {4, 2, 32, 8, 4}}) {
+    const int gpus = nodes * gpn;
+    const hardware::Topology topo(nodes, gpn, hardware::LinkSpec{100.0, 1.0}, hardware::LinkSpec{10.0, 2.0});
+    core::Rng rng(static_cast<std::uint64_t>(seed));
+    const policies::LayerPlacement placement = shuffled_placement(experts, gpus, rng);
+    workloads::TokenSampler sampler(experts, k, 1, 1);
+    std::vector<double> w(static_cast<std::size_t>(experts));
+    boost::random::uniform_01<double> u;
+    for (double& x : w) {
+      x = 0.1 + u(rng);
+    }
+    sampler.set_weights(w);
+    const int tokens = 50;
+    std::vector<std::int32_t> sets(static_cast<std::size_t>(tokens * k));
+    for (int t = 0; t < tokens; ++t) {
+      sampler.draw(rng, std::span<std::int32_t>(sets).subspan(static_cast<std::size_t>(t * k), static_cast<std::size_t>(k)));
+    }
+    // Brute force: each origin o sends every token once to every other node its experts live on (to the
+    // GPU of o's rail there), which forwards it once to every other GPU of that node holding one.
+    const double b = 1000.0;
+    Eigen::ArrayXd send_inter = Eigen::ArrayXd::Zero(gpus), recv_inter = send_inter, send_intra = send_inter,
+                   recv_intra = send_inter;
+    Eigen::MatrixXd pair_matrix = Eigen::MatrixXd::Zero(gpus, gpus);
+    for (int o = 0; o < gpus; ++o) {
+      for (int t = 0; t < tokens; ++t) {
+        std::set<int> dest_gpus;
+        std::set<int> dest_nodes;
+        for (int i = 0; i < k; ++i) {
+          const int g = placement.gpu_of_slot(placement.replicas(sets[static_cast<std::size_t>(t * k + i)])[0]);
+          pair_matrix(o, g) += 1.0;
+          dest_gpus.insert(g);
+          dest_nodes.insert(g / gpn);
+        }
+        for (const int n : dest_nodes) {
+          if (n != o / gpn) {
+            send_inter(o) += b;
+            recv_inter(n * gpn + o % gpn) += b;
+          }
+        }
+        for (const int g : dest_gpus) {
+          const int forwarder = (g / gpn) * gpn + o % gpn;
+          if (forwarder != g) {
+            send_intra(forwarder) += b;
+            recv_intra(g) += b;
+          }
+        }
+      }
+    }
+    models::ModelSpec m = moe(experts, k, 1, 1);
+    serving::FanoutEstimator est(m, topo, 1, 1, core::Rng(1));
+    Eigen::ArrayXd gpu_fan;
+    Eigen::ArrayXd node_fan;
+    est.compute(sets, placement, gpu_fan, node_fan);
+    hardware::EpCommConfig comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+    comm.sm_gbps = 0.0;
+    hardware::DeepEpNormal normal(topo, comm);
+    const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(gpus, 1.0 / gpus);
+    const Eigen::ArrayXd pairs = pair_matrix.colwise().sum().transpose().array();
+    for (const bool per_origin : {true, false}) {
+      // The separable form describes the same traffic: every origin sends share x all pairs.
+      const Eigen::ArrayXd all_pairs = pairs;
+      hardware::EpTraffic t{&share, &all_pairs, per_origin ? &pair_matrix : nullptr, &gpu_fan, &node_fan};
+      const hardware::CollectiveCost c = normal.ep_exchange(t, b);
+      const hardware::PerGpuTraffic& got = normal.traffic();
+      for (int g = 0; g < gpus; ++g) {
+        INFO(fmt::format("nodes {} gpus/node {} experts {} k {} gpu {} per_origin {}", nodes, gpn, experts, k, g,
+                         per_origin));
+        CHECK(got.send_inter(g) == Approx(send_inter(g) ).margin(1e-6));
+        CHECK(got.recv_inter(g) == Approx(recv_inter(g) ).margin(1e-6));
+        CHECK(got.send_intra(g) == Approx(send_intra(g) ).margin(1e-6));
+        CHECK(got.recv_intra(g) == Approx(recv_intra(g) ).margin(1e-6));
+      }
+      CHECK(c.inter_bytes == Approx(send_inter.sum()));
+      CHECK(c.intra_bytes == Approx(send_intra.sum()));
+    }
+  }
+}
+
+TEST_CASE("DeepEP normal and low-latency costs of a small exchange, by hand") {
+  // 2 nodes x 2 GPUs, NVLink 100 GB/s, RDMA 10 GB/s; every GPU has a quarter of the tokens and receives
+  // 100 pairs; a GPU's pairs are 50 distinct tokens, a node's 200 pairs 50 distinct tokens. 1,000 B each.
+  const hardware::Topology topo(2, 2, hardware::LinkSpec{100.0, 1.0}, hardware::LinkSpec{10.0, 2.0});
+  const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(4, 0.25);
+  const Eigen::ArrayXd pairs = Eigen::ArrayXd::Constant(4, 100.0);
+  const Eigen::ArrayXd gpu_fan = Eigen::ArrayXd::Constant(4, 0.5);
+  const Eigen::ArrayXd node_fan = Eigen::ArrayXd::Constant(2, 0.25);
+  const hardware::EpTraffic t{&share, &pairs, nullptr, &gpu_fan, &node_fan};
+  // Normal: D_g = 50, D_n = 50; a GPU sends 0.25 x 50 tokens to the other node (12.5 kB, 1.25 us at
+  // 10 GB/s), its rail holds half of each node's arrivals and forwards 0.5 x 50 to its peer (25 kB,
+  // 0.25 us at 100 GB/s); the SMs (24 x 8 GB/s) need 37.5 kB / 192 = 0.2 us. 40 us startup + 1.25 us.
+  hardware::DeepEpNormal normal(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal));
+  const hardware::CollectiveCost n = normal.ep_exchange(t, 1000.0);
+  CHECK(normal.traffic().send_inter(0) == Approx(12500.0));
+  CHECK(normal.traffic().send_intra(0) == Approx(25000.0));
+  CHECK(n.time_ns == Approx(40000.0 + 1250.0));
+  CHECK(n.inter_bytes == Approx(4 * 12500.0));
+  // Low latency: one message per pair. A GPU sends 0.25 x 100 pairs to its node peer and 0.25 x 200 to
+  // the other node: 50 kB over RDMA (5 us), 75 messages x 15 ns; 20 us startup.
+  hardware::DeepEpLowLatency ll(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency));
+  const hardware::CollectiveCost l = ll.ep_exchange(t, 1000.0);
+  CHECK(l.time_ns == Approx(20000.0 + 5000.0 + 75 * 15.0));
+  CHECK(l.inter_bytes == Approx(4 * 50000.0));
+  CHECK(l.intra_bytes == Approx(4 * 25000.0));
+  // NCCL's all-to-all moves every pair too, after the topology's own startup (2 us here).
+  hardware::PortCollectives nccl(topo);
+  CHECK(nccl.ep_exchange(t, 1000.0).time_ns == Approx(2000.0 + 5000.0));
+}
+
+TEST_CASE("wire bytes per token: FP8 with a float32 scale per 128 elements, BF16") {
+  CHECK(hardware::wire_bytes_per_token(hardware::WireDtype::fp8, 7168, 128) == 7392.0);  // DeepEP's 7,392 B
+  CHECK(hardware::wire_bytes_per_token(hardware::WireDtype::bf16, 7168, 128) == 14336.0);
+  CHECK(hardware::wire_bytes_per_token(hardware::WireDtype::fp8, 100, 128) == 104.0);  // a partial block
+}
+
+namespace {
+
+// A published DeepEP normal-mode bandwidth as the time of one dispatch or combine, over the bytes DeepEP's
+// test counts (comm_fits.toml), next to epsim's cost of the same exchange.
+struct NormalPoint {
+  double published_ns = 0.0;
+  double model_ns = 0.0;
+};
+
+NormalPoint deepep_normal_point(const toml::table& p) {
+  const int ep = static_cast<int>(p["ep"].value_or(0));
+  const auto tokens = p["tokens"].value_or(0.0);
+  const bool dispatch = p["phase"].value_or(std::string()) == "dispatch";
+  const bool rdma = p["counted"].value_or(std::string()) == "rdma";
+  const hardware::Topology topo = group(p["cluster"].value_or(std::string()), ep);
+  const int nodes = topo.nodes();
+  // DeepEP's test: 256 experts, top-8, groups = nodes, top-min(nodes, 4) groups, uniform random scores.
+  const models::ModelSpec m = moe(256, 8, nodes, std::min(nodes, 4));
+  workloads::TokenSampler sampler(256, 8, nodes, std::min(nodes, 4));
+  sampler.set_weights(std::vector<double>(256, 1.0));
+  core::Rng rng(2024);
+  const int samples = 20000;
+  std::vector<std::int32_t> sets(static_cast<std::size_t>(samples) * 8);
+  double nodes_per_token = 0.0;
+  double gpus_per_token = 0.0;
+  const int per_gpu = 256 / ep;
+  for (int t = 0; t < samples; ++t) {
+    const std::span<std::int32_t> s = std::span<std::int32_t>(sets).subspan(static_cast<std::size_t>(t) * 8, 8);
+    sampler.draw(rng, s);
+    std::set<int> ns;
+    std::set<int> gs;
+    for (const int e : s) {
+      gs.insert(e / per_gpu);
+      ns.insert(e / per_gpu / topo.gpus_per_node());
+    }
+    nodes_per_token += static_cast<double>(ns.size()) / samples;
+    gpus_per_token += static_cast<double>(gs.size()) / samples;
+  }
+  const double bytes = hardware::wire_bytes_per_token(dispatch ? hardware::WireDtype::fp8 : hardware::WireDtype::bf16,
+                                                      7168, 128);
+  // RDMA: every (token, node) pair incl. the sender's node; NVLink: every token a rank receives (by
+  // symmetry, tokens x distinct GPUs per token).
+  const double counted = tokens * (rdma ? nodes_per_token : gpus_per_token) * bytes;
+  NormalPoint out;
+  out.published_ns = counted / p["bandwidth_gbps"].value_or(1.0);
+  std::vector<int> linear(256);
+  std::iota(linear.begin(), linear.end(), 0);
+  const policies::LayerPlacement placement = policies::make_layer_placement(256, ep, per_gpu, linear);
+  serving::FanoutEstimator est(m, topo, 1, 1, core::Rng(1));
+  Eigen::ArrayXd gpu_fan;
+  Eigen::ArrayXd node_fan;
+  est.compute(sets, placement, gpu_fan, node_fan);
+  hardware::DeepEpNormal normal(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal));
+  const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(ep, 1.0 / ep);
+  const Eigen::ArrayXd pairs = Eigen::ArrayXd::Constant(ep, tokens * 8.0);
+  out.model_ns = normal.ep_exchange(hardware::EpTraffic{&share, &pairs, nullptr, &gpu_fan, &node_fan}, bytes).time_ns;
+  return out;
+}
+
+double deepep_low_latency_ns(const toml::table& p) {
+  const int ep = static_cast<int>(p["ep"].value_or(0));
+  const auto tokens = p["tokens"].value_or(0.0);
+  const bool dispatch = p["phase"].value_or(std::string()) == "dispatch";
+  const hardware::Topology topo = group(p["cluster"].value_or(std::string()), ep);
+  hardware::DeepEpLowLatency ll(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency));
+  const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(ep, 1.0 / ep);
+  const Eigen::ArrayXd pairs = Eigen::ArrayXd::Constant(ep, tokens * 8.0);
+  const double bytes = hardware::wire_bytes_per_token(dispatch ? hardware::WireDtype::fp8 : hardware::WireDtype::bf16,
+                                                      7168, 128);
+  return ll.ep_exchange(hardware::EpTraffic{&share, &pairs, nullptr, nullptr, nullptr}, bytes).time_ns;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped communication defaults reproduce every published point of comm_fits.toml") {
+  const toml::table fits = toml::parse_file(EPSIM_TEST_DATA_DIR "/../../hardware/presets/comm_fits.toml");
+  const toml::array* points = fits["point"].as_array();
+  REQUIRE(points != nullptr);
+  REQUIRE(points->size() >= 20);
+  for (const toml::node& node : *points) {
+    const toml::table& p = *node.as_table();
+    const std::string kind = p["kind"].value_or(std::string());
+    const double tolerance = p["tolerance"].value_or(0.0);
+    double published = 0.0;
+    double model = 0.0;
+    if (kind == "link_bandwidth" || kind == "ring_all_reduce" || kind == "nvls_all_reduce") {
+      const hardware::LinkSpec l = hardware::link_type(p["link"].value_or(std::string()));
+      published = p["value"].value_or(0.0);
+      // A ring all-reduce's bus bandwidth is what each GPU's link achieves.
+      model = kind == "nvls_all_reduce" ? l.nvls_gbps : l.effective_gbps();
+    } else if (kind == "deepep_normal") {
+      const NormalPoint n = deepep_normal_point(p);
+      published = n.published_ns;
+      model = n.model_ns;
+    } else if (kind == "deepep_low_latency") {
+      published = p["latency_us"].value_or(0.0) * 1e3;
+      model = deepep_low_latency_ns(p);
+    } else {
+      FAIL("unknown kind " << kind);
+    }
+    INFO(p["source"].value_or(std::string()) << ": published " << published << ", epsim " << model << " ("
+                                              << 100.0 * (model / published - 1.0) << " %)");
+    CHECK(model == Approx(published).epsilon(tolerance));
+  }
+}
