@@ -38,6 +38,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "version.hpp"
+#include "workloads/routing_source.hpp"
 
 namespace po = boost::program_options;
 
@@ -176,6 +177,16 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (res.routing_loops > 0) {
     warn(err, fmt::format("{}: the routing trace {} looped {} time(s): the run outlasts it, so its routing repeats",
                           cfg.source, cfg.routing.trace.file, res.routing_loops));
+  }
+  if (const workloads::GroupLimitReport& g = res.routing_group_limit; g.tokens_over_limit > 0) {
+    // A measured trace is still data: the run goes on, but its routing breaks the model's group limit.
+    warn(err, fmt::format("{}: the routing trace {} breaks the model's group limit (at most {} of {} expert groups per "
+                          "token): {} of {} tokens (token x MoE layer, {:.2f} %) reach more, up to {} groups; first "
+                          "at step {}, MoE layer {}",
+                          cfg.source, cfg.routing.trace.file, cfg.model.topk_group, cfg.model.expert_groups,
+                          g.tokens_over_limit, g.tokens_checked,
+                          100.0 * static_cast<double>(g.tokens_over_limit) / static_cast<double>(g.tokens_checked),
+                          g.max_groups, g.first_step, g.first_layer));
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_results(dir, cfg, res, outputs.logs());

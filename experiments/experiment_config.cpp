@@ -171,7 +171,8 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   auto workload = root.table("workload", "request arrivals and lengths");
   cfg.workload = workloads::parse_workload(workload);
   cfg.routing =
-      workloads::parse_routing_section(root, {cfg.model.num_moe_layers(), cfg.model.routed_experts, cfg.model.top_k});
+      workloads::parse_routing_section(root, {cfg.model.num_moe_layers(), cfg.model.routed_experts, cfg.model.top_k,
+                                              cfg.model.expert_groups, cfg.model.topk_group});
   auto policy = root.table("policy", "placement, routing and rebalancing policies (epsim list policies)");
   cfg.policy = policies::parse_policy_section(policy);
   cfg.outputs = parse_outputs(root);

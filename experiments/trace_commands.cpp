@@ -8,8 +8,10 @@
 
 #include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
+#include "models/model_spec.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "workloads/trace_io.hpp"
 #include "workloads/trace_stats.hpp"
 #include "workloads/trace_tools.hpp"
 
@@ -21,7 +23,10 @@ namespace {
 constexpr const char* k_usage = R"(usage: epsim trace <gen|stats|convert> [options]
 
   gen [CONFIG] --out FILE   synthesise a trace from a config's model and [routing] (default: the demo's)
-  stats FILE                skew, Gini, activity, correlated pairs, per-GPU shares, drift of a trace
+  stats FILE                skew, Gini, activity, correlated pairs, per-GPU shares, drift of a trace;
+                            with --groups N --topk-group M (or --model NAME, a preset with expert_groups
+                            and topk_group, e.g. deepseek-v3) also the tokens whose top-k experts reach
+                            more than M of the N expert groups (needs per-token expert ids)
   convert IN OUT            CSV (step,layer,expert,tokens) or per-token JSON -> trace, or trace -> CSV
 )";
 
@@ -77,11 +82,16 @@ int stats(const std::vector<std::string>& args, std::ostream& out) {
       "ep", po::value<int>()->default_value(8), "EP size for the per-GPU shares under linear placement")(
       "window", po::value<int>()->default_value(100), "steps per drift window")(
       "pairs", po::value<int>()->default_value(3), "correlated pairs per layer")("per-layer", "a row per layer")(
-      "json", po::value<std::string>(), "also write the statistics as JSON to this file");
+      "json", po::value<std::string>(), "also write the statistics as JSON to this file")(
+      "groups", po::value<int>(), "group-limit check: expert groups (n_group; must divide the trace's experts)")(
+      "topk-group", po::value<int>(), "group-limit check: groups a token may reach (topk_group), with --groups")(
+      "model", po::value<std::string>(), "group-limit check: take --groups and --topk-group from this model preset");
   po::positional_options_description pos;
   pos.add("trace", 1);
   if (std::find(args.begin(), args.end(), "--help") != args.end()) {
-    out << "usage: epsim trace stats FILE [--ep N] [--window W] [--pairs K] [--per-layer] [--json OUT]\n\n" << d;
+    out << "usage: epsim trace stats FILE [--ep N] [--window W] [--pairs K] [--per-layer] [--json OUT]\n"
+           "                        [--groups N --topk-group M | --model NAME]\n\n"
+        << d;
     return 0;
   }
   const auto vm = parse_command_line(args, d, pos);
@@ -92,7 +102,30 @@ int stats(const std::vector<std::string>& args, std::ostream& out) {
   if (o.window < 1 || o.top_pairs < 0) {
     throw std::invalid_argument("--window must be >= 1 and --pairs >= 0");
   }
-  const auto st = workloads::compute_trace_stats(vm["trace"].as<std::string>(), o);
+  const std::string file = vm["trace"].as<std::string>();
+  if (vm.count("model")) {
+    if (vm.count("groups") || vm.count("topk-group")) {
+      throw std::invalid_argument("give either --model or --groups with --topk-group, not both");
+    }
+    const models::ModelSpec m = models::load_model_preset(vm["model"].as<std::string>());
+    const workloads::TraceReader reader(file);
+    if (static_cast<std::int64_t>(reader.header().experts()) != m.routed_experts) {
+      throw std::invalid_argument(fmt::format("--model {}: the model has {} routed experts, the trace {} has {}",
+                                              m.name, m.routed_experts, file, reader.header().experts()));
+    }
+    o.expert_groups = static_cast<int>(m.expert_groups);
+    o.topk_group = static_cast<int>(m.topk_group);
+  } else if (vm.count("groups") != vm.count("topk-group")) {
+    throw std::invalid_argument("--groups and --topk-group go together (or take both from --model NAME)");
+  } else if (vm.count("groups")) {
+    o.expert_groups = vm["groups"].as<int>();
+    o.topk_group = vm["topk-group"].as<int>();
+    if (o.expert_groups < 1 || o.topk_group < 1 || o.topk_group > o.expert_groups) {
+      throw std::invalid_argument(fmt::format("--groups must be >= 1 and --topk-group in [1, --groups], got {} and {}",
+                                              o.expert_groups, o.topk_group));
+    }
+  }
+  const auto st = workloads::compute_trace_stats(file, o);
   out << workloads::format_trace_stats(st, vm.count("per-layer") > 0);
   if (vm.count("json")) {
     core::write_file_atomically(vm["json"].as<std::string>(), workloads::trace_stats_json(st));

@@ -19,6 +19,8 @@ RoutingConfig parse_routing_section(core::ParamTable& root, const RoutingShape& 
   c.synthetic = parse_synthetic_router(routing);
   c.trace.file = routing.string("trace_file", "", "trace: the routing trace to replay (epsim trace gen / convert)");
   c.trace.loop = routing.boolean("trace_loop", true, "trace: start again at the end (false: the run stops there)");
+  c.trace.expert_groups = static_cast<int>(shape.expert_groups);
+  c.trace.topk_group = static_cast<int>(shape.topk_group);
   if (c.source == RoutingSourceKind::trace) {
     if (c.trace.file.empty()) {
       routing.fail("trace_file", "source = \"trace\" needs a trace_file");

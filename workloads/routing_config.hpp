@@ -18,11 +18,15 @@ struct RoutingConfig {
   TraceReplayConfig trace;
 };
 
-/// The model shape a routing source must match.
+/// The model shape a routing source must match, and its group limit (DeepSeek-V3's n_group / topk_group),
+/// which a replayed trace's per-token expert ids are checked against while it replays: the header alone
+/// cannot tell, and reading a whole trace here would cost a full pass before the run.
 struct RoutingShape {
   std::int64_t moe_layers = 0;
   std::int64_t experts = 0;
   std::int64_t top_k = 0;
+  std::int64_t expert_groups = 1;
+  std::int64_t topk_group = 1;
 };
 
 /// Reads and finishes [routing] of `root`.

@@ -9,6 +9,17 @@
 
 namespace epsim::workloads {
 
+/// What a replayed trace's per-token expert ids showed against the model's group limit (DeepSeek-V3's
+/// topk_group of expert_groups): counted over the trace's first pass only, so a looping trace's tokens
+/// count once.
+struct GroupLimitReport {
+  std::int64_t tokens_checked = 0;     ///< token x MoE layer pairs
+  std::int64_t tokens_over_limit = 0;  ///< of those, reaching more groups than the limit
+  int max_groups = 0;
+  std::int64_t first_step = -1;  ///< the trace's step index and MoE layer of the first token over the limit
+  int first_layer = -1;
+};
+
 /// One request's share of a step.
 struct RequestTokens {
   std::int64_t request_id = 0;
@@ -55,6 +66,9 @@ class RoutingSource {
   virtual bool exhausted() const { return false; }
   /// How many times a replayed trace started again from its beginning (0 for generated routing).
   virtual std::int64_t loops() const { return 0; }
+  /// A replayed trace's group-limit check (all zero when unchecked: generated routing, a model without a
+  /// group limit, or a trace without per-token expert ids).
+  virtual GroupLimitReport group_limit_report() const { return {}; }
 };
 
 }  // namespace epsim::workloads

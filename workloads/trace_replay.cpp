@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
 
 #include "sim/core/error.hpp"
 #include "workloads/multinomial.hpp"
@@ -21,6 +22,19 @@ TraceRoutingSource::TraceRoutingSource(const TraceReplayConfig& cfg, int moe_lay
   }
   p_.resize(static_cast<std::size_t>(experts));
   order_.resize(static_cast<std::size_t>(experts));
+  if (cfg.topk_group < cfg.expert_groups && h.has_token_experts()) {
+    groups_.emplace(experts, cfg.expert_groups, cfg.topk_group);
+  }
+}
+
+GroupLimitReport TraceRoutingSource::group_limit_report() const {
+  GroupLimitReport r = group_report_;
+  if (groups_) {
+    r.tokens_checked = groups_->tokens();
+    r.tokens_over_limit = groups_->tokens_over_limit();
+    r.max_groups = groups_->max_groups();
+  }
+  return r;
 }
 
 void TraceRoutingSource::begin_step(const StepContext& /*ctx*/) {
@@ -40,6 +54,19 @@ void TraceRoutingSource::begin_step(const StepContext& /*ctx*/) {
     }
   }
   ++replayed_;
+  // First pass only: a loop replays tokens already counted.
+  if (groups_ && loops_ == 0) {
+    const auto top_k = static_cast<int>(reader_.header().top_k());
+    for (int l = 0; l < step_.layers_size(); ++l) {
+      const auto& ids = step_.layers(l).token_experts();
+      const std::int64_t first =
+          groups_->add(std::span<const std::uint32_t>(ids.data(), static_cast<std::size_t>(ids.size())), top_k);
+      if (first >= 0 && group_report_.first_step < 0) {
+        group_report_.first_step = static_cast<std::int64_t>(step_.index());
+        group_report_.first_layer = l;
+      }
+    }
+  }
 }
 
 void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::int32_t> out) {

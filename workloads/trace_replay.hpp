@@ -4,11 +4,15 @@
 // resampled: one multinomial draw of tokens x top_k picks with the recorded shares (capped at the token
 // count). At the end the trace loops or stops (the simulation then ends). Per-origin counts, when the
 // trace has them for as many origins as the EP group has GPUs and the token counts match, are offered to
-// the engine for the dispatch traffic.
+// the engine for the dispatch traffic. For a group-limited model (expert_groups, topk_group) and a trace
+// with per-token expert ids, every recorded token's groups are counted on the first pass: a measured
+// trace that breaks the limit is still data, so it is reported (group_limit_report), not refused.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/core/random_streams.hpp"
+#include "workloads/group_limit.hpp"
 #include "workloads/multinomial.hpp"
 #include "workloads/routing_source.hpp"
 #include "workloads/trace_io.hpp"
@@ -17,7 +21,9 @@ namespace epsim::workloads {
 
 struct TraceReplayConfig {
   std::string file;
-  bool loop = true;  ///< at the end, start again (else the routing source is exhausted)
+  bool loop = true;       ///< at the end, start again (else the routing source is exhausted)
+  int expert_groups = 1;  ///< the model's group limit (from [model], not [routing]); topk_group < expert_groups
+  int topk_group = 1;     ///< turns the check on
 };
 
 class TraceRoutingSource final : public RoutingSource {
@@ -34,6 +40,7 @@ class TraceRoutingSource final : public RoutingSource {
   bool exhausted() const override { return exhausted_; }
   std::int64_t steps_replayed() const { return replayed_; }
   std::int64_t loops() const override { return loops_; }
+  GroupLimitReport group_limit_report() const override;
 
  private:
   TraceReplayConfig cfg_;
@@ -46,6 +53,8 @@ class TraceRoutingSource final : public RoutingSource {
   std::vector<double> p_;
   std::vector<int> order_;
   AliasTable alias_;
+  std::optional<GroupLimitCounter> groups_;  ///< set when the model is group limited and the trace has ids
+  GroupLimitReport group_report_;
 };
 
 }  // namespace epsim::workloads

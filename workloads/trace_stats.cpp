@@ -8,8 +8,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
+#include <span>
 
 #include "sim/core/error.hpp"
+#include "workloads/group_limit.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::workloads {
@@ -103,6 +106,21 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
   for (int l = 0; l < layers; ++l) {
     acc.emplace_back(experts);
   }
+  std::optional<GroupLimitCounter> groups;
+  if (o.expert_groups > 0) {
+    try {
+      groups.emplace(experts, o.expert_groups, o.topk_group);
+    } catch (const core::Error& e) {
+      throw core::Error(fmt::format("trace stats: {}: {}", path.string(), e.what()));
+    }
+    st.group_limit.emplace();
+    st.group_limit->groups = o.expert_groups;
+    st.group_limit->topk_group = o.topk_group;
+    st.group_limit->checked = st.header.has_token_experts();
+    if (!st.group_limit->checked) {
+      groups.reset();  // nothing to count: the limit is reported as unchecked
+    }
+  }
   trace::Step s;
   std::int64_t in_window = 0;
   while (r.next(s)) {
@@ -110,6 +128,16 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
     st.tokens += s.tokens();
     for (int l = 0; l < layers; ++l) {
       LayerAccumulator& a = acc[static_cast<std::size_t>(l)];
+      if (groups) {
+        const auto& ids = s.layers(l).token_experts();
+        const bool had = groups->tokens_over_limit() > 0;
+        groups->add(std::span<const std::uint32_t>(ids.data(), static_cast<std::size_t>(ids.size())),
+                    static_cast<int>(st.header.top_k()));
+        if (!had && groups->tokens_over_limit() > 0) {
+          st.group_limit->first_step = static_cast<std::int64_t>(s.index());
+          st.group_limit->first_layer = l;
+        }
+      }
       double max = 0.0;
       double total = 0.0;
       for (int e = 0; e < experts; ++e) {
@@ -135,6 +163,14 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
   }
   if (st.steps == 0) {
     throw core::Error(path.string() + ": the trace has no steps");
+  }
+  if (groups) {
+    GroupLimitStats& g = *st.group_limit;
+    g.tokens = groups->tokens();
+    g.tokens_over_limit = groups->tokens_over_limit();
+    g.max_groups = groups->max_groups();
+    g.mean_groups = groups->mean_groups();
+    g.histogram = groups->histogram();
   }
   const auto n = static_cast<double>(st.steps);
   for (auto& a : acc) {
@@ -237,6 +273,22 @@ std::string format_trace_stats(const TraceStats& s, bool per_layer) {
                                static_cast<double>(l.active_share.size()));
   }
   row("mean", avg);
+  if (s.group_limit) {
+    const GroupLimitStats& g = *s.group_limit;
+    if (!g.checked) {
+      out += fmt::format(
+          "group limit (at most {} of {} expert groups per token): not checked, the check needs per-token expert ids "
+          "and this trace has none\n",
+          g.topk_group, g.groups);
+    } else {
+      out += fmt::format(
+          "group limit (at most {} of {} expert groups per token): {} tokens checked (token x MoE layer), {} over "
+          "the limit ({:.2f} %), max {} groups per token, mean {:.3f}{}\n",
+          g.topk_group, g.groups, g.tokens, g.tokens_over_limit, 100.0 * g.share_over_limit(), g.max_groups,
+          g.mean_groups,
+          g.first_step >= 0 ? fmt::format("; first at step {}, layer {}", g.first_step, g.first_layer) : "");
+    }
+  }
   return out;
 }
 
@@ -271,6 +323,27 @@ std::string trace_stats_json(const TraceStats& s) {
     layers.push_back(x);
   }
   j["layers"] = layers;
+  if (s.group_limit) {
+    const GroupLimitStats& g = *s.group_limit;
+    nlohmann::ordered_json x;
+    x["expert_groups"] = g.groups;
+    x["topk_group"] = g.topk_group;
+    x["checked"] = g.checked;
+    if (g.checked) {
+      x["tokens"] = g.tokens;
+      x["tokens_over_limit"] = g.tokens_over_limit;
+      x["share_over_limit"] = g.share_over_limit();
+      x["max_groups"] = g.max_groups;
+      x["mean_groups"] = g.mean_groups;
+      x["groups_histogram"] = g.histogram;
+      x["first_over_limit"] = g.first_step >= 0
+                                  ? nlohmann::ordered_json{{"step", g.first_step}, {"layer", g.first_layer}}
+                                  : nlohmann::ordered_json();
+    } else {
+      x["reason"] = "the check needs per-token expert ids (has_token_experts); the trace has none";
+    }
+    j["group_limit"] = x;
+  }
   return j.dump(2) + "\n";
 }
 

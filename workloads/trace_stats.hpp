@@ -3,9 +3,12 @@
 // layer, the skew of expert loads (max/mean, max/min, Gini of the trace's total per-expert load, and the
 // mean per-step max/mean), the share of steps each expert is active, the most correlated expert pairs
 // (Pearson correlation of per-step counts), each GPU's token share under linear placement for an EP
-// size, and drift (cosine distance between the load vectors of consecutive windows). Streams the trace.
+// size, and drift (cosine distance between the load vectors of consecutive windows). Given a group limit
+// (DeepSeek-V3's n_group / topk_group), also how many of the recorded tokens reach more groups than it
+// allows (needs the per-token expert ids). Streams the trace.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,17 +36,37 @@ struct LayerStats {
   double drift_first_last = 0.0;  ///< cosine distance between the first and the last window
 };
 
+/// Group-limited routing over every (step, layer, token) of a trace with per-token expert ids.
+struct GroupLimitStats {
+  int groups = 0;
+  int topk_group = 0;
+  bool checked = false;                 ///< false: the trace has no per-token expert ids
+  std::int64_t tokens = 0;              ///< token-layer pairs checked
+  std::int64_t tokens_over_limit = 0;   ///< of those, reaching more than topk_group groups
+  int max_groups = 0;                   ///< most groups any token reached
+  double mean_groups = 0.0;             ///< mean groups per token
+  std::vector<std::int64_t> histogram;  ///< tokens per number of groups reached (size groups + 1)
+  std::int64_t first_step = -1;         ///< step index and layer of the first token over the limit
+  int first_layer = -1;
+  double share_over_limit() const {
+    return tokens > 0 ? static_cast<double>(tokens_over_limit) / static_cast<double>(tokens) : 0.0;
+  }
+};
+
 struct TraceStats {
   trace::Header header;
   std::int64_t steps = 0;
   std::int64_t tokens = 0;
   std::vector<LayerStats> layers;
+  std::optional<GroupLimitStats> group_limit;  ///< when StatsOptions asked for the check
 };
 
 struct StatsOptions {
-  int ep_size = 8;    ///< GPUs for the per-GPU share under linear placement (must divide experts)
-  int window = 100;   ///< steps per drift window
-  int top_pairs = 5;  ///< correlated pairs reported per layer
+  int ep_size = 8;        ///< GPUs for the per-GPU share under linear placement (must divide experts)
+  int window = 100;       ///< steps per drift window
+  int top_pairs = 5;      ///< correlated pairs reported per layer
+  int expert_groups = 0;  ///< > 0: check group-limited routing over this many groups (must divide experts)
+  int topk_group = 0;     ///< groups a token may reach (1..expert_groups), with expert_groups > 0
 };
 
 TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOptions& o);

@@ -269,6 +269,7 @@ SimulationResult Simulator::run() {
   res.hit_time_limit = engine_.pending() > 0 && !engine_.stop_requested();
   res.routing_exhausted = routing_exhausted_;
   res.routing_loops = parts_.routing_source->loops();
+  res.routing_group_limit = parts_.routing_source->group_limit_report();
   for (const auto& g : groups_) {
     if (!g->trigger) {
       continue;

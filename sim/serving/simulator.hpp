@@ -78,8 +78,10 @@ struct SimulationResult {
   bool hit_time_limit = false;
   bool routing_exhausted = false;  ///< a replayed, non-looping trace ended before the workload did
   std::int64_t routing_loops = 0;  ///< times a looping trace restarted (its routing repeats)
-  std::int64_t rebalances = 0;     ///< placement changes applied
-  std::int64_t expert_moves = 0;   ///< expert weight transfers they needed
+  /// A replayed trace's tokens against the model's group limit (all zero when not checked).
+  workloads::GroupLimitReport routing_group_limit;
+  std::int64_t rebalances = 0;    ///< placement changes applied
+  std::int64_t expert_moves = 0;  ///< expert weight transfers they needed
   double migration_bytes = 0.0;
   double migration_stall_ms = 0.0;                   ///< stop-the-world: time groups stood still, summed over groups
   std::int64_t kv_transfers = 0;                     ///< disaggregated: KV caches moved prefill -> decode

@@ -144,6 +144,65 @@ TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("trace stats and a replaying run check per-token ids against a group limit") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_trace_groups";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string trace = (dir / "ids.trace").string();
+  const std::string plain = (dir / "plain.trace").string();
+  // Mixtral's 8 experts, top-2; the synthetic router knows no groups, so with 4 groups of 2 and at most one
+  // group per token, the tokens whose two experts sit in different groups are over the limit.
+  REQUIRE(cli({"trace", "gen", k_small, "--out", trace, "--steps", "20", "--tokens", "16", "--token-experts"}).code ==
+          0);
+  REQUIRE(cli({"trace", "gen", k_small, "--out", plain, "--steps", "20", "--tokens", "16"}).code == 0);
+  const auto stats =
+      cli({"trace", "stats", trace, "--groups", "4", "--topk-group", "1", "--json", (dir / "s.json").string()});
+  INFO(stats.err);
+  REQUIRE(stats.code == 0);
+  // 20 steps x 32 MoE layers x 16 tokens.
+  REQUIRE_THAT(stats.out, Contains("group limit (at most 1 of 4 expert groups per token): 10240 tokens checked"));
+  const std::string checked = "tokens checked (token x MoE layer), ";
+  const auto over_at = stats.out.find(checked);
+  REQUIRE(over_at != std::string::npos);
+  const std::int64_t over = std::stoll(stats.out.substr(over_at + checked.size()));
+  REQUIRE(over > 0);
+  REQUIRE(over < 10240);
+  std::ostringstream json;
+  json << std::ifstream(dir / "s.json").rdbuf();
+  REQUIRE_THAT(json.str(), Contains("\"tokens_over_limit\": " + std::to_string(over)));
+  // Mixtral itself has no group limit: one group, nothing over it.
+  const auto model = cli({"trace", "stats", trace, "--model", "mixtral-8x7b"});
+  REQUIRE(model.code == 0);
+  REQUIRE_THAT(model.out, Contains("10240 tokens checked (token x MoE layer), 0 over the limit (0.00 %)"));
+  const auto wrong = cli({"trace", "stats", trace, "--model", "deepseek-v3"});
+  REQUIRE(wrong.code == 2);
+  REQUIRE_THAT(wrong.err, Contains("the model has 256 routed experts, the trace " + trace + " has 8"));
+  const auto half = cli({"trace", "stats", trace, "--groups", "4"});
+  REQUIRE(half.code == 2);
+  REQUIRE_THAT(half.err, Contains("--groups and --topk-group go together"));
+  const auto no_ids = cli({"trace", "stats", plain, "--groups", "4", "--topk-group", "1"});
+  REQUIRE(no_ids.code == 0);
+  REQUIRE_THAT(no_ids.out, Contains("not checked, the check needs per-token expert ids"));
+  // A run of the group-limited model on the trace: it goes on, and warns once with the same count.
+  const std::vector<std::string> limited = {
+      "--set", "model.expert_groups=4", "--set", "model.topk_group=1",
+      "--set", "routing.source=trace",  "--set", "routing.trace_file=\"" + trace + "\""};
+  std::vector<std::string> args = {"run", k_small, "--out", (dir / "out").string()};
+  args.insert(args.end(), limited.begin(), limited.end());
+  const auto run = cli(args);
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  REQUIRE_THAT(run.err, Contains("breaks the model's group limit (at most 1 of 4 expert groups per token): " +
+                                 std::to_string(over) + " of 10240 tokens"));
+  REQUIRE(run.err.find("group limit") == run.err.rfind("group limit"));
+  // Without the limit, or without per-token ids, nothing to say.
+  const auto unlimited = cli({"run", k_small, "--out", (dir / "out2").string(), "--set", "routing.source=trace",
+                              "--set", "routing.trace_file=\"" + trace + "\""});
+  REQUIRE(unlimited.code == 0);
+  REQUIRE(unlimited.err.find("group limit") == std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("place: the EPLB README example from JSON and CSV, flags over the file, clear errors") {
   const fs::path dir = fs::temp_directory_path() / "epsim_cli_place";
   fs::remove_all(dir);
