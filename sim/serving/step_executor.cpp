@@ -31,6 +31,19 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
   if (comm.deduplicates()) {
     fanout_.emplace(model, group_topology, comm.fanout_samples, comm.fanout_refresh_steps, fanout_rng);
   }
+  if (comm.overlap == hardware::OverlapMode::two_batch) {
+    hardware::EpCommConfig half = comm;
+    half.overlap = hardware::OverlapMode::none;
+    for (std::size_t m = 0; m < 2; ++m) {
+      halves_[m] = std::make_unique<StepExecutor>(model, cost, gpu_offset, group_topology, placement, routing, source,
+                                                  0.0, collectives, attention_tp, half, fanout_rng);
+      halves_[m]->keep_layers();
+    }
+    sum_local_.setZero(gpus_);
+    sum_expert_.setZero(gpus_);
+    sum_tokens_.assign(static_cast<std::size_t>(gpus_), 0);
+    sum_activated_.assign(static_cast<std::size_t>(gpus_), 0);
+  }
   for (Eigen::ArrayXd* a : {&quota_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
                             &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_, &gather_bytes_}) {
     a->setZero(gpus_);
@@ -44,6 +57,17 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
   routed_.slot_tokens.assign(static_cast<std::size_t>(placement.layers.front().num_slots()), 0);
   traffic_matrix_.setZero(gpus_, gpus_);
   origin_counts_.assign(static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(model.routed_experts), 0);
+}
+
+void StepExecutor::keep_layers() {
+  keep_layers_ = true;
+  const auto layers = static_cast<std::size_t>(model_.num_moe_layers());
+  half_layers_.assign(layers, HalfLayer{});
+  kept_records_.assign(layers, LayerRecord{});
+  kept_local_.setZero(gpus_, static_cast<Eigen::Index>(layers));
+  kept_expert_.setZero(gpus_, static_cast<Eigen::Index>(layers));
+  kept_tokens_.assign(layers * static_cast<std::size_t>(gpus_), 0);
+  kept_activated_.assign(layers * static_cast<std::size_t>(gpus_), 0);
 }
 
 double StepExecutor::kernel(int local_gpu, const hardware::KernelWork& w) {
@@ -325,6 +349,76 @@ bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requ
   if (!begin_routing(batch, requests, now)) {
     return false;
   }
+  if (halves_[0]) {
+    price_two_batches(batch, now, group, step, observers, out);
+  } else {
+    price_step(batch, now, group, step, observers, out);
+  }
+  return true;
+}
+
+void StepExecutor::price_two_batches(const Batch& batch, core::Time now, int group, std::int64_t step,
+                                     std::span<Observer* const> observers, StepRecord& out) {
+  split_batch(batch, half_batches_[0], half_batches_[1]);
+  busy_ns_.setZero();
+  std::fill(step_loads_.begin(), step_loads_.end(), 0);
+  for (std::size_t m = 0; m < 2; ++m) {
+    StepExecutor& h = *halves_[m];
+    h.price_step(half_batches_[m], now, group, step, {}, half_records_[m]);
+    busy_ns_ += h.busy_ns_;
+    for (std::size_t i = 0; i < step_loads_.size(); ++i) {
+      step_loads_[i] += h.step_loads_[i];
+    }
+    out.barrier_idle_ns += half_records_[m].barrier_idle_ns;
+    out.comm_ns += half_records_[m].comm_ns;
+    out.straggler_gap_sum_ns += half_records_[m].straggler_gap_sum_ns;
+    out.straggler_gap_max_ns = std::max(out.straggler_gap_max_ns, half_records_[m].straggler_gap_max_ns);
+    out.intra_bytes += half_records_[m].intra_bytes;
+    out.inter_bytes += half_records_[m].inter_bytes;
+  }
+  out.moe_layers = half_records_[0].moe_layers;
+  schedule_two_batches(halves_[0]->half_layers_, halves_[1]->half_layers_, halves_[0]->tail_ns_, halves_[1]->tail_ns_,
+                       timeline_);
+  compute_windows_.assign(timeline_.compute.begin(), timeline_.compute.end());
+  out.duration_ns = timeline_.end_ns + step_overhead_ns_;
+  // Observers see each MoE layer once, the halves' work added up (per GPU too).
+  for (std::size_t l = 0; l < halves_[0]->kept_records_.size(); ++l) {
+    const LayerRecord& a = halves_[0]->kept_records_[l];
+    const LayerRecord& b = halves_[1]->kept_records_[l];
+    LayerRecord rec = a;
+    rec.offset_ns = timeline_.layer_start[l];
+    rec.attention_phase_ns += b.attention_phase_ns;
+    rec.attention_idle_ns += b.attention_idle_ns;
+    rec.dispatch_ns += b.dispatch_ns;
+    rec.combine_ns += b.combine_ns;
+    rec.expert_max_ns += b.expert_max_ns;
+    rec.expert_min_ns += b.expert_min_ns;
+    rec.expert_idle_ns += b.expert_idle_ns;
+    rec.intra_bytes += b.intra_bytes;
+    rec.inter_bytes += b.inter_bytes;
+    const auto col = static_cast<Eigen::Index>(l);
+    sum_local_ = halves_[0]->kept_local_.col(col) + halves_[1]->kept_local_.col(col);
+    sum_expert_ = halves_[0]->kept_expert_.col(col) + halves_[1]->kept_expert_.col(col);
+    for (std::size_t g = 0; g < static_cast<std::size_t>(gpus_); ++g) {
+      const std::size_t i = l * static_cast<std::size_t>(gpus_) + g;
+      sum_tokens_[g] = halves_[0]->kept_tokens_[i] + halves_[1]->kept_tokens_[i];
+      sum_activated_[g] = std::max(halves_[0]->kept_activated_[i], halves_[1]->kept_activated_[i]);
+    }
+    rec.gpu_local_ns = {sum_local_.data(), static_cast<std::size_t>(gpus_)};
+    rec.gpu_expert_ns = {sum_expert_.data(), static_cast<std::size_t>(gpus_)};
+    rec.gpu_tokens = sum_tokens_;
+    rec.gpu_activated = sum_activated_;
+    for (Observer* o : observers) {
+      o->on_layer(rec);
+    }
+  }
+}
+
+void StepExecutor::price_step(const Batch& batch, core::Time now, int group, std::int64_t step,
+                              std::span<Observer* const> observers, StepRecord& out) {
+  if (keep_layers_) {
+    out = StepRecord{};
+  }
   busy_ns_.setZero();
   local_ns_.setZero();
   compute_windows_.clear();
@@ -351,6 +445,16 @@ bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requ
     rec.offset_ns = out.duration_ns;
     rec.gpu_local_ns = {local_ns_.data(), static_cast<std::size_t>(gpus_)};
     price_moe_layer(batch, total_tokens, rec, out);
+    if (keep_layers_) {
+      const auto l = static_cast<std::size_t>(moe_layer);
+      half_layers_[l] = HalfLayer{rec.attention_phase_ns, rec.dispatch_ns, rec.expert_max_ns, rec.combine_ns};
+      kept_records_[l] = rec;
+      kept_local_.col(moe_layer) = local_ns_;
+      kept_expert_.col(moe_layer) = expert_ns_;
+      std::copy(gpu_pairs_.begin(), gpu_pairs_.end(), kept_tokens_.begin() + static_cast<std::ptrdiff_t>(l * gpus_));
+      std::copy(gpu_activated_.begin(), gpu_activated_.end(),
+                kept_activated_.begin() + static_cast<std::ptrdiff_t>(l * gpus_));
+    }
     for (Observer* o : observers) {
       o->on_layer(rec);
     }
@@ -359,9 +463,9 @@ bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requ
   }
   local_ns_ += lm_head_ns_;
   const double tail = barrier(local_ns_, out.barrier_idle_ns);
+  tail_ns_ = tail;
   compute_windows_.emplace_back(out.duration_ns, out.duration_ns + tail);
   out.duration_ns += tail + step_overhead_ns_;
-  return true;
 }
 
 }  // namespace epsim::serving

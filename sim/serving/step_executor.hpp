@@ -6,6 +6,8 @@
 // policy that needs every token everywhere (metro) gets an all-gather dispatch instead.
 // Layer timing is computed directly; buffers are allocated once, never in the step loop.
 #include <Eigen/Core>
+#include <array>
+#include <memory>
 #include <optional>
 #include <span>
 #include <utility>
@@ -21,6 +23,7 @@
 #include "policies/routing_policy.hpp"
 #include "sim/serving/batch.hpp"
 #include "sim/serving/fanout_estimator.hpp"
+#include "sim/serving/overlap_schedule.hpp"
 #include "sim/serving/observer.hpp"
 #include "sim/serving/request_state.hpp"
 #include "workloads/routing_source.hpp"
@@ -50,6 +53,14 @@ class StepExecutor {
   std::span<const std::int32_t> step_loads() const { return step_loads_; }
 
  private:
+  // Everything after the routing source has begun the step: the layers of `batch`, in lockstep.
+  void price_step(const Batch& batch, core::Time now, int group, std::int64_t step,
+                  std::span<Observer* const> observers, StepRecord& out);
+  // Two-batch overlap: both halves priced by their own executors, then scheduled on two streams.
+  void price_two_batches(const Batch& batch, core::Time now, int group, std::int64_t step,
+                         std::span<Observer* const> observers, StepRecord& out);
+  // Keeps every MoE layer's per-GPU figures of the last step (a half's executor: its parent reports them).
+  void keep_layers();
   double kernel(int local_gpu, const hardware::KernelWork& w);
   double all_reduce_ns(double tokens) const;
   // Local phases of one step, identical for every layer of the step.
@@ -95,6 +106,20 @@ class StepExecutor {
   std::vector<workloads::RequestTokens> step_requests_;     // begin_step's view of the batch
   policies::RoutedLoad routed_;
   Eigen::MatrixXd traffic_matrix_;           // per-origin token-expert pairs
+  // Two-batch overlap (parent): the halves' executors and batches, the schedule, per-GPU sums for observers.
+  std::array<std::unique_ptr<StepExecutor>, 2> halves_;
+  std::array<Batch, 2> half_batches_;
+  std::array<StepRecord, 2> half_records_;
+  OverlapTimeline timeline_;
+  Eigen::ArrayXd sum_local_, sum_expert_;
+  std::vector<std::int32_t> sum_tokens_, sum_activated_;
+  // A half's executor: per MoE layer its phase times and (layer-major) per-GPU figures, and its tail.
+  bool keep_layers_ = false;
+  std::vector<HalfLayer> half_layers_;
+  std::vector<LayerRecord> kept_records_;
+  Eigen::ArrayXXd kept_local_, kept_expert_;  // gpus x MoE layers
+  std::vector<std::int32_t> kept_tokens_, kept_activated_;
+  double tail_ns_ = 0.0;
   std::vector<std::int32_t> origin_counts_;  // [origin][expert] from the routing source, when it has them
 };
 

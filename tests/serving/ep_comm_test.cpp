@@ -19,6 +19,7 @@
 #include "models/model_spec.hpp"
 #include "policies/placement.hpp"
 #include "sim/serving/fanout_estimator.hpp"
+#include "sim/serving/overlap_schedule.hpp"
 #include "sim/serving/simulator.hpp"
 #include "workloads/token_sampler.hpp"
 
@@ -332,4 +333,58 @@ TEST_CASE("the shipped communication defaults reproduce every published point of
                                               << 100.0 * (model / published - 1.0) << " %)");
     CHECK(model == Approx(published).epsilon(tolerance));
   }
+}
+
+TEST_CASE("two-batch overlap schedule against hand-computed timelines") {
+  // One layer, both halves A = 10, D = 5, E = 10, C = 5, no tail. Compute: A0 [0,10) A1 [10,20); comm: D0
+  // [10,15) D1 [20,25); compute: E0 [20,30) E1 [30,40); comm: C0 [30,35) C1 [40,45). Without overlap the
+  // same work takes 2 x 30 = 60.
+  serving::OverlapTimeline t;
+  const std::vector<serving::HalfLayer> one{{10.0, 5.0, 10.0, 5.0}};
+  serving::schedule_two_batches(one, one, 0.0, 0.0, t);
+  CHECK(t.end_ns == Approx(45.0));
+  REQUIRE(t.compute.size() == 4);
+  CHECK(t.compute[2] == std::pair<double, double>(20.0, 30.0));
+  CHECK(t.compute[3] == std::pair<double, double>(30.0, 40.0));
+  // Two layers, communication-bound (A = 2, D = 10, E = 2, C = 10) with tails of 1: the comm stream is
+  // never idle after the first A: D0 [2,12) D1 [12,22) C0 [22,32) C1 [32,42); layer 2: A0 [32,34) A1
+  // [42,44), D0 [42,52) D1 [52,62), E0 [52,54) E1 [62,64), C0 [62,72) C1 [72,82); tails [72,73) [82,83).
+  const std::vector<serving::HalfLayer> two{{2.0, 10.0, 2.0, 10.0}, {2.0, 10.0, 2.0, 10.0}};
+  serving::schedule_two_batches(two, two, 1.0, 1.0, t);
+  CHECK(t.end_ns == Approx(83.0));
+  CHECK(t.layer_start[1] == Approx(32.0));
+  // Compute-bound halves hide all communication but the first dispatch and the last combine:
+  // A = 10, D = 1, E = 10, C = 1: A0 [0,10) A1 [10,20) E0 [20,30) E1 [30,40); C1 [40,41).
+  const std::vector<serving::HalfLayer> busy{{10.0, 1.0, 10.0, 1.0}};
+  serving::schedule_two_batches(busy, busy, 0.0, 0.0, t);
+  CHECK(t.end_ns == Approx(41.0));
+}
+
+TEST_CASE("split_batch halves prefill chunks and alternates decodes per rank") {
+  serving::Batch b;
+  b.clear(2);
+  b.entries = {{0, 7, 100, true, true}, {1, 1, 50, false, true}, {2, 1, 60, false, true}, {3, 1, 70, false, true},
+               {4, 4, 0, true, false}};
+  b.rank_begin = {0, 4, 5};
+  b.prefill_tokens = 11;
+  b.decode_tokens = 3;
+  serving::Batch h0;
+  serving::Batch h1;
+  serving::split_batch(b, h0, h1);
+  // Rank 0: the chunk of 7 gives 4 (context 100, no token) and 3 (context 104, emits); decodes go to the
+  // half with fewer tokens: 1 -> half 1 (3 < 4), 2 -> half 0 (4 = 4: half 0), 3 -> half 1.
+  REQUIRE(h0.rank_begin == std::vector<int>{0, 2, 3});
+  REQUIRE(h1.rank_begin == std::vector<int>{0, 3, 4});
+  CHECK(h0.entries[0].tokens == 4);
+  CHECK(h0.entries[0].context == 100);
+  CHECK_FALSE(h0.entries[0].emits_token);
+  CHECK(h1.entries[0].tokens == 3);
+  CHECK(h1.entries[0].context == 104);
+  CHECK(h1.entries[0].emits_token);
+  CHECK(h1.entries[1].request == 1);
+  CHECK(h0.entries[1].request == 2);
+  CHECK(h1.entries[2].request == 3);
+  CHECK(h0.prefill_tokens + h1.prefill_tokens == 11);
+  CHECK(h0.decode_tokens + h1.decode_tokens == 3);
+  CHECK(h0.entries[2].tokens == 2);  // rank 1's chunk of 4: 2 + 2
 }
