@@ -29,6 +29,7 @@ RunOutputs::RunOutputs(serving::Simulator& sim, const ExperimentConfig& cfg) {
     const hardware::ClusterSpec& c = cfg.cluster;
     const serving::PoolLayout pools = cfg.pools();
     std::vector<serving::TimelineLog::LinkCapacity> capacity;
+    capacity.reserve(static_cast<std::size_t>(pools.groups()));
     for (int g = 0; g < pools.groups(); ++g) {
       const int ep = pools.of_group(g).ep_size;
       const int group_nodes = (ep + c.gpus_per_node - 1) / c.gpus_per_node;
@@ -46,6 +47,7 @@ RunOutputs::RunOutputs(serving::Simulator& sim, const ExperimentConfig& cfg) {
   if (o.gpu_layers_csv) {
     const serving::PoolLayout pools = cfg.pools();
     std::vector<int> group_gpus;
+    group_gpus.reserve(static_cast<std::size_t>(pools.groups()));
     for (int g = 0; g < pools.groups(); ++g) {
       group_gpus.push_back(pools.of_group(g).ep_size);
     }
