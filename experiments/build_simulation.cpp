@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "experiments/builders.hpp"
 #include "models/layer_work.hpp"
@@ -42,16 +43,23 @@ std::vector<std::int64_t> kv_blocks_by_rank(const ExperimentConfig& cfg, const p
   return out;
 }
 
-// The per-group trigger maker: each group's trigger from the placed group's input, its own GPUs' curves
-// on request, and the model.
-std::function<std::unique_ptr<policies::RebalanceTrigger>(int)> trigger_maker(const ExperimentConfig& cfg,
-                                                                              const hardware::CostModel& cost,
-                                                                              const policies::PlacementInput& in) {
-  auto ctx = std::make_shared<policies::TriggerContext>();
-  ctx->group = in;
-  ctx->model_name = cfg.model.name;
-  ctx->curves_of_group = [cfg, &cost](int group) { return make_group_curves(cfg, cost, group); };
-  return [ctx, factory = cfg.policy.rebalance.trigger](int group) { return factory->make(*ctx, group); };
+// The per-group trigger maker: each group's trigger from its pool's placed-group input (`prefill_in`
+// for the prefill groups when the prefill pool has its own EP size), its own GPUs' curves on request,
+// and the model.
+std::function<std::unique_ptr<policies::RebalanceTrigger>(int)> trigger_maker(
+    const ExperimentConfig& cfg, const hardware::CostModel& cost, const policies::PlacementInput& in,
+    const std::optional<policies::PlacementInput>& prefill_in) {
+  const auto context = [&](const policies::PlacementInput& input) {
+    auto ctx = std::make_shared<policies::TriggerContext>();
+    ctx->group = input;
+    ctx->model_name = cfg.model.name;
+    ctx->curves_of_group = [cfg, &cost](int group) { return make_group_curves(cfg, cost, group); };
+    return ctx;
+  };
+  std::shared_ptr<policies::TriggerContext> decode = context(in);
+  std::shared_ptr<policies::TriggerContext> prefill = prefill_in ? context(*prefill_in) : decode;
+  return [decode, prefill, prefill_groups = cfg.disaggregation.prefill_groups, factory = cfg.policy.rebalance.trigger](
+             int group) { return factory->make(group < prefill_groups ? *prefill : *decode, group); };
 }
 
 }  // namespace
@@ -65,21 +73,31 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   p.network = network_in_use(cfg) ? network : nullptr;
   p.collectives = cfg.collectives;
   p.comm = cfg.comm;
+  p.prefill_comm = cfg.prefill_comm;
   p.kv_blocks_per_gpu =
       serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp)
           .kv_blocks;
   p.prefill_groups = cfg.disaggregation.prefill_groups;
+  // A prefill pool of its own EP size gets its own placement, made for its first group (its GPUs,
+  // curves and routing); of the decode pool's size it shares the decode pool's, as it always did.
+  const bool own_prefill_size = !cfg.pools().uniform();
+  p.prefill_ep_size = own_prefill_size ? cfg.disaggregation.prefill_ep_size : 0;
   p.prefill_kv_blocks_per_gpu =
-      cfg.disaggregation.prefill_gpu
-          ? serving::plan_memory(cfg.model, *cfg.disaggregation.prefill_gpu, cfg.slots_per_gpu(), cfg.serving.scheduler,
-                                 cfg.serving.attention_tp)
+      cfg.disaggregation.prefill_gpu || own_prefill_size
+          ? serving::plan_memory(cfg.model, cfg.disaggregation.prefill_gpu.value_or(cfg.gpu),
+                                 cfg.prefill_slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp)
                 .kv_blocks
           : 0;
   p.kv_bytes_per_token = static_cast<double>(cfg.model.num_layers) * models::kv_bytes_per_token_layer(cfg.model);
   p.placement = policies::make_placement(cfg.policy, cfg.source)->place(in);
+  std::optional<policies::PlacementInput> prefill_in;
+  if (own_prefill_size) {
+    prefill_in = make_placement_input(cfg, *cost, p.topology, needs, PlacedPool::prefill);
+    p.prefill_placement = policies::make_placement(cfg.policy, cfg.source)->place(*prefill_in);
+  }
   p.kv_blocks_by_rank = kv_blocks_by_rank(cfg, p.placement);
   if (cfg.policy.rebalance.trigger) {
-    p.make_rebalance = trigger_maker(cfg, *cost, in);
+    p.make_rebalance = trigger_maker(cfg, *cost, in, prefill_in);
     p.forecast_work = needs.predictions;
     p.migration = {cfg.policy.rebalance.migration, cfg.policy.rebalance.migration_max_bytes_per_step,
                    models::expert_weight_bytes(cfg.model)};

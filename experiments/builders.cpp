@@ -11,13 +11,13 @@ std::unique_ptr<hardware::RooflineCostModel> make_cost_model(const ExperimentCon
   auto cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability,
                                                             core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
   if (cfg.disaggregation.prefill_gpu) {
-    cost->set_gpu_model(0, cfg.disaggregation.prefill_groups * cfg.ep_size, *cfg.disaggregation.prefill_gpu);
+    cost->set_gpu_model(0, cfg.pools().prefill.gpus(), *cfg.disaggregation.prefill_gpu);
   }
   return cost;
 }
 
-int placed_group(const ExperimentConfig& cfg) {
-  return cfg.disaggregation.prefill_groups;
+int placed_group(const ExperimentConfig& cfg, PlacedPool pool) {
+  return pool == PlacedPool::prefill ? 0 : cfg.disaggregation.prefill_groups;
 }
 
 std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& cfg, const hardware::CostModel& cost,
@@ -28,7 +28,8 @@ std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& 
 
 std::shared_ptr<const policies::CostCurves> make_group_curves(const ExperimentConfig& cfg,
                                                               const hardware::CostModel& cost, int group) {
-  return make_curves(cfg, cost, group * cfg.ep_size, cfg.ep_size, cfg.slots_per_gpu());
+  const serving::PoolShape pool = cfg.pools().of_group(group);  // a copy: pools() is a temporary
+  return make_curves(cfg, cost, pool.group_first_gpu(group), pool.ep_size, cfg.slots_per_gpu(pool.ep_size));
 }
 
 std::shared_ptr<const hardware::NetworkGraph> make_network(const ExperimentConfig& cfg) {
@@ -41,23 +42,26 @@ bool network_in_use(const ExperimentConfig& cfg) {
 }
 
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs) {
-  const hardware::Topology group = serving::group_topology(ports, cfg.ep_size);
+                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs,
+                                              PlacedPool pool) {
+  const int placed = placed_group(cfg, pool);
+  const int ep = cfg.pools().of_group(placed).ep_size;
+  const hardware::Topology group = serving::group_topology(ports, ep);
   policies::PlacementInput in = policies::PlacementInput::shape(
-      static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts), cfg.ep_size,
-      group.nodes(), cfg.slots_per_gpu(), static_cast<int>(cfg.model.expert_groups));
+      static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts), ep, group.nodes(),
+      cfg.slots_per_gpu(ep), static_cast<int>(cfg.model.expert_groups));
   in.seed = cfg.seed;
   // DIRECTOR's communication model: a token's hidden state over the group's links (scale-up within a
   // node, scale-out across), in bytes per ns = GB/s.
   in.token_bytes = static_cast<double>(cfg.model.hidden_size * cfg.model.activation_bytes);
-  for (int a = 0; a < cfg.ep_size; ++a) {
-    for (int b = 0; b < cfg.ep_size; ++b) {
+  for (int a = 0; a < ep; ++a) {
+    for (int b = 0; b < ep; ++b) {
       in.link_bytes_per_ns.push_back(a / group.gpus_per_node() == b / group.gpus_per_node() ? group.intra().bw_gbps
                                                                                             : group.inter().bw_gbps);
     }
   }
   if (needs.load_window) {
-    LoadWindow w = profile_load(cfg);
+    LoadWindow w = profile_load(cfg, placed);
     in.expert_load = std::move(w.total);
     in.window_load = std::move(w.steps);
     in.window_steps = static_cast<int>(in.window_load.size() / std::max<std::size_t>(1, in.expert_load.size()));
@@ -66,7 +70,7 @@ policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const
     in.coactivation = profile_coactivation(cfg);
   }
   if (needs.cost_curves) {
-    in.curves = make_group_curves(cfg, cost, placed_group(cfg));
+    in.curves = make_group_curves(cfg, cost, placed);
   }
   return in;
 }

@@ -2,6 +2,7 @@
 // The pieces every command builds from an experiment the same way: `run`, `slo` (through
 // build_simulation), `place --config` and `cost --config` call these and nothing else, so a placement
 // computed offline sees exactly the curves, links and GPUs a run would.
+#include <cstdint>
 #include <memory>
 
 #include "experiments/experiment_config.hpp"
@@ -17,16 +18,22 @@ namespace epsim::experiments {
 /// the prefill pool's own GPU model when it differs.
 std::unique_ptr<hardware::RooflineCostModel> make_cost_model(const ExperimentConfig& cfg);
 
-/// The EP group a placement is made for and that every group then uses: the first that decodes (the
-/// first group when prefill and decode are co-located).
-int placed_group(const ExperimentConfig& cfg);
+/// The pool a placement is made for: every group of the pool then starts from it.
+enum class PlacedPool : std::uint8_t {
+  decode,   ///< the decode pool (every group when co-located; the prefill pool too when its EP size is alike)
+  prefill,  ///< the prefill pool, when its EP size differs from the decode pool's
+};
+
+/// The EP group a placement is made for: the pool's first (the first that decodes by default; the first
+/// group when prefill and decode are co-located).
+int placed_group(const ExperimentConfig& cfg, PlacedPool pool = PlacedPool::decode);
 
 /// C_g(n) of GPUs first_gpu .. first_gpu + gpus - 1 holding `slots_per_gpu` expert slots each, as the
 /// policies see them (cfg.policy.cost_profile). In exact mode the curves point to `cost`, which must
 /// outlive them.
 std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& cfg, const hardware::CostModel& cost,
                                                         int first_gpu, int gpus, int slots_per_gpu);
-/// The same for EP group `group` of the experiment.
+/// The same for EP group `group` of the experiment (its pool's size and slots per GPU).
 std::shared_ptr<const policies::CostCurves> make_group_curves(const ExperimentConfig& cfg,
                                                               const hardware::CostModel& cost, int group);
 
@@ -35,10 +42,12 @@ std::shared_ptr<const hardware::NetworkGraph> make_network(const ExperimentConfi
 /// Whether a run uses the graph itself: graph collectives, KV hand-offs or weight migrations.
 bool network_in_use(const ExperimentConfig& cfg);
 
-/// The placement input of the placed group: its shape, links and token bytes (DIRECTOR's communication
-/// model), the seed, and what `needs` asks for: the load window (load_window.hpp), C_g(n) of the placed
-/// group's GPUs, co-selection counts. `ports` is the cluster's port view (NetworkGraph::port_view()).
+/// The placement input of the placed group of `pool`: its shape, links and token bytes (DIRECTOR's
+/// communication model), the seed, and what `needs` asks for: the load window of that group's steps
+/// (load_window.hpp), C_g(n) of its GPUs, co-selection counts. `ports` is the cluster's port view
+/// (NetworkGraph::port_view()).
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs);
+                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs,
+                                              PlacedPool pool = PlacedPool::decode);
 
 }  // namespace epsim::experiments

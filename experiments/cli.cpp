@@ -312,8 +312,8 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   set_log_level(vm["log-level"].as<std::string>());
   const ExperimentConfig cfg = load(vm, err);
-  out << fmt::format("{}: ok ({} on {} x {} GPUs, EP{}, {} requests at {} req/s)\n", cfg.source, cfg.model.name,
-                     cfg.cluster.num_gpus(), cfg.gpu.name, cfg.ep_size, cfg.workload.num_requests,
+  out << fmt::format("{}: ok ({} on {} x {} GPUs, {}, {} requests at {} req/s)\n", cfg.source, cfg.model.name,
+                     cfg.cluster.num_gpus(), cfg.gpu.name, ep_description(cfg), cfg.workload.num_requests,
                      cfg.workload.arrivals.rate_rps);
   return 0;
 }
@@ -480,7 +480,8 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
                                    cfg.cluster.num_gpus(), cfg.cluster.num_gpus() - 1, index));
     }
     if (o.local_experts == 0) {
-      o.local_experts = cfg.slots_per_gpu();
+      // The slots of the GPU's pool: a prefill pool of its own EP size holds another number per GPU.
+      o.local_experts = index < cfg.pools().prefill.gpus() ? cfg.prefill_slots_per_gpu() : cfg.slots_per_gpu();
     }
     const auto cost = make_cost_model(cfg);  // the run's own (builders.hpp)
     out << cost_table(cfg.model, *cost, index, o);

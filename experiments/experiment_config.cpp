@@ -102,6 +102,22 @@ void check_memory(const ExperimentConfig& cfg, core::ParamTable& root) {
                                mem.weights_gib, cfg.slots_per_gpu(), cfg.serving.scheduler.activation_reserve_gib,
                                cfg.gpu.memory_gib, cfg.serving.scheduler.gpu_memory_utilization, cfg.gpu.name));
   }
+  const serving::PoolShape prefill = cfg.pools().prefill;
+  if (prefill.groups > 0 && prefill.ep_size != cfg.ep_size) {
+    // A smaller prefill group holds more expert slots per GPU: its cache must fit too.
+    const hardware::GpuSpec& gpu = cfg.disaggregation.prefill_gpu ? *cfg.disaggregation.prefill_gpu : cfg.gpu;
+    const int slots = cfg.prefill_slots_per_gpu();
+    const serving::MemoryPlan pm =
+        serving::plan_memory(cfg.model, gpu, slots, cfg.serving.scheduler, cfg.serving.attention_tp);
+    if (pm.kv_blocks < 1) {
+      auto disagg = root.table("disaggregation", "separate prefill and decode pools");
+      disagg.fail("prefill_ep_size",
+                  fmt::format("no room for the prefill pool's KV cache at EP{}: {:.1f} GiB of weights per GPU ({} "
+                              "expert slots) + {:.1f} GiB reserve exceed {:.1f} GiB x {} of {}",
+                              prefill.ep_size, pm.weights_gib, slots, cfg.serving.scheduler.activation_reserve_gib,
+                              gpu.memory_gib, cfg.serving.scheduler.gpu_memory_utilization, gpu.name));
+    }
+  }
 }
 
 // Valid settings that do nothing as combined: said out loud instead of silently ignored.
@@ -122,6 +138,12 @@ std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
         "replayed trace predicts nothing: it never re-optimises (use policy.rebalance.mode = \"reactive\", or "
         "synthetic routing)",
         cfg.source, cfg.policy.rebalance.trigger_name));
+  }
+  if (cfg.disaggregation.prefill_groups == 0 && cfg.disaggregation.prefill_ep_size != cfg.ep_size) {
+    out.push_back(
+        fmt::format("{}: disaggregation.prefill_ep_size = {} sizes the prefill pool, but prefill_groups = 0 "
+                    "(co-located): it has no effect",
+                    cfg.source, cfg.disaggregation.prefill_ep_size));
   }
   if (cfg.redundant_experts > 0 && !replicating) {
     out.push_back(fmt::format(
@@ -159,6 +181,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.variability = std::move(hw.variability);
   cfg.collectives = hw.collectives;
   cfg.comm = hw.comm;
+  cfg.prefill_comm = hw.prefill_comm;
 
   serving::ServingSections serving = serving::parse_serving_sections(
       root, {cfg.cluster.num_gpus(), cfg.cluster.gpus_per_node, cfg.model.routed_experts});

@@ -15,6 +15,7 @@
 #include "hardware/variability.hpp"
 #include "models/model_spec.hpp"
 #include "policies/policy_config.hpp"
+#include "sim/serving/pool_shape.hpp"
 #include "sim/serving/serving_config.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/routing_config.hpp"
@@ -54,6 +55,7 @@ struct ExperimentConfig {
   hardware::VariabilityConfig variability;
   hardware::CollectiveConfig collectives;
   hardware::EpCommConfig comm;
+  std::optional<hardware::EpCommConfig> prefill_comm;  ///< [communication.prefill]
   int ep_size = 0;
   int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
   workloads::WorkloadConfig workload;
@@ -70,7 +72,16 @@ struct ExperimentConfig {
   std::uint64_t seed_of(SeedFamily f) const {
     return (f == SeedFamily::workload ? workload_seed : cluster_seed).value_or(seed);
   }
-  int slots_per_gpu() const { return (static_cast<int>(model.routed_experts) + redundant_experts) / ep_size; }
+  /// Expert slots per GPU of a decode (or co-located) EP group.
+  int slots_per_gpu() const { return slots_per_gpu(ep_size); }
+  /// ... of an EP group of `gpus` GPUs (the prefill pool's: prefill_slots_per_gpu()).
+  int slots_per_gpu(int gpus) const { return (static_cast<int>(model.routed_experts) + redundant_experts) / gpus; }
+  int prefill_slots_per_gpu() const { return slots_per_gpu(pools().prefill.ep_size); }
+  /// The prefill and decode pools (one pool of every group when co-located).
+  serving::PoolLayout pools() const {
+    return serving::pool_layout(cluster.num_gpus(), ep_size, disaggregation.prefill_groups,
+                                disaggregation.prefill_ep_size);
+  }
 };
 
 /// Parses TOML text; a syntax error is a core::ConfigError naming `source`, the line and the column.

@@ -7,7 +7,6 @@
 #include <toml++/toml.h>
 
 #include "experiments/build_simulation.hpp"
-#include "experiments/builders.hpp"
 #include "policies/affinity.hpp"
 #include "policies/rebalance_trigger.hpp"
 #include "sim/core/error.hpp"
@@ -39,7 +38,7 @@ class LoadRecorder final : public policies::RebalanceTrigger {
 
 // GEM's step 1: serve with the linear placement and record the routing of real steps (their real
 // token counts, prefill and decode mixed as the scheduler forms them), skipping the ramp-up.
-LoadWindow warmup_load(const ExperimentConfig& cfg) {
+LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   ExperimentConfig warm = cfg;
   warm.policy.placement = "linear";
   warm.policy.placement_options = std::make_shared<const toml::table>();
@@ -52,13 +51,12 @@ LoadWindow warmup_load(const ExperimentConfig& cfg) {
     parts.network = std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
   }
   auto steps = std::make_shared<std::vector<double>>();
-  // One recorder, on the group the placement is made for (the first decode group when disaggregated):
-  // its steps are a consecutive sequence.
-  const int target = placed_group(cfg);
+  // One recorder, on the group the placement is made for (a pool's first group): its steps are a
+  // consecutive sequence.
   parts.make_rebalance = [steps, skip, keep, target](int group) -> std::unique_ptr<policies::RebalanceTrigger> {
     return group == target ? std::make_unique<LoadRecorder>(steps, skip, keep) : nullptr;
   };
-  const int groups = std::max(1, static_cast<int>(cfg.cluster.nodes * cfg.cluster.gpus_per_node / cfg.ep_size));
+  const int groups = std::max(1, cfg.pools().groups());
   parts.serving.max_steps = (skip + keep) * groups;
   serving::Simulator(std::move(parts)).run();
   const auto per_step =
@@ -126,7 +124,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
   return counts;
 }
 
-LoadWindow profile_load(const ExperimentConfig& cfg) {
+LoadWindow profile_load(const ExperimentConfig& cfg, int group) {
   const auto layers = static_cast<int>(cfg.model.num_moe_layers());
   const auto experts = static_cast<int>(cfg.model.routed_experts);
   const auto per_step = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
@@ -148,7 +146,7 @@ LoadWindow profile_load(const ExperimentConfig& cfg) {
     return w;
   }
   if (cfg.policy.load_window.source == policies::LoadWindowSource::warmup) {
-    return warmup_load(cfg);
+    return warmup_load(cfg, group);
   }
   // A router of its own: the same hot sets and topics as the run's, without touching the run's draws.
   workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, static_cast<int>(cfg.model.top_k),

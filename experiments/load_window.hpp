@@ -14,8 +14,9 @@ struct LoadWindow {
 };
 /// The load window of cfg.policy.load_window: the trace's first `steps` steps, a warm-up run's real
 /// steps after its ramp-up, or as many synthetic steps of `tokens` tokens drawn by a router of its own
-/// (same hot sets, its own draws, so the run's routing is untouched).
-LoadWindow profile_load(const ExperimentConfig& cfg);
+/// (same hot sets, its own draws, so the run's routing is untouched). A warm-up records the steps of EP
+/// group `group` (builders.hpp's placed group: a pool's placement sees its own pool's routing).
+LoadWindow profile_load(const ExperimentConfig& cfg, int group);
 /// Co-selection counts [layer][expert][expert] over the load window (GRACE's affinity): from the trace's
 /// per-token top-k ids (a trace without them is a config error), or for synthetic routing the expected
 /// co-selections of the window's tokens under the router's topics.

@@ -86,7 +86,7 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"cluster", cfg.cluster.name},
       {"speed_factors", resolved_speed_factors(cfg)},
       {"ep_size", cfg.ep_size},
-      {"ep_groups", cfg.cluster.num_gpus() / cfg.ep_size},
+      {"ep_groups", cfg.pools().groups()},
       {"attention_tp", cfg.serving.attention_tp},
       {"prefill_groups", cfg.disaggregation.prefill_groups},
       {"slots_per_gpu", cfg.slots_per_gpu()},
@@ -97,6 +97,15 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"placement", cfg.policy.placement},
       {"routing", cfg.policy.routing},
   };
+  if (!cfg.pools().uniform()) {
+    // The prefill pool's own size; ep_size, slots and memory above are the decode pool's.
+    const serving::MemoryPlan prefill_memory =
+        serving::plan_memory(cfg.model, cfg.disaggregation.prefill_gpu.value_or(cfg.gpu), cfg.prefill_slots_per_gpu(),
+                             cfg.serving.scheduler, cfg.serving.attention_tp);
+    j["resolved"]["prefill_ep_size"] = cfg.disaggregation.prefill_ep_size;
+    j["resolved"]["prefill_slots_per_gpu"] = cfg.prefill_slots_per_gpu();
+    j["resolved"]["prefill_kv_cache_tokens_per_gpu"] = prefill_memory.kv_blocks * cfg.serving.scheduler.kv_block_tokens;
+  }
   j["metrics"] = metrics_json(cfg, res);
   return j.dump(2) + "\n";
 }
@@ -152,14 +161,23 @@ void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg
   core::write_file_atomically(dir / "summary.json", summary_json(cfg, res));
 }
 
+std::string ep_description(const ExperimentConfig& cfg) {
+  const serving::PoolLayout pools = cfg.pools();
+  if (pools.uniform()) {
+    return fmt::format("EP{}", cfg.ep_size);
+  }
+  return fmt::format("prefill {} x EP{}, decode {} x EP{}", pools.prefill.groups, pools.prefill.ep_size,
+                     pools.decode.groups, pools.decode.ep_size);
+}
+
 std::string human_summary(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
   const serving::RunSummary& s = res.summary;
   std::string out;
   auto line = [&]<class... A>(fmt::format_string<A...> f, A&&... args) {
     fmt::format_to(std::back_inserter(out), f, std::forward<A>(args)...);
   };
-  line("{} on {} node(s) x {} {} ({} GPUs, EP{}), placement {}, routing {}\n", cfg.model.name, cfg.cluster.nodes,
-       cfg.cluster.gpus_per_node, cfg.gpu.name, cfg.cluster.num_gpus(), cfg.ep_size, cfg.policy.placement,
+  line("{} on {} node(s) x {} {} ({} GPUs, {}), placement {}, routing {}\n", cfg.model.name, cfg.cluster.nodes,
+       cfg.cluster.gpus_per_node, cfg.gpu.name, cfg.cluster.num_gpus(), ep_description(cfg), cfg.policy.placement,
        cfg.policy.routing);
   line("requests: {} finished of {} in {:.2f} s simulated ({} steps, mean step {:.2f} ms){}\n", s.requests_finished,
        s.requests, s.makespan_s, s.steps, s.mean_step_ms, res.hit_time_limit ? "  [hit max_sim_time_s]" : "");

@@ -30,6 +30,8 @@ struct RunLogs {
 /// Creates `dir` if needed and writes summary.json, requests.csv and the asked-for logs into it.
 void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res,
                    const RunLogs& logs = {});
+/// The EP sizes for banners: "EP8", or "prefill 1 x EP16, decode 2 x EP8" when the pools differ.
+std::string ep_description(const ExperimentConfig& cfg);
 /// A few human-readable lines for the terminal.
 std::string human_summary(const ExperimentConfig& cfg, const serving::SimulationResult& res);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace epsim::experiments {
 
@@ -22,13 +24,20 @@ RunOutputs::RunOutputs(serving::Simulator& sim, const ExperimentConfig& cfg) {
   if (o.timeline) {
     const auto max_bytes = static_cast<std::int64_t>(o.timeline_max_mib * 1024.0 * 1024.0);
     sim.add_observer(&timeline_.emplace(o.timeline_steps, max_bytes));
-    // An EP group's one-direction capacity per level: every GPU's scale-up link inside nodes; between
-    // nodes its NICs (none when the group fits in one node).
+    // An EP group's one-direction capacity per level, for its pool's EP size: every GPU's scale-up link
+    // inside nodes; between nodes its NICs (none when the group fits in one node).
     const hardware::ClusterSpec& c = cfg.cluster;
-    const int group_nodes = (cfg.ep_size + c.gpus_per_node - 1) / c.gpus_per_node;
-    const double inter_gbps =
-        group_nodes > 1 ? std::min(cfg.ep_size, group_nodes * c.nics_per_node) * c.nic_link.bw_gbps : 0.0;
-    timeline_->set_link_capacity(cfg.ep_size * c.scale_up_link.bw_gbps, inter_gbps);
+    const serving::PoolLayout pools = cfg.pools();
+    std::vector<serving::TimelineLog::LinkCapacity> capacity;
+    capacity.reserve(static_cast<std::size_t>(pools.groups()));
+    for (int g = 0; g < pools.groups(); ++g) {
+      const int ep = pools.of_group(g).ep_size;
+      const int group_nodes = (ep + c.gpus_per_node - 1) / c.gpus_per_node;
+      const double inter_gbps =
+          group_nodes > 1 ? std::min(ep, group_nodes * c.nics_per_node) * c.nic_link.bw_gbps : 0.0;
+      capacity.push_back({ep * c.scale_up_link.bw_gbps, inter_gbps});
+    }
+    timeline_->set_link_capacity(std::move(capacity));
     logs_.timeline = &*timeline_;
   }
   if (o.events_csv) {
@@ -36,8 +45,13 @@ RunOutputs::RunOutputs(serving::Simulator& sim, const ExperimentConfig& cfg) {
     logs_.events = &*events_;
   }
   if (o.gpu_layers_csv) {
-    sim.add_observer(&gpu_layers_.emplace(cfg.cluster.num_gpus() / cfg.ep_size,
-                                          static_cast<int>(cfg.model.num_moe_layers()), cfg.ep_size));
+    const serving::PoolLayout pools = cfg.pools();
+    std::vector<int> group_gpus;
+    group_gpus.reserve(static_cast<std::size_t>(pools.groups()));
+    for (int g = 0; g < pools.groups(); ++g) {
+      group_gpus.push_back(pools.of_group(g).ep_size);
+    }
+    sim.add_observer(&gpu_layers_.emplace(std::move(group_gpus), static_cast<int>(cfg.model.num_moe_layers())));
     logs_.gpu_layers = &*gpu_layers_;
   }
 }

@@ -54,7 +54,13 @@ HardwareConfig parse_hardware_sections(core::ParamTable& root) {
       cluster.integer("graph_max_gpus", 16, "auto: largest EP group costed on the graph", {1, 1 << 20}));
   cluster.finish();
   auto comm = root.table("communication", "how EP dispatch and combine move tokens (NCCL, DeepEP) and overlap");
+  const bool prefill_given = comm.contains("prefill");
+  auto prefill = comm.table("prefill", "the prefill pool's overrides of [communication] (disaggregated serving)");
   hw.comm = parse_ep_comm(comm);
+  if (prefill_given) {
+    hw.prefill_comm = parse_ep_comm(prefill, &hw.comm);
+  }
+  prefill.finish();
   comm.finish();
   return hw;
 }

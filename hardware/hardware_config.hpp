@@ -2,6 +2,7 @@
 // The hardware sections of an experiment: [gpu], [cluster] with its variability, speed-factor shorthand
 // and the choice of collective model. Parsed here, by the layer whose structs they fill.
 #include <cstdint>
+#include <optional>
 
 #include "hardware/cluster_spec.hpp"
 #include "hardware/ep_comm.hpp"
@@ -33,6 +34,7 @@ struct HardwareConfig {
   VariabilityConfig variability;
   CollectiveConfig collectives;
   EpCommConfig comm;  ///< [communication]
+  std::optional<EpCommConfig> prefill_comm;  ///< [communication.prefill]: the prefill pool's, when given
 };
 
 /// Reads and finishes [cluster] (its preset first: it names the default GPU), [gpu] and [communication]

@@ -4,19 +4,22 @@
 
 namespace epsim::serving {
 
-LoadStdMetric::LoadStdMetric(int ep_size) {
-  pairs_.setZero(ep_size);
+LoadStdMetric::LoadStdMetric(std::span<const int> group_gpus) {
+  for (const int gpus : group_gpus) {
+    pairs_.push_back(Eigen::ArrayXd::Zero(gpus));
+  }
 }
 
 void LoadStdMetric::on_layer(const LayerRecord& layer) {
   if (static_cast<std::size_t>(layer.group) >= pending_.size()) {
     pending_.resize(static_cast<std::size_t>(layer.group) + 1);
   }
+  Eigen::ArrayXd& pairs = pairs_.at(static_cast<std::size_t>(layer.group));
   for (std::size_t g = 0; g < layer.gpu_tokens.size(); ++g) {
-    pairs_(static_cast<Eigen::Index>(g)) = static_cast<double>(layer.gpu_tokens[g]);
+    pairs(static_cast<Eigen::Index>(g)) = static_cast<double>(layer.gpu_tokens[g]);
   }
   Step& s = pending_[static_cast<std::size_t>(layer.group)];
-  s.std_sum += std::sqrt((pairs_ - pairs_.mean()).square().mean());
+  s.std_sum += std::sqrt((pairs - pairs.mean()).square().mean());
   ++s.layers;
 }
 

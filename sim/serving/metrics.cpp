@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace epsim::serving {
 
@@ -57,7 +58,7 @@ MeasuredWindow measured_window(const std::vector<RequestState>& requests, const 
 }
 
 RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,
-                         core::Time makespan_ns, int groups) {
+                         core::Time makespan_ns) {
   RunSummary s;
   s.requests_total = static_cast<std::int64_t>(requests.size());
   s.makespan_s = core::to_seconds(makespan_ns);
@@ -121,6 +122,8 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   }
 
   double step_time = 0.0;
+  // Step time per group size (GPUs, summed ns): the barrier idle share weighs each step by its GPUs.
+  std::vector<std::pair<int, double>> step_time_by_gpus;
   double idle = 0.0;
   double comm = 0.0;
   double gap_sum = 0.0;
@@ -131,6 +134,13 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
     }
     ++s.steps;
     step_time += static_cast<double>(st.end_ns - st.start_ns);
+    const int gpus = m.group_gpus(st.group);
+    auto size = std::find_if(step_time_by_gpus.begin(), step_time_by_gpus.end(),
+                             [gpus](const std::pair<int, double>& e) { return e.first == gpus; });
+    if (size == step_time_by_gpus.end()) {
+      size = step_time_by_gpus.insert(step_time_by_gpus.end(), {gpus, 0.0});
+    }
+    size->second += static_cast<double>(st.end_ns - st.start_ns);
     idle += st.barrier_idle_ns;
     comm += st.comm_ns;
     gap_sum += st.straggler_gap_sum_ns;
@@ -142,9 +152,12 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   s.mean_step_ms = s.steps > 0 ? step_time / static_cast<double>(s.steps) / 1e6 : 0.0;
   s.mean_straggler_gap_us = layers > 0 ? gap_sum / static_cast<double>(layers) / 1e3 : 0.0;
   s.mean_comm_ms = s.steps > 0 ? comm / static_cast<double>(s.steps) / 1e6 : 0.0;
-  // Each group's GPUs spend its step time together.
-  const double gpus_per_group = static_cast<double>(m.gpu_busy_ns().size()) / static_cast<double>(groups);
-  s.barrier_idle_fraction = step_time > 0.0 ? idle / (step_time * gpus_per_group) : 0.0;
+  // Each group's GPUs spend its step time together: GPU time is step time x the group's GPUs.
+  double gpu_time = 0.0;
+  for (const auto& [gpus, time] : step_time_by_gpus) {
+    gpu_time += time * static_cast<double>(gpus);
+  }
+  s.barrier_idle_fraction = step_time > 0.0 ? idle / gpu_time : 0.0;
   s.comm_fraction = step_time > 0.0 ? comm / step_time : 0.0;
   const double busy_span = static_cast<double>(makespan_ns - begin);
   for (const double busy : m.gpu_busy_ns()) {

@@ -35,8 +35,16 @@ class MetricsCollector final : public Observer {
   const core::RunningStats& inter_token_stats_ns() const { return inter_token_stats_ns_; }
   const std::vector<double>& gpu_busy_ns() const { return gpu_busy_ns_; }
   const MetricsWindow& window() const { return window_; }
-  /// Where each group's GPUs start in the global numbering (set by the simulator).
-  void set_group_offsets(std::vector<int> offsets) { group_offset_ = std::move(offsets); }
+  /// Where each group's GPUs start in the global numbering, and how many it has (set by the simulator;
+  /// unset: one group of every GPU).
+  void set_groups(std::vector<int> offsets, std::vector<int> gpus) {
+    group_offset_ = std::move(offsets);
+    group_gpus_ = std::move(gpus);
+  }
+  /// GPUs of EP group `group`.
+  int group_gpus(int group) const {
+    return group_gpus_.empty() ? static_cast<int>(gpu_busy_ns_.size()) : group_gpus_[static_cast<std::size_t>(group)];
+  }
 
  private:
   MetricsWindow window_;
@@ -46,6 +54,7 @@ class MetricsCollector final : public Observer {
   core::RunningStats inter_token_stats_ns_;
   std::vector<double> gpu_busy_ns_;
   std::vector<int> group_offset_;
+  std::vector<int> group_gpus_;
 };
 
 struct RunSummary {
@@ -88,6 +97,6 @@ struct MeasuredWindow {
 MeasuredWindow measured_window(const std::vector<RequestState>& requests, const MetricsWindow& window);
 
 RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,
-                         core::Time makespan_ns, int groups);
+                         core::Time makespan_ns);
 
 }  // namespace epsim::serving

@@ -94,18 +94,25 @@ std::string EventLog::csv() const {
   return out;
 }
 
-GpuLayerLog::GpuLayerLog(int groups, int moe_layers, int gpus)
-    : groups_(groups),
-      moe_layers_(moe_layers),
-      gpus_(gpus),
-      cells_(static_cast<std::size_t>(groups) * static_cast<std::size_t>(moe_layers) * static_cast<std::size_t>(gpus)) {
+GpuLayerLog::GpuLayerLog(std::vector<int> group_gpus, int moe_layers)
+    : group_gpus_(std::move(group_gpus)), moe_layers_(moe_layers) {
+  std::size_t cells = 0;
+  for (const int gpus : group_gpus_) {
+    group_first_cell_.push_back(cells);
+    cells += static_cast<std::size_t>(moe_layers) * static_cast<std::size_t>(gpus);
+  }
+  cells_.resize(cells);
 }
 
 void GpuLayerLog::on_layer(const LayerRecord& l) {
   const auto gpus = static_cast<int>(l.gpu_expert_ns.size());
-  if (l.group >= groups_ || l.moe_layer >= moe_layers_ || gpus != gpus_) {
-    throw core::Error(fmt::format("gpu_layers.csv: layer {} of group {} on {} GPUs is outside the {} x {} x {} sized",
-                                  l.moe_layer, l.group, gpus, groups_, moe_layers_, gpus_));
+  const auto groups = static_cast<int>(group_gpus_.size());
+  if (l.group >= groups || l.moe_layer >= moe_layers_ || gpus != group_gpus_[static_cast<std::size_t>(l.group)]) {
+    throw core::Error(
+        fmt::format("gpu_layers.csv: layer {} of group {} on {} GPUs is outside the {} groups x {} "
+                    "layers sized (that group: {} GPUs)",
+                    l.moe_layer, l.group, gpus, groups, moe_layers_,
+                    l.group < groups ? group_gpus_[static_cast<std::size_t>(l.group)] : 0));
   }
   // The slowest GPU of the expert phase; ties go to the lowest index.
   std::size_t slowest = 0;
@@ -115,9 +122,8 @@ void GpuLayerLog::on_layer(const LayerRecord& l) {
     }
   }
   const double max_ns = l.gpu_expert_ns.empty() ? 0.0 : l.gpu_expert_ns[slowest];
-  const std::size_t base = (static_cast<std::size_t>(l.group) * static_cast<std::size_t>(moe_layers_) +
-                            static_cast<std::size_t>(l.moe_layer)) *
-                           static_cast<std::size_t>(gpus_);
+  const std::size_t base = group_first_cell_[static_cast<std::size_t>(l.group)] +
+                           static_cast<std::size_t>(l.moe_layer) * static_cast<std::size_t>(gpus);
   for (std::size_t g = 0; g < l.gpu_expert_ns.size(); ++g) {
     Cell& c = cells_[base + g];
     ++c.steps;
@@ -131,9 +137,9 @@ void GpuLayerLog::on_layer(const LayerRecord& l) {
 std::string GpuLayerLog::csv() const {
   std::string out = "group,moe_layer,gpu,steps,mean_local_us,mean_expert_us,mean_wait_us,slowest_share\n";
   std::size_t i = 0;
-  for (int grp = 0; grp < groups_; ++grp) {
+  for (std::size_t grp = 0; grp < group_gpus_.size(); ++grp) {
     for (int layer = 0; layer < moe_layers_; ++layer) {
-      for (int g = 0; g < gpus_; ++g, ++i) {
+      for (int g = 0; g < group_gpus_[grp]; ++g, ++i) {
         const Cell& c = cells_[i];
         if (c.steps == 0) {
           continue;  // a group that served no step
@@ -179,6 +185,7 @@ std::string& TimelineLog::open(int group) {
   if (static_cast<std::size_t>(group) >= open_.size()) {
     open_.resize(static_cast<std::size_t>(group) + 1);  // once per group
     next_step_.resize(open_.size(), 0);
+    gpus_.resize(open_.size(), 0);
   }
   return open_[static_cast<std::size_t>(group)];
 }
@@ -208,6 +215,7 @@ void TimelineLog::on_layer(const LayerRecord& l) {
   std::string& out = open(l.group);
   const auto gpus = static_cast<int>(l.gpu_local_ns.size());
   max_gpus_ = std::max(max_gpus_, gpus);
+  gpus_[static_cast<std::size_t>(l.group)] = gpus;
   const double t0 = static_cast<double>(l.step_start_ns) + l.offset_ns;
   const double dispatch_at = t0 + l.attention_phase_ns;
   const double experts_at = dispatch_at + l.dispatch_ns;
@@ -260,19 +268,22 @@ void TimelineLog::on_step(const StepRecord& s) {
   counter("all-to-all in flight (MB)", t0, "MB", (s.intra_bytes + s.inter_bytes) / 1e6);
   // Utilisation over the whole step (the all-to-all phases are a part of it): a level near 100 % is
   // the bottleneck of the step, not only of its collectives.
-  if (intra_capacity_gbps_ > 0.0) {
-    counter("intra-node link use (%)", t0, "used", 100.0 * s.intra_bytes / (dur_ns * intra_capacity_gbps_));
+  const LinkCapacity cap = static_cast<std::size_t>(s.group) < capacity_.size()
+                               ? capacity_[static_cast<std::size_t>(s.group)]
+                               : LinkCapacity{};
+  if (cap.intra_gbps > 0.0) {
+    counter("intra-node link use (%)", t0, "used", 100.0 * s.intra_bytes / (dur_ns * cap.intra_gbps));
   }
-  if (inter_capacity_gbps_ > 0.0) {
-    counter("inter-node link use (%)", t0, "used", 100.0 * s.inter_bytes / (dur_ns * inter_capacity_gbps_));
+  if (cap.inter_gbps > 0.0) {
+    counter("inter-node link use (%)", t0, "used", 100.0 * s.inter_bytes / (dur_ns * cap.inter_gbps));
   }
   counter("intra-node all-to-all (GB/s)", t1, "GB/s", 0.0);
   counter("inter-node all-to-all (GB/s)", t1, "GB/s", 0.0);
   counter("all-to-all in flight (MB)", t1, "MB", 0.0);
-  if (intra_capacity_gbps_ > 0.0) {
+  if (cap.intra_gbps > 0.0) {
     counter("intra-node link use (%)", t1, "used", 0.0);
   }
-  if (inter_capacity_gbps_ > 0.0) {
+  if (cap.inter_gbps > 0.0) {
     counter("inter-node link use (%)", t1, "used", 0.0);
   }
   bytes_ += out.size();
@@ -371,7 +382,11 @@ std::string TimelineLog::json() const {
     thread(p, k_steps_tid, "steps", -3);
     thread(p, k_events_tid, "events", -2);
     thread(p, k_migrations_tid, "migrations", -1);
-    for (int g = 0; g < max_gpus_; ++g) {
+    // A group's own GPUs (pools may differ); one that recorded no layer gets the largest group's.
+    const int gpus = static_cast<std::size_t>(p) < gpus_.size() && gpus_[static_cast<std::size_t>(p)] > 0
+                         ? gpus_[static_cast<std::size_t>(p)]
+                         : max_gpus_;
+    for (int g = 0; g < gpus; ++g) {
       thread(p, g, fmt::format("GPU {}", g), g);
     }
   }

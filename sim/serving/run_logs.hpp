@@ -71,8 +71,9 @@ class EventLog final : public Observer {
 /// the share of steps this GPU was that slowest one (ties: the lowest GPU index).
 class GpuLayerLog final : public Observer {
  public:
-  /// The accumulators of `groups` EP groups of `gpus` GPUs with `moe_layers` MoE layers each.
-  GpuLayerLog(int groups, int moe_layers, int gpus);
+  /// The accumulators of EP groups of `group_gpus[g]` GPUs each (pools may differ), with `moe_layers`
+  /// MoE layers each.
+  GpuLayerLog(std::vector<int> group_gpus, int moe_layers);
   void on_layer(const LayerRecord& layer) override;
   std::string csv() const;
 
@@ -84,9 +85,9 @@ class GpuLayerLog final : public Observer {
     double expert_ns = 0.0;
     double wait_ns = 0.0;
   };
-  int groups_;
+  std::vector<int> group_gpus_;
+  std::vector<std::size_t> group_first_cell_;  // where each group's [moe_layer][gpu] block starts
   int moe_layers_;
-  int gpus_;
   std::vector<Cell> cells_;  // [group][moe_layer][gpu]
 };
 
@@ -101,12 +102,14 @@ class TimelineLog final : public Observer {
   void on_arrival(const RequestState& r) override;
   void on_preemption(const RequestState& r, core::Time now_ns) override;
   void on_rebalance(int group, core::Time time_ns, policies::RebalanceKind kind) override;
-  /// Aggregate one-direction link bandwidth of one EP group per level (GB/s = bytes per ns): with it the
-  /// trace also carries each level's utilisation, the step's all-to-all bytes over duration x capacity.
-  void set_link_capacity(double intra_gbps, double inter_gbps) {
-    intra_capacity_gbps_ = intra_gbps;
-    inter_capacity_gbps_ = inter_gbps;
-  }
+  /// Aggregate one-direction link bandwidth of one EP group per level (GB/s = bytes per ns).
+  struct LinkCapacity {
+    double intra_gbps = 0.0;
+    double inter_gbps = 0.0;
+  };
+  /// Each EP group's capacity (pools may differ): with it the trace also carries each level's
+  /// utilisation, the step's all-to-all bytes over duration x capacity (none for a group not listed).
+  void set_link_capacity(std::vector<LinkCapacity> per_group) { capacity_ = std::move(per_group); }
   /// The Chrome-trace JSON document.
   std::string json() const;
   /// Steps that went in, and of those (every `stride()`-th of each group) the ones kept.
@@ -137,14 +140,14 @@ class TimelineLog final : public Observer {
 
   std::int64_t max_steps_;
   std::int64_t max_bytes_;
-  double intra_capacity_gbps_ = 0.0;
-  double inter_capacity_gbps_ = 0.0;
+  std::vector<LinkCapacity> capacity_;  // per group
   std::int64_t stride_ = 1;
   std::int64_t steps_recorded_ = 0;
   std::size_t bytes_ = 0;                // of the kept chunks
   std::vector<Chunk> chunks_;            // kept steps, in the order they ended
   std::vector<std::string> open_;        // per group: the step in flight and the events since the last step
   std::vector<std::int64_t> next_step_;  // per group: the step its open events go with
+  std::vector<int> gpus_;                // per group: its GPUs (0 until it recorded a layer)
   /// Per (group, track), where its last slice ended: slices never start before it.
   std::map<std::pair<int, int>, std::int64_t> track_end_ns_;
   int max_gpus_ = 0;

@@ -41,6 +41,17 @@ SloConfig parse_slo(core::ParamTable& t) {
 
 namespace {
 
+// An EP group either fits in a node (dividing it) or spans whole nodes: groups never share a node unevenly.
+void check_group_fits_nodes(const core::ParamTable& t, std::string_view key, int ep_size, int gpus_per_node) {
+  if (ep_size > gpus_per_node && ep_size % gpus_per_node != 0) {
+    t.fail(key, fmt::format("an EP group larger than a node must span whole nodes ({} GPUs each), got {}",
+                            gpus_per_node, ep_size));
+  }
+  if (ep_size < gpus_per_node && gpus_per_node % ep_size != 0) {
+    t.fail(key, fmt::format("an EP group inside a node must divide its {} GPUs, got {}", gpus_per_node, ep_size));
+  }
+}
+
 void parse_parallel(core::ParamTable& root, const ServingShape& shape, ServingSections& out) {
   auto parallel = root.table("parallel", "parallelism");
   ServingConfig& s = out.serving;
@@ -49,17 +60,14 @@ void parse_parallel(core::ParamTable& root, const ServingShape& shape, ServingSe
   if (s.ep_size == 0) {
     s.ep_size = shape.gpus;
   }
-  if (shape.gpus % s.ep_size != 0) {
+  // With a prefill pool of its own EP size, ep_size needs to divide only the decode pool's GPUs: that
+  // is checked with [disaggregation]. Otherwise here, first, as always.
+  const bool pools_may_differ =
+      root.table("disaggregation", "separate prefill and decode pools").contains("prefill_ep_size");
+  if (!pools_may_differ && shape.gpus % s.ep_size != 0) {
     parallel.fail("ep_size", fmt::format("must divide the cluster's {} GPUs, got {}", shape.gpus, s.ep_size));
   }
-  if (s.ep_size > shape.gpus_per_node && s.ep_size % shape.gpus_per_node != 0) {
-    parallel.fail("ep_size", fmt::format("an EP group larger than a node must span whole nodes ({} GPUs each), got {}",
-                                         shape.gpus_per_node, s.ep_size));
-  }
-  if (s.ep_size < shape.gpus_per_node && shape.gpus_per_node % s.ep_size != 0) {
-    parallel.fail("ep_size", fmt::format("an EP group inside a node must divide its {} GPUs, got {}",
-                                         shape.gpus_per_node, s.ep_size));
-  }
+  check_group_fits_nodes(parallel, "ep_size", s.ep_size, shape.gpus_per_node);
   out.redundant_experts = static_cast<int>(
       parallel.integer("redundant_experts", 0, "extra expert slots per EP group (EPLB redundancy)", {0, 1 << 16}));
   if ((shape.routed_experts + out.redundant_experts) % s.ep_size != 0) {
@@ -83,15 +91,59 @@ void parse_parallel(core::ParamTable& root, const ServingShape& shape, ServingSe
 void parse_disaggregation(core::ParamTable& root, const ServingShape& shape, ServingSections& out) {
   auto disagg = root.table("disaggregation", "separate prefill and decode pools");
   DisaggregationConfig& d = out.disaggregation;
+  const int ep = out.serving.ep_size;
   d.prefill_groups = static_cast<int>(disagg.integer(
       "prefill_groups", 0, "EP groups in the prefill pool (the first ones); 0 = prefill and decode co-located",
       {0, 1 << 20}));
+  d.prefill_ep_size = static_cast<int>(
+      disagg.integer("prefill_ep_size", 0,
+                     "GPUs per EP group of the prefill pool (0 = parallel.ep_size); the decode pool keeps "
+                     "parallel.ep_size",
+                     {0, 1 << 20}));
+  const bool own_size = d.prefill_groups > 0 && d.prefill_ep_size > 0 && d.prefill_ep_size != ep;
+  if (d.prefill_ep_size == 0) {
+    d.prefill_ep_size = ep;
+  }
   const std::string prefill_gpu =
       disagg.string("prefill_gpu", "", "GPU preset of the prefill pool (default: the cluster's)");
-  const int groups = shape.gpus / out.serving.ep_size;
-  if (d.prefill_groups > 0 && d.prefill_groups >= groups) {
-    disagg.fail("prefill_groups", fmt::format("must leave at least one of the {} EP groups for decoding, got {}",
-                                              groups, d.prefill_groups));
+  if (!own_size) {
+    // One EP size for every group: it tiles the whole cluster.
+    if (shape.gpus % ep != 0) {
+      root.table("parallel", "parallelism")
+          .fail("ep_size", fmt::format("must divide the cluster's {} GPUs, got {}", shape.gpus, ep));
+    }
+    const int groups = shape.gpus / ep;
+    if (d.prefill_groups > 0 && d.prefill_groups >= groups) {
+      disagg.fail("prefill_groups", fmt::format("must leave at least one of the {} EP groups for decoding, got {}",
+                                                groups, d.prefill_groups));
+    }
+  } else {
+    const int k = d.prefill_ep_size;
+    check_group_fits_nodes(disagg, "prefill_ep_size", k, shape.gpus_per_node);
+    const std::int64_t prefill_gpus = static_cast<std::int64_t>(d.prefill_groups) * k;
+    if (prefill_gpus >= shape.gpus) {
+      disagg.fail("prefill_ep_size",
+                  fmt::format("the prefill pool's {} groups x {} GPUs = {} must leave GPUs of the cluster's {} for "
+                              "decoding",
+                              d.prefill_groups, k, prefill_gpus, shape.gpus));
+    }
+    const std::int64_t decode_gpus = shape.gpus - prefill_gpus;
+    if (decode_gpus % ep != 0) {
+      disagg.fail("prefill_ep_size",
+                  fmt::format("the decode pool's {} GPUs (the cluster's {} less {} groups x {} for prefill) must "
+                              "divide into groups of parallel.ep_size = {}",
+                              decode_gpus, shape.gpus, d.prefill_groups, k, ep));
+    }
+    if ((shape.routed_experts + out.redundant_experts) % k != 0) {
+      disagg.fail("prefill_ep_size",
+                  fmt::format("routed experts + redundant slots ({} + {}) must divide evenly over the prefill "
+                              "group's {} GPUs",
+                              shape.routed_experts, out.redundant_experts, k));
+    }
+    const int tp = out.serving.attention_tp;
+    if (k % tp != 0 || std::min(k, shape.gpus_per_node) % tp != 0) {
+      disagg.fail("prefill_ep_size", fmt::format("must be a multiple of parallel.attention_tp = {}, got {}", tp, k));
+    }
   }
   if (!prefill_gpu.empty()) {
     core::ParamTable t({core::preset_layer(disagg, "prefill_gpu", hardware::gpu_presets(), prefill_gpu)},

@@ -51,6 +51,7 @@ struct ServingConfig {
 /// Disaggregated prefill / decode pools (prefill_groups = 0: co-located).
 struct DisaggregationConfig {
   int prefill_groups = 0;                        ///< the first EP groups form the prefill pool
+  int prefill_ep_size = 0;                       ///< GPUs per prefill group (parsed: 0 becomes ep_size)
   std::optional<hardware::GpuSpec> prefill_gpu;  ///< the prefill pool's GPU model, when it differs
 };
 

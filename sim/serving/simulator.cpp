@@ -8,9 +8,19 @@
 
 namespace epsim::serving {
 
+// A pool's groups share its shape, their topology and the forecast buffers of its size.
+struct Simulator::Pool {
+  PoolShape shape;
+  hardware::Topology topo;
+  const policies::Placement* placement;  // every group of the pool starts from it
+  std::optional<WorkForecast> forecast;  // when triggers asked for forecasts
+  hardware::EpCommConfig comm;           // how its dispatch and combine move tokens
+};
+
 struct Simulator::Group {
   int index = 0;
   int gpu_offset = 0;
+  Pool* pool;
   std::unique_ptr<policies::RoutingPolicy> routing;
   policies::Placement placement;  // this group's own: rebalancing changes it
   std::unique_ptr<policies::RebalanceTrigger> trigger;
@@ -25,22 +35,23 @@ struct Simulator::Group {
   std::int64_t preemptions_reported = 0;  // the scheduler's preemptions already put in a StepRecord
   StepRecord last;                        // the step in flight (or the last one)
 
-  Group(int idx, int offset, const SimulationParts& p, hardware::Topology topo,
-        std::unique_ptr<policies::RoutingPolicy> r, core::Rng fanout_rng)
+  Group(int idx, Pool& pl, const SimulationParts& p, std::unique_ptr<policies::RoutingPolicy> r,
+        core::Rng fanout_rng)
       : index(idx),
-        gpu_offset(offset),
+        gpu_offset(pl.shape.group_first_gpu(idx)),
+        pool(&pl),
         routing(std::move(r)),
-        placement(p.placement),
+        placement(*pl.placement),
         trigger(p.make_rebalance ? p.make_rebalance(idx) : nullptr),
-        collectives(hardware::make_collective_model(p.collectives, topo, p.network, offset, p.comm)),
+        collectives(hardware::make_collective_model(p.collectives, pl.topo, p.network, gpu_offset, pl.comm)),
         scheduler(idx >= p.prefill_groups && !p.kv_blocks_by_rank.empty()
                       ? Scheduler(p.serving.scheduler, p.kv_blocks_by_rank)
-                      : Scheduler(topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
+                      : Scheduler(pl.topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
                                   idx < p.prefill_groups && p.prefill_kv_blocks_per_gpu > 0
                                       ? p.prefill_kv_blocks_per_gpu
                                       : p.kv_blocks_per_gpu)),
-        executor(p.model, *p.cost, offset, topo, placement, *routing, *p.routing_source, p.serving.step_overhead_us,
-                 *collectives, p.serving.attention_tp, p.comm, fanout_rng) {}
+        executor(p.model, *p.cost, gpu_offset, pl.topo, placement, *routing, *p.routing_source,
+                 p.serving.step_overhead_us, *collectives, p.serving.attention_tp, pl.comm, fanout_rng) {}
 };
 
 hardware::Topology group_topology(const hardware::Topology& cluster, int ep_size) {
@@ -64,21 +75,32 @@ Simulator::Simulator(SimulationParts parts)
     : parts_(std::move(parts)),
       streams_(parts_.seed),
       generator_(parts_.workload, streams_),
-      metrics_(parts_.topology.num_gpus(), parts_.serving.window),
-      summary_metrics_(make_summary_metrics(parts_.serving.ep_size)) {
-  const int ep = parts_.serving.ep_size;
-  const int total = parts_.topology.num_gpus();
-  if (ep < 1 || total % ep != 0) {
-    throw core::Error("Simulator: EP size must divide the cluster's GPUs");
+      metrics_(parts_.topology.num_gpus(), parts_.serving.window) {
+  const PoolLayout layout = parts_.pools();
+  if (parts_.prefill_placement && layout.prefill.groups == 0) {
+    throw core::Error("Simulator: a prefill placement without prefill groups");
   }
-  const hardware::Topology topo = group_topology(parts_.topology, ep);
+  if (!layout.uniform() && !parts_.prefill_placement) {
+    throw core::Error("Simulator: a prefill pool of its own EP size needs its own placement (prefill_placement)");
+  }
+  // pools_[0] is the decode (or co-located) pool, pools_[1] the prefill pool (empty when co-located);
+  // groups point into pools_, which never grows after this.
+  pools_.reserve(2);
+  pools_.push_back(Pool{layout.decode, group_topology(parts_.topology, layout.decode.ep_size), &parts_.placement,
+                        std::nullopt, parts_.comm});
+  pools_.push_back(Pool{layout.prefill, group_topology(parts_.topology, layout.prefill.ep_size),
+                        parts_.prefill_placement ? &*parts_.prefill_placement : &parts_.placement, std::nullopt,
+                        parts_.prefill_comm.value_or(parts_.comm)});
   std::vector<int> offsets;
-  for (int g = 0; g < total / ep; ++g) {
-    groups_.push_back(
-        std::make_unique<Group>(g, g * ep, parts_, topo, parts_.make_routing(), streams_.stream("fanout", g)));
-    offsets.push_back(g * ep);
+  std::vector<int> sizes;
+  for (int g = 0; g < layout.groups(); ++g) {
+    Pool& pool = layout.decode.holds(g) ? pools_[0] : pools_[1];
+    groups_.push_back(std::make_unique<Group>(g, pool, parts_, parts_.make_routing(), streams_.stream("fanout", g)));
+    offsets.push_back(groups_.back()->gpu_offset);
+    sizes.push_back(pool.shape.ep_size);
   }
-  metrics_.set_group_offsets(std::move(offsets));
+  summary_metrics_ = make_summary_metrics(sizes);
+  metrics_.set_groups(std::move(offsets), std::move(sizes));
   const bool disaggregated = parts_.prefill_groups > 0;
   if (parts_.make_rebalance || disaggregated) {
     if (!parts_.network) {
@@ -87,15 +109,15 @@ Simulator::Simulator(SimulationParts parts)
     transfers_ = std::make_unique<hardware::TransferNetwork>(engine_, *parts_.network);
   }
   if (parts_.make_rebalance) {
-    migration_.emplace(engine_, transfers_.get(), topo, parts_.migration);
+    migration_.emplace(engine_, transfers_.get(), parts_.migration);
   }
   if (parts_.forecast_work) {
-    forecast_.emplace(parts_.model, ep, parts_.serving.attention_tp, parts_.serving.scheduler.max_batch_tokens);
+    for (Pool& pool : pools_) {
+      pool.forecast.emplace(parts_.model, pool.shape.ep_size, parts_.serving.attention_tp,
+                            parts_.serving.scheduler.max_batch_tokens);
+    }
   }
   if (disaggregated) {
-    if (parts_.prefill_groups >= static_cast<int>(groups_.size())) {
-      throw core::Error("Simulator: disaggregation needs a decode group besides the prefill groups");
-    }
     for (int g = 0; g < parts_.prefill_groups; ++g) {
       groups_[static_cast<std::size_t>(g)]->scheduler.set_handoff_after_prefill(true);
     }
@@ -209,11 +231,12 @@ void Simulator::maybe_rebalance(Group& g) {
   view.arrivals = std::exchange(g.arrivals, 0);
   view.prefill_tokens = g.batch.prefill_tokens;
   view.decode_tokens = g.batch.decode_tokens;
-  if (forecast_) {
+  if (g.pool->forecast) {
+    WorkForecast& forecast = *g.pool->forecast;
     if (const auto wanted = g.trigger->wants_prediction(view);
-        wanted && forecast_->predict(g.scheduler, requests_, *parts_.routing_source, *wanted)) {
-      view.predicted_load = forecast_->load();
-      view.predicted_passes = forecast_->passes();
+        wanted && forecast.predict(g.scheduler, requests_, *parts_.routing_source, *wanted)) {
+      view.predicted_load = forecast.load();
+      view.predicted_passes = forecast.passes();
     }
   }
   std::optional<policies::Placement> next = g.trigger->on_step(view);
@@ -224,7 +247,7 @@ void Simulator::maybe_rebalance(Group& g) {
     o->on_rebalance(g.index, engine_.now(), g.trigger->kind());
   }
   Group* gp = &g;
-  migration_->start(g.migration, g.placement, std::move(*next), g.index, g.gpu_offset, observers_,
+  migration_->start(g.migration, g.placement, std::move(*next), g.index, g.gpu_offset, g.pool->topo, observers_,
                     [this, gp] { try_start_step(*gp); });
 }
 
@@ -296,8 +319,7 @@ SimulationResult Simulator::run() {
     res.kv_transfer_ms_mean = handoff_->mean_ms();
   }
   res.end_ns = last_step_end_ns_;
-  res.summary =
-      summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_, static_cast<int>(groups_.size()));
+  res.summary = summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_);
   const MeasuredWindow window = measured_window(requests_, parts_.serving.window);
   for (const auto& m : summary_metrics_) {
     m->report(window, res.figures);

@@ -23,6 +23,7 @@
 #include "sim/core/random_streams.hpp"
 #include "sim/serving/kv_handoff.hpp"
 #include "sim/serving/metrics.hpp"
+#include "sim/serving/pool_shape.hpp"
 #include "sim/serving/request_state.hpp"
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/serving_config.hpp"
@@ -45,6 +46,9 @@ struct SimulationParts {
   std::shared_ptr<const hardware::NetworkGraph> network = {};
   hardware::CollectiveConfig collectives = {};  ///< which CollectiveModel each group's all-to-alls use
   hardware::EpCommConfig comm = {};             ///< how dispatch and combine move tokens (hardware/ep_comm.hpp)
+  /// The prefill pool's, when it differs ([communication.prefill]: DeepEP normal mode for prefill, low
+  /// latency for decode, as SGLang and DeepSeek deploy).
+  std::optional<hardware::EpCommConfig> prefill_comm = {};
   std::int64_t kv_blocks_per_gpu = 0;           ///< KV-cache blocks of each DP rank (0 = unlimited)
   /// When set: KV-cache blocks of each DP rank of a (decode or co-located) group, which then differ by
   /// the expert weights the placement puts on the rank's GPUs.
@@ -53,6 +57,9 @@ struct SimulationParts {
   /// decode pool; prompts are prefilled in the first, their KV caches move over the network (a timed
   /// transfer sharing links) and the decode pool generates the rest. 0 = co-located.
   int prefill_groups = 0;
+  /// GPUs per prefill group (0 = serving.ep_size): the prefill pool takes prefill_groups x this many GPUs
+  /// from GPU 0, the decode pool the rest in groups of serving.ep_size (pool_shape.hpp).
+  int prefill_ep_size = 0;
   std::int64_t prefill_kv_blocks_per_gpu = 0;  ///< the prefill pool's ranks (its GPUs may differ)
   double kv_bytes_per_token = 0.0;             ///< moved per context token (all layers)
   /// Rebalancing during serving (null: static placement): the trigger of EP group `g`. A new
@@ -61,12 +68,20 @@ struct SimulationParts {
   /// The triggers declared they want forecasts of the queued work (PolicyNeeds::predictions).
   bool forecast_work = false;
   MigrationSettings migration = {};
-  policies::Placement placement = {};  ///< of one EP group (every group uses it)
+  policies::Placement placement = {};  ///< of one decode EP group (every group uses it but as below)
+  /// The prefill pool's own placement, for its EP size (absent: the prefill groups use `placement`,
+  /// which needs the same EP size).
+  std::optional<policies::Placement> prefill_placement = {};
   std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing = {};  ///< one instance per group
   std::unique_ptr<workloads::RoutingSource> routing_source = {};
   workloads::WorkloadConfig workload = {};
   ServingConfig serving = {};
   std::uint64_t seed = 0;  ///< seeds the workload's streams (arrivals, lengths)
+
+  /// The EP groups as pools (throws core::Error when the sizes do not tile the cluster).
+  PoolLayout pools() const {
+    return pool_layout(topology.num_gpus(), serving.ep_size, prefill_groups, prefill_ep_size);
+  }
 };
 
 struct SimulationResult {
@@ -114,6 +129,7 @@ class Simulator {
   SimulationResult run();
 
  private:
+  struct Pool;
   struct Group;
   void on_arrival(workloads::RequestSpec spec);
   void schedule_next_arrival();
@@ -130,6 +146,7 @@ class Simulator {
   MetricsCollector metrics_;
   std::vector<std::unique_ptr<SummaryMetric>> summary_metrics_;
   std::vector<Observer*> observers_;
+  std::vector<Pool> pools_;  // decode (or co-located), then prefill
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<RequestState> requests_;
   std::size_t next_group_ = 0;
@@ -139,7 +156,6 @@ class Simulator {
   std::unique_ptr<hardware::TransferNetwork> transfers_;
   std::optional<WeightMigration> migration_;  // when triggers may re-place
   std::optional<KvHandoff> handoff_;          // when disaggregated
-  std::optional<WorkForecast> forecast_;      // when triggers asked for forecasts
   std::size_t next_decode_group_ = 0;
   std::int64_t steps_run_ = 0;
   std::function<void(const RunProgress&)> progress_;

@@ -4,6 +4,7 @@
 // is its own file plus one line in summary_metrics.cpp; the engine, the step record and the results
 // writer do not change.
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ class SummaryMetric : public Observer {
   virtual void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const = 0;
 };
 
-/// Every summary metric a run reports, for EP groups of `ep_size` GPUs (a line each).
-std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(int ep_size);
+/// Every summary metric a run reports, for EP groups of `group_gpus[g]` GPUs each (a line each).
+std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus);
 
 }  // namespace epsim::serving

@@ -3,9 +3,9 @@
 
 namespace epsim::serving {
 
-std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(int ep_size) {
+std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus) {
   std::vector<std::unique_ptr<SummaryMetric>> out;
-  out.push_back(std::make_unique<LoadStdMetric>(ep_size));
+  out.push_back(std::make_unique<LoadStdMetric>(group_gpus));
   return out;
 }
 

@@ -9,18 +9,18 @@
 
 namespace epsim::serving {
 
-WeightMigration::WeightMigration(core::Engine& engine, hardware::TransferNetwork* transfers,
-                                 hardware::Topology group_topology, MigrationSettings settings)
-    : engine_(engine), transfers_(transfers), topo_(group_topology), settings_(settings) {
+WeightMigration::WeightMigration(core::Engine& engine, hardware::TransferNetwork* transfers, MigrationSettings settings)
+    : engine_(engine), transfers_(transfers), settings_(settings) {
   if (transfers_ == nullptr && settings_.mode != policies::MigrationMode::compute_phases) {
     throw core::Error("WeightMigration: moving experts needs the network's transfers");
   }
-  leaving_.assign(static_cast<std::size_t>(topo_.num_gpus()), 0);
 }
 
 void WeightMigration::start(GroupMigration& m, policies::Placement& current, policies::Placement next, int group,
-                            int gpu_offset, std::span<Observer* const> observers, std::function<void()> resume) {
-  const int per_node = topo_.gpus_per_node();
+                            int gpu_offset, const hardware::Topology& group_topology,
+                            std::span<Observer* const> observers, std::function<void()> resume) {
+  const hardware::Topology& topo = group_topology;
+  const int per_node = topo.gpus_per_node();
   const auto moves = policies::plan_migration(current, next, per_node);
   ++rebalances_;
   if (moves.empty()) {
@@ -31,7 +31,7 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
   if (settings_.mode == policies::MigrationMode::compute_phases) {
     // Each move at its pair's link bandwidth (scale-up inside a node, scale-out across), shared with the
     // other moves leaving the same GPU.
-    std::fill(leaving_.begin(), leaving_.end(), 0);
+    leaving_.assign(static_cast<std::size_t>(topo.num_gpus()), 0);  // a rebalance, not a step: may grow
     for (const policies::ExpertMove& mv : moves) {
       ++leaving_[static_cast<std::size_t>(mv.from_gpu)];
     }
@@ -39,7 +39,7 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
       ++expert_moves_;
       bytes_ += settings_.expert_bytes;
       const bool same_node = mv.from_gpu / per_node == mv.to_gpu / per_node;
-      const double gbps = same_node ? topo_.intra().bw_gbps : topo_.inter().bw_gbps;
+      const double gbps = same_node ? topo.intra().bw_gbps : topo.inter().bw_gbps;
       m.compute_moves.push_back(
           GroupMigration::Move{settings_.expert_bytes, gbps / leaving_[static_cast<std::size_t>(mv.from_gpu)]});
     }

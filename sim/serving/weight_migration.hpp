@@ -42,16 +42,16 @@ struct GroupMigration {
 
 class WeightMigration {
  public:
-  /// `group_topology`: one EP group's layout (link bandwidths of compute-phase moves); `transfers` may
-  /// be null only in compute_phases mode.
-  WeightMigration(core::Engine& engine, hardware::TransferNetwork* transfers, hardware::Topology group_topology,
-                  MigrationSettings settings);
+  /// `transfers` may be null only in compute_phases mode.
+  WeightMigration(core::Engine& engine, hardware::TransferNetwork* transfers, MigrationSettings settings);
 
-  /// Moves group `group`, whose GPUs start at `gpu_offset`, from `current` to `next` (no migration may
-  /// be active). `resume` is called when a stopped group may serve again. Network moves: `observers`
-  /// (which must outlive the migration) see the whole migration when its last transfer lands.
+  /// Moves group `group`, whose GPUs start at `gpu_offset` and are laid out as `group_topology` (nodes,
+  /// and the link bandwidths of compute-phase moves; pools may differ), from `current` to `next` (no
+  /// migration may be active). `resume` is called when a stopped group may serve again. Network moves:
+  /// `observers` (which must outlive the migration) see the whole migration when its last transfer lands.
   void start(GroupMigration& m, policies::Placement& current, policies::Placement next, int group, int gpu_offset,
-             std::span<Observer* const> observers, std::function<void()> resume);
+             const hardware::Topology& group_topology, std::span<Observer* const> observers,
+             std::function<void()> resume);
   /// Compute-phase moves through the step that just ended: `windows` are its compute phases from
   /// `step_start`; observers see each interval weights moved in.
   void advance(GroupMigration& m, policies::Placement& current, int group, core::Time step_start,
@@ -65,7 +65,6 @@ class WeightMigration {
  private:
   core::Engine& engine_;
   hardware::TransferNetwork* transfers_;
-  hardware::Topology topo_;
   MigrationSettings settings_;
   std::vector<int> leaving_;  // moves leaving each GPU (compute phases share its port)
   std::int64_t rebalances_ = 0;
