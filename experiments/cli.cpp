@@ -14,6 +14,7 @@
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/builders.hpp"
+#include "experiments/collective_cost.hpp"
 #include "experiments/command_line.hpp"
 #include "experiments/cost_table.hpp"
 #include "experiments/experiment_config.hpp"
@@ -436,6 +437,13 @@ std::vector<std::int64_t> parse_token_list(const std::string& s) {
 }
 
 int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (wants_collective(args)) {  // its own options and pricing: collective_cost.hpp
+    try {
+      return collective_cost_command(args, out, err);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   po::options_description d = common_options();
   d.add_options()("gpu", po::value<std::string>(), "GPU preset (epsim list gpus)")("model", po::value<std::string>(),
                                                                                    "model preset (epsim list models)")(
@@ -455,7 +463,8 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
       std::find(args.begin(), args.end(), "-h") != args.end()) {
     out << "usage: epsim cost (--gpu NAME --model NAME [--speed S] | --config TOML [--set key=value]... "
            "[--gpu-index N]) [--tokens LIST] [--experts-active N] [--context N] [--csv]\n\n"
-        << d;
+        << d << "\n"
+        << collective_cost_help();
     return 0;
   }
   const po::variables_map vm = parse(args, d, {});
@@ -537,7 +546,7 @@ constexpr std::array<Command, 9> k_commands{{
     {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
     {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
      cmd_list},
-    {"cost", "cost", "print a model's per-layer cost curve on a GPU (tokens -> us, active bound)", cmd_cost},
+    {"cost", "cost", "a model's per-layer cost curve on a GPU, or one collective's time (--collective)", cmd_cost},
     {"trace", "trace", "make, inspect and convert routing traces: gen, stats, convert",
      usage_checked<without_err<trace_command>>},
     {"slo", "slo [CONFIG]", "find the highest arrival rate whose SLO attainment stays >= --target", cmd_slo},
