@@ -34,7 +34,8 @@ struct EpCommConfig {
   int comm_sms = 24;         ///< normal mode: SMs its kernels occupy (DeepEP Buffer.num_sms default)
   double sm_gbps = 0.0;      ///< normal mode: bytes per ns one SM's channel moves (caps the send side)
   int fanout_samples = 256;  ///< tokens sampled per layer to estimate node / GPU fan-out
-  int fanout_refresh_steps = 32;  ///< steps between re-samplings of a layer's fan-out
+  int fanout_refresh_steps = 64;  ///< steps between re-samplings of a layer's fan-out at the latest
+  double fanout_drift = 0.1;      ///< L1 move of a layer's expert shares that forces a re-sampling
 
   /// Whether dispatch costs depend on how many distinct nodes and GPUs each token reaches.
   bool deduplicates() const { return algorithm == DispatchAlgorithm::deepep_normal; }

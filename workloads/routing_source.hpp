@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <span>
 
+#include "sim/core/random_streams.hpp"
 #include "sim/core/time.hpp"
+#include "workloads/token_sampler.hpp"
 
 namespace epsim::workloads {
 
@@ -60,6 +62,13 @@ class RoutingSource {
   /// for that request. False when the source cannot say (a replayed trace): a proactive policy's oracle.
   virtual bool expected_load(std::span<const RequestTokens> /*requests*/, std::span<const int> /*origin*/,
                              int /*origins*/, std::span<double> /*out*/) {
+    return false;
+  }
+  /// Fills `out` (tokens x top_k expert ids, token-major) with representative tokens of the current step
+  /// in `layer` from the source's own per-token model, drawing through `sampler` (which holds the model's
+  /// group limit); false when the source has none (the caller then draws from the step's counts).
+  virtual bool sample_tokens(int /*layer*/, TokenSampler& /*sampler*/, core::Rng& /*rng*/,
+                             std::span<std::int32_t> /*out*/) {
     return false;
   }
   /// True when a replayed trace has ended and is not looping: no further step can be routed.

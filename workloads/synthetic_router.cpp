@@ -319,6 +319,32 @@ void SyntheticRouter::sample(int layer, std::int64_t tokens, std::span<std::int3
   }
 }
 
+bool SyntheticRouter::sample_tokens(int layer, TokenSampler& sampler, core::Rng& rng, std::span<std::int32_t> out) {
+  const auto k = static_cast<std::size_t>(top_k_);
+  const std::size_t tokens = out.size() / k;
+  cell_quota_.resize(step_weight_.size());
+  cell_tokens_.resize(step_weight_.size());
+  for (std::size_t c = 0; c < step_weight_.size(); ++c) {
+    cell_quota_[c] = step_weight_[c] * static_cast<double>(tokens);
+  }
+  core::apportion(static_cast<std::int64_t>(tokens), cell_quota_, cell_tokens_);
+  std::size_t next = 0;
+  for (int t = 0; t < cfg_.topics; ++t) {
+    for (int ph = 0; ph < 2; ++ph) {
+      const std::int32_t n = cell_tokens_[static_cast<std::size_t>(t) * 2 + static_cast<std::size_t>(ph)];
+      if (n == 0) {
+        continue;
+      }
+      sampler.set_weights(std::span<const double>(&dist_[idx(t, ph, layer)], static_cast<std::size_t>(experts_)));
+      for (std::int32_t i = 0; i < n; ++i) {
+        sampler.draw(rng, out.subspan(next * k, k));
+        ++next;
+      }
+    }
+  }
+  return true;
+}
+
 void SyntheticRouter::sample_counts(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
   std::fill(mixed_.begin(), mixed_.end(), 0.0);
   for (int t = 0; t < cfg_.topics; ++t) {

@@ -1,16 +1,18 @@
 #include "sim/serving/fanout_estimator.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace epsim::serving {
 
 FanoutEstimator::FanoutEstimator(const models::ModelSpec& model, const hardware::Topology& group, int samples,
-                                 int refresh_steps, core::Rng rng)
+                                 int refresh_steps, double drift, core::Rng rng)
     : top_k_(static_cast<int>(model.top_k)),
       gpus_(group.num_gpus()),
       gpus_per_node_(group.gpus_per_node()),
       samples_(samples),
       refresh_steps_(refresh_steps),
+      drift_(drift),
       rng_(rng),
       sampler_(static_cast<int>(model.routed_experts), static_cast<int>(model.top_k),
                static_cast<int>(model.expert_groups), static_cast<int>(model.topk_group)) {
@@ -19,6 +21,7 @@ FanoutEstimator::FanoutEstimator(const models::ModelSpec& model, const hardware:
   node_.assign(layers, Eigen::ArrayXd::Ones(group.nodes()));
   refreshed_at_.assign(layers, -1);
   placed_.resize(layers);
+  shares_.assign(layers, std::vector<double>(static_cast<std::size_t>(model.routed_experts), 0.0));
   weights_.assign(static_cast<std::size_t>(model.routed_experts), 0.0);
   tokens_.assign(static_cast<std::size_t>(samples) * static_cast<std::size_t>(top_k_), 0);
   for (Eigen::ArrayXd* a : {&miss_gpu_, &pairs_gpu_, &reach_gpu_}) {
@@ -32,26 +35,38 @@ FanoutEstimator::FanoutEstimator(const models::ModelSpec& model, const hardware:
 }
 
 void FanoutEstimator::update(int moe_layer, std::int64_t step, std::span<const std::int32_t> expert_tokens,
-                             const policies::LayerPlacement& placement) {
+                             const policies::LayerPlacement& placement, workloads::RoutingSource& source) {
   const auto l = static_cast<std::size_t>(moe_layer);
-  const bool moved = placed_[l] != placement.phy2log;
-  const bool due = refreshed_at_[l] < 0 || step - refreshed_at_[l] >= refresh_steps_;
   std::int64_t total = 0;
   for (const std::int32_t n : expert_tokens) {
     total += n;
   }
-  if ((!moved && !due) || total == 0) {
+  if (total == 0) {
     return;
   }
+  double moved_share = 0.0;
   for (std::size_t e = 0; e < weights_.size(); ++e) {
-    weights_[e] = static_cast<double>(expert_tokens[e]);
+    weights_[e] = static_cast<double>(expert_tokens[e]) / static_cast<double>(total);
+    moved_share += std::abs(weights_[e] - shares_[l][e]);
   }
-  sampler_.set_weights(weights_);
-  for (int i = 0; i < samples_; ++i) {
-    sampler_.draw(rng_, std::span<std::int32_t>(tokens_).subspan(static_cast<std::size_t>(i * top_k_),
-                                                               static_cast<std::size_t>(top_k_)));
+  const bool moved = placed_[l] != placement.phy2log;
+  const bool due = refreshed_at_[l] < 0 || step - refreshed_at_[l] >= refresh_steps_;
+  if (!moved && !due && moved_share <= drift_) {
+    return;
   }
-  compute(tokens_, placement, gpu_[l], node_[l]);
+  shares_[l] = weights_;  // same size: no allocation
+  const std::int64_t step_tokens = total / top_k_;
+  const auto samples =
+      static_cast<std::size_t>(std::min<std::int64_t>(samples_, std::max<std::int64_t>(32, 2 * step_tokens)));
+  const std::span<std::int32_t> drawn =
+      std::span<std::int32_t>(tokens_).first(samples * static_cast<std::size_t>(top_k_));
+  if (!source.sample_tokens(moe_layer, sampler_, rng_, drawn)) {
+    sampler_.set_weights(weights_);
+    for (std::size_t i = 0; i < samples; ++i) {
+      sampler_.draw(rng_, drawn.subspan(i * static_cast<std::size_t>(top_k_), static_cast<std::size_t>(top_k_)));
+    }
+  }
+  compute(drawn, placement, gpu_[l], node_[l]);
   placed_[l] = placement.phy2log;  // same size every time: no allocation after the first
   refreshed_at_[l] = step;
 }
