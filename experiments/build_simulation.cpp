@@ -73,7 +73,13 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   p.network = network_in_use(cfg) ? network : nullptr;
   p.collectives = cfg.collectives;
   p.comm = cfg.comm;
-  p.prefill_comm = cfg.prefill_comm;
+  p.comm.overlap_compute_factor = hardware::overlap_compute_factor(cfg.comm, cfg.gpu.sm_count);
+  if (cfg.prefill_comm || cfg.disaggregation.prefill_gpu) {
+    // The prefill pool's own settings on its own GPUs.
+    p.prefill_comm = cfg.prefill_comm.value_or(cfg.comm);
+    p.prefill_comm->overlap_compute_factor = hardware::overlap_compute_factor(
+        *p.prefill_comm, cfg.disaggregation.prefill_gpu ? cfg.disaggregation.prefill_gpu->sm_count : cfg.gpu.sm_count);
+  }
   p.kv_blocks_per_gpu =
       serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp)
           .kv_blocks;

@@ -54,6 +54,14 @@ const char* algorithm_name(DispatchAlgorithm algorithm) {
   return "?";
 }
 
+double overlap_compute_factor(const EpCommConfig& comm, int sm_count) {
+  if (comm.overlap != OverlapMode::two_batch || comm.algorithm != DispatchAlgorithm::deepep_normal ||
+      sm_count <= comm.comm_sms) {
+    return 1.0;
+  }
+  return static_cast<double>(sm_count) / static_cast<double>(sm_count - comm.comm_sms);
+}
+
 EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
   const DispatchAlgorithm base_algorithm = defaults != nullptr ? defaults->algorithm : DispatchAlgorithm::nccl;
   const DispatchAlgorithm algorithm = t.choice<DispatchAlgorithm>(

@@ -34,6 +34,9 @@ struct EpCommConfig {
   int comm_sms = 24;         ///< normal mode: SMs its kernels occupy (DeepEP Buffer.num_sms default)
   double sm_gbps = 0.0;      ///< normal mode: bytes per ns one SM's channel moves (caps the send side)
   int fanout_samples = 256;  ///< tokens sampled per layer to estimate node / GPU fan-out
+  /// Compute time x this while communication runs beside it (set when the simulation is built: with
+  /// two-batch overlap, DeepEP's normal kernels hold comm_sms of the GPU's SMs and the GEMMs get the rest).
+  double overlap_compute_factor = 1.0;
   int fanout_refresh_steps = 64;  ///< steps between re-samplings of a layer's fan-out at the latest
   double fanout_drift = 0.1;      ///< L1 move of a layer's expert shares that forces a re-sampling
 
@@ -49,6 +52,9 @@ EpCommConfig algorithm_defaults(DispatchAlgorithm algorithm);
 double wire_bytes_per_token(WireDtype dtype, std::int64_t hidden, int fp8_block);
 
 const char* algorithm_name(DispatchAlgorithm algorithm);
+
+/// overlap_compute_factor for `comm` on a GPU of `sm_count` SMs (1 when nothing shares the SMs).
+double overlap_compute_factor(const EpCommConfig& comm, int sm_count);
 
 /// Reads a [communication] table (or a pool's override of it, layered on `defaults`).
 EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults = nullptr);

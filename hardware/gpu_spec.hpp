@@ -26,6 +26,7 @@ struct GpuSpec {
   double hbm_gbps = 0.0;      ///< memory bandwidth, GB/s (1e9 bytes/s)
   double memory_gib = 0.0;    ///< memory capacity, GiB
   double tdp_w = 0.0;         ///< board power, W
+  int sm_count = 0;           ///< streaming multiprocessors (AMD: compute units); 0 = unknown
   std::string scale_up_link;  ///< link type of its scale-up fabric (informational)
   /// Per OpKind (index = static_cast<int>(kind)).
   std::array<Efficiency, hardware::k_op_kinds> efficiency{

@@ -27,7 +27,8 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       source_(source),
       step_overhead_ns_(step_overhead_us * 1e3),
       dispatch_bytes_(hardware::wire_bytes_per_token(comm.dispatch_dtype, model.hidden_size, comm.fp8_block)),
-      combine_bytes_(hardware::wire_bytes_per_token(comm.combine_dtype, model.hidden_size, comm.fp8_block)) {
+      combine_bytes_(hardware::wire_bytes_per_token(comm.combine_dtype, model.hidden_size, comm.fp8_block)),
+      overlap_compute_factor_(comm.overlap_compute_factor) {
   if (comm.deduplicates()) {
     fanout_.emplace(model, group_topology, comm.fanout_samples, comm.fanout_refresh_steps, comm.fanout_drift,
                     fanout_rng);
@@ -378,6 +379,16 @@ void StepExecutor::price_two_batches(const Batch& batch, core::Time now, int gro
     out.inter_bytes += half_records_[m].inter_bytes;
   }
   out.moe_layers = half_records_[0].moe_layers;
+  if (overlap_compute_factor_ != 1.0) {
+    // The GEMMs run on the SMs the communication kernels leave them.
+    for (const auto& h : halves_) {
+      for (HalfLayer& l : h->half_layers_) {
+        l.local_ns *= overlap_compute_factor_;
+        l.expert_ns *= overlap_compute_factor_;
+      }
+      h->tail_ns_ *= overlap_compute_factor_;
+    }
+  }
   schedule_two_batches(halves_[0]->half_layers_, halves_[1]->half_layers_, halves_[0]->tail_ns_, halves_[1]->tail_ns_,
                        timeline_);
   compute_windows_.assign(timeline_.compute.begin(), timeline_.compute.end());

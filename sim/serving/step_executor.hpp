@@ -93,6 +93,7 @@ class StepExecutor {
   double step_overhead_ns_;
   double dispatch_bytes_;  // one token on the wire, dispatch and combine (datatypes: hardware/ep_comm.hpp)
   double combine_bytes_;
+  double overlap_compute_factor_;  // two-batch overlap: compute slowed by the SMs communication holds
   std::optional<FanoutEstimator> fanout_;  // when the collectives deduplicate (DeepEP normal)
 
   // Per-GPU buffers.
