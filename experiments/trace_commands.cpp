@@ -60,6 +60,9 @@ int gen(const std::vector<std::string>& args, std::ostream& out) {
   o.tokens_per_request = vm["tokens-per-request"].as<std::int64_t>();
   o.origin_gpus = vm["origin-gpus"].as<int>();
   o.token_experts = vm.count("token-experts") > 0;
+  o.expert_groups = static_cast<int>(cfg.model.expert_groups);
+  o.topk_group = static_cast<int>(cfg.model.topk_group);
+  o.token_seed = cfg.seed_of(SeedFamily::workload);
   if (o.steps < 1 || o.tokens < 1 || o.tokens_per_request < 1 || o.origin_gpus < 0 || o.prefill_share < 0.0 ||
       o.prefill_share > 1.0) {
     throw std::invalid_argument(

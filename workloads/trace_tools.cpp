@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/csv_lines.hpp"
@@ -36,8 +37,25 @@ trace::Step synthesize_step(SyntheticRouter& router, std::int64_t index, const S
   std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
   std::vector<int> order(static_cast<std::size_t>(experts));
   std::vector<std::uint32_t> token_ids(static_cast<std::size_t>(tokens * k));
+  const bool per_token = (o.token_experts || o.origin_gpus > 0) && o.topk_group < o.expert_groups;
+  std::optional<TokenSampler> sampler;
+  std::vector<std::int32_t> drawn;
+  core::Rng token_rng(o.token_seed + static_cast<std::uint64_t>(index));
+  if (per_token) {
+    sampler.emplace(experts, k, o.expert_groups, o.topk_group);
+    drawn.resize(token_ids.size());
+  }
   for (int l = 0; l < router.num_moe_layers(); ++l) {
-    router.sample(l, tokens, counts);
+    if (per_token) {
+      router.sample_tokens(l, *sampler, token_rng, drawn);
+      std::fill(counts.begin(), counts.end(), 0);
+      for (std::size_t i = 0; i < drawn.size(); ++i) {
+        token_ids[i] = static_cast<std::uint32_t>(drawn[i]);
+        ++counts[static_cast<std::size_t>(drawn[i])];
+      }
+    } else {
+      router.sample(l, tokens, counts);
+    }
     trace::LayerLoad* layer = step.add_layers();
     for (const std::int32_t c : counts) {
       layer->add_expert_tokens(static_cast<std::uint32_t>(c));
@@ -45,18 +63,22 @@ trace::Step synthesize_step(SyntheticRouter& router, std::int64_t index, const S
     if (!o.token_experts && o.origin_gpus == 0) {
       continue;
     }
-    // Deal each expert's picks to consecutive tokens (cyclically), experts by decreasing count: a run of
-    // at most `tokens` equal ids lands on distinct tokens, so every token gets k distinct experts.
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return counts[static_cast<std::size_t>(a)] > counts[static_cast<std::size_t>(b)];
-    });
-    std::int64_t pick = 0;
-    for (const int e : order) {
-      for (std::int32_t c = 0; c < counts[static_cast<std::size_t>(e)]; ++c, ++pick) {
-        const std::int64_t token = pick % tokens;
-        const std::int64_t slot = pick / tokens;
-        token_ids[static_cast<std::size_t>(token * k + slot)] = static_cast<std::uint32_t>(e);
+    if (per_token) {
+      // token_ids hold the drawn tokens already.
+    } else {
+      // Deal each expert's picks to consecutive tokens (cyclically), experts by decreasing count: a run of
+      // at most `tokens` equal ids lands on distinct tokens, so every token gets k distinct experts.
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return counts[static_cast<std::size_t>(a)] > counts[static_cast<std::size_t>(b)];
+      });
+      std::int64_t pick = 0;
+      for (const int e : order) {
+        for (std::int32_t c = 0; c < counts[static_cast<std::size_t>(e)]; ++c, ++pick) {
+          const std::int64_t token = pick % tokens;
+          const std::int64_t slot = pick / tokens;
+          token_ids[static_cast<std::size_t>(token * k + slot)] = static_cast<std::uint32_t>(e);
+        }
       }
     }
     if (o.token_experts) {

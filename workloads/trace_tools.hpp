@@ -19,10 +19,16 @@ struct SynthesisOptions {
   int origin_gpus = 0;                   ///< > 0: record tokens per (origin GPU, expert), tokens split in blocks
   bool token_experts = false;            ///< record every token's top-k expert ids
   std::int64_t tokens_per_request = 64;  ///< requests (and so topics) are blocks of this many tokens
+  /// Group-limited routing (the model's expert_groups / topk_group): with token ids or origins asked for,
+  /// every token is drawn on its own within its groups (topics included) and the counts tally them.
+  int expert_groups = 1;
+  int topk_group = 1;
+  std::uint64_t token_seed = 0;  ///< seeds those per-token draws
 };
 
 /// One step drawn from `router`; origins and token ids, when asked, are derived consistently from the
-/// counts (tokens dealt round-robin to experts by decreasing load, so each token's experts are distinct).
+/// counts (tokens dealt round-robin to experts by decreasing load, so each token's experts are distinct),
+/// or, for a group-limited model, drawn token by token and tallied into the counts.
 trace::Step synthesize_step(SyntheticRouter& router, std::int64_t index, const SynthesisOptions& o);
 /// Writes `o.steps` synthesised steps to `path`; returns the header written.
 trace::Header generate_trace(const std::filesystem::path& path, SyntheticRouter& router, const std::string& model,

@@ -144,6 +144,23 @@ TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("a generated trace of a group-limited model keeps every token within its groups") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_trace_limited";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string trace = (dir / "ids.trace").string();
+  // Mixtral's 8 experts as 4 groups of 2, a token's 2 experts from 1 group: drawn token by token.
+  REQUIRE(cli({"trace", "gen", k_small, "--out", trace, "--steps", "5", "--tokens", "16", "--token-experts", "--set",
+               "model.expert_groups=4", "--set", "model.topk_group=1"})
+              .code == 0);
+  const auto stats = cli({"trace", "stats", trace, "--groups", "4", "--topk-group", "1"});
+  INFO(stats.err);
+  REQUIRE(stats.code == 0);
+  // 5 steps x 32 MoE layers x 16 tokens.
+  REQUIRE_THAT(stats.out, Contains("2560 tokens checked (token x MoE layer), 0 over the limit (0.00 %)"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("trace stats and a replaying run check per-token ids against a group limit") {
   const fs::path dir = fs::temp_directory_path() / "epsim_cli_trace_groups";
   fs::remove_all(dir);
