@@ -1,7 +1,8 @@
 // Step-loop throughput of whole simulations: engine steps per wall second and simulated seconds per
 // wall second ("x real time"), for the configurations issue 5 names:
 //   Qwen3-235B-A22B on 8 H200 (EP8) at 90 % of its sustainable rate (found first by `epsim slo`'s search);
-//   DeepSeek-V3 on 64 H200 (8 HGX nodes, EP64);  DeepSeek-V3 on one GB200 NVL72 rack (EP72).
+//   DeepSeek-V3 on 64 H200 (8 HGX nodes, EP64), also with DeepEP's normal kernels and with two-batch
+//   overlap;  DeepSeek-V3 on one GB200 NVL72 rack (EP72).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -78,6 +79,15 @@ int main() {
   bench("DeepSeek-V3, 64 x H200 (8 nodes), EP64",
         {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8", "workload.rate_rps=60",
          "workload.num_requests=4000"});
+  // The same with communication as deployed: DeepEP's normal kernels (per-layer fan-out sampling) and
+  // two-batch overlap (every step priced as two halves, then scheduled).
+  bench("  ... DeepEP normal", {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8",
+                                "workload.rate_rps=60", "workload.num_requests=4000",
+                                "communication.algorithm=\"deepep_normal\""});
+  bench("  ... DeepEP normal + two-batch overlap",
+        {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8", "workload.rate_rps=60",
+         "workload.num_requests=4000", "communication.algorithm=\"deepep_normal\"",
+         "communication.overlap=\"two_batch\""});
   bench("DeepSeek-V3, GB200 NVL72 rack, EP72",
         {"model.preset=\"deepseek-v3\"", "cluster.preset=\"gb200-nvl72\"", "cluster.nodes=1",
          "parallel.redundant_experts=32", "workload.rate_rps=80", "workload.num_requests=4000"});

@@ -106,7 +106,7 @@ void sample_fanout(const CollectiveRequest& r, const hardware::Topology& group, 
   std::iota(linear.begin(), linear.end(), 0);
   const policies::LayerPlacement placement =
       policies::make_layer_placement(r.experts, r.ep, r.experts / r.ep, std::move(linear));
-  serving::FanoutEstimator est(m, group, 1, 1, 0.1, core::Rng(1));
+  serving::FanoutEstimator est(m, group, 1, 1, core::Rng(1));
   est.compute(sets, placement, gpu_fan, node_fan);
 }
 

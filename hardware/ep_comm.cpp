@@ -85,9 +85,7 @@ EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
   c.fanout_samples = static_cast<int>(
       t.integer("fanout_samples", c.fanout_samples, "tokens sampled per layer for node/GPU fan-out", {1, 1 << 20}));
   c.fanout_refresh_steps = static_cast<int>(t.integer("fanout_refresh_steps", c.fanout_refresh_steps,
-                                                      "steps between fan-out re-samplings at the latest", {1, 1 << 30}));
-  c.fanout_drift = t.real("fanout_drift", c.fanout_drift,
-                          "L1 move of a layer's expert shares that forces a fan-out re-sampling", {0.0, 2.0});
+                                                      "steps between fan-out re-samplings", {1, 1 << 30}));
   return c;
 }
 

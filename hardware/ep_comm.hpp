@@ -37,8 +37,7 @@ struct EpCommConfig {
   /// Compute time x this while communication runs beside it (set when the simulation is built: with
   /// two-batch overlap, DeepEP's normal kernels hold comm_sms of the GPU's SMs and the GEMMs get the rest).
   double overlap_compute_factor = 1.0;
-  int fanout_refresh_steps = 64;  ///< steps between re-samplings of a layer's fan-out at the latest
-  double fanout_drift = 0.1;      ///< L1 move of a layer's expert shares that forces a re-sampling
+  int fanout_refresh_steps = 64;  ///< steps between re-samplings of a layer's fan-out
 
   /// Whether dispatch costs depend on how many distinct nodes and GPUs each token reaches.
   bool deduplicates() const { return algorithm == DispatchAlgorithm::deepep_normal; }

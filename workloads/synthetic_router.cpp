@@ -198,8 +198,14 @@ std::span<const int> SyntheticRouter::temporal_experts(int layer) const {
 }
 
 std::vector<double> SyntheticRouter::topic_mix(core::Time t) const {
+  std::vector<double> mix(cfg_.topic_mix.size());
+  fill_topic_mix(t, mix);
+  return mix;
+}
+
+void SyntheticRouter::fill_topic_mix(core::Time t, std::span<double> mix) const {
   using D = SyntheticRouterConfig::Drift;
-  std::vector<double> mix = cfg_.topic_mix;
+  std::copy(cfg_.topic_mix.begin(), cfg_.topic_mix.end(), mix.begin());
   if (cfg_.drift == D::shift) {
     const double s = core::to_seconds(t);
     const double f = cfg_.drift_duration_s > 0.0
@@ -218,7 +224,6 @@ std::vector<double> SyntheticRouter::topic_mix(core::Time t) const {
       x /= sum;
     }
   }
-  return mix;
 }
 
 int SyntheticRouter::topic_of(std::int64_t request_id, core::Time arrival_ns) {
@@ -271,6 +276,9 @@ void SyntheticRouter::advance_bursts() {
 }
 
 void SyntheticRouter::begin_step(const StepContext& ctx) {
+  step_now_ = ctx.now_ns;
+  step_prefill_share_ =
+      ctx.tokens > 0 ? static_cast<double>(ctx.prefill_tokens) / static_cast<double>(ctx.tokens) : 1.0;
   advance_drift(ctx.now_ns);
   advance_bursts();
   std::fill(step_weight_.begin(), step_weight_.end(), 0.0);
@@ -324,8 +332,13 @@ bool SyntheticRouter::sample_tokens(int layer, TokenSampler& sampler, core::Rng&
   const std::size_t tokens = out.size() / k;
   cell_quota_.resize(step_weight_.size());
   cell_tokens_.resize(step_weight_.size());
-  for (std::size_t c = 0; c < step_weight_.size(); ++c) {
-    cell_quota_[c] = step_weight_[c] * static_cast<double>(tokens);
+  mix_.resize(static_cast<std::size_t>(cfg_.topics));
+  // The topics as they arrive now (not this step's few requests), in the step's phases: the sample must
+  // hold every expert a later step may load, with the company it keeps.
+  fill_topic_mix(step_now_, mix_);
+  for (std::size_t t = 0; t < mix_.size(); ++t) {
+    cell_quota_[t * 2] = mix_[t] * step_prefill_share_ * static_cast<double>(tokens);
+    cell_quota_[t * 2 + 1] = mix_[t] * (1.0 - step_prefill_share_) * static_cast<double>(tokens);
   }
   core::apportion(static_cast<std::int64_t>(tokens), cell_quota_, cell_tokens_);
   std::size_t next = 0;

@@ -85,9 +85,9 @@ class SyntheticRouter final : public RoutingSource {
   /// With origin_aware: the last sample()'s counts of `layer` split over the GPUs by what their requests
   /// make likely (largest remainder, ties to the lower GPU).
   bool origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) override;
-  /// Tokens as the topics make them: each (topic, phase) of the step gets its share of the tokens (largest
-  /// remainder) and draws them from its own distribution, so co-selected experts come together (bursts
-  /// change counts, not which experts a token pairs).
+  /// Tokens as the topics make them: each topic (in the mix arriving now) and phase (in the step's split)
+  /// gets its share of the tokens (largest remainder) and draws them from its own distribution, so
+  /// co-selected experts come together (bursts change counts, not which experts a token pairs).
   bool sample_tokens(int layer, TokenSampler& sampler, core::Rng& rng, std::span<std::int32_t> out) override;
   /// The topic of a request (drawn once, from the mix at its arrival). Ids are dense (0, 1, 2, ...): the
   /// cache is indexed by id.
@@ -124,6 +124,10 @@ class SyntheticRouter final : public RoutingSource {
   std::vector<std::int32_t> last_counts_;   // the last sample()'s counts (origin_aware)
   std::vector<double> split_;               // workspace of origin_counts: per origin
   std::vector<std::int32_t> split_share_;   // ... and its whole shares
+  void fill_topic_mix(core::Time t, std::span<double> mix) const;
+  core::Time step_now_ = 0;
+  double step_prefill_share_ = 1.0;
+  std::vector<double> mix_;                 // workspace of sample_tokens: the topic mix
   std::vector<double> cell_quota_;          // workspace of sample_tokens: [topic][phase]
   std::vector<std::int32_t> cell_tokens_;
   std::vector<double> expected_;            // workspace of expected_load: [layer][origin][expert], one phase

@@ -30,8 +30,7 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       combine_bytes_(hardware::wire_bytes_per_token(comm.combine_dtype, model.hidden_size, comm.fp8_block)),
       overlap_compute_factor_(comm.overlap_compute_factor) {
   if (comm.deduplicates()) {
-    fanout_.emplace(model, group_topology, comm.fanout_samples, comm.fanout_refresh_steps, comm.fanout_drift,
-                    fanout_rng);
+    fanout_.emplace(model, group_topology, comm.fanout_samples, comm.fanout_refresh_steps, fanout_rng);
   }
   if (comm.overlap == hardware::OverlapMode::two_batch) {
     hardware::EpCommConfig half = comm;
@@ -218,9 +217,9 @@ hardware::EpTraffic StepExecutor::dispatch_traffic(const policies::LayerPlacemen
                                                    int moe_layer, std::int64_t step) {
   hardware::EpTraffic t{&share_, &pairs_, nullptr, nullptr, nullptr};
   if (fanout_) {
-    fanout_->update(moe_layer, step, expert_tokens_, placement, source_);
-    t.gpu_fanout = &fanout_->gpu_fanout(moe_layer);
-    t.node_fanout = &fanout_->node_fanout(moe_layer);
+    fanout_->update(moe_layer, step, routed_.slot_tokens, expert_tokens_, placement, source_);
+    t.gpu_fanout = &fanout_->gpu_fanout();
+    t.node_fanout = &fanout_->node_fanout();
   }
   if (routed_.per_origin) {
     // The routing chose each origin's destinations itself.

@@ -164,7 +164,7 @@ TEST_CASE("DeepEP normal mode: deduplicated bytes per node and GPU match a brute
       }
     }
     models::ModelSpec m = moe(experts, k, 1, 1);
-    serving::FanoutEstimator est(m, topo, 1, 1, 0.1, core::Rng(1));
+    serving::FanoutEstimator est(m, topo, 1, 1, core::Rng(1));
     Eigen::ArrayXd gpu_fan;
     Eigen::ArrayXd node_fan;
     est.compute(sets, placement, gpu_fan, node_fan);
@@ -277,7 +277,7 @@ NormalPoint deepep_normal_point(const toml::table& p) {
   std::vector<int> linear(256);
   std::iota(linear.begin(), linear.end(), 0);
   const policies::LayerPlacement placement = policies::make_layer_placement(256, ep, per_gpu, linear);
-  serving::FanoutEstimator est(m, topo, 1, 1, 0.1, core::Rng(1));
+  serving::FanoutEstimator est(m, topo, 1, 1, core::Rng(1));
   Eigen::ArrayXd gpu_fan;
   Eigen::ArrayXd node_fan;
   est.compute(sets, placement, gpu_fan, node_fan);
