@@ -17,6 +17,7 @@
 #include "hardware/link_types.hpp"
 #include "hardware/network_graph.hpp"
 #include "models/model_spec.hpp"
+#include "policies/eplb.hpp"
 #include "policies/placement.hpp"
 #include "sim/serving/fanout_estimator.hpp"
 #include "sim/serving/overlap_schedule.hpp"
@@ -387,4 +388,33 @@ TEST_CASE("split_batch halves prefill chunks and alternates decodes per rank") {
   CHECK(h0.prefill_tokens + h1.prefill_tokens == 11);
   CHECK(h0.decode_tokens + h1.decode_tokens == 3);
   CHECK(h0.entries[2].tokens == 2);  // rank 1's chunk of 4: 2 + 2
+}
+
+TEST_CASE("node-limited routing: DeepSeek-V3's 4-of-8 groups reach at most 4 nodes under EPLB's packing") {
+  // EP32 on 4 nodes, 288 slots: EPLB's hierarchical policy packs the 8 groups two to a node and keeps
+  // every replica on its group's node, so a token's experts, replicas included, span <= 4 nodes.
+  core::Rng rng(11);
+  boost::random::uniform_01<double> u;
+  std::vector<double> weight(256);
+  for (double& w : weight) {
+    w = std::pow(u(rng), 3.0);  // skewed loads: plenty of replication
+  }
+  const policies::eplb::Result r = policies::eplb::rebalance_experts(weight, 1, 256, 288, 8, 4, 32);
+  const policies::LayerPlacement placement = policies::make_layer_placement(256, 32, 9, r.phy2log, r.phyrank);
+  workloads::TokenSampler sampler(256, 8, 8, 4);
+  sampler.set_weights(weight);
+  std::vector<std::int32_t> token(8);
+  int most = 0;
+  for (int t = 0; t < 5000; ++t) {
+    sampler.draw(rng, token);
+    std::set<int> nodes;
+    for (const int e : token) {
+      for (const int s : placement.replicas(e)) {
+        nodes.insert(placement.gpu_of_slot(s) / 8);
+      }
+    }
+    most = std::max(most, static_cast<int>(nodes.size()));
+  }
+  CHECK(most <= 4);
+  CHECK(most >= 3);  // the limit binds: tokens do spread over several nodes
 }
