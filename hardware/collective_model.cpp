@@ -109,6 +109,9 @@ std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& c
   if (comm.algorithm == DispatchAlgorithm::deepep_low_latency) {
     return std::make_unique<DeepEpLowLatency>(group, comm);
   }
+  if (comm.algorithm == DispatchAlgorithm::deepep_auto) {
+    return std::make_unique<DeepEpAuto>(group, comm);
+  }
   if (!cfg.uses_graph(group.num_gpus())) {
     return std::make_unique<PortCollectives>(group);
   }

@@ -28,6 +28,7 @@ struct EpTraffic {
   /// same per node; null = 1 (no deduplication). Only the models that deduplicate read them.
   const Eigen::ArrayXd* gpu_fanout = nullptr;
   const Eigen::ArrayXd* node_fanout = nullptr;
+  bool step_prefills = true;  ///< the step has prefill tokens (DeepEP's auto mode picks its kernels by it)
 };
 
 class CollectiveModel {

@@ -130,4 +130,18 @@ CollectiveCost DeepEpLowLatency::ep_exchange(const EpTraffic& t, double token_by
   return c;
 }
 
+namespace {
+// A family's own startup and per-message numbers under the configured datatypes and SMs.
+EpCommConfig family(DispatchAlgorithm algorithm, const EpCommConfig& comm) {
+  EpCommConfig c = algorithm_defaults(algorithm);
+  c.comm_sms = comm.comm_sms;
+  return c;
+}
+}  // namespace
+
+DeepEpAuto::DeepEpAuto(const Topology& group, const EpCommConfig& comm)
+    : nccl_(group),
+      normal_(group, family(DispatchAlgorithm::deepep_normal, comm)),
+      low_(group, family(DispatchAlgorithm::deepep_low_latency, comm)) {}
+
 }  // namespace epsim::hardware

@@ -58,4 +58,25 @@ class DeepEpLowLatency final : public CollectiveModel {
   Eigen::ArrayXd messages_, node_pairs_, node_share_;
 };
 
+/// SGLang's auto mode: normal kernels for a step that prefills, low-latency kernels for a decode-only
+/// step, each with its family's fitted startup (and the configured datatypes and SMs).
+class DeepEpAuto final : public CollectiveModel {
+ public:
+  DeepEpAuto(const Topology& group, const EpCommConfig& comm);
+  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override {
+    return traffic.step_prefills ? normal_.ep_exchange(traffic, token_bytes) : low_.ep_exchange(traffic, token_bytes);
+  }
+  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override { return nccl_.all_to_all(bytes); }
+  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                      double pair_bytes) override {
+    return nccl_.all_to_all_separable(share, pairs, pair_bytes);
+  }
+  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return nccl_.all_gather(bytes); }
+
+ private:
+  PortCollectives nccl_;
+  DeepEpNormal normal_;
+  DeepEpLowLatency low_;
+};
+
 }  // namespace epsim::hardware

@@ -7,7 +7,9 @@
 //   holds one of its experts; RDMA and NVLink stages pipeline through channels driven by `comm_sms` SMs.
 //   The combine reduces a token's expert outputs inside each node first and returns one copy per node;
 // - deepep_low_latency: DeepEP's decode kernels: one message per token-expert pair straight to the
-//   expert's GPU (RDMA across nodes, NVLink inside), a fixed cost per message, no forwarding.
+//   expert's GPU (RDMA across nodes, NVLink inside), a fixed cost per message, no forwarding;
+// - deepep_auto: normal kernels for steps that prefill, low-latency ones for decode-only steps (SGLang's
+//   --deepep-mode auto, for co-located serving), each with its own fitted numbers.
 // Dispatch may travel in FP8 with one float32 scale per `fp8_block` elements (DeepEP's default), the
 // combine in BF16. With two-batch overlap the batch is split in two halves whose communication overlaps
 // the other half's computation (sim/serving/overlap_schedule.hpp).
@@ -17,7 +19,7 @@
 
 namespace epsim::hardware {
 
-enum class DispatchAlgorithm : std::uint8_t { nccl, deepep_normal, deepep_low_latency };
+enum class DispatchAlgorithm : std::uint8_t { nccl, deepep_normal, deepep_low_latency, deepep_auto };
 enum class WireDtype : std::uint8_t { bf16, fp8 };
 enum class OverlapMode : std::uint8_t { none, two_batch };
 
@@ -28,7 +30,8 @@ struct EpCommConfig {
   int fp8_block = 128;  ///< elements sharing one float32 scale in FP8 dispatch
   OverlapMode overlap = OverlapMode::none;
   /// Startup of one DeepEP dispatch or combine (kernel launch, notify/barrier between ranks), us; the
-  /// nccl algorithm uses the cluster's collective_overhead_us instead. Defaults: algorithm_defaults().
+  /// nccl algorithm uses the cluster's collective_overhead_us instead, deepep_auto each family's default.
+  /// Defaults: algorithm_defaults().
   double alpha_us = 0.0;
   double message_ns = 0.0;   ///< low latency: issue cost of one message, on the sending GPU
   int comm_sms = 24;         ///< normal mode: SMs its kernels occupy (DeepEP Buffer.num_sms default)
@@ -40,7 +43,14 @@ struct EpCommConfig {
   int fanout_refresh_steps = 64;  ///< steps between re-samplings of a layer's fan-out
 
   /// Whether dispatch costs depend on how many distinct nodes and GPUs each token reaches.
-  bool deduplicates() const { return algorithm == DispatchAlgorithm::deepep_normal; }
+  bool deduplicates() const {
+    return algorithm == DispatchAlgorithm::deepep_normal || algorithm == DispatchAlgorithm::deepep_auto;
+  }
+  /// Whether a step's dispatch runs DeepEP's normal kernels (auto: steps that prefill).
+  bool normal_kernels(bool step_prefills) const {
+    return algorithm == DispatchAlgorithm::deepep_normal ||
+           (algorithm == DispatchAlgorithm::deepep_auto && step_prefills);
+  }
 };
 
 /// The fitted startup and per-message costs of `algorithm` (hardware/presets/comm_fits.toml explains).

@@ -28,7 +28,8 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       step_overhead_ns_(step_overhead_us * 1e3),
       dispatch_bytes_(hardware::wire_bytes_per_token(comm.dispatch_dtype, model.hidden_size, comm.fp8_block)),
       combine_bytes_(hardware::wire_bytes_per_token(comm.combine_dtype, model.hidden_size, comm.fp8_block)),
-      overlap_compute_factor_(comm.overlap_compute_factor) {
+      overlap_compute_factor_(comm.overlap_compute_factor),
+      comm_(comm) {
   if (comm.deduplicates()) {
     fanout_.emplace(model, group_topology, comm.fanout_samples, comm.fanout_refresh_steps, fanout_rng);
   }
@@ -215,7 +216,7 @@ void StepExecutor::derive_origins() {
 
 hardware::EpTraffic StepExecutor::dispatch_traffic(const policies::LayerPlacement& placement, bool per_origin,
                                                    int moe_layer, std::int64_t step) {
-  hardware::EpTraffic t{&share_, &pairs_, nullptr, nullptr, nullptr};
+  hardware::EpTraffic t{&share_, &pairs_, nullptr, nullptr, nullptr, step_prefills_};
   if (fanout_) {
     fanout_->update(moe_layer, step, routed_.slot_tokens, expert_tokens_, placement, source_);
     t.gpu_fanout = &fanout_->gpu_fanout();
@@ -365,6 +366,7 @@ void StepExecutor::price_two_batches(const Batch& batch, core::Time now, int gro
   std::fill(step_loads_.begin(), step_loads_.end(), 0);
   for (std::size_t m = 0; m < 2; ++m) {
     StepExecutor& h = *halves_[m];
+    h.step_prefills_ = batch.prefill_tokens > 0;
     h.price_step(half_batches_[m], now, group, step, {}, half_records_[m]);
     busy_ns_ += h.busy_ns_;
     for (std::size_t i = 0; i < step_loads_.size(); ++i) {
@@ -378,7 +380,7 @@ void StepExecutor::price_two_batches(const Batch& batch, core::Time now, int gro
     out.inter_bytes += half_records_[m].inter_bytes;
   }
   out.moe_layers = half_records_[0].moe_layers;
-  if (overlap_compute_factor_ != 1.0) {
+  if (overlap_compute_factor_ != 1.0 && comm_.normal_kernels(batch.prefill_tokens > 0)) {
     // The GEMMs run on the SMs the communication kernels leave them.
     for (const auto& h : halves_) {
       for (HalfLayer& l : h->half_layers_) {
@@ -431,6 +433,9 @@ void StepExecutor::price_step(const Batch& batch, core::Time now, int group, std
     out = StepRecord{};
   }
   busy_ns_.setZero();
+  if (!keep_layers_) {
+    step_prefills_ = batch.prefill_tokens > 0;  // a half takes its whole batch's (its parent sets it)
+  }
   local_ns_.setZero();
   compute_windows_.clear();
   price_local_phases(batch);

@@ -205,13 +205,18 @@ TEST_CASE("DeepEP normal and low-latency costs of a small exchange, by hand") {
   const hardware::EpTraffic t{&share, &pairs, nullptr, &gpu_fan, &node_fan};
   // Normal: D_g = 50, D_n = 50; a GPU sends 0.25 x 50 tokens to the other node (12.5 kB, 1.25 us at
   // 10 GB/s), its rail holds half of each node's arrivals and forwards 0.5 x 50 to its peer (25 kB,
-  // 0.25 us at 100 GB/s); the SMs (24 x 8 GB/s) need 37.5 kB / 192 = 0.2 us. 40 us startup + 1.25 us.
+  // 0.25 us at 100 GB/s). 40 us startup + 1.25 us.
   hardware::DeepEpNormal normal(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal));
   const hardware::CollectiveCost n = normal.ep_exchange(t, 1000.0);
   CHECK(normal.traffic().send_inter(0) == Approx(12500.0));
   CHECK(normal.traffic().send_intra(0) == Approx(25000.0));
   CHECK(n.time_ns == Approx(40000.0 + 1250.0));
   CHECK(n.inter_bytes == Approx(4 * 12500.0));
+  // With the SMs' channels limited to 24 x 1 GB/s, a GPU's 37.5 kB of sends take 1.5625 us: they decide.
+  hardware::EpCommConfig few_sms = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+  few_sms.sm_gbps = 1.0;
+  hardware::DeepEpNormal slow(topo, few_sms);
+  CHECK(slow.ep_exchange(t, 1000.0).time_ns == Approx(40000.0 + 37500.0 / 24.0));
   // Low latency: one message per pair. A GPU sends 0.25 x 100 pairs to its node peer and 0.25 x 200 to
   // the other node: 50 kB over RDMA (5 us), 75 messages x 15 ns; 20 us startup.
   hardware::DeepEpLowLatency ll(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency));
@@ -222,6 +227,12 @@ TEST_CASE("DeepEP normal and low-latency costs of a small exchange, by hand") {
   // NCCL's all-to-all moves every pair too, after the topology's own startup (2 us here).
   hardware::PortCollectives nccl(topo);
   CHECK(nccl.ep_exchange(t, 1000.0).time_ns == Approx(2000.0 + 5000.0));
+  // Auto: the normal kernels' cost for a step that prefills, the low-latency kernels' for decode only.
+  hardware::DeepEpAuto autom(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_auto));
+  hardware::EpTraffic decode = t;
+  decode.step_prefills = false;
+  CHECK(autom.ep_exchange(t, 1000.0).time_ns == Approx(40000.0 + 1250.0));
+  CHECK(autom.ep_exchange(decode, 1000.0).time_ns == Approx(20000.0 + 5000.0 + 75 * 15.0));
 }
 
 TEST_CASE("wire bytes per token: FP8 with a float32 scale per 128 elements, BF16") {
