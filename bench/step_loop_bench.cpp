@@ -81,9 +81,9 @@ int main() {
          "workload.num_requests=4000"});
   // The same with communication as deployed: DeepEP's normal kernels (per-layer fan-out sampling) and
   // two-batch overlap (every step priced as two halves, then scheduled).
-  bench("  ... DeepEP normal", {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8",
-                                "workload.rate_rps=60", "workload.num_requests=4000",
-                                "communication.algorithm=\"deepep_normal\""});
+  bench("  ... DeepEP normal",
+        {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8", "workload.rate_rps=60",
+         "workload.num_requests=4000", "communication.algorithm=\"deepep_normal\""});
   bench("  ... DeepEP normal + two-batch overlap",
         {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8", "workload.rate_rps=60",
          "workload.num_requests=4000", "communication.algorithm=\"deepep_normal\"",

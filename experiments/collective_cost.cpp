@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -13,7 +14,6 @@
 #include <span>
 #include <sstream>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 #include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
@@ -45,9 +45,13 @@ std::string_view kind_name(CollectiveKind k) {
   return std::find_if(k_kinds.begin(), k_kinds.end(), [&](const KindName& n) { return n.kind == k; })->name;
 }
 
-bool is_exchange(CollectiveKind k) { return k == CollectiveKind::dispatch || k == CollectiveKind::combine; }
+bool is_exchange(CollectiveKind k) {
+  return k == CollectiveKind::dispatch || k == CollectiveKind::combine;
+}
 
-[[noreturn]] void usage(const std::string& what) { throw std::invalid_argument(what); }
+[[noreturn]] void usage(const std::string& what) {
+  throw std::invalid_argument(what);
+}
 
 void check_exchange(const CollectiveRequest& r) {
   const int gpus = r.cluster.num_gpus();
@@ -60,8 +64,10 @@ void check_exchange(const CollectiveRequest& r) {
                       per_node, r.ep));
   }
   if (r.experts < 1 || r.experts % r.ep != 0) {
-    usage(fmt::format("--ep: {} GPUs must divide --experts {} evenly (a linear placement puts experts / ep on each "
-                      "GPU)", r.ep, r.experts));
+    usage(
+        fmt::format("--ep: {} GPUs must divide --experts {} evenly (a linear placement puts experts / ep on each "
+                    "GPU)",
+                    r.ep, r.experts));
   }
   if (r.top_k < 1 || r.top_k > r.experts) {
     usage(fmt::format("--top-k: expected 1 .. {} (--experts), got {}", r.experts, r.top_k));
@@ -246,28 +252,34 @@ std::vector<double> parse_bytes(const std::string& s) {
 
 po::options_description collective_options() {
   po::options_description d("collective options (epsim cost --collective KIND)");
-  d.add_options()("help,h", "show this help")(
-      "collective", po::value<std::string>(), "dispatch, combine, all_reduce, all_gather or send_recv")(
+  d.add_options()("help,h", "show this help")("collective", po::value<std::string>(),
+                                              "dispatch, combine, all_reduce, all_gather or send_recv")(
       "cluster", po::value<std::string>(), "cluster preset (epsim list clusters)")(
       "nodes", po::value<int>(), "with --cluster: nodes (default: enough for the collective's GPUs)")(
       "gpus-per-node", po::value<int>(), "with --cluster: GPUs per node (default: the preset's)")(
       "config", po::value<std::string>(), "an experiment instead of --cluster: its cluster, [communication] and model")(
       "set", po::value<std::vector<std::string>>()->composing(), "with --config: override a config key")(
-      "model", po::value<std::string>(), "dispatch/combine: model preset giving --hidden, --top-k, --experts, --groups")(
-      "tokens", po::value<std::string>(), "dispatch/combine: tokens per GPU, comma-separated (default 1,8,32,128,512,4096)")(
+      "model", po::value<std::string>(),
+      "dispatch/combine: model preset giving --hidden, --top-k, --experts, --groups")(
+      "tokens", po::value<std::string>(),
+      "dispatch/combine: tokens per GPU, comma-separated (default 1,8,32,128,512,4096)")(
       "hidden", po::value<std::int64_t>(), "dispatch/combine: hidden size (default: the model's)")(
       "top-k", po::value<int>(), "dispatch/combine: experts per token (default: the model's)")(
       "experts", po::value<int>(), "dispatch/combine: routed experts (default: the model's)")(
       "ep", po::value<int>(), "dispatch/combine: EP group size in GPUs (default: the config's)")(
-      "algorithm", po::value<std::string>(), "dispatch/combine: nccl, deepep_normal or deepep_low_latency "
-                                             "(default: the config's, else nccl)")(
-      "dtype", po::value<std::string>(), "dispatch/combine: fp8 or bf16 on the wire (default: the algorithm's: "
-                                         "DeepEP FP8 dispatch, BF16 combine; NCCL BF16)")(
-      "groups", po::value<int>(), "dispatch/combine: expert groups of group-limited routing (default: the model's, else 1)")(
-      "topk-group", po::value<int>(), "dispatch/combine: groups one token may use (default: the model's, else --groups)")(
-      "bytes", po::value<std::string>(), "all_reduce/all_gather/send_recv: bytes per GPU, comma-separated, K/M/G "
-                                         "binary suffixes (default 1K,64K,1M,16M,256M,1G)")(
-      "gpus", po::value<int>(), "all_reduce/all_gather: GPUs 0 .. N-1 (default: one node's)")(
+      "algorithm", po::value<std::string>(),
+      "dispatch/combine: nccl, deepep_normal or deepep_low_latency "
+      "(default: the config's, else nccl)")("dtype", po::value<std::string>(),
+                                            "dispatch/combine: fp8 or bf16 on the wire (default: the algorithm's: "
+                                            "DeepEP FP8 dispatch, BF16 combine; NCCL BF16)")(
+      "groups", po::value<int>(),
+      "dispatch/combine: expert groups of group-limited routing (default: the model's, else 1)")(
+      "topk-group", po::value<int>(),
+      "dispatch/combine: groups one token may use (default: the model's, else --groups)")(
+      "bytes", po::value<std::string>(),
+      "all_reduce/all_gather/send_recv: bytes per GPU, comma-separated, K/M/G "
+      "binary suffixes (default 1K,64K,1M,16M,256M,1G)")("gpus", po::value<int>(),
+                                                         "all_reduce/all_gather: GPUs 0 .. N-1 (default: one node's)")(
       "peer", po::value<int>(), "send_recv: GPU 0 sends to this GPU (default 1; another node's crosses the network)")(
       "csv", "print CSV");
   return d;
@@ -300,20 +312,20 @@ void check_applicable(const po::variables_map& vm, CollectiveKind kind) {
     bool applies;
   };
   const bool ex = is_exchange(kind);
-  const std::array<Scope, 13> scopes{{{"model", "dispatch and combine", ex},
-                                      {"tokens", "dispatch and combine", ex},
-                                      {"hidden", "dispatch and combine", ex},
-                                      {"top-k", "dispatch and combine", ex},
-                                      {"experts", "dispatch and combine", ex},
-                                      {"ep", "dispatch and combine", ex},
-                                      {"algorithm", "dispatch and combine", ex},
-                                      {"dtype", "dispatch and combine", ex},
-                                      {"groups", "dispatch and combine", ex},
-                                      {"topk-group", "dispatch and combine", ex},
-                                      {"bytes", "all_reduce, all_gather and send_recv", !ex},
-                                      {"gpus", "all_reduce and all_gather",
-                                       kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather},
-                                      {"peer", "send_recv", kind == CollectiveKind::send_recv}}};
+  const std::array<Scope, 13> scopes{
+      {{"model", "dispatch and combine", ex},
+       {"tokens", "dispatch and combine", ex},
+       {"hidden", "dispatch and combine", ex},
+       {"top-k", "dispatch and combine", ex},
+       {"experts", "dispatch and combine", ex},
+       {"ep", "dispatch and combine", ex},
+       {"algorithm", "dispatch and combine", ex},
+       {"dtype", "dispatch and combine", ex},
+       {"groups", "dispatch and combine", ex},
+       {"topk-group", "dispatch and combine", ex},
+       {"bytes", "all_reduce, all_gather and send_recv", !ex},
+       {"gpus", "all_reduce and all_gather", kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather},
+       {"peer", "send_recv", kind == CollectiveKind::send_recv}}};
   for (const Scope& s : scopes) {
     if (!s.applies && vm.count(std::string(s.option))) {
       usage(fmt::format("--{} applies to {}, not {}", s.option, s.kinds, kind_name(kind)));
@@ -326,8 +338,8 @@ hardware::ClusterSpec preset_cluster(const po::variables_map& vm, CollectiveRequ
   if (const std::string m = hardware::cluster_presets().unknown_message(name); !m.empty()) {
     usage("--cluster: " + m);
   }
-  const int per_node = vm.count("gpus-per-node") ? vm["gpus-per-node"].as<int>()
-                                                 : hardware::load_cluster_preset(name).gpus_per_node;
+  const int per_node =
+      vm.count("gpus-per-node") ? vm["gpus-per-node"].as<int>() : hardware::load_cluster_preset(name).gpus_per_node;
   if (per_node < 1) {
     usage(fmt::format("--gpus-per-node: expected a positive count, got {}", per_node));
   }
@@ -405,7 +417,7 @@ CollectiveRequest make_request(const po::variables_map& vm, std::ostream& err) {
   r.top_k = static_cast<int>(required("top-k", model ? model->top_k : 0));
   r.experts = static_cast<int>(required("experts", model ? model->routed_experts : 0));
   r.groups = vm.count("groups") ? vm["groups"].as<int>() : model ? static_cast<int>(model->expert_groups) : 1;
-  r.topk_group = vm.count("topk-group")               ? vm["topk-group"].as<int>()
+  r.topk_group = vm.count("topk-group")         ? vm["topk-group"].as<int>()
                  : model && !vm.count("groups") ? static_cast<int>(model->topk_group)
                                                 : r.groups;
   if (vm.count("algorithm")) {

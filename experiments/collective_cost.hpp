@@ -46,7 +46,7 @@ struct CollectiveRequest {
 struct CollectiveRow {
   double size = 0.0;  ///< tokens per GPU or bytes per GPU
   double time_us = 0.0;
-  double gbps = 0.0;  ///< achieved bandwidth (busbw for all_reduce / all_gather, bytes sent per GPU otherwise)
+  double gbps = 0.0;           ///< achieved bandwidth (busbw for all_reduce / all_gather, bytes sent per GPU otherwise)
   double nvlink_bytes = 0.0;   ///< all GPUs together, inside nodes
   double network_bytes = 0.0;  ///< all GPUs together, between nodes
   std::string via;             ///< what priced it: nccl, deepep_normal, ring, nvls, graph

@@ -57,8 +57,8 @@ void DeepEpNormal::per_origin(const EpTraffic& t) {
       if (n == m) {
         continue;
       }
-      const double to_node =
-          x.row(o).segment(n * gpn, gpn).sum() * (t.node_fanout != nullptr ? (*t.node_fanout)(n) : 1.0);
+      const double to_node = x.row(o).segment(static_cast<Eigen::Index>(n) * gpn, gpn).sum() *
+                             (t.node_fanout != nullptr ? (*t.node_fanout)(n) : 1.0);
       traffic_.send_inter(o) += to_node;
       traffic_.recv_inter(n * gpn + rail) += to_node;
     }

@@ -80,8 +80,8 @@ EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
       k_algorithms);
   // A pool that keeps its base's algorithm keeps its base's numbers; a new algorithm starts from its own.
   EpCommConfig c = defaults != nullptr && defaults->algorithm == algorithm ? *defaults : algorithm_defaults(algorithm);
-  c.dispatch_dtype =
-      t.choice<WireDtype>("dispatch_dtype", c.dispatch_dtype, "dispatch payload: bf16 or fp8 (per-block scales)", k_dtypes);
+  c.dispatch_dtype = t.choice<WireDtype>("dispatch_dtype", c.dispatch_dtype,
+                                         "dispatch payload: bf16 or fp8 (per-block scales)", k_dtypes);
   c.combine_dtype = t.choice<WireDtype>("combine_dtype", c.combine_dtype, "combine payload: bf16 or fp8", k_dtypes);
   c.fp8_block = static_cast<int>(t.integer("fp8_block", c.fp8_block, "FP8: elements per float32 scale", {1, 1 << 20}));
   c.overlap = t.choice<OverlapMode>(
@@ -93,8 +93,8 @@ EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
   c.sm_gbps = t.real("sm_gbps", c.sm_gbps, "normal mode: GB/s one SM moves (0 = no SM limit)", core::k_non_negative);
   c.fanout_samples = static_cast<int>(
       t.integer("fanout_samples", c.fanout_samples, "tokens sampled per layer for node/GPU fan-out", {1, 1 << 20}));
-  c.fanout_refresh_steps = static_cast<int>(t.integer("fanout_refresh_steps", c.fanout_refresh_steps,
-                                                      "steps between fan-out re-samplings", {1, 1 << 30}));
+  c.fanout_refresh_steps = static_cast<int>(
+      t.integer("fanout_refresh_steps", c.fanout_refresh_steps, "steps between fan-out re-samplings", {1, 1 << 30}));
   return c;
 }
 

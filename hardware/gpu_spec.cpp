@@ -31,7 +31,8 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
     e.finish();
   }
   eff.finish();
-  g.sm_count = static_cast<int>(t.integer("sm_count", g.sm_count, "streaming multiprocessors (0 = unknown)", {0, 100000}));
+  g.sm_count =
+      static_cast<int>(t.integer("sm_count", g.sm_count, "streaming multiprocessors (0 = unknown)", {0, 100000}));
   g.kernel_launch_us =
       t.real("kernel_launch_us", g.kernel_launch_us, "fixed overhead per kernel in microseconds", core::k_non_negative);
   g.moe_tile_small = t.integer("moe_tile_small", g.moe_tile_small, "grouped-GEMM tile for small MoE calls", {1, 4096});

@@ -33,7 +33,7 @@ struct HardwareConfig {
   ClusterSpec cluster;
   VariabilityConfig variability;
   CollectiveConfig collectives;
-  EpCommConfig comm;  ///< [communication]
+  EpCommConfig comm;                         ///< [communication]
   std::optional<EpCommConfig> prefill_comm;  ///< [communication.prefill]: the prefill pool's, when given
 };
 

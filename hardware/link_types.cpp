@@ -55,8 +55,8 @@ LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) 
                         core::k_non_negative);
   l.efficiency = t.real("efficiency", base.efficiency,
                         "share of bw_gbps transfers achieve, (0, 1] (default: the type's, measured)", {0.0, 1.0, true});
-  l.nvls_gbps = t.real("nvls_gbps", base.nvls_gbps, "NVLink SHARP all-reduce bandwidth, GB/s (0 = none)",
-                       core::k_non_negative);
+  l.nvls_gbps =
+      t.real("nvls_gbps", base.nvls_gbps, "NVLink SHARP all-reduce bandwidth, GB/s (0 = none)", core::k_non_negative);
   t.finish();
   return l;
 }

@@ -218,7 +218,8 @@ Topology NetworkGraph::port_view() const {
     }
   }
   const int nodes = gpus_ / gpus_per_node_;
-  return Topology(nodes, gpus_per_node_, LinkSpec{scale_up_.effective_gbps(), (intra_lat + overhead_ns_) / 1e3, 1.0, scale_up_.nvls_gbps},
+  return Topology(nodes, gpus_per_node_,
+                  LinkSpec{scale_up_.effective_gbps(), (intra_lat + overhead_ns_) / 1e3, 1.0, scale_up_.nvls_gbps},
                   LinkSpec{inter_bw_per_gpu_ > 0.0 ? inter_bw_per_gpu_ : 1.0, (inter_lat + overhead_ns_) / 1e3});
 }
 

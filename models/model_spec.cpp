@@ -33,8 +33,8 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   m.shared_experts = t.integer("shared_experts", 0, "always-active shared experts per MoE layer", {0, 64});
   m.top_k = t.integer_required("top_k", "routed experts activated per token", {1, 65536});
   m.expert_groups = t.integer("expert_groups", 1, "expert groups for group-limited routing (n_group)", {1, 65536});
-  m.topk_group = t.integer("topk_group", 0,
-                           "groups a token may route to (DeepSeek topk_group; 0 = expert_groups: no limit)", {0, 65536});
+  m.topk_group = t.integer(
+      "topk_group", 0, "groups a token may route to (DeepSeek topk_group; 0 = expert_groups: no limit)", {0, 65536});
   m.attention = t.choice<AttentionKind>("attention", AttentionKind::gqa, "attention kind", k_attention_kinds);
   m.num_heads = t.integer_required("num_heads", "attention (query) heads", {1, 4096});
   m.num_kv_heads = t.integer("num_kv_heads", 0, "key/value heads (GQA; 0 = num_heads)", {0, 4096});
@@ -74,12 +74,14 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
     m.topk_group = m.expert_groups;
   }
   if (m.topk_group > m.expert_groups) {
-    t.fail("topk_group", "must be <= expert_groups (" + std::to_string(m.expert_groups) + "), got " +
-                             std::to_string(m.topk_group));
+    t.fail("topk_group",
+           "must be <= expert_groups (" + std::to_string(m.expert_groups) + "), got " + std::to_string(m.topk_group));
   }
   if (m.topk_group * (m.routed_experts / m.expert_groups) < m.top_k) {
-    t.fail("topk_group", "leaves fewer experts than top_k in a token's groups: topk_group x experts per group must be "
-                         ">= top_k (" + std::to_string(m.top_k) + ")");
+    t.fail("topk_group",
+           "leaves fewer experts than top_k in a token's groups: topk_group x experts per group must be "
+           ">= top_k (" +
+               std::to_string(m.top_k) + ")");
   }
   if (m.attention == AttentionKind::gqa) {
     if (m.num_kv_heads == 0) {

@@ -127,10 +127,10 @@ class SyntheticRouter final : public RoutingSource {
   void fill_topic_mix(core::Time t, std::span<double> mix) const;
   core::Time step_now_ = 0;
   double step_prefill_share_ = 1.0;
-  std::vector<double> mix_;                 // workspace of sample_tokens: the topic mix
-  std::vector<double> cell_quota_;          // workspace of sample_tokens: [topic][phase]
+  std::vector<double> mix_;         // workspace of sample_tokens: the topic mix
+  std::vector<double> cell_quota_;  // workspace of sample_tokens: [topic][phase]
   std::vector<std::int32_t> cell_tokens_;
-  std::vector<double> expected_;            // workspace of expected_load: [layer][origin][expert], one phase
+  std::vector<double> expected_;  // workspace of expected_load: [layer][origin][expert], one phase
   int step_origins_ = 0;
   AliasTable alias_;  // workspace for small draws
   core::Rng rng_;     // counts

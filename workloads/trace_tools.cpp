@@ -46,7 +46,7 @@ trace::Step synthesize_step(SyntheticRouter& router, std::int64_t index, const S
     drawn.resize(token_ids.size());
   }
   for (int l = 0; l < router.num_moe_layers(); ++l) {
-    if (per_token) {
+    if (per_token && sampler) {
       router.sample_tokens(l, *sampler, token_rng, drawn);
       std::fill(counts.begin(), counts.end(), 0);
       for (std::size_t i = 0; i < drawn.size(); ++i) {

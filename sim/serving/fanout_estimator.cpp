@@ -50,7 +50,7 @@ void FanoutEstimator::update(int moe_layer, std::int64_t step, std::span<const s
       sampler_.set_weights(weights_);
       for (std::size_t i = 0; i < static_cast<std::size_t>(samples_); ++i) {
         sampler_.draw(rng_, std::span<std::int32_t>(tokens_).subspan(i * static_cast<std::size_t>(top_k_),
-                                                                   static_cast<std::size_t>(top_k_)));
+                                                                     static_cast<std::size_t>(top_k_)));
       }
     }
     learn(moe_layer, tokens_, placement);

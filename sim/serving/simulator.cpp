@@ -35,8 +35,7 @@ struct Simulator::Group {
   std::int64_t preemptions_reported = 0;  // the scheduler's preemptions already put in a StepRecord
   StepRecord last;                        // the step in flight (or the last one)
 
-  Group(int idx, Pool& pl, const SimulationParts& p, std::unique_ptr<policies::RoutingPolicy> r,
-        core::Rng fanout_rng)
+  Group(int idx, Pool& pl, const SimulationParts& p, std::unique_ptr<policies::RoutingPolicy> r, core::Rng fanout_rng)
       : index(idx),
         gpu_offset(pl.shape.group_first_gpu(idx)),
         pool(&pl),

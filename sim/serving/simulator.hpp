@@ -49,7 +49,7 @@ struct SimulationParts {
   /// The prefill pool's, when it differs ([communication.prefill]: DeepEP normal mode for prefill, low
   /// latency for decode, as SGLang and DeepSeek deploy).
   std::optional<hardware::EpCommConfig> prefill_comm = {};
-  std::int64_t kv_blocks_per_gpu = 0;           ///< KV-cache blocks of each DP rank (0 = unlimited)
+  std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
   /// When set: KV-cache blocks of each DP rank of a (decode or co-located) group, which then differ by
   /// the expert weights the placement puts on the rank's GPUs.
   std::vector<std::int64_t> kv_blocks_by_rank = {};

@@ -12,8 +12,8 @@ namespace epsim::serving {
 StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                            hardware::Topology group_topology, const policies::Placement& placement,
                            policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
-                           hardware::CollectiveModel& collectives, int attention_tp,
-                           const hardware::EpCommConfig& comm, core::Rng fanout_rng)
+                           hardware::CollectiveModel& collectives, int attention_tp, const hardware::EpCommConfig& comm,
+                           core::Rng fanout_rng)
     : model_(model),
       cost_(cost),
       collectives_(collectives),
@@ -226,8 +226,9 @@ hardware::EpTraffic StepExecutor::dispatch_traffic(const policies::LayerPlacemen
     // The routing chose each origin's destinations itself.
     for (int o = 0; o < gpus_; ++o) {
       for (int h = 0; h < gpus_; ++h) {
-        traffic_matrix_(o, h) = routed_.origin_gpu_tokens[static_cast<std::size_t>(o) * static_cast<std::size_t>(gpus_) +
-                                                          static_cast<std::size_t>(h)];
+        traffic_matrix_(o, h) =
+            routed_.origin_gpu_tokens[static_cast<std::size_t>(o) * static_cast<std::size_t>(gpus_) +
+                                      static_cast<std::size_t>(h)];
       }
     }
     t.pair_matrix = &traffic_matrix_;

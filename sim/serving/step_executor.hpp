@@ -23,8 +23,8 @@
 #include "policies/routing_policy.hpp"
 #include "sim/serving/batch.hpp"
 #include "sim/serving/fanout_estimator.hpp"
-#include "sim/serving/overlap_schedule.hpp"
 #include "sim/serving/observer.hpp"
+#include "sim/serving/overlap_schedule.hpp"
 #include "sim/serving/request_state.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -95,7 +95,7 @@ class StepExecutor {
   double combine_bytes_;
   double overlap_compute_factor_;  // two-batch overlap: compute slowed by the SMs communication holds
   hardware::EpCommConfig comm_;
-  bool step_prefills_ = true;  // the step being priced has prefill tokens
+  bool step_prefills_ = true;              // the step being priced has prefill tokens
   std::optional<FanoutEstimator> fanout_;  // when the collectives deduplicate (DeepEP normal)
 
   // Per-GPU buffers.
@@ -108,7 +108,7 @@ class StepExecutor {
   std::vector<std::pair<double, double>> compute_windows_;  // reserved once: 2 per MoE layer + the tail
   std::vector<workloads::RequestTokens> step_requests_;     // begin_step's view of the batch
   policies::RoutedLoad routed_;
-  Eigen::MatrixXd traffic_matrix_;           // per-origin token-expert pairs
+  Eigen::MatrixXd traffic_matrix_;  // per-origin token-expert pairs
   // Two-batch overlap (parent): the halves' executors and batches, the schedule, per-GPU sums for observers.
   std::array<std::unique_ptr<StepExecutor>, 2> halves_;
   std::array<Batch, 2> half_batches_;

@@ -38,7 +38,9 @@ std::vector<std::vector<std::string>> csv_rows(std::vector<std::string> args) {
   return rows;
 }
 
-double cell(const std::vector<std::string>& row, std::size_t i) { return std::stod(row.at(i)); }
+double cell(const std::vector<std::string>& row, std::size_t i) {
+  return std::stod(row.at(i));
+}
 
 const double k_gib = 1024.0 * 1024.0 * 1024.0;
 
@@ -64,21 +66,24 @@ TEST_CASE("send_recv inside a node: overhead + two NVLink hops + bytes over NVLi
 TEST_CASE("send_recv across nodes: the PCIe, NIC and leaf hops, bounded by NDR's achieved 47 GB/s") {
   // GPU 8 is node 1's GPU of the same rail: GPU -> NIC (PCIe 5, 1 us) -> rail leaf (NDR, 1 us) -> NIC (NDR,
   // 1 us) -> GPU (PCIe 5, 1 us): 4 us + 5 us overhead; 50 GB/s x 0.94 = 47 is the slowest arc.
-  const auto same_rail = csv_rows({"--collective", "send_recv", "--cluster", "hgx-h100", "--peer", "8", "--bytes", "1G"});
+  const auto same_rail =
+      csv_rows({"--collective", "send_recv", "--cluster", "hgx-h100", "--peer", "8", "--bytes", "1G"});
   REQUIRE(same_rail.size() == 1);
   CHECK(cell(same_rail[0], 1) == Approx(9.0 + k_gib / 47.0 / 1e3));
   CHECK(cell(same_rail[0], 3) == 0.0);
   CHECK(cell(same_rail[0], 4) == k_gib);
   // GPU 9 is on another rail: routes never transit a GPU, so leaf 0 -> spine -> leaf 1 adds two 1 us hops;
   // the spine links carry 2 nodes x 47 GB/s, NDR still decides.
-  const auto other_rail = csv_rows({"--collective", "send_recv", "--cluster", "hgx-h100", "--peer", "9", "--bytes", "1G"});
+  const auto other_rail =
+      csv_rows({"--collective", "send_recv", "--cluster", "hgx-h100", "--peer", "9", "--bytes", "1G"});
   CHECK(cell(other_rail[0], 1) == Approx(11.0 + k_gib / 47.0 / 1e3));
 }
 
 TEST_CASE("all_reduce on 8 H100: NVLS's 274 GB/s beats the ring at every size, a ring on A100 without NVLS") {
   // alpha = the port view's intra latency: 1 us of path + 5 us overhead. Ring: 2 x 7/8 x bytes / 369 GB/s =
   // bytes / 210.9 GB/s, slower than NVLS's bytes / 274 GB/s at any size, the same alpha on both.
-  const auto h100 = csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "8", "--bytes", "1K,1G"});
+  const auto h100 =
+      csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "8", "--bytes", "1K,1G"});
   REQUIRE(h100.size() == 2);
   for (const auto& row : h100) {
     const double bytes = cell(row, 0);
@@ -102,8 +107,9 @@ TEST_CASE("a DeepEP low-latency dispatch and combine at EP16 are what the servin
   // DeepEP's README point: H800, EP16, 128 tokens per GPU, top-8 of 256, hidden 7168 (FP8 7,392 B
   // dispatch, BF16 14,336 B combine). A GPU's 1,024 pairs: 512 to the other node over NDR (47 GB/s),
   // 448 to its 7 peers over H800 NVLink (160 GB/s), 960 messages x 15 ns, 20 us startup.
-  const std::vector<std::string> point{"--cluster", "hgx-h800", "--ep", "16", "--tokens", "128", "--hidden", "7168",
-                                       "--top-k", "8", "--experts", "256", "--algorithm", "deepep_low_latency"};
+  const std::vector<std::string> point{
+      "--cluster", "hgx-h800", "--ep", "16",        "--tokens", "128",         "--hidden",
+      "7168",      "--top-k",  "8",    "--experts", "256",      "--algorithm", "deepep_low_latency"};
   std::vector<std::string> dispatch{"--collective", "dispatch"};
   dispatch.insert(dispatch.end(), point.begin(), point.end());
   const auto d = csv_rows(dispatch);
@@ -127,15 +133,16 @@ TEST_CASE("a DeepEP low-latency dispatch and combine at EP16 are what the servin
   hardware::DeepEpLowLatency ll(group, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency));
   const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(16, 1.0 / 16);
   const Eigen::ArrayXd pairs = Eigen::ArrayXd::Constant(16, 128.0 * 8);
-  const double serving_ns = ll.ep_exchange(hardware::EpTraffic{&share, &pairs, nullptr, nullptr, nullptr}, 7392.0).time_ns;
+  const double serving_ns =
+      ll.ep_exchange(hardware::EpTraffic{&share, &pairs, nullptr, nullptr, nullptr}, 7392.0).time_ns;
   CHECK(cell(d[0], 1) == Approx(serving_ns / 1e3));
 }
 
 TEST_CASE("dispatch defaults come from the model, DeepEP normal deduplicates and is deterministic") {
   // DeepSeek-V3 on 2 HGX H800 nodes: hidden 7168, top-8 of 256, 8 groups, limit 4 from the preset.
-  const std::vector<std::string> args{"--collective", "dispatch",   "--cluster", "hgx-h800",  "--model",
-                                      "deepseek-v3",  "--ep",       "16",        "--tokens",  "4096",
-                                      "--algorithm",  "deepep_normal"};
+  const std::vector<std::string> args{"--collective", "dispatch",    "--cluster",   "hgx-h800",
+                                      "--model",      "deepseek-v3", "--ep",        "16",
+                                      "--tokens",     "4096",        "--algorithm", "deepep_normal"};
   const auto normal = csv_rows(args);
   REQUIRE(normal.size() == 1);
   CHECK(csv_rows(args)[0] == normal[0]);  // fixed-seed fan-out sample
@@ -162,8 +169,9 @@ TEST_CASE("epsim cost --collective: bad options name the option and what was exp
     CHECK(r.out.empty());
     return r.err;
   };
-  CHECK_THAT(err({"--collective", "broadcast", "--cluster", "hgx-h100"}),
-             Contains("--collective: unknown \"broadcast\"; valid: dispatch, combine, all_reduce, all_gather, send_recv"));
+  CHECK_THAT(
+      err({"--collective", "broadcast", "--cluster", "hgx-h100"}),
+      Contains("--collective: unknown \"broadcast\"; valid: dispatch, combine, all_reduce, all_gather, send_recv"));
   CHECK_THAT(err({"--collective", "dispatch", "--cluster", "hgx-h100", "--model", "deepseek-v3"}),
              Contains("--ep: dispatch and combine need the EP group size"));
   CHECK_THAT(err({"--collective", "dispatch", "--cluster", "hgx-h100", "--model", "deepseek-v3", "--ep", "24"}),

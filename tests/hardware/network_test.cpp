@@ -139,8 +139,9 @@ TEST_CASE("all-gather and all-reduce traffic") {
 
 TEST_CASE("overlapping transfers share the links they cross (max-min fair), by hand") {
   // Links at their full signalling rate, so the hand values stay round.
-  const NetworkGraph g(cluster("hgx-h100", "nodes = 2\ngpus_per_node = 2\nintra_node.efficiency = 1.0\n"
-                                           "inter_node.efficiency = 1.0"));
+  const NetworkGraph g(cluster("hgx-h100",
+                               "nodes = 2\ngpus_per_node = 2\nintra_node.efficiency = 1.0\n"
+                               "inter_node.efficiency = 1.0"));
   core::Engine engine;
   TransferNetwork net(engine, g);
   core::Time a_done = -1;

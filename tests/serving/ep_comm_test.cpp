@@ -1,16 +1,16 @@
 // Expert-parallel communication as deployed: group-limited token sampling, DeepEP's deduplicated traffic
 // against a brute-force count, DeepEP's costs by hand, and the shipped defaults against the public
 // measurements in hardware/presets/comm_fits.toml.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <boost/random/uniform_01.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <numeric>
 #include <set>
-#include <toml++/toml.h>
 
 #include "hardware/cluster_spec.hpp"
 #include "hardware/deepep_collectives.hpp"
@@ -42,9 +42,9 @@ models::ModelSpec moe(int experts, int top_k, int groups, int topk_group, int la
 
 hardware::ClusterSpec cluster(const std::string& preset, int nodes, int gpus_per_node = 8) {
   const toml::table over = toml::parse(fmt::format("nodes = {}\ngpus_per_node = {}", nodes, gpus_per_node));
-  core::ParamTable t({core::ParamLayer{&over, "test"},
-                      core::ParamLayer{&hardware::cluster_presets().get(preset, "", ""), preset}},
-                     "cluster");
+  core::ParamTable t(
+      {core::ParamLayer{&over, "test"}, core::ParamLayer{&hardware::cluster_presets().get(preset, "", ""), preset}},
+      "cluster");
   return hardware::parse_cluster_spec(t);
 }
 
@@ -131,7 +131,8 @@ TEST_CASE("DeepEP normal mode: deduplicated bytes per node and GPU match a brute
     const int tokens = 50;
     std::vector<std::int32_t> sets(static_cast<std::size_t>(tokens * k));
     for (int t = 0; t < tokens; ++t) {
-      sampler.draw(rng, std::span<std::int32_t>(sets).subspan(static_cast<std::size_t>(t * k), static_cast<std::size_t>(k)));
+      sampler.draw(rng,
+                   std::span<std::int32_t>(sets).subspan(static_cast<std::size_t>(t * k), static_cast<std::size_t>(k)));
     }
     // Brute force: each origin o sends every token once to every other node its experts live on (to the
     // GPU of o's rail there), which forwards it once to every other GPU of that node holding one.
@@ -183,10 +184,10 @@ TEST_CASE("DeepEP normal mode: deduplicated bytes per node and GPU match a brute
       for (int g = 0; g < gpus; ++g) {
         INFO(fmt::format("nodes {} gpus/node {} experts {} k {} gpu {} per_origin {}", nodes, gpn, experts, k, g,
                          per_origin));
-        CHECK(got.send_inter(g) == Approx(send_inter(g) ).margin(1e-6));
-        CHECK(got.recv_inter(g) == Approx(recv_inter(g) ).margin(1e-6));
-        CHECK(got.send_intra(g) == Approx(send_intra(g) ).margin(1e-6));
-        CHECK(got.recv_intra(g) == Approx(recv_intra(g) ).margin(1e-6));
+        CHECK(got.send_inter(g) == Approx(send_inter(g)).margin(1e-6));
+        CHECK(got.recv_inter(g) == Approx(recv_inter(g)).margin(1e-6));
+        CHECK(got.send_intra(g) == Approx(send_intra(g)).margin(1e-6));
+        CHECK(got.recv_intra(g) == Approx(recv_intra(g)).margin(1e-6));
       }
       CHECK(c.inter_bytes == Approx(send_inter.sum()));
       CHECK(c.intra_bytes == Approx(send_intra.sum()));
@@ -279,8 +280,8 @@ NormalPoint deepep_normal_point(const toml::table& p) {
     nodes_per_token += static_cast<double>(ns.size()) / samples;
     gpus_per_token += static_cast<double>(gs.size()) / samples;
   }
-  const double bytes = hardware::wire_bytes_per_token(dispatch ? hardware::WireDtype::fp8 : hardware::WireDtype::bf16,
-                                                      7168, 128);
+  const double bytes =
+      hardware::wire_bytes_per_token(dispatch ? hardware::WireDtype::fp8 : hardware::WireDtype::bf16, 7168, 128);
   // RDMA: every (token, node) pair incl. the sender's node; NVLink: every token a rank receives (by
   // symmetry, tokens x distinct GPUs per token).
   const double counted = tokens * (rdma ? nodes_per_token : gpus_per_token) * bytes;
@@ -308,8 +309,8 @@ double deepep_low_latency_ns(const toml::table& p) {
   hardware::DeepEpLowLatency ll(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency));
   const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(ep, 1.0 / ep);
   const Eigen::ArrayXd pairs = Eigen::ArrayXd::Constant(ep, tokens * 8.0);
-  const double bytes = hardware::wire_bytes_per_token(dispatch ? hardware::WireDtype::fp8 : hardware::WireDtype::bf16,
-                                                      7168, 128);
+  const double bytes =
+      hardware::wire_bytes_per_token(dispatch ? hardware::WireDtype::fp8 : hardware::WireDtype::bf16, 7168, 128);
   return ll.ep_exchange(hardware::EpTraffic{&share, &pairs, nullptr, nullptr, nullptr}, bytes).time_ns;
 }
 
@@ -341,8 +342,8 @@ TEST_CASE("the shipped communication defaults reproduce every published point of
     } else {
       FAIL("unknown kind " << kind);
     }
-    INFO(p["source"].value_or(std::string()) << ": published " << published << ", epsim " << model << " ("
-                                              << 100.0 * (model / published - 1.0) << " %)");
+    INFO(p["source"].value_or(std::string())
+         << ": published " << published << ", epsim " << model << " (" << 100.0 * (model / published - 1.0) << " %)");
     CHECK(model == Approx(published).epsilon(tolerance));
   }
 }
@@ -375,7 +376,10 @@ TEST_CASE("two-batch overlap schedule against hand-computed timelines") {
 TEST_CASE("split_batch halves prefill chunks and alternates decodes per rank") {
   serving::Batch b;
   b.clear(2);
-  b.entries = {{0, 7, 100, true, true}, {1, 1, 50, false, true}, {2, 1, 60, false, true}, {3, 1, 70, false, true},
+  b.entries = {{0, 7, 100, true, true},
+               {1, 1, 50, false, true},
+               {2, 1, 60, false, true},
+               {3, 1, 70, false, true},
                {4, 4, 0, true, false}};
   b.rank_begin = {0, 4, 5};
   b.prefill_tokens = 11;
