@@ -40,6 +40,17 @@ TEST_CASE("determinism: the same config and seed give byte-identical outputs") {
   REQUIRE(a.requests == b.requests);
   const auto c = run_small({"run.seed=8"});
   REQUIRE(c.requests != a.requests);
+  // Communication as deployed draws its own samples (the fan-out's tokens), from their own stream: still
+  // byte-identical, and the workload's draws are untouched (the same requests arrive).
+  for (const char* algorithm : {"deepep_normal", "deepep_auto"}) {
+    const std::vector<std::string> deployed{std::string("communication.algorithm=\"") + algorithm + "\"",
+                                            "communication.overlap=\"two_batch\""};
+    const auto d = run_small(deployed);
+    const auto e = run_small(deployed);
+    REQUIRE(d.summary == e.summary);
+    REQUIRE(d.requests == e.requests);
+    REQUIRE(d.requests != a.requests);  // it changes the timing
+  }
 }
 
 TEST_CASE("per-request metrics recomputed from requests.csv match the summary") {
