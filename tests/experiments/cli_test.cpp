@@ -144,6 +144,22 @@ TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("the shipped deployments validate") {
+  const fs::path dir = fs::path(EPSIM_TEST_DATA_DIR) / ".." / ".." / "examples" / "deployments";
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".toml") {
+      continue;
+    }
+    const auto r = cli({"validate", entry.path().string()});
+    INFO(entry.path().string() << ": " << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("DeepSeek-V3"));
+    ++seen;
+  }
+  CHECK(seen >= 3);
+}
+
 TEST_CASE("a generated trace of a group-limited model keeps every token within its groups") {
   const fs::path dir = fs::temp_directory_path() / "epsim_cli_trace_limited";
   fs::remove_all(dir);
