@@ -54,6 +54,29 @@ double port_transfer_ns(const Topology& topo, const PerGpuTraffic& t) {
   return std::max(intra_ns, inter_ns);
 }
 
+void separable_traffic(const Topology& topo, const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                       double unit_bytes, Eigen::ArrayXd& node_a, Eigen::ArrayXd& node_b, PerGpuTraffic& out) {
+  // Nothing crosses a wire for a GPU's own tokens.
+  Eigen::ArrayXd& node_pairs = node_a;
+  Eigen::ArrayXd& node_share = node_b;
+  node_pairs.setZero();
+  node_share.setZero();
+  const int gpus = topo.num_gpus();
+  for (int g = 0; g < gpus; ++g) {
+    const int n = topo.node_of(g);
+    node_share(n) += share(g);
+    node_pairs(n) += pairs(g);
+  }
+  const double all_pairs = pairs.sum();
+  for (int g = 0; g < gpus; ++g) {
+    const int n = topo.node_of(g);
+    out.send_intra(g) = share(g) * (node_pairs(n) - pairs(g)) * unit_bytes;
+    out.send_inter(g) = share(g) * (all_pairs - node_pairs(n)) * unit_bytes;
+    out.recv_intra(g) = pairs(g) * (node_share(n) - share(g)) * unit_bytes;
+    out.recv_inter(g) = pairs(g) * (1.0 - node_share(n)) * unit_bytes;
+  }
+}
+
 CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& t, double alpha_ns) {
   CollectiveCost c;
   c.intra_bytes = t.send_intra.sum();

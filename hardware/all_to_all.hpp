@@ -34,6 +34,12 @@ CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& traffi
 /// The bandwidth term alone: the busiest port's bytes over its link, ns.
 double port_transfer_ns(const Topology& topo, const PerGpuTraffic& traffic);
 
+/// Per-GPU aggregates of the separable traffic bytes(s, d) = share(s) x pairs(d) x unit_bytes into `out`
+/// (sized already): GPU g sends share_g x (pairs of every other GPU) and receives pairs_g x (share of every
+/// other GPU), split by whether the peer shares g's node. `node_a`, `node_b`: per-node workspaces.
+void separable_traffic(const Topology& topo, const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                       double unit_bytes, Eigen::ArrayXd& node_a, Eigen::ArrayXd& node_b, PerGpuTraffic& out);
+
 /// Per-GPU aggregates of a full traffic matrix (bytes(s, d), diagonal ignored) into `out` (resized).
 void aggregate_traffic(const Topology& topo, const Eigen::MatrixXd& bytes, PerGpuTraffic& out);
 

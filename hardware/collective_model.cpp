@@ -27,26 +27,7 @@ CollectiveCost PortCollectives::all_to_all(const Eigen::MatrixXd& bytes) {
 
 CollectiveCost PortCollectives::all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
                                                      double pair_bytes) {
-  // GPU g sends share_g x (pairs of every other GPU) and receives pairs_g x (share of every other GPU),
-  // split by whether the peer shares g's node; nothing crosses a wire for a GPU's own tokens.
-  Eigen::ArrayXd& node_pairs = node_a_;
-  Eigen::ArrayXd& node_share = node_b_;
-  node_pairs.setZero();
-  node_share.setZero();
-  const int gpus = topo_.num_gpus();
-  for (int g = 0; g < gpus; ++g) {
-    const int n = topo_.node_of(g);
-    node_share(n) += share(g);
-    node_pairs(n) += pairs(g);
-  }
-  const double all_pairs = pairs.sum();
-  for (int g = 0; g < gpus; ++g) {
-    const int n = topo_.node_of(g);
-    traffic_.send_intra(g) = share(g) * (node_pairs(n) - pairs(g)) * pair_bytes;
-    traffic_.send_inter(g) = share(g) * (all_pairs - node_pairs(n)) * pair_bytes;
-    traffic_.recv_intra(g) = pairs(g) * (node_share(n) - share(g)) * pair_bytes;
-    traffic_.recv_inter(g) = pairs(g) * (1.0 - node_share(n)) * pair_bytes;
-  }
+  separable_traffic(topo_, share, pairs, pair_bytes, node_a_, node_b_, traffic_);
   return all_to_all_cost(topo_, traffic_);
 }
 

@@ -5,8 +5,8 @@
 namespace epsim::hardware {
 
 DeepEpNormal::DeepEpNormal(const Topology& group, const EpCommConfig& comm)
-    : topo_(group),
-      nccl_(group),
+    : DeepEpBase(group),
+      topo_(group),
       alpha_ns_(comm.alpha_us * 1e3),
       sm_cap_gbps_(static_cast<double>(comm.comm_sms) * comm.sm_gbps) {
   traffic_.resize(topo_.num_gpus());
@@ -91,35 +91,18 @@ CollectiveCost DeepEpNormal::ep_exchange(const EpTraffic& t, double token_bytes)
 }
 
 DeepEpLowLatency::DeepEpLowLatency(const Topology& group, const EpCommConfig& comm)
-    : topo_(group), nccl_(group), alpha_ns_(comm.alpha_us * 1e3), message_ns_(comm.message_ns) {
+    : DeepEpBase(group), topo_(group), alpha_ns_(comm.alpha_us * 1e3), message_ns_(comm.message_ns) {
   traffic_.resize(topo_.num_gpus());
   messages_.setZero(topo_.num_gpus());
-  node_pairs_.setZero(topo_.nodes());
-  node_share_.setZero(topo_.nodes());
+  node_a_.setZero(topo_.nodes());
+  node_b_.setZero(topo_.nodes());
 }
 
 CollectiveCost DeepEpLowLatency::ep_exchange(const EpTraffic& t, double token_bytes) {
-  const int gpus = topo_.num_gpus();
   if (t.pair_matrix != nullptr) {
     aggregate_traffic(topo_, *t.pair_matrix, traffic_);
   } else {
-    // As PortCollectives' separable exchange, in pairs rather than bytes.
-    const Eigen::ArrayXd& share = *t.share;
-    const Eigen::ArrayXd& pairs = *t.pairs;
-    node_pairs_.setZero();
-    node_share_.setZero();
-    for (int g = 0; g < gpus; ++g) {
-      node_share_(topo_.node_of(g)) += share(g);
-      node_pairs_(topo_.node_of(g)) += pairs(g);
-    }
-    const double all_pairs = pairs.sum();
-    for (int g = 0; g < gpus; ++g) {
-      const int n = topo_.node_of(g);
-      traffic_.send_intra(g) = share(g) * (node_pairs_(n) - pairs(g));
-      traffic_.send_inter(g) = share(g) * (all_pairs - node_pairs_(n));
-      traffic_.recv_intra(g) = pairs(g) * (node_share_(n) - share(g));
-      traffic_.recv_inter(g) = pairs(g) * (1.0 - node_share_(n));
-    }
+    separable_traffic(topo_, *t.share, *t.pairs, 1.0, node_a_, node_b_, traffic_);  // in pairs, not bytes
   }
   messages_ = traffic_.send_intra + traffic_.send_inter;  // one per pair
   traffic_.scale(token_bytes);
@@ -140,7 +123,7 @@ EpCommConfig family(DispatchAlgorithm algorithm, const EpCommConfig& comm) {
 }  // namespace
 
 DeepEpAuto::DeepEpAuto(const Topology& group, const EpCommConfig& comm)
-    : nccl_(group),
+    : DeepEpBase(group),
       normal_(group, family(DispatchAlgorithm::deepep_normal, comm)),
       low_(group, family(DispatchAlgorithm::deepep_low_latency, comm)) {}
 

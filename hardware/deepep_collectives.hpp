@@ -6,21 +6,30 @@
 
 namespace epsim::hardware {
 
-/// Normal (throughput) mode. Per layer and direction, with D_n distinct tokens reaching node n and D_g
-/// reaching GPU g, origin o (node m, rail r) sends share_o x D_n tokens over RDMA to GPU (n, r) of every
-/// other node n; GPU f = (n, r) holds the tokens of rail r's origins (a_r = their share) and forwards
-/// a_r x D_g of them over NVLink to every other GPU g of its node. RDMA, NVLink and the SMs' channels
-/// (comm_sms x sm_gbps of sends per GPU) pipeline: the slowest of the three sets the time.
-class DeepEpNormal final : public CollectiveModel {
+/// DeepEP's models share this: everything but the EP exchange goes through NCCL's port model.
+class DeepEpBase : public CollectiveModel {
  public:
-  DeepEpNormal(const Topology& group, const EpCommConfig& comm);
-  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
+  explicit DeepEpBase(const Topology& group) : nccl_(group) {}
   CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override { return nccl_.all_to_all(bytes); }
   CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
                                       double pair_bytes) override {
     return nccl_.all_to_all_separable(share, pairs, pair_bytes);
   }
   CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return nccl_.all_gather(bytes); }
+
+ private:
+  PortCollectives nccl_;
+};
+
+/// Normal (throughput) mode. Per layer and direction, with D_n distinct tokens reaching node n and D_g
+/// reaching GPU g, origin o (node m, rail r) sends share_o x D_n tokens over RDMA to GPU (n, r) of every
+/// other node n; GPU f = (n, r) holds the tokens of rail r's origins (a_r = their share) and forwards
+/// a_r x D_g of them over NVLink to every other GPU g of its node. RDMA, NVLink and the SMs' channels
+/// (comm_sms x sm_gbps of sends per GPU) pipeline: the slowest of the three sets the time.
+class DeepEpNormal final : public DeepEpBase {
+ public:
+  DeepEpNormal(const Topology& group, const EpCommConfig& comm);
+  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
   /// The last exchange's per-GPU traffic (tests, observability).
   const PerGpuTraffic& traffic() const { return traffic_; }
 
@@ -29,7 +38,6 @@ class DeepEpNormal final : public CollectiveModel {
   void per_origin(const EpTraffic& t);
 
   Topology topo_;
-  PortCollectives nccl_;
   double alpha_ns_;
   double sm_cap_gbps_;  // 0 = no SM limit
   PerGpuTraffic traffic_;
@@ -38,43 +46,29 @@ class DeepEpNormal final : public CollectiveModel {
 
 /// Low-latency mode: every token-expert pair is one message to the expert's GPU (RDMA across nodes,
 /// NVLink inside); a GPU's time is its port time plus message_ns per message it sends.
-class DeepEpLowLatency final : public CollectiveModel {
+class DeepEpLowLatency final : public DeepEpBase {
  public:
   DeepEpLowLatency(const Topology& group, const EpCommConfig& comm);
   CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
-  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override { return nccl_.all_to_all(bytes); }
-  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
-                                      double pair_bytes) override {
-    return nccl_.all_to_all_separable(share, pairs, pair_bytes);
-  }
-  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return nccl_.all_gather(bytes); }
 
  private:
   Topology topo_;
-  PortCollectives nccl_;
   double alpha_ns_;
   double message_ns_;
   PerGpuTraffic traffic_;
-  Eigen::ArrayXd messages_, node_pairs_, node_share_;
+  Eigen::ArrayXd messages_, node_a_, node_b_;  // node_*: separable_traffic's workspaces
 };
 
 /// SGLang's auto mode: normal kernels for a step that prefills, low-latency kernels for a decode-only
 /// step, each with its family's fitted startup (and the configured datatypes and SMs).
-class DeepEpAuto final : public CollectiveModel {
+class DeepEpAuto final : public DeepEpBase {
  public:
   DeepEpAuto(const Topology& group, const EpCommConfig& comm);
   CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override {
     return traffic.step_prefills ? normal_.ep_exchange(traffic, token_bytes) : low_.ep_exchange(traffic, token_bytes);
   }
-  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override { return nccl_.all_to_all(bytes); }
-  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
-                                      double pair_bytes) override {
-    return nccl_.all_to_all_separable(share, pairs, pair_bytes);
-  }
-  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return nccl_.all_gather(bytes); }
 
  private:
-  PortCollectives nccl_;
   DeepEpNormal normal_;
   DeepEpLowLatency low_;
 };
