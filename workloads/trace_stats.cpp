@@ -90,6 +90,53 @@ struct LayerAccumulator {
   }
 };
 
+// One layer's statistics from its accumulated sums over `n` steps.
+LayerStats finish_layer(LayerAccumulator& a, int experts, double n, const StatsOptions& o) {
+  a.flush_batch();
+  LayerStats ls;
+  std::vector<double> total(a.sum.data(), a.sum.data() + experts);
+  const double mean = std::accumulate(total.begin(), total.end(), 0.0) / experts;
+  const double mx = *std::max_element(total.begin(), total.end());
+  const double mn = *std::min_element(total.begin(), total.end());
+  ls.max_over_mean = mean > 0.0 ? mx / mean : 0.0;
+  ls.max_over_min = mn > 0.0 ? mx / mn : std::numeric_limits<double>::infinity();
+  ls.gini = gini(total);
+  ls.step_max_over_mean = a.step_ratio_sum / n;
+  for (double& x : a.active) {
+    x /= n;
+  }
+  ls.active_share = a.active;
+  // Pearson correlation from the sums: cov = E[xy] - E[x]E[y].
+  const Eigen::VectorXd m = a.sum / n;
+  const Eigen::MatrixXd cov = a.cross / n - m * m.transpose();
+  for (int i = 0; i < experts; ++i) {
+    for (int j = i + 1; j < experts; ++j) {
+      const double d = cov(i, i) * cov(j, j);
+      if (d > 0.0) {
+        ls.top_pairs.push_back(ExpertPair{i, j, cov(i, j) / std::sqrt(d)});
+      }
+    }
+  }
+  const auto keep = std::min<std::size_t>(static_cast<std::size_t>(o.top_pairs), ls.top_pairs.size());
+  std::partial_sort(ls.top_pairs.begin(), ls.top_pairs.begin() + static_cast<std::ptrdiff_t>(keep), ls.top_pairs.end(),
+                    [](const ExpertPair& x, const ExpertPair& y) { return x.correlation > y.correlation; });
+  ls.top_pairs.resize(keep);
+  const int per_gpu = experts / o.ep_size;
+  ls.gpu_share.assign(static_cast<std::size_t>(o.ep_size), 0.0);
+  const double all = std::accumulate(total.begin(), total.end(), 0.0);
+  for (int e = 0; e < experts; ++e) {
+    ls.gpu_share[static_cast<std::size_t>(e / per_gpu)] += all > 0.0 ? total[static_cast<std::size_t>(e)] / all : 0.0;
+  }
+  ls.gpu_max_over_mean = *std::max_element(ls.gpu_share.begin(), ls.gpu_share.end()) * o.ep_size;
+  if (!a.distances.empty()) {
+    ls.drift_mean =
+        std::accumulate(a.distances.begin(), a.distances.end(), 0.0) / static_cast<double>(a.distances.size());
+    ls.drift_max = *std::max_element(a.distances.begin(), a.distances.end());
+    ls.drift_first_last = cosine_distance(a.first_window, a.prev_window);
+  }
+  return ls;
+}
+
 }  // namespace
 
 TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOptions& o) {
@@ -174,50 +221,7 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
   }
   const auto n = static_cast<double>(st.steps);
   for (auto& a : acc) {
-    a.flush_batch();
-    LayerStats ls;
-    std::vector<double> total(a.sum.data(), a.sum.data() + experts);
-    const double mean = std::accumulate(total.begin(), total.end(), 0.0) / experts;
-    const double mx = *std::max_element(total.begin(), total.end());
-    const double mn = *std::min_element(total.begin(), total.end());
-    ls.max_over_mean = mean > 0.0 ? mx / mean : 0.0;
-    ls.max_over_min = mn > 0.0 ? mx / mn : std::numeric_limits<double>::infinity();
-    ls.gini = gini(total);
-    ls.step_max_over_mean = a.step_ratio_sum / n;
-    for (double& x : a.active) {
-      x /= n;
-    }
-    ls.active_share = a.active;
-    // Pearson correlation from the sums: cov = E[xy] - E[x]E[y].
-    const Eigen::VectorXd m = a.sum / n;
-    const Eigen::MatrixXd cov = a.cross / n - m * m.transpose();
-    for (int i = 0; i < experts; ++i) {
-      for (int j = i + 1; j < experts; ++j) {
-        const double d = cov(i, i) * cov(j, j);
-        if (d > 0.0) {
-          ls.top_pairs.push_back(ExpertPair{i, j, cov(i, j) / std::sqrt(d)});
-        }
-      }
-    }
-    const auto keep = std::min<std::size_t>(static_cast<std::size_t>(o.top_pairs), ls.top_pairs.size());
-    std::partial_sort(ls.top_pairs.begin(), ls.top_pairs.begin() + static_cast<std::ptrdiff_t>(keep),
-                      ls.top_pairs.end(),
-                      [](const ExpertPair& x, const ExpertPair& y) { return x.correlation > y.correlation; });
-    ls.top_pairs.resize(keep);
-    const int per_gpu = experts / o.ep_size;
-    ls.gpu_share.assign(static_cast<std::size_t>(o.ep_size), 0.0);
-    const double all = std::accumulate(total.begin(), total.end(), 0.0);
-    for (int e = 0; e < experts; ++e) {
-      ls.gpu_share[static_cast<std::size_t>(e / per_gpu)] += all > 0.0 ? total[static_cast<std::size_t>(e)] / all : 0.0;
-    }
-    ls.gpu_max_over_mean = *std::max_element(ls.gpu_share.begin(), ls.gpu_share.end()) * o.ep_size;
-    if (!a.distances.empty()) {
-      ls.drift_mean =
-          std::accumulate(a.distances.begin(), a.distances.end(), 0.0) / static_cast<double>(a.distances.size());
-      ls.drift_max = *std::max_element(a.distances.begin(), a.distances.end());
-      ls.drift_first_last = cosine_distance(a.first_window, a.prev_window);
-    }
-    st.layers.push_back(std::move(ls));
+    st.layers.push_back(finish_layer(a, experts, n, o));
   }
   return st;
 }
