@@ -57,18 +57,11 @@ MeasuredWindow measured_window(const std::vector<RequestState>& requests, const 
                                                    : std::numeric_limits<core::Time>::max()};
 }
 
-RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,
-                         core::Time makespan_ns) {
-  RunSummary s;
-  s.requests_total = static_cast<std::int64_t>(requests.size());
-  s.makespan_s = core::to_seconds(makespan_ns);
-  const MeasuredWindow w = measured_window(requests, m.window());
-  const core::Time begin = w.begin_ns;
-  const core::Time end = w.end_ns;
-  const auto measured = [&](core::Time t) { return w.contains(t); };
-  const core::Time window_end = std::min(end, makespan_ns);
-  s.measured_s = std::max(0.0, core::to_seconds(window_end - begin));
+namespace {
 
+// Latencies, SLO attainment and rates of the requests that arrived in the window.
+void summarize_requests(const std::vector<RequestState>& requests, const MeasuredWindow& w, const SloConfig& slo,
+                        const MetricsCollector& m, RunSummary& s) {
   std::vector<double> ttft;
   std::vector<double> tpot;
   std::vector<double> e2e;
@@ -77,7 +70,7 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   std::int64_t met_tpot = 0;
   std::int64_t output_tokens = 0;
   for (const RequestState& r : requests) {
-    if (!measured(r.spec.arrival_ns)) {
+    if (!w.contains(r.spec.arrival_ns)) {
       continue;
     }
     ++s.requests;
@@ -120,7 +113,10 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
     s.throughput_rps = static_cast<double>(s.requests_finished) / s.measured_s;
     s.output_tokens_per_s = static_cast<double>(output_tokens) / s.measured_s;
   }
+}
 
+// Step time, barrier idle, communication, straggler gaps and traffic of the steps that started in it.
+void summarize_steps(const MetricsCollector& m, const MeasuredWindow& w, RunSummary& s) {
   double step_time = 0.0;
   // Step time per group size (GPUs, summed ns): the barrier idle share weighs each step by its GPUs.
   std::vector<std::pair<int, double>> step_time_by_gpus;
@@ -129,7 +125,7 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   double gap_sum = 0.0;
   std::int64_t layers = 0;
   for (const StepRecord& st : m.steps()) {
-    if (!measured(st.start_ns)) {
+    if (!w.contains(st.start_ns)) {
       continue;
     }
     ++s.steps;
@@ -159,6 +155,23 @@ RunSummary summarize_run(const std::vector<RequestState>& requests, const Metric
   }
   s.barrier_idle_fraction = step_time > 0.0 ? idle / gpu_time : 0.0;
   s.comm_fraction = step_time > 0.0 ? comm / step_time : 0.0;
+}
+
+}  // namespace
+
+RunSummary summarize_run(const std::vector<RequestState>& requests, const MetricsCollector& m, const SloConfig& slo,
+                         core::Time makespan_ns) {
+  RunSummary s;
+  s.requests_total = static_cast<std::int64_t>(requests.size());
+  s.makespan_s = core::to_seconds(makespan_ns);
+  const MeasuredWindow w = measured_window(requests, m.window());
+  const core::Time begin = w.begin_ns;
+  const core::Time end = w.end_ns;
+  const core::Time window_end = std::min(end, makespan_ns);
+  s.measured_s = std::max(0.0, core::to_seconds(window_end - begin));
+
+  summarize_requests(requests, w, slo, m, s);
+  summarize_steps(m, w, s);
   const double busy_span = static_cast<double>(makespan_ns - begin);
   for (const double busy : m.gpu_busy_ns()) {
     s.gpu_busy_fraction.push_back(busy_span > 0.0 ? busy / busy_span : 0.0);
