@@ -180,7 +180,7 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
         const bool had = groups->tokens_over_limit() > 0;
         groups->add(std::span<const std::uint32_t>(ids.data(), static_cast<std::size_t>(ids.size())),
                     static_cast<int>(st.header.top_k()));
-        if (!had && groups->tokens_over_limit() > 0) {
+        if (!had && groups->tokens_over_limit() > 0 && st.group_limit) {
           st.group_limit->first_step = static_cast<std::int64_t>(s.index());
           st.group_limit->first_layer = l;
         }
@@ -211,7 +211,7 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
   if (st.steps == 0) {
     throw core::Error(path.string() + ": the trace has no steps");
   }
-  if (groups) {
+  if (groups && st.group_limit) {
     GroupLimitStats& g = *st.group_limit;
     g.tokens = groups->tokens();
     g.tokens_over_limit = groups->tokens_over_limit();
