@@ -25,12 +25,14 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"sim/core", {"sim/core"}},
       {"hardware", {"sim/core", "hardware"}},
       {"models", {"sim/core", "hardware", "models"}},
+      {"calibration", {"sim/core", "hardware", "models", "calibration"}},
       {"workloads", {"sim/core", "workloads"}},
       {"policies", {"sim/core", "policies"}},
       {"sim/serving", {"sim/core", "hardware", "models", "workloads", "policies", "sim/serving"}},
       {"report", {"sim/core", "report"}},
       {"experiments",
-       {"sim/core", "hardware", "models", "workloads", "policies", "sim/serving", "report", "experiments"}},
+       {"sim/core", "hardware", "models", "calibration", "workloads", "policies", "sim/serving", "report",
+        "experiments"}},
   };
   return k;
 }

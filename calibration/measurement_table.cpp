@@ -1,0 +1,381 @@
+#include "calibration/measurement_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "sim/core/csv_lines.hpp"
+#include "sim/core/error.hpp"
+
+namespace epsim::calibration {
+namespace {
+
+constexpr std::array<std::string_view, 6> k_expert_cols{"tokens", "experts", "top_k", "hidden", "intermediate", "dtype"};
+constexpr std::array<std::string_view, 4> k_gemm_cols{"m", "n", "k", "dtype"};
+constexpr std::array<std::string_view, 7> k_attention_cols{"batch",    "q_tokens", "kv_tokens", "heads",
+                                                           "kv_heads", "head_dim", "dtype"};
+constexpr std::array<std::string_view, 3> k_collective_cols{"bytes", "gpus", "gpus_per_node"};
+
+constexpr std::array<OpInfo, 7> k_ops{{
+    {MeasuredOp::expert_ffn, "expert_ffn", false, k_expert_cols},
+    {MeasuredOp::dense_gemm, "dense_gemm", false, k_gemm_cols},
+    {MeasuredOp::attention_prefill, "attention_prefill", false, k_attention_cols},
+    {MeasuredOp::attention_decode, "attention_decode", false, k_attention_cols},
+    {MeasuredOp::all_to_all, "all_to_all", true, k_collective_cols},
+    {MeasuredOp::all_reduce, "all_reduce", true, k_collective_cols},
+    {MeasuredOp::send_recv, "send_recv", true, k_collective_cols},
+}};
+
+constexpr std::array<std::string_view, 24> k_columns{
+    "gpu",   "gpu_id",   "op",        "tokens", "experts",  "top_k",    "active_experts", "hidden",
+    "intermediate", "m", "n",         "k",      "batch",    "q_tokens", "kv_tokens",      "heads",
+    "kv_heads", "head_dim", "dtype",  "bytes",  "gpus",     "gpus_per_node", "cluster",   "latency_us"};
+
+// The integer shape fields by column name (dtype, bytes, gpus... are handled on their own); null if none.
+std::int64_t Measurement::*int_member(std::string_view col) {
+  static const std::map<std::string_view, std::int64_t Measurement::*> k{
+      {"tokens", &Measurement::tokens},       {"experts", &Measurement::experts},
+      {"top_k", &Measurement::top_k},         {"active_experts", &Measurement::active_experts},
+      {"hidden", &Measurement::hidden},       {"intermediate", &Measurement::intermediate},
+      {"m", &Measurement::m},                 {"n", &Measurement::n},
+      {"k", &Measurement::k},                 {"batch", &Measurement::batch},
+      {"q_tokens", &Measurement::q_tokens},   {"kv_tokens", &Measurement::kv_tokens},
+      {"heads", &Measurement::heads},         {"kv_heads", &Measurement::kv_heads},
+      {"head_dim", &Measurement::head_dim}};
+  const auto it = k.find(col);
+  return it == k.end() ? nullptr : it->second;
+}
+
+std::string dtype_name(hardware::Precision p) {
+  return p == hardware::Precision::fp8 ? "fp8" : "bf16";
+}
+
+// The value of a shape column as the writer prints it ("" when the op does not use it).
+std::string cell_of(const Measurement& m, std::string_view col) {
+  const OpInfo& info = op_info(m.op);
+  const bool used = col == "active_experts" ? m.active_experts > 0 : col == "cluster" ? !m.cluster.empty() : [&] {
+    for (const std::string_view r : info.required) {
+      if (r == col) {
+        return true;
+      }
+    }
+    return false;
+  }();
+  if (col == "gpu") {
+    return core::csv_quote(m.gpu);
+  }
+  if (col == "gpu_id") {
+    return m.gpu_id >= 0 ? std::to_string(m.gpu_id) : std::string();
+  }
+  if (col == "op") {
+    return std::string(info.name);
+  }
+  if (col == "latency_us") {
+    return fmt::format("{}", m.latency_us);
+  }
+  if (!used) {
+    return {};
+  }
+  if (col == "dtype") {
+    return dtype_name(m.dtype);
+  }
+  if (col == "bytes") {
+    return fmt::format("{}", m.bytes);
+  }
+  if (col == "gpus") {
+    return std::to_string(m.gpus);
+  }
+  if (col == "gpus_per_node") {
+    return std::to_string(m.gpus_per_node);
+  }
+  if (col == "cluster") {
+    return core::csv_quote(m.cluster);
+  }
+  return std::to_string(m.*int_member(col));
+}
+
+[[noreturn]] void fail_cell(const std::string& where, std::string_view col, const std::string& what) {
+  throw core::Error(fmt::format("{}: column '{}': {}", where, col, what));
+}
+
+}  // namespace
+
+std::span<const OpInfo> measured_ops() {
+  return k_ops;
+}
+
+const OpInfo& op_info(MeasuredOp op) {
+  return k_ops[static_cast<std::size_t>(op)];
+}
+
+std::string_view op_name(MeasuredOp op) {
+  return op_info(op).name;
+}
+
+bool parse_op(std::string_view name, MeasuredOp& op) {
+  for (const OpInfo& i : k_ops) {
+    if (i.name == name) {
+      op = i.op;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool kernel_kind(MeasuredOp op, hardware::OpKind& kind) {
+  switch (op) {
+    case MeasuredOp::expert_ffn:
+      kind = hardware::OpKind::expert_ffn;
+      return true;
+    case MeasuredOp::dense_gemm:
+      kind = hardware::OpKind::dense_gemm;
+      return true;
+    case MeasuredOp::attention_prefill:
+      kind = hardware::OpKind::attention_prefill;
+      return true;
+    case MeasuredOp::attention_decode:
+      kind = hardware::OpKind::attention_decode;
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::span<const std::string_view> known_columns() {
+  return k_columns;
+}
+
+void validate_measurement(const Measurement& m, const std::string& where) {
+  if (m.gpu.empty()) {
+    fail_cell(where, "gpu", "expected a GPU preset name, a preset file or a label, got an empty cell");
+  }
+  if (!(m.latency_us > 0.0) || !std::isfinite(m.latency_us)) {
+    fail_cell(where, "latency_us", fmt::format("expected a positive number of microseconds, got {}", m.latency_us));
+  }
+  const OpInfo& info = op_info(m.op);
+  for (const std::string_view col : info.required) {
+    if (col == "dtype") {
+      continue;
+    }
+    const double v = col == "bytes" ? m.bytes
+                     : col == "gpus" ? m.gpus
+                     : col == "gpus_per_node"
+                         ? m.gpus_per_node
+                         : static_cast<double>(m.*int_member(col));
+    if (!(v > 0.0)) {
+      fail_cell(where, col, fmt::format("op {} needs a positive value, got {}", info.name, v));
+    }
+  }
+  if (m.op == MeasuredOp::expert_ffn) {
+    if (m.top_k > m.experts) {
+      fail_cell(where, "top_k", fmt::format("{} experts per token but only {} experts", m.top_k, m.experts));
+    }
+    const std::int64_t most = std::min(m.experts, m.tokens * m.top_k);
+    if (m.active_experts > most) {
+      fail_cell(where, "active_experts",
+                fmt::format("at most min(experts, tokens x top_k) = {} experts can be active, got {}", most,
+                            m.active_experts));
+    }
+  }
+  if ((m.op == MeasuredOp::attention_prefill || m.op == MeasuredOp::attention_decode)) {
+    if (m.kv_tokens < m.q_tokens) {
+      fail_cell(where, "kv_tokens",
+                fmt::format("keys per sequence include its {} new tokens, got {}", m.q_tokens, m.kv_tokens));
+    }
+    if (m.heads % m.kv_heads != 0) {
+      fail_cell(where, "kv_heads", fmt::format("{} heads are not a multiple of {} kv_heads", m.heads, m.kv_heads));
+    }
+  }
+  if (info.collective && m.gpus < 2) {
+    fail_cell(where, "gpus", fmt::format("a collective needs at least 2 GPUs, got {}", m.gpus));
+  }
+}
+
+MeasurementTable parse_measurement_table(std::string_view text, const std::string& source) {
+  MeasurementTable t;
+  std::vector<std::string> header;
+  std::vector<std::string> cells;
+  std::vector<int> known_index;  // per file column: index into k_columns, or -1
+  std::int64_t line_no = 0;
+  std::size_t pos = 0;
+  std::string line;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    line.assign(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    while (core::split_csv_quoted(line, cells) == false) {  // a quoted cell spanning lines
+      if (pos > text.size()) {
+        throw core::Error(fmt::format("{}:{}: a quoted cell is not closed", source, line_no));
+      }
+      const std::size_t e = std::min(text.find('\n', pos), text.size());
+      line += "\n";
+      line.append(text.substr(pos, e - pos));
+      pos = e + 1;
+      ++line_no;
+    }
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+      core::split_csv_quoted(line, cells);
+    }
+    if (line.empty() || line[0] == '#') {
+      if (pos > text.size()) {
+        break;
+      }
+      continue;
+    }
+    const std::string where = fmt::format("{}:{}", source, line_no);
+    if (header.empty()) {
+      header = cells;
+      for (const std::string& h : header) {
+        int idx = -1;
+        for (std::size_t c = 0; c < k_columns.size(); ++c) {
+          if (k_columns[c] == h) {
+            idx = static_cast<int>(c);
+          }
+        }
+        for (std::size_t j = 0; j < known_index.size(); ++j) {
+          if (header[j] == h) {
+            throw core::Error(fmt::format("{}: column '{}' appears twice in the header", where, h));
+          }
+        }
+        known_index.push_back(idx);
+        if (idx < 0) {
+          t.extra_columns.push_back(h);
+        }
+      }
+      for (const std::string_view must : {"gpu", "op", "latency_us"}) {
+        if (std::find(header.begin(), header.end(), must) == header.end()) {
+          throw core::Error(fmt::format("{}: the header has no '{}' column (a measurement table needs gpu, op, "
+                                        "latency_us and the ops' shape columns; docs/calibration.md)",
+                                        where, must));
+        }
+      }
+      continue;
+    }
+    if (cells.size() != header.size()) {
+      throw core::Error(fmt::format("{}: expected {} cells as in the header, got {}", where, header.size(), cells.size()));
+    }
+    Measurement m;
+    m.line = line_no;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string& cell = cells[c];
+      if (known_index[c] < 0) {
+        m.extra.push_back(cell);
+        continue;
+      }
+      const std::string_view col = k_columns[static_cast<std::size_t>(known_index[c])];
+      if (col == "gpu" || col == "cluster") {
+        (col == "gpu" ? m.gpu : m.cluster) = cell;
+      } else if (col == "op") {
+        if (!parse_op(cell, m.op)) {
+          std::string valid;
+          for (const OpInfo& i : k_ops) {
+            valid += (valid.empty() ? "" : ", ") + std::string(i.name);
+          }
+          fail_cell(where, col, fmt::format("unknown op \"{}\"; valid ops are: {}", cell, valid));
+        }
+      } else if (col == "dtype") {
+        if (cell == "fp8" || cell == "fp8_e4m3" || cell == "float8_e4m3fn") {
+          m.dtype = hardware::Precision::fp8;
+        } else if (cell == "bf16" || cell == "bfloat16" || cell.empty()) {
+          m.dtype = hardware::Precision::bf16;
+        } else {
+          fail_cell(where, col, fmt::format("expected bf16 or fp8, got \"{}\"", cell));
+        }
+      } else if (cell.empty()) {
+        continue;  // not applicable to this op: checked against the op's needs below
+      } else if (col == "latency_us" || col == "bytes") {
+        double v = 0.0;
+        if (!core::parse_number(cell, v)) {
+          fail_cell(where, col, fmt::format("expected a number, got \"{}\"", cell));
+        }
+        (col == "bytes" ? m.bytes : m.latency_us) = v;
+      } else {
+        long long v = 0;
+        if (!core::parse_number(cell, v) || v < 0 || v > std::numeric_limits<int>::max()) {
+          fail_cell(where, col, fmt::format("expected a whole number >= 0, got \"{}\"", cell));
+        }
+        if (col == "gpu_id") {
+          m.gpu_id = static_cast<int>(v);
+        } else if (col == "gpus") {
+          m.gpus = static_cast<int>(v);
+        } else if (col == "gpus_per_node") {
+          m.gpus_per_node = static_cast<int>(v);
+        } else {
+          m.*int_member(col) = v;
+        }
+      }
+    }
+    for (const std::string_view col : op_info(m.op).required) {
+      if (std::find(header.begin(), header.end(), col) == header.end()) {
+        throw core::Error(
+            fmt::format("{}: op {} needs a '{}' column, the header has none", where, op_name(m.op), col));
+      }
+    }
+    validate_measurement(m, where);
+    t.rows.push_back(std::move(m));
+    if (pos > text.size()) {
+      break;
+    }
+  }
+  if (header.empty()) {
+    throw core::Error(source + ": empty: expected a header line (gpu,op,...,latency_us) and rows");
+  }
+  return t;
+}
+
+MeasurementTable read_measurement_table(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw core::Error(fmt::format("{}: cannot read the measurement table", path.string()));
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  return parse_measurement_table(s.str(), path.string());
+}
+
+std::string format_measurement_table(const MeasurementTable& t, std::span<const std::string> added,
+                                     std::span<const std::vector<std::string>> added_cells) {
+  std::string out;
+  auto append_row = [&out](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      out += (i ? "," : "") + cells[i];
+    }
+    out += '\n';
+  };
+  std::vector<std::string> cells;
+  for (const std::string_view c : k_columns) {
+    cells.emplace_back(c);
+  }
+  for (const std::string& c : t.extra_columns) {
+    cells.push_back(core::csv_quote(c));
+  }
+  for (const std::string& c : added) {
+    cells.push_back(core::csv_quote(c));
+  }
+  append_row(cells);
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const Measurement& m = t.rows[r];
+    cells.clear();
+    for (const std::string_view c : k_columns) {
+      cells.push_back(cell_of(m, c));
+    }
+    for (std::size_t e = 0; e < t.extra_columns.size(); ++e) {
+      cells.push_back(e < m.extra.size() ? core::csv_quote(m.extra[e]) : std::string());
+    }
+    for (const auto& column : added_cells) {
+      cells.push_back(r < column.size() ? core::csv_quote(column[r]) : std::string());
+    }
+    append_row(cells);
+  }
+  return out;
+}
+
+}  // namespace epsim::calibration
