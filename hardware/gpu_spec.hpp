@@ -12,10 +12,17 @@
 
 namespace epsim::hardware {
 
-/// Achievable share of peak compute and of peak memory bandwidth for one kernel family.
+/// Achievable share of peak compute and of peak memory bandwidth for one kernel family, and the shape of
+/// its roofline: `knee` p > 0 blends the two bounds as (compute^p + memory^p)^(1/p), the smooth knee real
+/// kernels show (0 = the sharp max of the plain roofline); `fixed_us` is a fixed cost of the family's
+/// kernels on top of the launch overhead (tile set-up, small-batch tails; may be negative down to minus
+/// the launch overhead, when a calibration finds the family's kernels cheaper to start). Calibrated
+/// presets (epsim calibrate fit) set all four.
 struct Efficiency {
   double compute = 0.7;
   double memory = 0.8;
+  double knee = 0.0;
+  double fixed_us = 0.0;
 };
 
 struct GpuSpec {

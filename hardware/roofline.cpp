@@ -29,12 +29,23 @@ double intensity_over_ridge(const GpuSpec& gpu, const hardware::KernelWork& work
   return work.flops / work.bytes / ridge;
 }
 
+double roofline_body_ns(double compute_ns, double memory_ns, double knee) {
+  const double hi = std::max(compute_ns, memory_ns);
+  if (knee <= 0.0 || hi <= 0.0) {
+    return hi;
+  }
+  // (c^p + m^p)^(1/p) = hi (1 + (lo / hi)^p)^(1/p): no overflow for large p.
+  const double lo = std::min(compute_ns, memory_ns);
+  return hi * std::pow(1.0 + std::pow(lo / hi, knee), 1.0 / knee);
+}
+
 KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed) {
   KernelCost c;
   c.compute_ns = work.flops / achievable_flop_per_ns(gpu, work.kind, work.precision);
   c.memory_ns = work.bytes / achievable_bytes_per_ns(gpu, work.kind);
   c.bound = c.compute_ns >= c.memory_ns ? Bound::compute : Bound::memory;
-  c.total_ns = std::max(c.compute_ns, c.memory_ns) / speed + gpu.kernel_launch_us * 1e3;
+  const Efficiency& e = gpu.eff(work.kind);
+  c.total_ns = roofline_body_ns(c.compute_ns, c.memory_ns, e.knee) / speed + (gpu.kernel_launch_us + e.fixed_us) * 1e3;
   return c;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw) / speed + launch,
-// with achievable rates = peak x the efficiency of the kernel's family. `speed` is the GPU's effective
+// Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw) / speed + launch
+// (+ the family's fixed cost), with achievable rates = peak x the efficiency of the kernel's family; a
+// family with a smooth knee blends the two bounds instead of taking the max (gpu_spec.hpp). `speed` is the GPU's effective
 // speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch
 // overhead, which is mostly host-side.
 #include <vector>
@@ -29,6 +30,9 @@ double achievable_bytes_per_ns(const GpuSpec& gpu, hardware::OpKind kind);
 /// The kernel's arithmetic intensity (FLOP/byte) over the GPU's ridge point for its family: > 1 is
 /// compute-bound, < 1 memory-bound.
 double intensity_over_ridge(const GpuSpec& gpu, const hardware::KernelWork& work);
+/// The body of a kernel bound by both: the larger with a sharp knee (knee 0), else the p-norm
+/// (compute^p + memory^p)^(1/p), which is at most 2^(1/p) times the larger, where both are equal.
+double roofline_body_ns(double compute_ns, double memory_ns, double knee);
 /// The roofline of one kernel on `gpu` running at `speed` times nominal speed.
 KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed = 1.0);
 

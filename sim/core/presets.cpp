@@ -4,6 +4,8 @@
 
 #include <toml++/toml.h>
 
+#include <filesystem>
+
 #include "sim/core/error.hpp"
 
 namespace epsim::core {
@@ -30,14 +32,37 @@ std::vector<std::string> PresetCatalog::names() const {
   return out;
 }
 
+bool is_preset_path(const std::string& name) {
+  return name.size() > 5 && name.ends_with(".toml");
+}
+
 bool PresetCatalog::contains(const std::string& name) const {
-  return tables_.count(name) > 0;
+  return tables_.count(name) > 0 || (is_preset_path(name) && std::filesystem::is_regular_file(name));
+}
+
+const toml::table& PresetCatalog::file(const std::string& path) const {
+  const std::lock_guard<std::mutex> lock(files_mutex_);
+  auto& slot = files_[path];
+  if (!slot) {
+    try {
+      slot = std::make_unique<toml::table>(toml::parse_file(path));
+    } catch (const toml::parse_error& e) {
+      files_.erase(path);
+      throw Error(fmt::format("{}: line {}: {}", path, e.source().begin.line, e.description()));
+    }
+  }
+  return *slot;
 }
 
 std::string PresetCatalog::unknown_message(const std::string& name) const {
-  return contains(name)
-             ? std::string()
-             : fmt::format("unknown {} preset \"{}\"; valid names are: {}", kind_, name, fmt::join(names(), ", "));
+  if (contains(name)) {
+    return {};
+  }
+  if (is_preset_path(name)) {
+    return fmt::format("{} preset file \"{}\" not found", kind_, name);
+  }
+  return fmt::format("unknown {} preset \"{}\"; valid names are: {} (or a .toml file's path)", kind_, name,
+                     fmt::join(names(), ", "));
 }
 
 ParamLayer preset_layer(const ParamTable& t, std::string_view key, const PresetCatalog& catalog,
@@ -50,11 +75,15 @@ ParamLayer preset_layer(const ParamTable& t, std::string_view key, const PresetC
 
 const toml::table& PresetCatalog::get(const std::string& name, const std::string& source,
                                       const std::string& key) const {
+  if (is_preset_path(name) && tables_.count(name) == 0) {
+    if (!std::filesystem::is_regular_file(name)) {
+      throw ConfigError(source, key, unknown_message(name));
+    }
+    return file(name);
+  }
   auto it = tables_.find(name);
   if (it == tables_.end()) {
-    throw ConfigError(
-        source, key,
-        fmt::format("unknown {} preset \"{}\"; valid names are: {}", kind_, name, fmt::join(names(), ", ")));
+    throw ConfigError(source, key, unknown_message(name));
   }
   return *it->second;
 }

@@ -1,0 +1,396 @@
+#include "calibration/kernel_fit.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <unsupported/Eigen/NonLinearOptimization>
+#include <unsupported/Eigen/NumericalDiff>
+
+#include "calibration/measured_work.hpp"
+#include "hardware/roofline.hpp"
+#include "sim/core/error.hpp"
+
+namespace epsim::calibration {
+namespace {
+
+constexpr int k_per_family = 4;  // compute, memory, knee, constant (launch + fixed)
+constexpr int k_family_block = hardware::k_op_kinds * k_per_family;
+constexpr double k_max_knee = 1000.0;  // the preset's bound: beyond it the knee is sharp in practice
+
+// A kernel row reduced to what the model needs: its bounds at full efficiency and nominal speed.
+struct Row {
+  int family = 0;
+  int gpu = -1;  // index into the fit's gpu ids, -1 = none
+  double compute_ns = 0.0;
+  double memory_ns = 0.0;
+  double measured_ns = 0.0;
+  int fold = 0;
+};
+
+// Natural parameters: per family [compute, memory, knee (0 = sharp), constant_us], then the log speeds
+// of GPUs 0 .. G-2 (the last GPU's is minus their sum: geometric mean 1).
+struct Problem {
+  std::vector<Row> rows;
+  int gpus = 0;  // distinct gpu ids with speeds fitted (0 when fewer than two)
+  int size() const { return k_family_block + std::max(gpus - 1, 0); }
+  bool is_speed(int j) const { return j >= k_family_block; }
+};
+
+double log_speed(const Problem& p, const Eigen::VectorXd& nat, int gpu) {
+  if (gpu < 0 || p.gpus < 2) {
+    return 0.0;
+  }
+  if (gpu < p.gpus - 1) {
+    return nat[k_family_block + gpu];
+  }
+  return -nat.tail(p.gpus - 1).sum();
+}
+
+double predict_ns(const Problem& p, const Row& r, const Eigen::VectorXd& nat) {
+  const int b = r.family * k_per_family;
+  const double body = hardware::roofline_body_ns(r.compute_ns / nat[b], r.memory_ns / nat[b + 1], nat[b + 2]);
+  return body / std::exp(log_speed(p, nat, r.gpu)) + nat[b + 3] * 1e3;
+}
+
+// Unconstrained <-> natural: efficiencies through a logistic (0, 1), the knee 1 + exp (>= 1), the constant
+// exp (> 0), log speeds as they are.
+double to_natural(int j, double theta) {
+  if (j >= k_family_block) {
+    return theta;
+  }
+  switch (j % k_per_family) {
+    case 0:
+    case 1:
+      return 1.0 / (1.0 + std::exp(-theta));
+    case 2:
+      return std::min(1.0 + std::exp(theta), k_max_knee);
+    default:
+      return std::exp(theta);
+  }
+}
+
+double to_theta(int j, double nat) {
+  if (j >= k_family_block) {
+    return nat;
+  }
+  switch (j % k_per_family) {
+    case 0:
+    case 1: {
+      const double e = std::clamp(nat, 1e-4, 1.0 - 1e-4);
+      return std::log(e / (1.0 - e));
+    }
+    case 2:
+      return std::log(std::max(nat - 1.0, 1e-6));
+    default:
+      return std::log(std::max(nat, 1e-3));
+  }
+}
+
+// The residuals log(predicted / measured) of a subset of rows over the free parameters.
+struct Residuals {
+  using Scalar = double;
+  using InputType = Eigen::VectorXd;
+  using ValueType = Eigen::VectorXd;
+  using JacobianType = Eigen::MatrixXd;
+  enum { InputsAtCompileTime = Eigen::Dynamic, ValuesAtCompileTime = Eigen::Dynamic };
+
+  const Problem* problem = nullptr;
+  std::vector<std::size_t> rows;  // indices into problem->rows
+  std::vector<int> free;          // natural-parameter indices that vary
+  Eigen::VectorXd held;           // natural values of every parameter (the free ones overwritten)
+
+  int inputs() const { return static_cast<int>(free.size()); }
+  int values() const { return static_cast<int>(rows.size()); }
+  Eigen::VectorXd natural(const Eigen::VectorXd& x) const {
+    Eigen::VectorXd nat = held;
+    for (std::size_t i = 0; i < free.size(); ++i) {
+      nat[free[i]] = to_natural(free[i], x[static_cast<Eigen::Index>(i)]);
+    }
+    return nat;
+  }
+  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& f) const {
+    const Eigen::VectorXd nat = natural(x);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = problem->rows[rows[i]];
+      f[static_cast<Eigen::Index>(i)] = std::log(predict_ns(*problem, r, nat) / r.measured_ns);
+    }
+    return 0;
+  }
+};
+
+// Least squares from `start` (natural values); returns the natural parameters at the optimum.
+Eigen::VectorXd solve(const Problem& p, std::vector<std::size_t> rows, const std::vector<int>& free,
+                      const Eigen::VectorXd& start) {
+  Residuals r;
+  r.problem = &p;
+  r.rows = std::move(rows);
+  r.free = free;
+  r.held = start;
+  if (free.empty() || r.values() < r.inputs()) {
+    return start;
+  }
+  Eigen::VectorXd x(r.inputs());
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    x[static_cast<Eigen::Index>(i)] = to_theta(free[i], start[free[i]]);
+  }
+  Eigen::NumericalDiff<Residuals> diff(r);
+  Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Residuals>> lm(diff);
+  lm.parameters.maxfev = 400 * (r.inputs() + 1);
+  lm.parameters.xtol = 1e-10;
+  lm.parameters.ftol = 1e-12;
+  lm.minimize(x);
+  return r.natural(x);
+}
+
+// Jacobian of log(predicted) over the free natural parameters, each column scaled to a relative change
+// (a log speed is already one), by central differences.
+Eigen::MatrixXd scaled_jacobian(const Problem& p, const std::vector<int>& free, const Eigen::VectorXd& nat) {
+  Eigen::MatrixXd j(static_cast<Eigen::Index>(p.rows.size()), static_cast<Eigen::Index>(free.size()));
+  for (std::size_t c = 0; c < free.size(); ++c) {
+    const int k = free[c];
+    const double scale = p.is_speed(k) ? 1.0 : std::max(std::abs(nat[k]), 1e-6);
+    const double h = 1e-5 * scale;
+    Eigen::VectorXd up = nat;
+    Eigen::VectorXd down = nat;
+    up[k] += h;
+    down[k] -= h;
+    for (std::size_t i = 0; i < p.rows.size(); ++i) {
+      const Row& r = p.rows[i];
+      j(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) =
+          (std::log(predict_ns(p, r, up)) - std::log(predict_ns(p, r, down))) / (2.0 * h) * scale;
+    }
+  }
+  return j;
+}
+
+std::string param_name(int j) {
+  if (j >= k_family_block) {
+    return fmt::format("speed factor #{}", j - k_family_block);
+  }
+  return fmt::format("{}.{}", hardware::op_kind_name(static_cast<hardware::OpKind>(j / k_per_family)),
+                     k_family_params[static_cast<std::size_t>(j % k_per_family)]);
+}
+
+std::vector<std::size_t> all_rows(const Problem& p) {
+  std::vector<std::size_t> v(p.rows.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    v[i] = i;
+  }
+  return v;
+}
+
+}  // namespace
+
+KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement> table,
+                      const KernelFitOptions& options) {
+  KernelFit out;
+  out.gpu = base;
+  // Rows, their GPUs and their folds.
+  Problem p;
+  std::vector<int> ids;
+  for (const Measurement& m : table) {
+    if (m.gpu_id >= 0 && !op_info(m.op).collective && std::find(ids.begin(), ids.end(), m.gpu_id) == ids.end()) {
+      ids.push_back(m.gpu_id);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  p.gpus = ids.size() >= 2 ? static_cast<int>(ids.size()) : 0;
+  std::array<std::size_t, hardware::k_op_kinds> count{};
+  for (const Measurement& m : table) {
+    hardware::OpKind kind{};
+    if (!kernel_kind(m.op, kind)) {
+      continue;
+    }
+    const hardware::KernelWork w = kernel_work(base, m);
+    Row r;
+    r.family = static_cast<int>(kind);
+    r.gpu = p.gpus > 0 && m.gpu_id >= 0
+                ? static_cast<int>(std::lower_bound(ids.begin(), ids.end(), m.gpu_id) - ids.begin())
+                : -1;
+    r.compute_ns = w.flops / hardware::peak_flop_per_ns(base, w.precision);
+    r.memory_ns = w.bytes / base.hbm_gbps;
+    r.measured_ns = m.latency_us * 1e3;
+    r.fold = static_cast<int>(count[static_cast<std::size_t>(r.family)]++ % static_cast<std::size_t>(options.folds));
+    p.rows.push_back(r);
+  }
+  if (p.rows.empty()) {
+    throw core::Error("calibrate fit: the table has no kernel rows (expert_ffn, dense_gemm, attention_*)");
+  }
+  // Start from the base preset; families with enough rows are free.
+  Eigen::VectorXd base_nat = Eigen::VectorXd::Zero(p.size());
+  std::vector<int> free;
+  for (int f = 0; f < hardware::k_op_kinds; ++f) {
+    const hardware::Efficiency& e = base.efficiency[static_cast<std::size_t>(f)];
+    const int b = f * k_per_family;
+    base_nat[b] = e.compute;
+    base_nat[b + 1] = e.memory;
+    base_nat[b + 2] = e.knee;
+    base_nat[b + 3] = base.kernel_launch_us + e.fixed_us;
+    const std::size_t n = count[static_cast<std::size_t>(f)];
+    if (n == 0) {
+      continue;
+    }
+    FamilyFit ff;
+    ff.kind = static_cast<hardware::OpKind>(f);
+    ff.rows = n;
+    ff.efficiency = e;
+    ff.fitted = static_cast<int>(n) >= options.min_rows;
+    if (ff.fitted) {
+      for (int k = 0; k < k_per_family; ++k) {
+        free.push_back(b + k);
+      }
+    } else {
+      out.warnings.push_back(fmt::format("{}: {} rows, fewer than {}: kept the base preset's parameters",
+                                         hardware::op_kind_name(ff.kind), n, options.min_rows));
+    }
+    out.families.push_back(ff);
+  }
+  for (int g = 0; g + 1 < p.gpus; ++g) {
+    free.push_back(k_family_block + g);
+  }
+  for (Row& r : p.rows) {  // errors of the base preset, before anything is fitted
+    for (FamilyFit& ff : out.families) {
+      if (static_cast<int>(ff.kind) == r.family) {
+        add_error(ff.before, predict_ns(p, r, base_nat), r.measured_ns);
+      }
+    }
+  }
+  if (p.rows.size() <= free.size()) {
+    throw core::Error(fmt::format("calibrate fit: {} kernel rows for {} parameters: measure more shapes",
+                                  p.rows.size(), free.size()));
+  }
+  // A knee the fit starts from: a smooth one when the base has a sharp max.
+  Eigen::VectorXd start = base_nat;
+  for (const int j : free) {
+    if (!p.is_speed(j) && j % k_per_family == 2 && start[j] <= 0.0) {
+      start[j] = 4.0;
+    }
+  }
+  // Fit; hold what the table cannot determine at the base value and fit again.
+  Eigen::VectorXd nat;
+  std::vector<int> held;
+  Eigen::VectorXd se;
+  for (;;) {
+    nat = solve(p, all_rows(p), free, start);
+    const Eigen::MatrixXd j = scaled_jacobian(p, free, nat);
+    const Eigen::MatrixXd a = j.transpose() * j;
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(a);
+    const double largest = eig.eigenvalues().maxCoeff();
+    const double smallest = eig.eigenvalues().minCoeff();
+    if (largest > 0.0 && smallest / largest >= options.degenerate_ratio) {
+      double rss = 0.0;
+      for (const Row& r : p.rows) {
+        rss += std::pow(std::log(predict_ns(p, r, nat) / r.measured_ns), 2);
+      }
+      const double dof = std::max(1.0, static_cast<double>(p.rows.size() - free.size()));
+      se = (a.inverse().diagonal() * (rss / dof)).cwiseSqrt();
+      // The least determined family parameter past the threshold is held too (its value would be noise).
+      Eigen::Index worst = -1;
+      for (Eigen::Index c = 0; c < se.size(); ++c) {
+        if (!p.is_speed(free[static_cast<std::size_t>(c)]) && se[c] > options.poorly_determined &&
+            (worst < 0 || se[c] > se[worst])) {
+          worst = c;
+        }
+      }
+      if (worst < 0) {
+        break;
+      }
+      const int h = free[static_cast<std::size_t>(worst)];
+      out.warnings.push_back(fmt::format("{}: poorly determined by the table (relative standard error {:.0f} %): held "
+                                         "at the base preset's value",
+                                         param_name(h), 100.0 * se[worst]));
+      free.erase(free.begin() + worst);
+      start[h] = base_nat[h];
+      continue;
+    }
+    Eigen::Index weakest = 0;
+    eig.eigenvectors().col(0).cwiseAbs().maxCoeff(&weakest);
+    std::vector<std::string> involved;
+    bool speed = false;
+    for (Eigen::Index c = 0; c < eig.eigenvectors().rows(); ++c) {
+      if (std::abs(eig.eigenvectors()(c, 0)) > 0.3) {
+        involved.push_back(param_name(free[static_cast<std::size_t>(c)]));
+        speed = speed || p.is_speed(free[static_cast<std::size_t>(c)]);
+      }
+    }
+    if (speed) {
+      throw core::Error(fmt::format(
+          "calibrate fit: per-GPU speed and efficiency are not separable ({} trade off exactly): measure the "
+          "same shapes on every gpu_id",
+          fmt::join(involved, ", ")));
+    }
+    const int h = free[static_cast<std::size_t>(weakest)];
+    out.warnings.push_back(fmt::format("{}: the table does not determine it (it trades off with {}): held at the "
+                                       "base preset's value",
+                                       param_name(h), fmt::join(involved, ", ")));
+    held.push_back(h);
+    free.erase(free.begin() + weakest);
+    start[h] = base_nat[h];
+    if (free.empty()) {
+      nat = start;
+      se = Eigen::VectorXd();
+      break;
+    }
+  }
+  // k-fold held-out errors, each fold's fit started from the full fit.
+  for (int fold = 0; fold < options.folds; ++fold) {
+    std::vector<std::size_t> train;
+    std::vector<std::size_t> test;
+    for (std::size_t i = 0; i < p.rows.size(); ++i) {
+      (p.rows[i].fold == fold ? test : train).push_back(i);
+    }
+    if (test.empty() || train.size() <= free.size()) {
+      continue;
+    }
+    const Eigen::VectorXd fold_nat = solve(p, train, free, nat);
+    for (const std::size_t i : test) {
+      const Row& r = p.rows[i];
+      for (FamilyFit& ff : out.families) {
+        if (static_cast<int>(ff.kind) == r.family) {
+          add_error(ff.held_out, predict_ns(p, r, fold_nat), r.measured_ns);
+        }
+      }
+    }
+  }
+  // Results.
+  for (FamilyFit& ff : out.families) {
+    const int b = static_cast<int>(ff.kind) * k_per_family;
+    for (const Row& r : p.rows) {
+      if (r.family == static_cast<int>(ff.kind)) {
+        add_error(ff.in_sample, predict_ns(p, r, nat), r.measured_ns);
+      }
+    }
+    if (!ff.fitted) {
+      continue;
+    }
+    hardware::Efficiency& e = ff.efficiency;
+    e.compute = nat[b];
+    e.memory = nat[b + 1];
+    e.knee = nat[b + 2];
+    e.fixed_us = nat[b + 3] - base.kernel_launch_us;
+    out.gpu.efficiency[static_cast<std::size_t>(ff.kind)] = e;
+    for (int k = 0; k < k_per_family; ++k) {
+      const auto it = std::find(free.begin(), free.end(), b + k);
+      ff.held[static_cast<std::size_t>(k)] = it == free.end();
+      ff.standard_error[static_cast<std::size_t>(k)] = it == free.end() ? 0.0 : se[it - free.begin()];
+    }
+    for (int k = 0; k < 2; ++k) {
+      if (nat[b + k] > 0.98) {
+        out.warnings.push_back(fmt::format("{}: {:.3f}, at the datasheet peak: the kernels run as fast as the "
+                                           "preset's peak allows (is the peak right? L2-resident data?)",
+                                           param_name(b + k), nat[b + k]));
+      }
+    }
+  }
+  if (p.gpus >= 2) {
+    out.gpu_ids = ids;
+    for (int g = 0; g < p.gpus; ++g) {
+      out.speed_factors.push_back(std::exp(log_speed(p, nat, g)));
+    }
+  }
+  return out;
+}
+
+}  // namespace epsim::calibration
