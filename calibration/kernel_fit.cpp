@@ -5,9 +5,8 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
-#include <unsupported/Eigen/NonLinearOptimization>
-#include <unsupported/Eigen/NumericalDiff>
 
+#include "calibration/least_squares.hpp"
 #include "calibration/measured_work.hpp"
 #include "hardware/roofline.hpp"
 #include "sim/core/error.hpp"
@@ -88,60 +87,31 @@ double to_theta(int j, double nat) {
   }
 }
 
-// The residuals log(predicted / measured) of a subset of rows over the free parameters.
-struct Residuals {
-  using Scalar = double;
-  using InputType = Eigen::VectorXd;
-  using ValueType = Eigen::VectorXd;
-  using JacobianType = Eigen::MatrixXd;
-  enum { InputsAtCompileTime = Eigen::Dynamic, ValuesAtCompileTime = Eigen::Dynamic };
-
-  const Problem* problem = nullptr;
-  std::vector<std::size_t> rows;  // indices into problem->rows
-  std::vector<int> free;          // natural-parameter indices that vary
-  Eigen::VectorXd held;           // natural values of every parameter (the free ones overwritten)
-
-  int inputs() const { return static_cast<int>(free.size()); }
-  int values() const { return static_cast<int>(rows.size()); }
-  Eigen::VectorXd natural(const Eigen::VectorXd& x) const {
-    Eigen::VectorXd nat = held;
-    for (std::size_t i = 0; i < free.size(); ++i) {
-      nat[free[i]] = to_natural(free[i], x[static_cast<Eigen::Index>(i)]);
-    }
-    return nat;
+// Natural values of every parameter: `held`, with the free ones taken from `x` (unconstrained).
+Eigen::VectorXd natural(const std::vector<int>& free, const Eigen::VectorXd& held, const Eigen::VectorXd& x) {
+  Eigen::VectorXd nat = held;
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    nat[free[i]] = to_natural(free[i], x[static_cast<Eigen::Index>(i)]);
   }
-  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& f) const {
-    const Eigen::VectorXd nat = natural(x);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = problem->rows[rows[i]];
-      f[static_cast<Eigen::Index>(i)] = std::log(predict_ns(*problem, r, nat) / r.measured_ns);
-    }
-    return 0;
-  }
-};
+  return nat;
+}
 
-// Least squares from `start` (natural values); returns the natural parameters at the optimum.
-Eigen::VectorXd solve(const Problem& p, std::vector<std::size_t> rows, const std::vector<int>& free,
+// Least squares of log(predicted / measured) over `rows` from `start` (natural values; the parameters
+// not in `free` stay as they are); returns the natural parameters at the optimum.
+Eigen::VectorXd solve(const Problem& p, const std::vector<std::size_t>& rows, const std::vector<int>& free,
                       const Eigen::VectorXd& start) {
-  Residuals r;
-  r.problem = &p;
-  r.rows = std::move(rows);
-  r.free = free;
-  r.held = start;
-  if (free.empty() || r.values() < r.inputs()) {
-    return start;
-  }
-  Eigen::VectorXd x(r.inputs());
+  Eigen::VectorXd x(static_cast<Eigen::Index>(free.size()));
   for (std::size_t i = 0; i < free.size(); ++i) {
     x[static_cast<Eigen::Index>(i)] = to_theta(free[i], start[free[i]]);
   }
-  Eigen::NumericalDiff<Residuals> diff(r);
-  Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Residuals>> lm(diff);
-  lm.parameters.maxfev = 400 * (r.inputs() + 1);
-  lm.parameters.xtol = 1e-10;
-  lm.parameters.ftol = 1e-12;
-  lm.minimize(x);
-  return r.natural(x);
+  const ResidualFn residuals = [&](const Eigen::VectorXd& theta, Eigen::VectorXd& r) {
+    const Eigen::VectorXd nat = natural(free, start, theta);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& row = p.rows[rows[i]];
+      r[static_cast<Eigen::Index>(i)] = std::log(predict_ns(p, row, nat) / row.measured_ns);
+    }
+  };
+  return natural(free, start, least_squares(residuals, static_cast<Eigen::Index>(rows.size()), x));
 }
 
 // Jacobian of log(predicted) over the free natural parameters, each column scaled to a relative change
@@ -322,9 +292,10 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
           fmt::join(involved, ", ")));
     }
     const int h = free[static_cast<std::size_t>(weakest)];
-    out.warnings.push_back(fmt::format("{}: the table does not determine it (it trades off with {}): held at the "
-                                       "base preset's value",
-                                       param_name(h), fmt::join(involved, ", ")));
+    const std::string why = involved.size() <= 1 ? "no row depends on it"
+                                                 : fmt::format("it trades off with {}", fmt::join(involved, ", "));
+    out.warnings.push_back(
+        fmt::format("{}: the table does not determine it ({}): held at the base preset's value", param_name(h), why));
     held.push_back(h);
     free.erase(free.begin() + weakest);
     start[h] = base_nat[h];

@@ -14,6 +14,7 @@
 
 #include "experiments/build_simulation.hpp"
 #include "experiments/builders.hpp"
+#include "experiments/calibrate_command.hpp"
 #include "experiments/collective_cost.hpp"
 #include "experiments/command_line.hpp"
 #include "experiments/cost_table.hpp"
@@ -457,12 +458,14 @@ struct Command {
 };
 
 // Every command, as `epsim --help` lists it: a new command is one row.
-constexpr std::array<Command, 9> k_commands{{
+constexpr std::array<Command, 10> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
     {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
     {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
      cmd_list},
     {"cost", "cost", "a model's per-layer cost curve on a GPU, or one collective's time (--collective)", cmd_cost},
+    {"calibrate", "calibrate", "measured GPU profiles: import them, fit presets to them, check the model against them",
+     usage_checked<calibrate_command>},
     {"trace", "trace", "make, inspect and convert routing traces: gen, stats, convert",
      usage_checked<without_err<trace_command>>},
     {"slo", "slo [CONFIG]", "find the highest arrival rate whose SLO attainment stays >= --target", cmd_slo},

@@ -158,9 +158,8 @@ std::vector<CollectiveRow> price_all_reduce(const CollectiveRequest& r) {
   std::vector<CollectiveRow> rows;
   for (const double b : r.bytes) {
     // As StepExecutor::all_reduce_ns: NCCL picks the faster of the ring and NVLink SHARP.
-    const double ring_ns = ring_factor * b / intra.bw_gbps;
-    const bool nvls = intra.nvls_gbps > 0.0 && b / intra.nvls_gbps < ring_ns;
-    const double time_ns = intra.latency_us * 1e3 + (nvls ? b / intra.nvls_gbps : ring_ns);
+    bool nvls = false;
+    const double time_ns = hardware::intra_node_all_reduce_ns(intra, r.gpus, b, &nvls);
     // Ring: every GPU sends 2 (n-1)/n of its buffer; NVLS: every GPU pushes its buffer into the switch once.
     const double nvlink = nvls ? n * b : ring_factor * b * n;
     rows.push_back({b, time_ns / 1e3, b / time_ns * ring_factor, nvlink, 0.0, nvls ? "nvls" : "ring"});

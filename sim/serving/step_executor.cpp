@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hardware/collectives.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "models/layer_work.hpp"
 #include "sim/core/apportion.hpp"
@@ -91,19 +92,12 @@ hardware::KernelWork shard(hardware::KernelWork w, double tp) {
 }  // namespace
 
 double StepExecutor::all_reduce_ns(double tokens) const {
-  // All-reduce of the rank's hidden states over its tp GPUs (scale-up links): a ring moves 2 (tp - 1) / tp
-  // of the bytes per GPU; NVLink SHARP reduces in the switch at its own measured rate; NCCL picks the
-  // faster. Both after the collective's alpha.
+  // All-reduce of the rank's hidden states over its tp GPUs (scale-up links), ring or NVLink SHARP.
   if (tp_ == 1 || tokens <= 0.0) {
     return 0.0;
   }
   const double bytes = tokens * static_cast<double>(model_.hidden_size * model_.activation_bytes);
-  const double t = static_cast<double>(tp_);
-  double transfer_ns = 2.0 * (t - 1.0) / t * bytes / topo_.intra().bw_gbps;
-  if (topo_.intra().nvls_gbps > 0.0) {
-    transfer_ns = std::min(transfer_ns, bytes / topo_.intra().nvls_gbps);
-  }
-  return topo_.intra().latency_us * 1e3 + transfer_ns;
+  return hardware::intra_node_all_reduce_ns(topo_.intra(), tp_, bytes);
 }
 
 void StepExecutor::price_local_phases(const Batch& batch) {

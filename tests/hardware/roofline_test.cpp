@@ -134,3 +134,23 @@ TEST_CASE("stress dependence: a slow GPU shows its full slowdown compute-bound, 
   const double weight = 0.25 + 0.75 * std::log(x / 0.1) / std::log(10.0);
   REQUIRE(m.effective_speed(1, w128) == Approx(1.0 - 0.12 * weight));
 }
+
+TEST_CASE("a smooth knee blends the bounds as a p-norm; the fixed cost adds to the launch") {
+  using epsim::hardware::roofline_body_ns;
+  CHECK(roofline_body_ns(3.0, 4.0, 0.0) == 4.0);
+  CHECK(roofline_body_ns(3.0, 4.0, 2.0) == Approx(5.0));  // sqrt(9 + 16)
+  CHECK(roofline_body_ns(10.0, 10.0, 1.0) == Approx(20.0));
+  CHECK(roofline_body_ns(1.0, 1e6, 4.0) == Approx(1e6));
+  CHECK(roofline_body_ns(0.0, 0.0, 3.0) == 0.0);
+  epsim::hardware::GpuSpec g = epsim::hardware::load_gpu_preset("h100");
+  epsim::hardware::KernelWork w;
+  w.kind = epsim::hardware::OpKind::dense_gemm;
+  w.flops = 2.0 * 1024 * 4096 * 4096;
+  w.bytes = 4096.0 * 4096 * 2 + 1024.0 * 8192 * 2;
+  const double compute_ns = w.flops / (989e3 * 0.75);
+  const double memory_ns = w.bytes / (3350.0 * 0.85);
+  g.efficiency[0].knee = 2.0;
+  g.efficiency[0].fixed_us = 3.0;
+  CHECK(epsim::hardware::roofline_cost(g, w).total_ns ==
+        Approx(std::sqrt(compute_ns * compute_ns + memory_ns * memory_ns) + (4.0 + 3.0) * 1e3));
+}

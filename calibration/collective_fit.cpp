@@ -1,0 +1,215 @@
+#include "calibration/collective_fit.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <array>
+#include <cmath>
+
+#include "calibration/least_squares.hpp"
+#include "sim/core/error.hpp"
+
+namespace epsim::calibration {
+namespace {
+
+enum Param : int { overhead, intra_eff, inter_latency, inter_eff, k_params };
+constexpr std::array<const char*, k_params> k_names{"collective_overhead_us", "intra_node.efficiency",
+                                                    "inter_node.latency_us", "inter_node.efficiency"};
+
+bool is_share(int j) {
+  return j == intra_eff || j == inter_eff;
+}
+
+double to_natural(int j, double theta) {
+  return is_share(j) ? 1.0 / (1.0 + std::exp(-theta)) : std::exp(theta);
+}
+
+double to_theta(int j, double nat) {
+  if (is_share(j)) {
+    const double e = std::clamp(nat, 1e-4, 1.0 - 1e-4);
+    return std::log(e / (1.0 - e));
+  }
+  return std::log(std::max(nat, 1e-3));
+}
+
+hardware::ClusterSpec with(const hardware::ClusterSpec& base, const Eigen::VectorXd& nat) {
+  hardware::ClusterSpec c = base;
+  c.collective_overhead_us = nat[overhead];
+  c.scale_up_link.efficiency = nat[intra_eff];
+  c.nic_link.latency_us = nat[inter_latency];
+  c.nic_link.efficiency = nat[inter_eff];
+  return c;
+}
+
+struct Fitter {
+  const hardware::ClusterSpec& base;
+  std::span<const Measurement> rows;  // collective rows only
+  const CollectivePricer& price;
+
+  double predict(std::size_t i, const Eigen::VectorXd& nat) const { return price(rows[i], with(base, nat)); }
+
+  Eigen::VectorXd solve(const std::vector<std::size_t>& subset, const std::vector<int>& free,
+                        const Eigen::VectorXd& start) const {
+    const auto natural = [&](const Eigen::VectorXd& x) {
+      Eigen::VectorXd nat = start;
+      for (std::size_t i = 0; i < free.size(); ++i) {
+        nat[free[i]] = to_natural(free[i], x[static_cast<Eigen::Index>(i)]);
+      }
+      return nat;
+    };
+    Eigen::VectorXd x(static_cast<Eigen::Index>(free.size()));
+    for (std::size_t i = 0; i < free.size(); ++i) {
+      x[static_cast<Eigen::Index>(i)] = to_theta(free[i], start[free[i]]);
+    }
+    const ResidualFn residuals = [&](const Eigen::VectorXd& theta, Eigen::VectorXd& r) {
+      const Eigen::VectorXd nat = natural(theta);
+      for (std::size_t i = 0; i < subset.size(); ++i) {
+        r[static_cast<Eigen::Index>(i)] = std::log(predict(subset[i], nat) / rows[subset[i]].latency_us);
+      }
+    };
+    return natural(least_squares(residuals, static_cast<Eigen::Index>(subset.size()), x));
+  }
+
+  // Relative standard errors of the free parameters at `nat` (scaled Jacobian, residual variance).
+  Eigen::VectorXd standard_errors(const std::vector<int>& free, const Eigen::VectorXd& nat) const {
+    const auto n = static_cast<Eigen::Index>(rows.size());
+    Eigen::MatrixXd j(n, static_cast<Eigen::Index>(free.size()));
+    double rss = 0.0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      rss += std::pow(std::log(predict(static_cast<std::size_t>(i), nat) / rows[static_cast<std::size_t>(i)].latency_us), 2);
+    }
+    for (std::size_t c = 0; c < free.size(); ++c) {
+      const double h = 1e-5 * std::max(std::abs(nat[free[c]]), 1e-6);
+      Eigen::VectorXd up = nat;
+      Eigen::VectorXd down = nat;
+      up[free[c]] += h;
+      down[free[c]] -= h;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const auto r = static_cast<std::size_t>(i);
+        j(i, static_cast<Eigen::Index>(c)) =
+            (std::log(predict(r, up)) - std::log(predict(r, down))) / (2.0 * h) * std::abs(nat[free[c]]);
+      }
+    }
+    const Eigen::MatrixXd a = j.transpose() * j;
+    const double dof = std::max(1.0, static_cast<double>(rows.size() - free.size()));
+    const Eigen::FullPivLU<Eigen::MatrixXd> lu(a);
+    if (!lu.isInvertible()) {
+      return Eigen::VectorXd::Constant(static_cast<Eigen::Index>(free.size()), 1e9);
+    }
+    return (lu.inverse().diagonal() * (rss / dof)).cwiseAbs().cwiseSqrt();
+  }
+};
+
+std::string group_name(const Measurement& m) {
+  return fmt::format("{} {}", op_name(m.op), crosses_nodes(m) ? "across nodes" : "within a node");
+}
+
+CollectiveFitGroup& group_of(std::vector<CollectiveFitGroup>& groups, const std::string& name) {
+  for (CollectiveFitGroup& g : groups) {
+    if (g.name == name) {
+      return g;
+    }
+  }
+  groups.push_back({name, {}, {}, {}});
+  return groups.back();
+}
+
+}  // namespace
+
+bool crosses_nodes(const Measurement& row) {
+  return row.gpus > row.gpus_per_node;
+}
+
+CollectiveFit fit_collectives(const hardware::ClusterSpec& base, std::span<const Measurement> table,
+                              const CollectivePricer& price, int folds, double poorly_determined) {
+  std::vector<Measurement> rows;
+  bool intra = false;
+  bool inter = false;
+  for (const Measurement& m : table) {
+    if (op_info(m.op).collective) {
+      rows.push_back(m);
+      (crosses_nodes(m) ? inter : intra) = true;
+    }
+  }
+  if (rows.empty()) {
+    throw core::Error("calibrate fit: the table has no collective rows (all_to_all, all_reduce, send_recv)");
+  }
+  const Fitter fitter{base, rows, price};
+  Eigen::VectorXd start(k_params);
+  start << base.collective_overhead_us, base.scale_up_link.efficiency, base.nic_link.latency_us,
+      base.nic_link.efficiency;
+  // What the rows can tell apart: without rows inside a node, the fixed cost and the network latency are
+  // one intercept, carried by the fixed cost.
+  std::vector<int> free;
+  if (intra) {
+    free = {overhead, intra_eff};
+  }
+  if (inter) {
+    free.push_back(inter_eff);
+    free.push_back(intra ? inter_latency : overhead);
+  }
+  CollectiveFit out;
+  if (rows.size() <= free.size()) {
+    throw core::Error(fmt::format("calibrate fit: {} collective rows for {} parameters: measure more sizes",
+                                  rows.size(), free.size()));
+  }
+  std::vector<std::size_t> all(rows.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    all[i] = i;
+  }
+  Eigen::VectorXd nat;
+  Eigen::VectorXd se;
+  for (;;) {
+    nat = fitter.solve(all, free, start);
+    se = fitter.standard_errors(free, nat);
+    Eigen::Index worst = -1;
+    for (Eigen::Index c = 0; c < se.size(); ++c) {
+      if (se[c] > poorly_determined && (worst < 0 || se[c] > se[worst])) {
+        worst = c;
+      }
+    }
+    if (worst < 0) {
+      break;
+    }
+    const int h = free[static_cast<std::size_t>(worst)];
+    out.warnings.push_back(fmt::format("{}: poorly determined by the table (relative standard error {:.0f} %): held "
+                                       "at the base cluster's value",
+                                       k_names[static_cast<std::size_t>(h)], std::min(1e6, 100.0 * se[worst])));
+    free.erase(free.begin() + worst);
+    if (free.empty()) {
+      nat = start;
+      se.resize(0);
+      break;
+    }
+  }
+  out.cluster = with(base, nat);
+  for (int j = 0; j < k_params; ++j) {
+    const auto it = std::find(free.begin(), free.end(), j);
+    const bool held = it == free.end();
+    out.params.push_back({k_names[static_cast<std::size_t>(j)], start[j], nat[j], held ? 0.0 : se[it - free.begin()],
+                          held});
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CollectiveFitGroup& g = group_of(out.groups, group_name(rows[i]));
+    add_error(g.before, fitter.predict(i, start), rows[i].latency_us);
+    add_error(g.in_sample, fitter.predict(i, nat), rows[i].latency_us);
+  }
+  // k-fold held-out errors: row i is in fold i mod k.
+  for (int fold = 0; fold < folds; ++fold) {
+    std::vector<std::size_t> train;
+    std::vector<std::size_t> test;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      (static_cast<int>(i % static_cast<std::size_t>(folds)) == fold ? test : train).push_back(i);
+    }
+    if (test.empty() || train.size() <= free.size()) {
+      continue;
+    }
+    const Eigen::VectorXd fold_nat = fitter.solve(train, free, nat);
+    for (const std::size_t i : test) {
+      add_error(group_of(out.groups, group_name(rows[i])).held_out, fitter.predict(i, fold_nat), rows[i].latency_us);
+    }
+  }
+  return out;
+}
+
+}  // namespace epsim::calibration

@@ -1,0 +1,95 @@
+#include "calibration/fit_report.hpp"
+
+#include <fmt/format.h>
+
+namespace epsim::calibration {
+namespace {
+
+std::string pct(double fraction) {
+  return fmt::format("{:+.1f} %", 100.0 * fraction);
+}
+
+std::string mape(const ErrorSummary& e) {
+  return e.rows == 0 ? "-" : fmt::format("{:.1f} %", 100.0 * e.mape);
+}
+
+std::string errors(const ErrorSummary& e) {
+  return e.rows == 0 ? "- | - | -" : fmt::format("{} | {} | {}", mape(e), pct(e.max_error), pct(e.bias));
+}
+
+std::string param(double value, double se, bool held, bool fitted) {
+  if (!fitted || held) {
+    return fmt::format("{:.4g} (held)", value);
+  }
+  return fmt::format("{:.4g} ±{:.0f} %", value, 100.0 * se);
+}
+
+std::string warnings_list(const std::vector<std::string>& warnings) {
+  std::string out;
+  for (const std::string& w : warnings) {
+    out += "- warning: " + w + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string kernel_fit_report(const KernelFit& fit) {
+  std::string out =
+      "| family | rows | compute | memory | knee | fixed_us | base MAPE | fit MAPE | held-out MAPE | held-out max | "
+      "held-out bias |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const FamilyFit& f : fit.families) {
+    const hardware::Efficiency& e = f.efficiency;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", hardware::op_kind_name(f.kind), f.rows,
+                       param(e.compute, f.standard_error[0], f.held[0], f.fitted),
+                       param(e.memory, f.standard_error[1], f.held[1], f.fitted),
+                       param(e.knee, f.standard_error[2], f.held[2], f.fitted),
+                       param(e.fixed_us, f.standard_error[3], f.held[3], f.fitted), mape(f.before), mape(f.in_sample),
+                       errors(f.held_out));
+  }
+  if (!fit.speed_factors.empty()) {
+    out += "\nper-GPU speed factors (geometric mean 1; use as [cluster] speed_factors):";
+    for (std::size_t g = 0; g < fit.speed_factors.size(); ++g) {
+      out += fmt::format(" gpu_id {}: {:.4f}", fit.gpu_ids[g], fit.speed_factors[g]);
+    }
+    out += "\n";
+  }
+  return out + warnings_list(fit.warnings);
+}
+
+std::string collective_fit_report(const CollectiveFit& fit) {
+  std::string out = "| parameter | base | fitted |\n|---|---:|---:|\n";
+  for (const CollectiveParam& p : fit.params) {
+    out += fmt::format("| {} | {:.4g} | {} |\n", p.name, p.before, param(p.after, p.standard_error, p.held, true));
+  }
+  out +=
+      "\n| collectives | rows | base MAPE | fit MAPE | held-out MAPE | held-out max | held-out bias |\n"
+      "|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const CollectiveFitGroup& g : fit.groups) {
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", g.name, g.in_sample.rows, mape(g.before), mape(g.in_sample),
+                       errors(g.held_out));
+  }
+  return out + warnings_list(fit.warnings);
+}
+
+void add_check(std::vector<CheckGroup>& groups, std::string_view op, std::string_view regime, double predicted,
+               double measured) {
+  for (CheckGroup& g : groups) {
+    if (g.op == op && g.regime == regime) {
+      add_error(g.errors, predicted, measured);
+      return;
+    }
+  }
+  groups.push_back({std::string(op), std::string(regime), {}});
+  add_error(groups.back().errors, predicted, measured);
+}
+
+std::string check_report(std::span<const CheckGroup> groups) {
+  std::string out = "| op | regime | rows | MAPE | max error | bias |\n|---|---|---:|---:|---:|---:|\n";
+  for (const CheckGroup& g : groups) {
+    out += fmt::format("| {} | {} | {} | {} |\n", g.op, g.regime, g.errors.rows, errors(g.errors));
+  }
+  return out;
+}
+
+}  // namespace epsim::calibration

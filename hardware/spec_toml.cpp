@@ -1,0 +1,60 @@
+#include "hardware/spec_toml.hpp"
+
+#include <fmt/format.h>
+
+namespace epsim::hardware {
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string link_toml(const char* table, const LinkSpec& l) {
+  return fmt::format("[{}]\nbw_gbps = {}\nlatency_us = {}\nefficiency = {}\nnvls_gbps = {}\n", table, l.bw_gbps,
+                     l.latency_us, l.efficiency, l.nvls_gbps);
+}
+
+}  // namespace
+
+std::string gpu_spec_toml(const GpuSpec& g, const std::string& header) {
+  std::string out = header;
+  out += fmt::format("name = {}\n", quoted(g.name));
+  out += fmt::format("bf16_tflops = {}\nfp16_tflops = {}\nfp8_tflops = {}\nhbm_gbps = {}\nmemory_gib = {}\n",
+                     g.bf16_tflops, g.fp16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
+  out += fmt::format("tdp_w = {}\nsm_count = {}\nscale_up_link = {}\nkernel_launch_us = {}\n", g.tdp_w, g.sm_count,
+                     quoted(g.scale_up_link), g.kernel_launch_us);
+  out += fmt::format("moe_tile_small = {}\nmoe_tile_large = {}\nmoe_tile_threshold = {}\n", g.moe_tile_small,
+                     g.moe_tile_large, g.moe_tile_threshold);
+  for (int k = 0; k < k_op_kinds; ++k) {
+    const Efficiency& e = g.efficiency[static_cast<std::size_t>(k)];
+    out += fmt::format("[efficiency.{}]\ncompute = {}\nmemory = {}\nknee = {}\nfixed_us = {}\n",
+                       op_kind_name(static_cast<OpKind>(k)), e.compute, e.memory, e.knee, e.fixed_us);
+  }
+  return out;
+}
+
+std::string cluster_spec_toml(const ClusterSpec& c, const std::string& header) {
+  static constexpr const char* k_up[] = {"switch", "mesh", "pcie"};
+  static constexpr const char* k_out[] = {"none", "rail", "fat_tree"};
+  std::string out = header;
+  out += fmt::format("name = {}\ngpu = {}\nnodes = {}\ngpus_per_node = {}\n", quoted(c.name), quoted(c.gpu), c.nodes,
+                     c.gpus_per_node);
+  out += fmt::format("scale_up = \"{}\"\nscale_out = \"{}\"\nnics_per_node = {}\ngpus_per_pcie_switch = {}\n",
+                     k_up[static_cast<int>(c.scale_up)], k_out[static_cast<int>(c.scale_out)], c.nics_per_node,
+                     c.gpus_per_pcie_switch);
+  out += fmt::format("leaf_radix = {}\noversubscription = {}\ncollective_overhead_us = {}\n", c.leaf_radix,
+                     c.oversubscription, c.collective_overhead_us);
+  out += link_toml("intra_node", c.scale_up_link);
+  out += link_toml("inter_node", c.nic_link);
+  out += link_toml("pcie", c.pcie_link);
+  return out;
+}
+
+}  // namespace epsim::hardware

@@ -1,0 +1,15 @@
+#pragma once
+// GPU and cluster specs written back as preset TOML (what `epsim calibrate fit` writes): every field
+// explicit, numbers in their shortest exact form, so parsing the text gives the spec back bit for bit.
+#include <string>
+
+#include "hardware/cluster_spec.hpp"
+#include "hardware/gpu_spec.hpp"
+
+namespace epsim::hardware {
+
+/// `header` (comment lines, each starting with "# ") goes first.
+std::string gpu_spec_toml(const GpuSpec& gpu, const std::string& header = {});
+std::string cluster_spec_toml(const ClusterSpec& cluster, const std::string& header = {});
+
+}  // namespace epsim::hardware

@@ -1,0 +1,196 @@
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/normal_distribution.hpp>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "calibration/measurement_table.hpp"
+#include "experiments/cli.hpp"
+#include "experiments/row_pricing.hpp"
+#include "sim/core/params.hpp"
+
+namespace fs = std::filesystem;
+using namespace epsim;
+using calibration::MeasuredOp;
+using calibration::Measurement;
+using Catch::Contains;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+Result cli(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = experiments::run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("epsim_calibrate_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+hardware::GpuSpec read_gpu(const fs::path& p) {
+  const toml::table t = toml::parse_file(p.string());
+  core::ParamTable pt({core::ParamLayer{&t, p.string()}}, "gpu");
+  return hardware::parse_gpu_spec(pt);
+}
+
+// Expert FFNs and GEMMs over a token sweep, priced on `truth` with lognormal noise `sigma`.
+calibration::MeasurementTable kernel_table(const hardware::GpuSpec& truth, double sigma) {
+  calibration::MeasurementTable t;
+  boost::random::mt19937_64 rng(17);
+  boost::random::normal_distribution<double> noise(0.0, sigma);
+  for (std::int64_t tokens = 1; tokens <= 16384; tokens *= 2) {
+    Measurement e;
+    e.gpu = "lab-h100";
+    e.op = MeasuredOp::expert_ffn;
+    e.tokens = tokens;
+    e.experts = 8;
+    e.top_k = 2;
+    e.hidden = 4096;
+    e.intermediate = 14336;
+    Measurement g;
+    g.gpu = "lab-h100";
+    g.op = MeasuredOp::dense_gemm;
+    g.m = tokens;
+    g.n = 6144;
+    g.k = 4096;
+    for (Measurement m : {e, g}) {
+      m.latency_us = experiments::price_kernel_row_us(m, truth) * std::exp(noise(rng));
+      t.rows.push_back(m);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate fit writes a preset that calibrate check and a run read back, at the noise level") {
+  hardware::GpuSpec truth = hardware::load_gpu_preset("h100");
+  truth.efficiency[static_cast<int>(hardware::OpKind::expert_ffn)] = {0.52, 0.7, 3.0, 7.0};
+  truth.efficiency[static_cast<int>(hardware::OpKind::dense_gemm)] = {0.8, 0.88, 2.0, 0.0};
+  const fs::path dir = temp_dir("fit");
+  const fs::path table = dir / "lab.csv";
+  write(table, calibration::format_measurement_table(kernel_table(truth, 0.01)));
+
+  const auto fit = cli({"calibrate", "fit", table.string(), "--gpu", "h100", "--out", (dir / "cal.toml").string()});
+  REQUIRE(fit.code == 0);
+  REQUIRE_THAT(fit.out, Contains("| expert_ffn | 15 |"));
+  REQUIRE_THAT(fit.out, Contains("| dense_gemm | 15 |"));
+  const hardware::GpuSpec cal = read_gpu(dir / "cal.toml");
+  CHECK(cal.name == "NVIDIA H100 SXM 80GB (calibrated)");
+  CHECK(cal.eff(hardware::OpKind::expert_ffn).compute == Approx(0.52).epsilon(0.03));
+  CHECK(cal.eff(hardware::OpKind::dense_gemm).memory == Approx(0.88).epsilon(0.03));
+  CHECK(cal.eff(hardware::OpKind::attention_decode).compute == truth.eff(hardware::OpKind::attention_decode).compute);
+
+  // check, on the calibrated preset by path: every group at the 1 % noise level; --out adds predicted_us.
+  const fs::path checked = dir / "checked.csv";
+  const auto check = cli({"calibrate", "check", table.string(), "--gpu", (dir / "cal.toml").string(), "--out",
+                          checked.string()});
+  REQUIRE(check.code == 0);
+  const auto back = calibration::read_measurement_table(checked);
+  REQUIRE(back.extra_columns == std::vector<std::string>{"predicted_us"});
+  REQUIRE(back.rows.size() == 30);
+  for (const Measurement& m : back.rows) {
+    const double predicted = std::stod(m.extra[0]);
+    CHECK(predicted == Approx(experiments::price_kernel_row_us(m, cal)).epsilon(1e-5));
+    CHECK(std::abs(predicted / m.latency_us - 1.0) < 0.04);
+  }
+  // The uncalibrated preset is visibly off on the same table.
+  const auto before = cli({"calibrate", "check", table.string(), "--gpu", "h100"});
+  REQUIRE_THAT(before.out, Contains("| expert_ffn | memory |"));
+
+  // A run accepts the calibrated preset by path.
+  const auto run = cli({"validate", std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", "--set",
+                        "gpu.preset=\"" + (dir / "cal.toml").string() + "\""});
+  CHECK(run.code == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate fit recovers a cluster's collective parameters from collectives the model priced") {
+  hardware::ClusterSpec truth = hardware::load_cluster_preset("hgx-h100");
+  truth.collective_overhead_us = 9.0;
+  truth.scale_up_link.efficiency = 0.7;
+  truth.nic_link.latency_us = 4.0;
+  truth.nic_link.efficiency = 0.8;
+  calibration::MeasurementTable t;
+  for (double bytes = 1024; bytes <= 1 << 30; bytes *= 8) {
+    for (const auto& [op, gpus] : {std::pair{MeasuredOp::all_reduce, 8}, std::pair{MeasuredOp::all_to_all, 8},
+                                   std::pair{MeasuredOp::all_to_all, 16}, std::pair{MeasuredOp::send_recv, 16}}) {
+      Measurement m;
+      m.gpu = "h100";
+      m.op = op;
+      m.bytes = bytes;
+      m.gpus = gpus;
+      m.gpus_per_node = 8;
+      m.latency_us = experiments::price_collective_row_us(m, truth);
+      t.rows.push_back(m);
+    }
+  }
+  const fs::path dir = temp_dir("collectives");
+  write(dir / "nccl.csv", calibration::format_measurement_table(t));
+  const auto fit = cli({"calibrate", "fit", (dir / "nccl.csv").string(), "--cluster", "hgx-h100", "--cluster-out",
+                        (dir / "cluster.toml").string()});
+  REQUIRE(fit.code == 0);
+  REQUIRE_THAT(fit.out, Contains("| all_to_all across nodes | 7 |"));
+  const toml::table ct = toml::parse_file((dir / "cluster.toml").string());
+  core::ParamTable cp({core::ParamLayer{&ct, "cluster.toml"}}, "cluster");
+  const hardware::ClusterSpec c = hardware::parse_cluster_spec(cp);
+  CHECK(c.collective_overhead_us == Approx(9.0).epsilon(0.01));
+  CHECK(c.scale_up_link.efficiency == Approx(0.7).epsilon(0.01));
+  CHECK(c.nic_link.latency_us == Approx(4.0).epsilon(0.02));
+  CHECK(c.nic_link.efficiency == Approx(0.8).epsilon(0.01));
+  // The cluster file is a preset by path for check.
+  const auto check = cli({"calibrate", "check", (dir / "nccl.csv").string(), "--cluster", (dir / "cluster.toml").string()});
+  REQUIRE(check.code == 0);
+  // 7 sizes of 4 collectives, each priced as measured (the table was priced on the truth).
+  std::size_t rows = 0;
+  std::istringstream lines(check.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("| all_") || line.starts_with("| send_recv")) {
+      // MAPE, max error and bias all print as 0.0 % (either sign).
+      std::size_t zeros = 0;
+      for (std::size_t at = line.find("0.0 %"); at != std::string::npos; at = line.find("0.0 %", at + 1)) {
+        ++zeros;
+      }
+      CHECK(zeros == 3);
+      rows += static_cast<std::size_t>(std::stoi(line.substr(line.find("tency |") != std::string::npos
+                                                                 ? line.find("tency |") + 7
+                                                                 : line.find("width |") + 7)));
+    }
+  }
+  CHECK(rows == 28);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate refuses bad requests naming what is wrong") {
+  const fs::path dir = temp_dir("errors");
+  write(dir / "two.csv", "gpu,op,m,n,k,dtype,latency_us\nh100,dense_gemm,1,2,3,bf16,4\na100,dense_gemm,1,2,3,bf16,4\n");
+  const auto two = cli({"calibrate", "fit", (dir / "two.csv").string(), "--gpu", "h100", "--out", "x.toml"});
+  CHECK(two.code == 2);
+  CHECK_THAT(two.err, Contains("holds rows of several GPUs (h100, a100): pick one with --label"));
+  write(dir / "lab.csv", "gpu,op,m,n,k,dtype,latency_us\nlab,dense_gemm,1,2,3,bf16,4\n");
+  const auto label = cli({"calibrate", "check", (dir / "lab.csv").string()});
+  CHECK(label.code != 0);
+  CHECK_THAT(label.err, Contains("lab.csv:2: gpu \"lab\" is neither a GPU preset nor a preset file"));
+  const auto no_gpu = cli({"calibrate", "fit", (dir / "lab.csv").string()});
+  CHECK(no_gpu.code == 2);
+  CHECK_THAT(no_gpu.err, Contains("give --gpu NAME|FILE and --out FILE.toml"));
+  const auto missing = cli({"calibrate", "check", (dir / "lab.csv").string(), "--gpu", "nowhere.toml"});
+  CHECK_THAT(missing.err, Contains("--gpu: gpus preset file \"nowhere.toml\" not found"));
+  CHECK(cli({"calibrate", "frobnicate"}).code == 2);
+  fs::remove_all(dir);
+}

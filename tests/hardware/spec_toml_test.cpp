@@ -1,0 +1,46 @@
+#include "hardware/spec_toml.hpp"
+
+#include <catch2/catch.hpp>
+#include <toml++/toml.h>
+
+#include "sim/core/params.hpp"
+
+using namespace epsim;
+
+TEST_CASE("GPU and cluster specs written as TOML parse back to the same spec") {
+  hardware::GpuSpec g = hardware::load_gpu_preset("h100");
+  g.name = "H100 \"calibrated\"";
+  g.efficiency[1] = {0.551234567891, 0.7123, 3.25, -1.5};
+  const toml::table gt = toml::parse(hardware::gpu_spec_toml(g, "# a header\n"));
+  core::ParamTable gp({core::ParamLayer{&gt, "g.toml"}}, "gpu");
+  const hardware::GpuSpec back = hardware::parse_gpu_spec(gp);
+  gp.finish();
+  CHECK(back.name == g.name);
+  CHECK(back.bf16_tflops == g.bf16_tflops);
+  CHECK(back.hbm_gbps == g.hbm_gbps);
+  CHECK(back.sm_count == g.sm_count);
+  for (std::size_t k = 0; k < 4; ++k) {
+    CHECK(back.efficiency[k].compute == g.efficiency[k].compute);
+    CHECK(back.efficiency[k].memory == g.efficiency[k].memory);
+    CHECK(back.efficiency[k].knee == g.efficiency[k].knee);
+    CHECK(back.efficiency[k].fixed_us == g.efficiency[k].fixed_us);
+  }
+
+  hardware::ClusterSpec c = hardware::load_cluster_preset("hgx-h100");
+  c.nodes = 4;
+  c.collective_overhead_us = 7.123456789;
+  c.nic_link.efficiency = 0.912345;
+  const toml::table ct = toml::parse(hardware::cluster_spec_toml(c));
+  core::ParamTable cp({core::ParamLayer{&ct, "c.toml"}}, "cluster");
+  const hardware::ClusterSpec cb = hardware::parse_cluster_spec(cp);
+  cp.finish();
+  CHECK(cb.nodes == 4);
+  CHECK(cb.gpu == c.gpu);
+  CHECK(cb.scale_up == c.scale_up);
+  CHECK(cb.scale_out == c.scale_out);
+  CHECK(cb.collective_overhead_us == c.collective_overhead_us);
+  CHECK(cb.nic_link.efficiency == c.nic_link.efficiency);
+  CHECK(cb.nic_link.bw_gbps == c.nic_link.bw_gbps);
+  CHECK(cb.scale_up_link.nvls_gbps == c.scale_up_link.nvls_gbps);
+  CHECK(cb.pcie_link.latency_us == c.pcie_link.latency_us);
+}
