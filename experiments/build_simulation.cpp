@@ -66,7 +66,7 @@ std::function<std::unique_ptr<policies::RebalanceTrigger>(int)> trigger_maker(
 
 serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   const std::shared_ptr<const hardware::NetworkGraph> network = make_network(cfg);
-  std::unique_ptr<hardware::RooflineCostModel> cost = make_cost_model(cfg);
+  std::unique_ptr<hardware::CostModel> cost = make_cost_model(cfg);
   const policies::PolicyNeeds& needs = cfg.policy.needs;
   serving::SimulationParts p{.model = cfg.model, .cost = nullptr, .topology = network->port_view()};
   const policies::PlacementInput in = make_placement_input(cfg, *cost, p.topology, needs);

@@ -7,13 +7,13 @@
 
 namespace epsim::experiments {
 
-std::unique_ptr<hardware::RooflineCostModel> make_cost_model(const ExperimentConfig& cfg) {
+std::unique_ptr<hardware::CostModel> make_cost_model(const ExperimentConfig& cfg) {
   auto cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability,
                                                             core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
   if (cfg.disaggregation.prefill_gpu) {
     cost->set_gpu_model(0, cfg.pools().prefill.gpus(), *cfg.disaggregation.prefill_gpu);
   }
-  return cost;
+  return with_measured_cost(cfg, std::move(cost));
 }
 
 int placed_group(const ExperimentConfig& cfg, PlacedPool pool) {

@@ -16,7 +16,7 @@ namespace epsim::experiments {
 
 /// Every GPU of the cluster: static speed factors drawn with the run's seed, variability dynamics, and
 /// the prefill pool's own GPU model when it differs.
-std::unique_ptr<hardware::RooflineCostModel> make_cost_model(const ExperimentConfig& cfg);
+std::unique_ptr<hardware::CostModel> make_cost_model(const ExperimentConfig& cfg);
 
 /// The pool a placement is made for: every group of the pool then starts from it.
 enum class PlacedPool : std::uint8_t {

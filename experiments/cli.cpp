@@ -15,6 +15,7 @@
 #include "experiments/build_simulation.hpp"
 #include "experiments/builders.hpp"
 #include "experiments/calibrate_command.hpp"
+#include "hardware/measured_cost_model.hpp"
 #include "experiments/collective_cost.hpp"
 #include "experiments/command_line.hpp"
 #include "experiments/cost_table.hpp"
@@ -410,7 +411,11 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
       o.local_experts = index < cfg.pools().prefill.gpus() ? cfg.prefill_slots_per_gpu() : cfg.slots_per_gpu();
     }
     const auto cost = make_cost_model(cfg);  // the run's own (builders.hpp)
-    out << cost_table(cfg.model, *cost, index, o);
+    const auto* roofline = dynamic_cast<const hardware::RooflineCostModel*>(cost.get());
+    if (roofline == nullptr) {
+      roofline = &dynamic_cast<const hardware::MeasuredCostModel&>(*cost).roofline();
+    }
+    out << cost_table(cfg.model, *roofline, index, o);
     return 0;
   }
   if (!vm.count("gpu") || !vm.count("model")) {

@@ -199,9 +199,11 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   auto policy = root.table("policy", "placement, routing and rebalancing policies (epsim list policies)");
   cfg.policy = policies::parse_policy_section(policy);
   cfg.outputs = parse_outputs(root);
+  cfg.measured = parse_measured_cost_section(root);
   check_memory(cfg, root);
   root.finish();
   cfg.warnings = policy_warnings(cfg);
+  build_measured_cost(cfg);
 
   toml::table effective = file;
   core::merge_tables(effective, sets);

@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/measured_cost.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/hardware_config.hpp"
@@ -64,6 +65,7 @@ struct ExperimentConfig {
   serving::ServingConfig serving;
   serving::DisaggregationConfig disaggregation;
   OutputsConfig outputs;
+  MeasuredCostConfig measured;  ///< [calibration]: measured tables as the cost model
   /// The effective configuration (file + --set), for the echo in summary.json; JSON text.
   std::string echo_json;
   /// Settings that are valid but have no effect or miss a prerequisite (the CLI prints them once).

@@ -81,9 +81,39 @@ CollectiveCost GraphCollectives::all_gather(const Eigen::ArrayXd& bytes) {
   return coster_.cost(matrix_, gpu_offset_);
 }
 
-std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& cfg, const Topology& group,
-                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset,
-                                                       const EpCommConfig& comm) {
+namespace {
+
+// A measured correction of the exchanges and all-to-alls of another model (measured all_to_all rows of a
+// table, [calibration] of an experiment): each collective costs the model's time times the measured /
+// modelled ratio at that time. All-gathers (weight migrations) are not what the rows measured.
+class MeasuredExchange final : public CollectiveModel {
+ public:
+  MeasuredExchange(std::unique_ptr<CollectiveModel> model, std::shared_ptr<const MeasuredCurve> curve)
+      : model_(std::move(model)), curve_(std::move(curve)) {}
+  CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override {
+    return corrected(model_->ep_exchange(traffic, token_bytes));
+  }
+  CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override { return corrected(model_->all_to_all(bytes)); }
+  CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                      double pair_bytes) override {
+    return corrected(model_->all_to_all_separable(share, pairs, pair_bytes));
+  }
+  CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return model_->all_gather(bytes); }
+
+ private:
+  CollectiveCost corrected(CollectiveCost c) const {
+    if (c.time_ns > 0.0) {
+      c.time_ns *= curve_->ratio(c.time_ns);
+    }
+    return c;
+  }
+  std::unique_ptr<CollectiveModel> model_;
+  std::shared_ptr<const MeasuredCurve> curve_;
+};
+
+std::unique_ptr<CollectiveModel> modelled(const CollectiveConfig& cfg, const Topology& group,
+                                          std::shared_ptr<const NetworkGraph> graph, int gpu_offset,
+                                          const EpCommConfig& comm) {
   if (comm.algorithm == DispatchAlgorithm::deepep_normal) {
     return std::make_unique<DeepEpNormal>(group, comm);
   }
@@ -100,6 +130,18 @@ std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& c
     throw core::Error("the graph collective model needs the network graph");
   }
   return std::make_unique<GraphCollectives>(std::move(graph), gpu_offset, group.num_gpus());
+}
+
+}  // namespace
+
+std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& cfg, const Topology& group,
+                                                       std::shared_ptr<const NetworkGraph> graph, int gpu_offset,
+                                                       const EpCommConfig& comm) {
+  std::unique_ptr<CollectiveModel> m = modelled(cfg, group, std::move(graph), gpu_offset, comm);
+  if (cfg.exchange_curve && !cfg.exchange_curve->empty()) {
+    return std::make_unique<MeasuredExchange>(std::move(m), cfg.exchange_curve);
+  }
+  return m;
 }
 
 }  // namespace epsim::hardware

@@ -2,11 +2,13 @@
 // The hardware sections of an experiment: [gpu], [cluster] with its variability, speed-factor shorthand
 // and the choice of collective model. Parsed here, by the layer whose structs they fill.
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "hardware/cluster_spec.hpp"
 #include "hardware/ep_comm.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "hardware/measured_curve.hpp"
 #include "hardware/variability.hpp"
 #include "sim/core/params.hpp"
 
@@ -22,6 +24,9 @@ enum class CollectiveModelKind : std::uint8_t {
 struct CollectiveConfig {
   CollectiveModelKind model = CollectiveModelKind::automatic;
   int graph_max_gpus = 16;
+  /// Measured all-to-alls ([calibration] of an experiment): their measured / modelled ratio corrects every
+  /// EP exchange (collective_model.hpp); null = the model alone.
+  std::shared_ptr<const MeasuredCurve> exchange_curve = nullptr;
   /// Whether an EP group of `gpus` GPUs is costed on the graph.
   bool uses_graph(int gpus) const {
     return model == CollectiveModelKind::graph || (model == CollectiveModelKind::automatic && gpus <= graph_max_gpus);

@@ -296,6 +296,28 @@ std::vector<double> ParamTable::real_list(std::string_view key, std::string_view
   return out;
 }
 
+std::vector<std::string> ParamTable::string_list(std::string_view key, std::string_view doc) {
+  record(key, "list of strings", "[]", doc);
+  const toml::node* n = find(key, nullptr);
+  std::vector<std::string> out;
+  if (!n) {
+    return out;
+  }
+  const toml::array* arr = n->as_array();
+  if (!arr) {
+    fail(key, "expected a list of strings, got " + type_name(*n));
+  }
+  out.reserve(arr->size());
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const toml::node& e = *arr->get(i);
+    if (!e.is_string()) {
+      fail(key, fmt::format("element {}: expected a string, got {}", i, type_name(e)));
+    }
+    out.push_back(e.as_string()->get());
+  }
+  return out;
+}
+
 ParamTable ParamTable::table(std::string_view key, std::string_view doc, std::string_view shorthand_key) {
   mark_read(key);
   ParamTable child(full_key(key));

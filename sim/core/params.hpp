@@ -119,6 +119,8 @@ class ParamTable {
   }
   /// A list of numbers; missing gives an empty list.
   std::vector<double> real_list(std::string_view key, std::string_view doc, RealBounds b = {});
+  /// A list of strings (empty when absent).
+  std::vector<std::string> string_list(std::string_view key, std::string_view doc);
   /// Appends a lowest-priority layer (e.g. the preset a section names).
   void add_layer(ParamLayer layer) {
     if (layer.table) {

@@ -1,0 +1,35 @@
+#pragma once
+// A measurement table turned into the measured curves a run uses as its cost model
+// (hardware/measured_cost_model.hpp, [calibration] of an experiment): per kernel family, the rows' measured
+// latencies against their roofline times on the run's GPU; for EP exchanges, the all_to_all rows against
+// the run's collective model. Rows of the run's own shapes are preferred: an expert_ffn row matches when
+// its hidden and intermediate sizes and dtype are the model's, an attention row when its head dim and
+// kv heads are; when no row matches, every row of the family is used and a warning says so.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "calibration/collective_fit.hpp"
+#include "calibration/measurement_table.hpp"
+#include "hardware/measured_cost_model.hpp"
+#include "models/model_spec.hpp"
+
+namespace epsim::calibration {
+
+/// The rows of `label` (the table's only label when empty; core::Error when it has several or none).
+std::vector<Measurement> rows_of_label(const MeasurementTable& table, const std::string& label,
+                                       const std::string& source);
+
+/// Curves of the kernel families in `ops` (empty: every family the rows have) on `gpu` for `model`.
+/// `warnings` gets a line per family that fell back to other shapes; a family in `ops` with no rows is a
+/// core::Error naming `source`.
+hardware::KernelCurves kernel_curves(std::span<const Measurement> rows, const hardware::GpuSpec& gpu,
+                                     const models::ModelSpec& model, std::span<const MeasuredOp> ops,
+                                     const std::string& source, std::vector<std::string>& warnings);
+
+/// The all_to_all rows' curve, each priced on `cluster` by `price` (null when there are none).
+std::shared_ptr<const hardware::MeasuredCurve> exchange_curve(std::span<const Measurement> rows,
+                                                              const hardware::ClusterSpec& cluster,
+                                                              const CollectivePricer& price);
+
+}  // namespace epsim::calibration

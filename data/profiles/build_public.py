@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Writes the public-measurement tables in this folder from the numbers transcribed below.
+
+Every number here was read from the source named next to it (see README.md for the citations,
+commits and conversions). Run from the repository root:
+    python3 data/profiles/build_public.py
+It uses tools/profile/table.py for the row rules, so every row is valid for epsim's reader.
+"""
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "profile"))
+
+import table  # noqa: E402
+
+OUT_DIR = os.path.dirname(os.path.abspath(__file__))
+CORE = [c for c in table.CORE_COLUMNS]
+HEADER = CORE + ["source", "kernel", "causal", "groups", "note"]
+
+
+def row(op, gpu, latency_us, shape, source, kernel="", causal="", groups="", note=""):
+    r = table.make_row(op, gpu, latency_us, shape)
+    out = {c: r[c] for c in CORE}
+    out.update(source=source, kernel=kernel, causal=causal, groups=groups, note=note)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# DeepGEMM README, commit 327ec92f6977e7fee022cb76a8f273b75483c3d8 (2025-04-09), "Performance":
+# FP8 GEMMs on H800 SXM5, NVCC 12.8. Columns: M, N, K, TFLOPS (tests/test_core.py at that commit
+# computes TFLOPS = 2*M*N*K / t, grouped: 2*groups*M*N*K / t).
+# ---------------------------------------------------------------------------------------------
+DEEPGEMM_NORMAL = [  # (M, N, K, TFLOPS)
+    (64, 2112, 7168, 206), (64, 24576, 1536, 289), (64, 32768, 512, 219),
+    (64, 7168, 16384, 336), (64, 4096, 7168, 287), (64, 7168, 2048, 295),
+    (128, 2112, 7168, 352), (128, 24576, 1536, 535), (128, 32768, 512, 358),
+    (128, 7168, 16384, 645), (128, 4096, 7168, 533), (128, 7168, 2048, 510),
+    (4096, 2112, 7168, 1127), (4096, 24576, 1536, 1212), (4096, 32768, 512, 775),
+    (4096, 7168, 16384, 1520), (4096, 4096, 7168, 1410), (4096, 7168, 2048, 1168),
+]
+DEEPGEMM_CONTIGUOUS = [  # (groups, M per group, N, K, TFLOPS)
+    (4, 8192, 4096, 7168, 1346), (4, 8192, 7168, 2048, 1214),
+    (8, 4096, 4096, 7168, 1346), (8, 4096, 7168, 2048, 1214),
+]
+DEEPGEMM_MASKED = [  # (groups, M per group, N, K, TFLOPS)
+    (1, 1024, 4096, 7168, 1233), (1, 1024, 7168, 2048, 925),
+    (2, 512, 4096, 7168, 1040), (2, 512, 7168, 2048, 916),
+    (4, 256, 4096, 7168, 932), (4, 256, 7168, 2048, 815),
+]
+
+
+def deepgemm_rows():
+    plain, grouped = [], []
+    for m, n, k, tflops in DEEPGEMM_NORMAL:
+        us = 2.0 * m * n * k / (tflops * 1e6)
+        plain.append(row("dense_gemm", "h100", us, dict(m=m, n=n, k=k, dtype="fp8"), "deepgemm-readme",
+                         kernel="deepgemm_fp8_gemm_nt",
+                         note=f"H800 SXM5; latency = 2*M*N*K / {tflops} TFLOPS (README gives TFLOPS only)"))
+    for layout, rows_ in (("contiguous", DEEPGEMM_CONTIGUOUS), ("masked", DEEPGEMM_MASKED)):
+        for g, m, n, k, tflops in rows_:
+            us = 2.0 * g * m * n * k / (tflops * 1e6)
+            grouped.append(row("dense_gemm", "h100", us, dict(m=m, n=n, k=k, dtype="fp8"), "deepgemm-readme",
+                               kernel=f"deepgemm_m_grouped_fp8_{layout}", groups=g,
+                               note=(f"H800 SXM5; ONE call over {g} groups of M={m} (m column is per group); "
+                                     f"latency = 2*groups*M*N*K / {tflops} TFLOPS")))
+    return plain, grouped
+
+
+# ---------------------------------------------------------------------------------------------
+# FlashAttention-3 forward speed on H100 80GB SXM5, FP16, bar labels in TFLOPs/s, read from
+# Dao-AILab/flash-attention assets/flash3_fp16_fwd.png (added in commit 7ef24848, 2024-07-11;
+# the FlashAttention-3 paper's forward-pass benchmark figure). Setup (repo README and
+# benchmarks/benchmark_flash_attention.py): hidden 2048 = heads x head_dim, batch = 16384 / seqlen,
+# self-attention; FLOPs = 4 * batch * seqlen^2 * heads * head_dim, halved when causal.
+# None = label not legible (hidden behind the legend), row left out.
+# ---------------------------------------------------------------------------------------------
+SEQLENS = (512, 1024, 2048, 4096, 8192, 16384)
+FA_FIGURE = {  # (head_dim, causal) -> kernel -> TFLOPs/s per SEQLENS
+    (64, False): {"flash_attn_3": (333, 392, 460, 476, 496, 497),
+                  "flash_attn_2": (282, 306, 318, 321, 322, 324)},
+    (64, True): {"flash_attn_3": (197, 265, 371, 420, 460, 473),
+                 "flash_attn_2": (180, 229, 262, 284, 295, 299)},
+    (128, False): {"flash_attn_3": (467, 565, 625, 638, 646, 648),
+                   "flash_attn_2": (309, 350, 362, 368, 370, 370),
+                   "cudnn": (None, None, 617, 609, 600, 595)},
+    (128, True): {"flash_attn_3": (292, 423, 521, 579, 602, 616),
+                  "flash_attn_2": (191, 260, 298, 319, 333, 335),
+                  "cudnn": (315, 410, 484, 518, 529, 539)},
+    (256, False): {"flash_attn_3": (482, None, 707, 736, 746, 756),
+                   "flash_attn_2": (275, 313, 321, 323, 324, 326),
+                   "cudnn": (470, 546, 580, 581, 580, 581)},
+    (256, True): {"flash_attn_3": (286, 427, 537, 612, 628, 642),
+                  "flash_attn_2": (208, 251, 278, 293, 297, 298),
+                  "cudnn": (308, 391, 450, 483, 497, 509)},
+}
+
+
+def attention_rows():
+    best, alt = [], []
+    for (d, causal), kernels in FA_FIGURE.items():
+        heads = 2048 // d
+        for kernel, values in kernels.items():
+            for s, tflops in zip(SEQLENS, values):
+                if tflops is None:
+                    continue
+                b = 16384 // s
+                flops = 4.0 * b * s * s * heads * d / (2.0 if causal else 1.0)
+                us = flops / (tflops * 1e6)
+                r = row("attention_prefill", "h100", us,
+                        dict(batch=b, q_tokens=s, kv_tokens=s, heads=heads, kv_heads=heads, head_dim=d, dtype="bf16"),
+                        "fa3-figure", kernel=kernel, causal="1" if causal else "0",
+                        note=(f"H100 80GB SXM5, measured in FP16 (same tensor-core rate as BF16); latency = "
+                              f"{'2' if causal else '4'}*batch*seqlen^2*heads*head_dim / {tflops} TFLOPs/s"))
+                (best if kernel == "flash_attn_3" else alt).append(r)
+    return best, alt
+
+
+# ---------------------------------------------------------------------------------------------
+# DeepEP docs/legacy.md (V1 performance), commit dd758caf451848bd150e1046af3d0a73e5fff38d:
+# low-latency kernels with pure RDMA on H800, one CX7 400 Gb/s InfiniBand NIC per GPU;
+# 128 tokens per batch, hidden 7168, top-8 experts, FP8 dispatch, BF16 combine.
+# (EP, dispatch latency us, dispatch GB/s, combine latency us, combine GB/s)
+# ---------------------------------------------------------------------------------------------
+DEEPEP_LL = [(8, 77, 98, 114, 127), (16, 118, 63, 195, 74), (32, 155, 48, 273, 53), (64, 173, 43, 314, 46)]
+DEEPEP_TOKENS, DEEPEP_HIDDEN, DEEPEP_TOPK = 128, 7168, 8
+
+
+def deepep_rows():
+    out = []
+    # Bytes each GPU sends: one copy of every token per selected expert. Dispatch: FP8 hidden plus
+    # one fp32 scale per 128 channels; combine: BF16 hidden.
+    dispatch_bytes = DEEPEP_TOKENS * DEEPEP_TOPK * (DEEPEP_HIDDEN + DEEPEP_HIDDEN // 128 * 4)
+    combine_bytes = DEEPEP_TOKENS * DEEPEP_TOPK * DEEPEP_HIDDEN * 2
+    for ep, d_us, d_bw, c_us, c_bw in DEEPEP_LL:
+        for what, us, bw, nbytes in (("dispatch", d_us, d_bw, dispatch_bytes), ("combine", c_us, c_bw, combine_bytes)):
+            out.append(row("all_to_all", "h800", us, dict(bytes=nbytes, gpus=ep, gpus_per_node=8, cluster="ib-cx7-400g"),
+                           "deepep-legacy", kernel=f"deepep_low_latency_{what}",
+                           note=(f"H800, pure RDMA (no NVLink used, also within a node); EP{ep} {what} of 128 tokens "
+                                 f"x top-8 x hidden 7168 ({'FP8 + scales' if what == 'dispatch' else 'BF16'}); "
+                                 f"latency as published; bytes derived from the config (published {bw} GB/s x "
+                                 f"{us} us = {bw * us / 1e3:.2f} MB)")))
+    return out
+
+
+def main():
+    plain, grouped = deepgemm_rows()
+    fa3, fa_alt = attention_rows()
+    files = {
+        "public-h100.csv": plain + fa3,
+        "public-h100-grouped-gemm.csv": grouped,
+        "public-h100-attention-alt.csv": fa_alt,
+        "public-h800-deepep.csv": deepep_rows(),
+    }
+    for name, rows in files.items():
+        n = table.write_table(os.path.join(OUT_DIR, name), rows, header=HEADER)
+        print(f"{name}: {n} rows")
+
+
+if __name__ == "__main__":
+    main()

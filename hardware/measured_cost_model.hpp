@@ -1,0 +1,42 @@
+#pragma once
+// Measured tables as the cost model: the roofline cost model (its speed factors, stress weighting, drift
+// and jitter untouched) with, per kernel family, a measured correction (measured_curve.hpp) applied to
+// the kernels of GPUs of the measured GPU model: a kernel costs its roofline time on its GPU times the
+// table's measured / roofline ratio at the kernel's nominal roofline time. Families without a curve, and
+// GPUs of another model (a disaggregated prefill pool's), keep the plain roofline.
+#include <array>
+#include <memory>
+#include <string>
+
+#include "hardware/measured_curve.hpp"
+#include "hardware/roofline.hpp"
+
+namespace epsim::hardware {
+
+using KernelCurves = std::array<std::shared_ptr<const MeasuredCurve>, k_op_kinds>;
+
+class MeasuredCostModel final : public CostModel {
+ public:
+  /// `measured_gpu`: the GpuSpec name of the GPUs the curves were measured on.
+  MeasuredCostModel(std::unique_ptr<RooflineCostModel> roofline, KernelCurves curves, std::string measured_gpu);
+
+  int num_gpus() const override { return roofline_->num_gpus(); }
+  double kernel_ns(int gpu, const KernelWork& work) const override;
+  std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const override {
+    return roofline_->moe_tile(gpu, m_tokens, local_experts);
+  }
+  void advance_to(core::Time now) override { roofline_->advance_to(now); }
+  double jitter(int gpu) override { return roofline_->jitter(gpu); }
+  bool has_jitter() const override { return roofline_->has_jitter(); }
+
+  const RooflineCostModel& roofline() const { return *roofline_; }
+  /// The correction of a kernel family on `gpu` (null: the plain roofline).
+  const MeasuredCurve* curve(int gpu, OpKind kind) const;
+
+ private:
+  std::unique_ptr<RooflineCostModel> roofline_;
+  KernelCurves curves_;
+  std::string measured_gpu_;
+};
+
+}  // namespace epsim::hardware
