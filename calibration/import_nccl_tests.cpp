@@ -44,18 +44,14 @@ bool parse_columns(const std::vector<std::string_view>& words, Columns& c) {
     const auto it = std::find_if(words.begin(), words.end(), [&](std::string_view w) { return w == a || w == b; });
     return static_cast<std::size_t>(it - words.begin());
   };
-  c.size = find("size", "size");
-  c.time = find("time", "cputime");
-  c.wrong = find("#wrong", "#wrong");
-  c.count = words.size();
-  if (c.size >= words.size() || c.time >= words.size() || c.wrong >= words.size()) {
+  const std::size_t size = find("size", "size");
+  const std::size_t time = find("time", "cputime");
+  const std::size_t wrong = find("#wrong", "#wrong");
+  if (size >= words.size() || time >= words.size() || wrong >= words.size()) {
     return false;
   }
-  // The rows carry no '#': shift to row positions.
-  --c.size;
-  --c.time;
-  --c.wrong;
-  --c.count;
+  // The rows carry no '#': one word less.
+  c = {size - 1, time - 1, wrong - 1, words.size() - 1};
   return true;
 }
 
