@@ -16,7 +16,8 @@
 namespace epsim::calibration {
 namespace {
 
-constexpr std::array<std::string_view, 6> k_expert_cols{"tokens", "experts", "top_k", "hidden", "intermediate", "dtype"};
+constexpr std::array<std::string_view, 6> k_expert_cols{"tokens", "experts",      "top_k",
+                                                        "hidden", "intermediate", "dtype"};
 constexpr std::array<std::string_view, 4> k_gemm_cols{"m", "n", "k", "dtype"};
 constexpr std::array<std::string_view, 7> k_attention_cols{"batch",    "q_tokens", "kv_tokens", "heads",
                                                            "kv_heads", "head_dim", "dtype"};
@@ -33,20 +34,27 @@ constexpr std::array<OpInfo, 7> k_ops{{
 }};
 
 constexpr std::array<std::string_view, 24> k_columns{
-    "gpu",   "gpu_id",   "op",        "tokens", "experts",  "top_k",    "active_experts", "hidden",
-    "intermediate", "m", "n",         "k",      "batch",    "q_tokens", "kv_tokens",      "heads",
-    "kv_heads", "head_dim", "dtype",  "bytes",  "gpus",     "gpus_per_node", "cluster",   "latency_us"};
+    "gpu",          "gpu_id",   "op",    "tokens", "experts", "top_k",         "active_experts", "hidden",
+    "intermediate", "m",        "n",     "k",      "batch",   "q_tokens",      "kv_tokens",      "heads",
+    "kv_heads",     "head_dim", "dtype", "bytes",  "gpus",    "gpus_per_node", "cluster",        "latency_us"};
 
 // The integer shape fields by column name (dtype, bytes, gpus... are handled on their own); null if none.
 std::int64_t Measurement::*int_member(std::string_view col) {
   static const std::map<std::string_view, std::int64_t Measurement::*> k{
-      {"tokens", &Measurement::tokens},       {"experts", &Measurement::experts},
-      {"top_k", &Measurement::top_k},         {"active_experts", &Measurement::active_experts},
-      {"hidden", &Measurement::hidden},       {"intermediate", &Measurement::intermediate},
-      {"m", &Measurement::m},                 {"n", &Measurement::n},
-      {"k", &Measurement::k},                 {"batch", &Measurement::batch},
-      {"q_tokens", &Measurement::q_tokens},   {"kv_tokens", &Measurement::kv_tokens},
-      {"heads", &Measurement::heads},         {"kv_heads", &Measurement::kv_heads},
+      {"tokens", &Measurement::tokens},
+      {"experts", &Measurement::experts},
+      {"top_k", &Measurement::top_k},
+      {"active_experts", &Measurement::active_experts},
+      {"hidden", &Measurement::hidden},
+      {"intermediate", &Measurement::intermediate},
+      {"m", &Measurement::m},
+      {"n", &Measurement::n},
+      {"k", &Measurement::k},
+      {"batch", &Measurement::batch},
+      {"q_tokens", &Measurement::q_tokens},
+      {"kv_tokens", &Measurement::kv_tokens},
+      {"heads", &Measurement::heads},
+      {"kv_heads", &Measurement::kv_heads},
       {"head_dim", &Measurement::head_dim}};
   const auto it = k.find(col);
   return it == k.end() ? nullptr : it->second;
@@ -59,14 +67,16 @@ std::string dtype_name(hardware::Precision p) {
 // The value of a shape column as the writer prints it ("" when the op does not use it).
 std::string cell_of(const Measurement& m, std::string_view col) {
   const OpInfo& info = op_info(m.op);
-  const bool used = col == "active_experts" ? m.active_experts > 0 : col == "cluster" ? !m.cluster.empty() : [&] {
-    for (const std::string_view r : info.required) {
-      if (r == col) {
-        return true;
-      }
-    }
-    return false;
-  }();
+  const bool used = col == "active_experts" ? m.active_experts > 0
+                    : col == "cluster"      ? !m.cluster.empty()
+                                            : [&] {
+                                           for (const std::string_view r : info.required) {
+                                             if (r == col) {
+                                               return true;
+                                             }
+                                           }
+                                           return false;
+                                         }();
   if (col == "gpu") {
     return core::csv_quote(m.gpu);
   }
@@ -163,11 +173,10 @@ void validate_measurement(const Measurement& m, const std::string& where) {
     if (col == "dtype") {
       continue;
     }
-    const double v = col == "bytes" ? m.bytes
-                     : col == "gpus" ? m.gpus
-                     : col == "gpus_per_node"
-                         ? m.gpus_per_node
-                         : static_cast<double>(m.*int_member(col));
+    const double v = col == "bytes"           ? m.bytes
+                     : col == "gpus"          ? m.gpus
+                     : col == "gpus_per_node" ? m.gpus_per_node
+                                              : static_cast<double>(m.*int_member(col));
     if (!(v > 0.0)) {
       fail_cell(where, col, fmt::format("op {} needs a positive value, got {}", info.name, v));
     }
@@ -252,15 +261,17 @@ MeasurementTable parse_measurement_table(std::string_view text, const std::strin
       }
       for (const std::string_view must : {"gpu", "op", "latency_us"}) {
         if (std::find(header.begin(), header.end(), must) == header.end()) {
-          throw core::Error(fmt::format("{}: the header has no '{}' column (a measurement table needs gpu, op, "
-                                        "latency_us and the ops' shape columns; docs/calibration.md)",
-                                        where, must));
+          throw core::Error(
+              fmt::format("{}: the header has no '{}' column (a measurement table needs gpu, op, "
+                          "latency_us and the ops' shape columns; docs/calibration.md)",
+                          where, must));
         }
       }
       continue;
     }
     if (cells.size() != header.size()) {
-      throw core::Error(fmt::format("{}: expected {} cells as in the header, got {}", where, header.size(), cells.size()));
+      throw core::Error(
+          fmt::format("{}: expected {} cells as in the header, got {}", where, header.size(), cells.size()));
     }
     Measurement m;
     m.line = line_no;
@@ -315,8 +326,7 @@ MeasurementTable parse_measurement_table(std::string_view text, const std::strin
     }
     for (const std::string_view col : op_info(m.op).required) {
       if (std::find(header.begin(), header.end(), col) == header.end()) {
-        throw core::Error(
-            fmt::format("{}: op {} needs a '{}' column, the header has none", where, op_name(m.op), col));
+        throw core::Error(fmt::format("{}: op {} needs a '{}' column, the header has none", where, op_name(m.op), col));
       }
     }
     validate_measurement(m, where);

@@ -12,6 +12,7 @@
 #include "calibration/kernel_fit.hpp"
 #include "calibration/measured_work.hpp"
 #include "calibration/measurement_table.hpp"
+#include "experiments/calibrate_import.hpp"
 #include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/row_pricing.hpp"
@@ -293,6 +294,9 @@ int calibrate_command(const std::vector<std::string>& args, std::ostream& out, s
     return args.empty() ? 2 : 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "import") {
+    return calibrate_import_command(rest, out, err);
+  }
   if (args[0] == "fit") {
     return fit_command(rest, out, err);
   }
