@@ -23,6 +23,7 @@
 #include "experiments/report_command.hpp"
 #include "experiments/results_writer.hpp"
 #include "experiments/run_outputs.hpp"
+#include "experiments/shape_cost.hpp"
 #include "experiments/slo_search.hpp"
 #include "experiments/sweep_command.hpp"
 #include "experiments/trace_commands.hpp"
@@ -360,6 +361,13 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
       throw UsageError(e.what());
     }
   }
+  if (wants_shape(args)) {  // one kernel of any shape: shape_cost.hpp
+    try {
+      return shape_cost_command(args, out, err);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   po::options_description d = common_options();
   d.add_options()("gpu", po::value<std::string>(), "GPU preset (epsim list gpus) or preset file (.toml)")(
       "model", po::value<std::string>(), "model preset (epsim list models)")(
@@ -382,6 +390,7 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << "usage: epsim cost (--gpu NAME --model NAME [--speed S] | --config TOML [--set key=value]... "
            "[--gpu-index N]) [--tokens LIST] [--experts-active N] [--context N] [--csv]\n\n"
         << d << "\n"
+        << shape_cost_help() << "\n"
         << collective_cost_help();
     return 0;
   }

@@ -81,6 +81,9 @@ TEST_CASE("cost --gpu takes a preset file (.toml)") {
   // One Mixtral expert (local 1) and one token: all weight streaming, at half the bandwidth.
   const auto row = row_of({"--gpu", file.string(), "--model", "mixtral-8x7b", "--tokens", "1"}, "1");
   CHECK(std::stod(row[2]) == Approx(mixtral_expert_us(1.0, 16.0, 1.0, 1675.0)));
+  const test::Cli shape =
+      test::cli({"cost", "--op", "dense_gemm", "--gpu", file.string(), "--shape", "m=1", "n=64", "k=64"});
+  CHECK_THAT(shape.out, Contains("dense_gemm on Half-bandwidth H100 (speed 1)"));
   std::filesystem::remove(file);
   const test::Cli missing = test::cli({"cost", "--gpu", file.string(), "--model", "mixtral-8x7b"});
   CHECK(missing.code == 2);
