@@ -34,6 +34,15 @@ double active_experts_of(const Measurement& m) {
   return std::max(1.0, expected_active_experts(d(m.experts), d(m.top_k), d(m.tokens)));
 }
 
+double padded_expert_tokens(const hardware::GpuSpec& gpu, const Measurement& m) {
+  const std::int64_t pairs = m.tokens * m.top_k;
+  const double active = active_experts_of(m);
+  // Each active expert's share of the pairs, padded to the tile the kernel would pick.
+  const std::int64_t tile = gpu.moe_tile(pairs, m.experts);
+  const double per_expert = std::ceil(d(pairs) / active);
+  return active * d(hardware::pad_to_tile(static_cast<std::int64_t>(per_expert), tile));
+}
+
 hardware::KernelWork kernel_work(const hardware::GpuSpec& gpu, const Measurement& m) {
   models::ModelSpec spec;
   spec.weight_bytes = element_bytes(m.dtype);
@@ -42,13 +51,7 @@ hardware::KernelWork kernel_work(const hardware::GpuSpec& gpu, const Measurement
     case MeasuredOp::expert_ffn: {
       spec.hidden_size = m.hidden;
       spec.moe_intermediate_size = m.intermediate;
-      const std::int64_t pairs = m.tokens * m.top_k;
-      const double active = active_experts_of(m);
-      // Each active expert's share of the pairs, padded to the tile the kernel would pick.
-      const std::int64_t tile = gpu.moe_tile(pairs, m.experts);
-      const double per_expert = std::ceil(d(pairs) / active);
-      const double padded = active * d(hardware::pad_to_tile(static_cast<std::int64_t>(per_expert), tile));
-      return models::expert_ffn_work(spec, padded, d(pairs), active);
+      return models::expert_ffn_work(spec, padded_expert_tokens(gpu, m), d(m.tokens * m.top_k), active_experts_of(m));
     }
     case MeasuredOp::dense_gemm: {
       hardware::KernelWork w;

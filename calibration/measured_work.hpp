@@ -20,6 +20,10 @@ double expected_active_experts(double experts, double top_k, double tokens);
 /// The row's active experts: given, else the expectation (at least 1).
 double active_experts_of(const Measurement& m);
 
+/// An expert_ffn row's tokens after padding: each active expert's share of the tokens x top_k pairs,
+/// rounded up, padded to `gpu`'s grouped-GEMM tile (the FLOPs the kernel does).
+double padded_expert_tokens(const hardware::GpuSpec& gpu, const Measurement& m);
+
 /// The work of a kernel row on `gpu` (its tile rule pads the expert FFN); throws core::Error for a
 /// collective row.
 hardware::KernelWork kernel_work(const hardware::GpuSpec& gpu, const Measurement& m);

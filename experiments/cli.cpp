@@ -25,6 +25,7 @@
 #include "experiments/report_command.hpp"
 #include "experiments/results_writer.hpp"
 #include "experiments/run_outputs.hpp"
+#include "experiments/shape_cost.hpp"
 #include "experiments/slo_search.hpp"
 #include "experiments/sweep_command.hpp"
 #include "experiments/trace_commands.hpp"
@@ -362,17 +363,26 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
       throw UsageError(e.what());
     }
   }
+  if (wants_shape(args)) {  // one kernel of any shape: shape_cost.hpp
+    try {
+      return shape_cost_command(args, out, err);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   po::options_description d = common_options();
-  d.add_options()("gpu", po::value<std::string>(), "GPU preset (epsim list gpus)")("model", po::value<std::string>(),
-                                                                                   "model preset (epsim list models)")(
+  d.add_options()("gpu", po::value<std::string>(), "GPU preset (epsim list gpus) or preset file (.toml)")(
+      "model", po::value<std::string>(), "model preset (epsim list models)")(
       "config", po::value<std::string>(),
       "an experiment instead of --gpu/--model: its model on its GPU --gpu-index, priced by the run's cost model "
       "(speed factor, stress weighting, the prefill pool's GPU)")(
       "set", po::value<std::vector<std::string>>()->composing(), "with --config: override a config key")(
       "gpu-index", po::value<int>()->default_value(0), "with --config: which GPU of the cluster")(
       "tokens", po::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192"),
-      "comma-separated token counts")("experts-active", po::value<std::int64_t>()->default_value(0),
-                                      "activated experts on the GPU (0 = min(tokens, local experts))")(
+      "comma-separated token counts")(
+      "experts-active", po::value<std::int64_t>()->default_value(0),
+      "activated experts on the GPU (0 = expected under uniform routing: local x (1 - (1 - 1/local)^tokens), "
+      "each given the expected share rounded up and padded to the tile)")(
       "local-experts", po::value<std::int64_t>()->default_value(0),
       "experts resident on the GPU (0 = routed / 8, or the config's slots per GPU)")(
       "context", po::value<std::int64_t>()->default_value(1024), "cached tokens behind each decode token")(
@@ -382,6 +392,7 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << "usage: epsim cost (--gpu NAME --model NAME [--speed S] | --config TOML [--set key=value]... "
            "[--gpu-index N]) [--tokens LIST] [--experts-active N] [--context N] [--csv]\n\n"
         << d << "\n"
+        << shape_cost_help() << "\n"
         << collective_cost_help();
     return 0;
   }
@@ -411,11 +422,8 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
       o.local_experts = index < cfg.pools().prefill.gpus() ? cfg.prefill_slots_per_gpu() : cfg.slots_per_gpu();
     }
     const auto cost = make_cost_model(cfg);  // the run's own (builders.hpp)
-    const auto* roofline = dynamic_cast<const hardware::RooflineCostModel*>(cost.get());
-    if (roofline == nullptr) {
-      roofline = &dynamic_cast<const hardware::MeasuredCostModel&>(*cost).roofline();
-    }
-    out << cost_table(cfg.model, *roofline, index, o);
+    const hardware::RooflineCostModel& roofline = hardware::roofline_of(*cost);
+    out << cost_table(cfg.model, *cost, roofline.gpu_of(index), index, roofline.speed(index), o);
     return 0;
   }
   if (!vm.count("gpu") || !vm.count("model")) {
@@ -431,7 +439,7 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   // One GPU at exactly this speed factor (no stress weighting).
   const hardware::RooflineCostModel cost(hardware::load_gpu_preset(gpu_name), {speed});
-  out << cost_table(models::load_model_preset(model_name), cost, 0, o);
+  out << cost_table(models::load_model_preset(model_name), cost, cost.gpu(), 0, speed, o);
   return 0;
 }
 

@@ -20,4 +20,11 @@ double MeasuredCostModel::kernel_ns(int gpu, const KernelWork& work) const {
   return ns * c->ratio(roofline_cost(roofline_->gpu_of(gpu), work).total_ns);
 }
 
+const RooflineCostModel& roofline_of(const CostModel& cost) {
+  if (const auto* r = dynamic_cast<const RooflineCostModel*>(&cost)) {
+    return *r;
+  }
+  return dynamic_cast<const MeasuredCostModel&>(cost).roofline();
+}
+
 }  // namespace epsim::hardware

@@ -39,4 +39,8 @@ class MeasuredCostModel final : public CostModel {
   std::string measured_gpu_;
 };
 
+/// The roofline under a run's cost model (itself, or what a MeasuredCostModel corrects): its GPUs' specs
+/// and speeds, for what prints them.
+const RooflineCostModel& roofline_of(const CostModel& cost);
+
 }  // namespace epsim::hardware
