@@ -145,7 +145,7 @@ TEST_CASE("nccl_tests: bytes and out-of-place time per row, GPUs and nodes from 
              Catch::Contains("wrong.txt:16") && Catch::Contains("3 wrong results"));
 }
 
-TEST_CASE("nsys: kernel reports with --kernel, --op and --shape; epsim NVTX ranges carry their own shape") {
+TEST_CASE("nsys: kernel reports with --kernel, --op and --shape, and epsim NVTX ranges that carry their own shape") {
   calibration::ImportOptions o;
   o.kernel = "moe";
   o.op = "expert_ffn";

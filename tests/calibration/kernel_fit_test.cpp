@@ -142,7 +142,7 @@ TEST_CASE("per-GPU speed factors come out with geometric mean 1 when rows carry 
   }
 }
 
-TEST_CASE("speed and efficiency that trade off exactly refuse the fit; an undetermined parameter is held") {
+TEST_CASE("speed and efficiency that trade off exactly refuse the fit, and an undetermined parameter is held") {
   // GPU 0 measured only expert FFNs, GPU 1 only dense GEMMs: GPU 0's speed and the expert efficiencies
   // explain the same rows.
   std::vector<Measurement> rows;

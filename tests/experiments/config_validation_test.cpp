@@ -62,7 +62,7 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       // 1. unknown top-level table
       {good_config() + "\n[fancy]\nx = 1\n",
        {},
-       "bad.toml: fancy: unknown key; valid keys here are: cluster, communication, disaggregation, gpu"},
+       "bad.toml: fancy: unknown key; valid keys here are: calibration, cluster, communication, disaggregation, gpu"},
       // 2. misspelt key in a section
       {edit("rate_rps = 4.0", "rate_rsp = 4.0"), {}, "bad.toml: workload.rate_rsp: unknown key; valid keys here are:"},
       // 3. wrong type

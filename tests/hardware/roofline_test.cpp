@@ -135,7 +135,7 @@ TEST_CASE("stress dependence: a slow GPU shows its full slowdown compute-bound, 
   REQUIRE(m.effective_speed(1, w128) == Approx(1.0 - 0.12 * weight));
 }
 
-TEST_CASE("a smooth knee blends the bounds as a p-norm; the fixed cost adds to the launch") {
+TEST_CASE("a smooth knee blends the bounds as a p-norm and the fixed cost adds to the launch") {
   using epsim::hardware::roofline_body_ns;
   CHECK(roofline_body_ns(3.0, 4.0, 0.0) == 4.0);
   CHECK(roofline_body_ns(3.0, 4.0, 2.0) == Approx(5.0));  // sqrt(9 + 16)
