@@ -1,0 +1,117 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "calibration/measurement_table.hpp"
+#include "experiments/builders.hpp"
+#include "experiments/cli.hpp"
+#include "experiments/experiment_config.hpp"
+#include "experiments/row_pricing.hpp"
+#include "models/layer_work.hpp"
+#include "sim/core/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace epsim;
+using calibration::MeasuredOp;
+using calibration::Measurement;
+using Catch::Contains;
+
+namespace {
+
+const std::string k_small = std::string(EPSIM_TEST_DATA_DIR) + "/small.toml";
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Mixtral's expert FFN on an H100 measured at exactly `factor` x the roofline, at every token count.
+fs::path write_table(const fs::path& dir, double factor) {
+  const hardware::GpuSpec h100 = hardware::load_gpu_preset("h100");
+  calibration::MeasurementTable t;
+  for (std::int64_t tokens = 1; tokens <= 4096; tokens *= 4) {
+    Measurement m;
+    m.gpu = "h100";
+    m.op = MeasuredOp::expert_ffn;
+    m.tokens = tokens;
+    m.experts = 2;
+    m.top_k = 2;
+    m.hidden = 4096;
+    m.intermediate = 14336;
+    m.latency_us = factor * experiments::price_kernel_row_us(m, h100);
+    t.rows.push_back(m);
+  }
+  const fs::path p = dir / "measured.csv";
+  std::ofstream(p) << calibration::format_measurement_table(t);
+  return p;
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("epsim_measured_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+int run(std::vector<std::string> args, std::string* err_text = nullptr) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = experiments::run_cli(args, out, err);
+  if (err_text != nullptr) {
+    *err_text = err.str();
+  }
+  return code;
+}
+
+}  // namespace
+
+TEST_CASE("a measured table prices the expert FFN of a run and of its cost curves, deterministically") {
+  const fs::path dir = temp_dir("run");
+  const fs::path table = write_table(dir, 2.0);
+  const std::string set = "calibration.table=\"" + table.string() + "\"";
+  const experiments::ExperimentConfig plain = experiments::load_config(k_small, {});
+  const experiments::ExperimentConfig measured = experiments::load_config(k_small, {set});
+  const auto plain_cost = experiments::make_cost_model(plain);
+  const auto cost = experiments::make_cost_model(measured);
+  // Expert FFN kernels of any size cost twice the roofline (the table's constant ratio, held beyond its
+  // range); every other family is the roofline's.
+  for (const double tokens : {1.0, 100.0, 3000.0, 50000.0}) {
+    const hardware::KernelWork w = models::expert_ffn_work(plain.model, tokens, tokens, 2.0);
+    for (int g = 0; g < 4; ++g) {
+      CHECK(cost->kernel_ns(g, w) == Approx(2.0 * plain_cost->kernel_ns(g, w)));
+    }
+    const hardware::KernelWork a = models::attention_projection_work(plain.model, tokens);
+    CHECK(cost->kernel_ns(1, a) == plain_cost->kernel_ns(1, a));
+  }
+  // A run with it is slower, and the same twice.
+  const auto tpot = [](const fs::path& out) {
+    return nlohmann::json::parse(read(out / "summary.json"))["metrics"]["tpot_ms"]["mean"].get<double>();
+  };
+  REQUIRE(run({"run", k_small, "--out", (dir / "plain").string()}) == 0);
+  REQUIRE(run({"run", k_small, "--set", set, "--out", (dir / "a").string()}) == 0);
+  REQUIRE(run({"run", k_small, "--set", set, "--out", (dir / "b").string()}) == 0);
+  CHECK(tpot(dir / "a") > 1.3 * tpot(dir / "plain"));
+  CHECK(read(dir / "a" / "summary.json") == read(dir / "b" / "summary.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a bad [calibration] section names the file and the key") {
+  const fs::path dir = temp_dir("errors");
+  const fs::path table = write_table(dir, 2.0);
+  const std::string set = "calibration.table=\"" + table.string() + "\"";
+  CHECK_THROWS_WITH(experiments::load_config(k_small, {"calibration.table=\"/nowhere/t.csv\""}),
+                    "/nowhere/t.csv: cannot read the measurement table");
+  CHECK_THROWS_WITH(experiments::load_config(k_small, {set, "calibration.ops=[\"gemm\"]"}),
+                    Contains("calibration.ops: unknown \"gemm\""));
+  CHECK_THROWS_WITH(experiments::load_config(k_small, {set, "calibration.ops=[\"attention_decode\"]"}),
+                    Contains("no attention_decode rows to use as the cost of attention_decode"));
+  CHECK_THROWS_WITH(experiments::load_config(k_small, {set, "calibration.label=\"a100\""}),
+                    Contains("no rows of GPU \"a100\"; its GPUs are: h100"));
+  CHECK_THROWS_WITH(experiments::load_config(k_small, {"calibration.label=\"a100\""}),
+                    Contains("calibration.table: label and ops need a table"));
+  fs::remove_all(dir);
+}
