@@ -16,6 +16,7 @@ packages=(
   libjs-vega nodejs
   chromium fonts-liberation
   clang-format-15 clang-tidy-15
+  python3
 )
 
 missing=()
