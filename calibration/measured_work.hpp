@@ -6,7 +6,8 @@
 //   benchmark); `active_experts` of them receive a token (given, else the expectation under uniform
 //   routing); each active expert's tokens are padded to the GPU's grouped-GEMM tile; SwiGLU FFN.
 // - dense_gemm: (m x k) activations by a (k x n) weight.
-// - attention: `batch` sequences of `q_tokens` new tokens attending causally over `kv_tokens` keys.
+// - attention: `batch` sequences of `q_tokens` new tokens attending over `kv_tokens` keys, causally
+//   unless the row says `causal` 0 (then every query sees every key).
 #include "calibration/measurement_table.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/roofline.hpp"

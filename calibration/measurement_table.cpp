@@ -33,10 +33,14 @@ constexpr std::array<OpInfo, 7> k_ops{{
     {MeasuredOp::send_recv, "send_recv", true, k_collective_cols},
 }};
 
-constexpr std::array<std::string_view, 24> k_columns{
-    "gpu",          "gpu_id",   "op",    "tokens", "experts", "top_k",         "active_experts", "hidden",
-    "intermediate", "m",        "n",     "k",      "batch",   "q_tokens",      "kv_tokens",      "heads",
-    "kv_heads",     "head_dim", "dtype", "bytes",  "gpus",    "gpus_per_node", "cluster",        "latency_us"};
+constexpr std::array<std::string_view, 25> k_columns{
+    "gpu",    "gpu_id", "op",    "tokens", "experts",       "top_k",     "active_experts", "hidden",   "intermediate",
+    "m",      "n",      "k",     "batch",  "q_tokens",      "kv_tokens", "heads",          "kv_heads", "head_dim",
+    "causal", "dtype",  "bytes", "gpus",   "gpus_per_node", "cluster",   "latency_us"};
+
+bool is_attention(MeasuredOp op) {
+  return op == MeasuredOp::attention_prefill || op == MeasuredOp::attention_decode;
+}
 
 // The integer shape fields by column name (dtype, bytes, gpus... are handled on their own); null if none.
 std::int64_t Measurement::*int_member(std::string_view col) {
@@ -88,6 +92,9 @@ std::string cell_of(const Measurement& m, std::string_view col) {
   }
   if (col == "latency_us") {
     return fmt::format("{}", m.latency_us);
+  }
+  if (col == "causal") {
+    return is_attention(m.op) ? (m.causal ? "1" : "0") : std::string();
   }
   if (!used) {
     return {};
@@ -192,7 +199,7 @@ void validate_measurement(const Measurement& m, const std::string& where) {
                             m.active_experts));
     }
   }
-  if ((m.op == MeasuredOp::attention_prefill || m.op == MeasuredOp::attention_decode)) {
+  if (is_attention(m.op)) {
     if (m.kv_tokens < m.q_tokens) {
       fail_cell(where, "kv_tokens",
                 fmt::format("keys per sequence include its {} new tokens, got {}", m.q_tokens, m.kv_tokens));
@@ -299,6 +306,12 @@ MeasurementTable parse_measurement_table(std::string_view text, const std::strin
           m.dtype = hardware::Precision::bf16;
         } else {
           fail_cell(where, col, fmt::format("expected bf16 or fp8, got \"{}\"", cell));
+        }
+      } else if (col == "causal") {
+        if (cell == "0" || cell == "false") {
+          m.causal = false;
+        } else if (!(cell == "1" || cell == "true" || cell.empty())) {
+          fail_cell(where, col, fmt::format("expected 1 (a causal mask) or 0, got \"{}\"", cell));
         }
       } else if (cell.empty()) {
         continue;  // not applicable to this op: checked against the op's needs below

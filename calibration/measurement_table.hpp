@@ -65,6 +65,7 @@ struct Measurement {
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
   std::int64_t head_dim = 0;
+  bool causal = true;  ///< attention: causal mask (optional column `causal`, 1 or 0; default 1)
   hardware::Precision dtype = hardware::Precision::bf16;
   // collectives
   double bytes = 0.0;  ///< message size per GPU (nccl-tests' "size")

@@ -146,7 +146,7 @@ int fit_command(const std::vector<std::string>& args, std::ostream& out, std::os
     hardware::GpuSpec gpu = fit.gpu;
     gpu.name += " (calibrated)";
     const std::string header = fmt::format(
-        "# {} calibrated by `epsim calibrate fit` from {} ({} rows), starting from GPU preset {}.\n"
+        "# {}: GPU preset fitted by `epsim calibrate fit` to {} ({} rows), from GPU preset {}.\n"
         "# Per kernel family: fitted parameters (relative standard error) and {}-fold held-out errors.\n{}",
         gpu.name, source, rows.size(), gpu_name, folds, commented(report));
     core::write_file_atomically(vm["out"].as<std::string>(), hardware::gpu_spec_toml(gpu, header));
@@ -164,7 +164,7 @@ int fit_command(const std::vector<std::string>& args, std::ostream& out, std::os
     if (vm.count("cluster-out")) {
       hardware::ClusterSpec c = fit.cluster;
       c.name += " (calibrated)";
-      const std::string header = fmt::format("# {} calibrated by `epsim calibrate fit` from {}.\n{}", c.name, source,
+      const std::string header = fmt::format("# {}: cluster preset fitted by `epsim calibrate fit` to {}.\n{}", c.name, source,
                                              commented(report));
       core::write_file_atomically(vm["cluster-out"].as<std::string>(), hardware::cluster_spec_toml(c, header));
       out << "wrote " << vm["cluster-out"].as<std::string>() << "\n";

@@ -194,3 +194,21 @@ TEST_CASE("calibrate refuses bad requests naming what is wrong") {
   CHECK(cli({"calibrate", "frobnicate"}).code == 2);
   fs::remove_all(dir);
 }
+
+TEST_CASE("the shipped h100-calibrated preset is the fit of the shipped public table") {
+  const fs::path root = fs::path(EPSIM_TEST_DATA_DIR) / ".." / "..";
+  const fs::path dir = temp_dir("shipped");
+  const auto fit = cli({"calibrate", "fit", (root / "data/profiles/public-h100.csv").string(), "--gpu", "h100",
+                        "--out", (dir / "refit.toml").string()});
+  REQUIRE(fit.code == 0);
+  const hardware::GpuSpec refit = read_gpu(dir / "refit.toml");
+  const hardware::GpuSpec shipped = hardware::load_gpu_preset("h100-calibrated");
+  for (std::size_t k = 0; k < 4; ++k) {
+    CHECK(shipped.efficiency[k].compute == Approx(refit.efficiency[k].compute).epsilon(1e-6));
+    CHECK(shipped.efficiency[k].memory == Approx(refit.efficiency[k].memory).epsilon(1e-6));
+    CHECK(shipped.efficiency[k].knee == Approx(refit.efficiency[k].knee).epsilon(1e-6));
+    CHECK(shipped.efficiency[k].fixed_us == Approx(refit.efficiency[k].fixed_us).margin(1e-6));
+  }
+  CHECK(shipped.fp8_tflops == refit.fp8_tflops);
+  fs::remove_all(dir);
+}
