@@ -6,11 +6,14 @@
 #include <toml++/toml.h>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <chrono>
+#include <cmath>
+#include <memory>
 
 #include "hardware/all_to_all.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/collectives.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "hardware/measured_cost_model.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
 
@@ -22,13 +25,31 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void cost_throughput() {
+// `m`: the plain roofline, or the same under a measured curve of 32 points (measured tables as the
+// cost model, hardware/measured_cost_model.hpp).
+void cost_throughput(bool measured) {
   const auto gpu = hardware::load_gpu_preset("h200");
   std::vector<double> speeds(64);
   for (std::size_t g = 0; g < speeds.size(); ++g) {
     speeds[g] = 0.9 + 0.002 * static_cast<double>(g);
   }
-  hardware::RooflineCostModel m(gpu, speeds, hardware::VariabilityConfig{}, core::RandomStreams(1));
+  auto roofline =
+      std::make_unique<hardware::RooflineCostModel>(gpu, speeds, hardware::VariabilityConfig{}, core::RandomStreams(1));
+  std::unique_ptr<hardware::CostModel> model;
+  if (measured) {
+    std::vector<std::pair<double, double>> points;
+    for (int i = 0; i < 32; ++i) {
+      const double ns = 1e4 * std::pow(1.3, i);
+      points.emplace_back(ns, ns * (1.1 + 0.2 * std::sin(i)));
+    }
+    hardware::KernelCurves curves;
+    curves[static_cast<std::size_t>(hardware::OpKind::expert_ffn)] =
+        std::make_shared<hardware::MeasuredCurve>(std::move(points));
+    model = std::make_unique<hardware::MeasuredCostModel>(std::move(roofline), curves, gpu.name);
+  } else {
+    model = std::move(roofline);
+  }
+  const hardware::CostModel& m = *model;
   hardware::KernelWork w;
   w.kind = hardware::OpKind::expert_ffn;
   const int n = 20'000'000;
@@ -42,8 +63,8 @@ void cost_throughput() {
     sink += m.kernel_ns(i & 63, w);
   }
   const double s = seconds_since(t0);
-  fmt::print("expert-FFN cost evaluations: {:.1f} M/s ({:.1f} ns each; checksum {:.3e})\n", n / s / 1e6, s / n * 1e9,
-             sink);
+  fmt::print("expert-FFN cost evaluations{}: {:.1f} M/s ({:.1f} ns each; checksum {:.3e})\n",
+             measured ? " (measured curve)" : "", n / s / 1e6, s / n * 1e9, sink);
 }
 
 void all_to_all(int nodes) {
@@ -101,7 +122,8 @@ void all_to_all(int nodes) {
 }  // namespace
 
 int main() {
-  cost_throughput();
+  cost_throughput(false);
+  cost_throughput(true);
   all_to_all(8);
   all_to_all(128);
   return 0;

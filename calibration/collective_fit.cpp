@@ -76,7 +76,8 @@ struct Fitter {
     Eigen::MatrixXd j(n, static_cast<Eigen::Index>(free.size()));
     double rss = 0.0;
     for (Eigen::Index i = 0; i < n; ++i) {
-      rss += std::pow(std::log(predict(static_cast<std::size_t>(i), nat) / rows[static_cast<std::size_t>(i)].latency_us), 2);
+      rss += std::pow(
+          std::log(predict(static_cast<std::size_t>(i), nat) / rows[static_cast<std::size_t>(i)].latency_us), 2);
     }
     for (std::size_t c = 0; c < free.size(); ++c) {
       const double h = 1e-5 * std::max(std::abs(nat[free[c]]), 1e-6);
@@ -172,9 +173,10 @@ CollectiveFit fit_collectives(const hardware::ClusterSpec& base, std::span<const
       break;
     }
     const int h = free[static_cast<std::size_t>(worst)];
-    out.warnings.push_back(fmt::format("{}: poorly determined by the table (relative standard error {:.0f} %): held "
-                                       "at the base cluster's value",
-                                       k_names[static_cast<std::size_t>(h)], std::min(1e6, 100.0 * se[worst])));
+    out.warnings.push_back(
+        fmt::format("{}: poorly determined by the table (relative standard error {:.0f} %): held "
+                    "at the base cluster's value",
+                    k_names[static_cast<std::size_t>(h)], std::min(1e6, 100.0 * se[worst])));
     free.erase(free.begin() + worst);
     if (free.empty()) {
       nat = start;
@@ -186,8 +188,8 @@ CollectiveFit fit_collectives(const hardware::ClusterSpec& base, std::span<const
   for (int j = 0; j < k_params; ++j) {
     const auto it = std::find(free.begin(), free.end(), j);
     const bool held = it == free.end();
-    out.params.push_back({k_names[static_cast<std::size_t>(j)], start[j], nat[j], held ? 0.0 : se[it - free.begin()],
-                          held});
+    out.params.push_back(
+        {k_names[static_cast<std::size_t>(j)], start[j], nat[j], held ? 0.0 : se[it - free.begin()], held});
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     CollectiveFitGroup& g = group_of(out.groups, group_name(rows[i]));

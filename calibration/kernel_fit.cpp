@@ -151,15 +151,20 @@ std::vector<std::size_t> all_rows(const Problem& p) {
   return v;
 }
 
-}  // namespace
+FamilyFit* family_of(std::vector<FamilyFit>& families, int family) {
+  for (FamilyFit& ff : families) {
+    if (static_cast<int>(ff.kind) == family) {
+      return &ff;
+    }
+  }
+  return nullptr;
+}
 
-KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement> table,
-                      const KernelFitOptions& options) {
-  KernelFit out;
-  out.gpu = base;
-  // Rows, their GPUs and their folds.
+// The kernel rows of `table` at full efficiency and nominal speed, with their GPU (index into `ids`,
+// the distinct gpu ids when at least two) and their fold (row r of a family: r mod folds).
+Problem make_problem(const hardware::GpuSpec& base, std::span<const Measurement> table, int folds,
+                     std::vector<int>& ids, std::array<std::size_t, hardware::k_op_kinds>& count) {
   Problem p;
-  std::vector<int> ids;
   for (const Measurement& m : table) {
     if (m.gpu_id >= 0 && !op_info(m.op).collective && std::find(ids.begin(), ids.end(), m.gpu_id) == ids.end()) {
       ids.push_back(m.gpu_id);
@@ -167,7 +172,6 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
   }
   std::sort(ids.begin(), ids.end());
   p.gpus = ids.size() >= 2 ? static_cast<int>(ids.size()) : 0;
-  std::array<std::size_t, hardware::k_op_kinds> count{};
   for (const Measurement& m : table) {
     hardware::OpKind kind{};
     if (!kernel_kind(m.op, kind)) {
@@ -182,22 +186,28 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
     r.compute_ns = w.flops / hardware::peak_flop_per_ns(base, w.precision);
     r.memory_ns = w.bytes / base.hbm_gbps;
     r.measured_ns = m.latency_us * 1e3;
-    r.fold = static_cast<int>(count[static_cast<std::size_t>(r.family)]++ % static_cast<std::size_t>(options.folds));
+    r.fold = static_cast<int>(count[static_cast<std::size_t>(r.family)]++ % static_cast<std::size_t>(folds));
     p.rows.push_back(r);
   }
   if (p.rows.empty()) {
     throw core::Error("calibrate fit: the table has no kernel rows (expert_ffn, dense_gemm, attention_*)");
   }
-  // Start from the base preset; families with enough rows are free.
-  Eigen::VectorXd base_nat = Eigen::VectorXd::Zero(p.size());
-  std::vector<int> free;
+  return p;
+}
+
+// The base preset's natural parameters; a family of enough rows gets its four free (`free`), and a
+// FamilyFit in `out` either way.
+Eigen::VectorXd start_families(const hardware::GpuSpec& base, const Problem& p,
+                               const std::array<std::size_t, hardware::k_op_kinds>& count, int min_rows,
+                               std::vector<int>& free, KernelFit& out) {
+  Eigen::VectorXd nat = Eigen::VectorXd::Zero(p.size());
   for (int f = 0; f < hardware::k_op_kinds; ++f) {
     const hardware::Efficiency& e = base.efficiency[static_cast<std::size_t>(f)];
     const int b = f * k_per_family;
-    base_nat[b] = e.compute;
-    base_nat[b + 1] = e.memory;
-    base_nat[b + 2] = e.knee;
-    base_nat[b + 3] = base.kernel_launch_us + e.fixed_us;
+    nat[b] = e.compute;
+    nat[b + 1] = e.memory;
+    nat[b + 2] = e.knee;
+    nat[b + 3] = base.kernel_launch_us + e.fixed_us;
     const std::size_t n = count[static_cast<std::size_t>(f)];
     if (n == 0) {
       continue;
@@ -206,107 +216,115 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
     ff.kind = static_cast<hardware::OpKind>(f);
     ff.rows = n;
     ff.efficiency = e;
-    ff.fitted = static_cast<int>(n) >= options.min_rows;
+    ff.fitted = static_cast<int>(n) >= min_rows;
     if (ff.fitted) {
       for (int k = 0; k < k_per_family; ++k) {
         free.push_back(b + k);
       }
     } else {
       out.warnings.push_back(fmt::format("{}: {} rows, fewer than {}: kept the base preset's parameters",
-                                         hardware::op_kind_name(ff.kind), n, options.min_rows));
+                                         hardware::op_kind_name(ff.kind), n, min_rows));
     }
     out.families.push_back(ff);
   }
   for (int g = 0; g + 1 < p.gpus; ++g) {
     free.push_back(k_family_block + g);
   }
-  for (Row& r : p.rows) {  // errors of the base preset, before anything is fitted
-    for (FamilyFit& ff : out.families) {
-      if (static_cast<int>(ff.kind) == r.family) {
-        add_error(ff.before, predict_ns(p, r, base_nat), r.measured_ns);
+  for (const Row& r : p.rows) {
+    add_error(family_of(out.families, r.family)->before, predict_ns(p, r, nat), r.measured_ns);
+  }
+  return nat;
+}
+
+struct Solution {
+  Eigen::VectorXd nat;
+  Eigen::VectorXd se;  // relative standard errors of the free parameters
+};
+
+// Which free parameter to hold next, with the warning that says why; -1 when the fit stands. An exact
+// trade-off involving a speed factor refuses the fit.
+Eigen::Index next_hold(const Problem& p, const std::vector<int>& free, const Solution& s,
+                       const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& eig, bool degenerate,
+                       const KernelFitOptions& o, std::string& why) {
+  if (!degenerate) {
+    Eigen::Index worst = -1;
+    for (Eigen::Index c = 0; c < s.se.size(); ++c) {
+      if (!p.is_speed(free[static_cast<std::size_t>(c)]) && s.se[c] > o.poorly_determined &&
+          (worst < 0 || s.se[c] > s.se[worst])) {
+        worst = c;
       }
     }
+    if (worst >= 0) {
+      why = fmt::format(
+          "{}: poorly determined by the table (relative standard error {:.0f} %): held at the base "
+          "preset's value",
+          param_name(free[static_cast<std::size_t>(worst)]), 100.0 * s.se[worst]);
+    }
+    return worst;
   }
-  if (p.rows.size() <= free.size()) {
-    throw core::Error(fmt::format("calibrate fit: {} kernel rows for {} parameters: measure more shapes",
-                                  p.rows.size(), free.size()));
-  }
-  // A knee the fit starts from: a smooth one when the base has a sharp max.
-  Eigen::VectorXd start = base_nat;
-  for (const int j : free) {
-    if (!p.is_speed(j) && j % k_per_family == 2 && start[j] <= 0.0) {
-      start[j] = 4.0;
+  Eigen::Index weakest = 0;
+  eig.eigenvectors().col(0).cwiseAbs().maxCoeff(&weakest);
+  std::vector<std::string> involved;
+  bool speed = false;
+  for (Eigen::Index c = 0; c < eig.eigenvectors().rows(); ++c) {
+    if (std::abs(eig.eigenvectors()(c, 0)) > 0.3) {
+      involved.push_back(param_name(free[static_cast<std::size_t>(c)]));
+      speed = speed || p.is_speed(free[static_cast<std::size_t>(c)]);
     }
   }
-  // Fit; hold what the table cannot determine at the base value and fit again.
-  Eigen::VectorXd nat;
-  std::vector<int> held;
-  Eigen::VectorXd se;
+  if (speed) {
+    throw core::Error(
+        fmt::format("calibrate fit: per-GPU speed and efficiency are not separable ({} trade off exactly): measure "
+                    "the same shapes on every gpu_id",
+                    fmt::join(involved, ", ")));
+  }
+  why = fmt::format(
+      "{}: the table does not determine it ({}): held at the base preset's value",
+      param_name(free[static_cast<std::size_t>(weakest)]),
+      involved.size() <= 1 ? "no row depends on it" : fmt::format("it trades off with {}", fmt::join(involved, ", ")));
+  return weakest;
+}
+
+// Fits, then holds at its base value whatever the table cannot determine and fits again, until the
+// rest stands; `free` ends as the parameters fitted.
+Solution fit_holding(const Problem& p, std::vector<int>& free, Eigen::VectorXd start, const Eigen::VectorXd& base_nat,
+                     const KernelFitOptions& o, std::vector<std::string>& warnings) {
+  Solution s;
   for (;;) {
-    nat = solve(p, all_rows(p), free, start);
-    const Eigen::MatrixXd j = scaled_jacobian(p, free, nat);
+    s.nat = solve(p, all_rows(p), free, start);
+    s.se.resize(0);
+    if (free.empty()) {
+      return s;
+    }
+    const Eigen::MatrixXd j = scaled_jacobian(p, free, s.nat);
     const Eigen::MatrixXd a = j.transpose() * j;
     const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(a);
     const double largest = eig.eigenvalues().maxCoeff();
-    const double smallest = eig.eigenvalues().minCoeff();
-    if (largest > 0.0 && smallest / largest >= options.degenerate_ratio) {
+    const bool degenerate = !(largest > 0.0) || eig.eigenvalues().minCoeff() / largest < o.degenerate_ratio;
+    if (!degenerate) {
       double rss = 0.0;
       for (const Row& r : p.rows) {
-        rss += std::pow(std::log(predict_ns(p, r, nat) / r.measured_ns), 2);
+        rss += std::pow(std::log(predict_ns(p, r, s.nat) / r.measured_ns), 2);
       }
       const double dof = std::max(1.0, static_cast<double>(p.rows.size() - free.size()));
-      se = (a.inverse().diagonal() * (rss / dof)).cwiseSqrt();
-      // The least determined family parameter past the threshold is held too (its value would be noise).
-      Eigen::Index worst = -1;
-      for (Eigen::Index c = 0; c < se.size(); ++c) {
-        if (!p.is_speed(free[static_cast<std::size_t>(c)]) && se[c] > options.poorly_determined &&
-            (worst < 0 || se[c] > se[worst])) {
-          worst = c;
-        }
-      }
-      if (worst < 0) {
-        break;
-      }
-      const int h = free[static_cast<std::size_t>(worst)];
-      out.warnings.push_back(fmt::format("{}: poorly determined by the table (relative standard error {:.0f} %): held "
-                                         "at the base preset's value",
-                                         param_name(h), 100.0 * se[worst]));
-      free.erase(free.begin() + worst);
-      start[h] = base_nat[h];
-      continue;
+      s.se = (a.inverse().diagonal() * (rss / dof)).cwiseSqrt();
     }
-    Eigen::Index weakest = 0;
-    eig.eigenvectors().col(0).cwiseAbs().maxCoeff(&weakest);
-    std::vector<std::string> involved;
-    bool speed = false;
-    for (Eigen::Index c = 0; c < eig.eigenvectors().rows(); ++c) {
-      if (std::abs(eig.eigenvectors()(c, 0)) > 0.3) {
-        involved.push_back(param_name(free[static_cast<std::size_t>(c)]));
-        speed = speed || p.is_speed(free[static_cast<std::size_t>(c)]);
-      }
+    std::string why;
+    const Eigen::Index hold = next_hold(p, free, s, eig, degenerate, o, why);
+    if (hold < 0) {
+      return s;
     }
-    if (speed) {
-      throw core::Error(fmt::format(
-          "calibrate fit: per-GPU speed and efficiency are not separable ({} trade off exactly): measure the "
-          "same shapes on every gpu_id",
-          fmt::join(involved, ", ")));
-    }
-    const int h = free[static_cast<std::size_t>(weakest)];
-    const std::string why = involved.size() <= 1 ? "no row depends on it"
-                                                 : fmt::format("it trades off with {}", fmt::join(involved, ", "));
-    out.warnings.push_back(
-        fmt::format("{}: the table does not determine it ({}): held at the base preset's value", param_name(h), why));
-    held.push_back(h);
-    free.erase(free.begin() + weakest);
+    warnings.push_back(why);
+    const int h = free[static_cast<std::size_t>(hold)];
+    free.erase(free.begin() + hold);
     start[h] = base_nat[h];
-    if (free.empty()) {
-      nat = start;
-      se = Eigen::VectorXd();
-      break;
-    }
   }
-  // k-fold held-out errors, each fold's fit started from the full fit.
-  for (int fold = 0; fold < options.folds; ++fold) {
+}
+
+// k-fold: each fold's rows predicted by a fit of the others (started from the full fit).
+void add_held_out_errors(const Problem& p, const std::vector<int>& free, const Eigen::VectorXd& nat, int folds,
+                         std::vector<FamilyFit>& families) {
+  for (int fold = 0; fold < folds; ++fold) {
     std::vector<std::size_t> train;
     std::vector<std::size_t> test;
     for (std::size_t i = 0; i < p.rows.size(); ++i) {
@@ -318,48 +336,69 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
     const Eigen::VectorXd fold_nat = solve(p, train, free, nat);
     for (const std::size_t i : test) {
       const Row& r = p.rows[i];
-      for (FamilyFit& ff : out.families) {
-        if (static_cast<int>(ff.kind) == r.family) {
-          add_error(ff.held_out, predict_ns(p, r, fold_nat), r.measured_ns);
-        }
-      }
+      add_error(family_of(families, r.family)->held_out, predict_ns(p, r, fold_nat), r.measured_ns);
     }
   }
-  // Results.
+}
+
+// The fitted values into each family and the GPU, with their standard errors and warnings at the peak.
+void store_results(const Problem& p, const std::vector<int>& free, const Solution& s, double launch_us,
+                   KernelFit& out) {
+  for (const Row& r : p.rows) {
+    add_error(family_of(out.families, r.family)->in_sample, predict_ns(p, r, s.nat), r.measured_ns);
+  }
   for (FamilyFit& ff : out.families) {
     const int b = static_cast<int>(ff.kind) * k_per_family;
-    for (const Row& r : p.rows) {
-      if (r.family == static_cast<int>(ff.kind)) {
-        add_error(ff.in_sample, predict_ns(p, r, nat), r.measured_ns);
-      }
-    }
     if (!ff.fitted) {
       continue;
     }
-    hardware::Efficiency& e = ff.efficiency;
-    e.compute = nat[b];
-    e.memory = nat[b + 1];
-    e.knee = nat[b + 2];
-    e.fixed_us = nat[b + 3] - base.kernel_launch_us;
-    out.gpu.efficiency[static_cast<std::size_t>(ff.kind)] = e;
+    ff.efficiency = {s.nat[b], s.nat[b + 1], s.nat[b + 2], s.nat[b + 3] - launch_us};
+    out.gpu.efficiency[static_cast<std::size_t>(ff.kind)] = ff.efficiency;
     for (int k = 0; k < k_per_family; ++k) {
       const auto it = std::find(free.begin(), free.end(), b + k);
       ff.held[static_cast<std::size_t>(k)] = it == free.end();
-      ff.standard_error[static_cast<std::size_t>(k)] = it == free.end() ? 0.0 : se[it - free.begin()];
+      ff.standard_error[static_cast<std::size_t>(k)] = it == free.end() ? 0.0 : s.se[it - free.begin()];
     }
     for (int k = 0; k < 2; ++k) {
-      if (nat[b + k] > 0.98) {
-        out.warnings.push_back(fmt::format("{}: {:.3f}, at the datasheet peak: the kernels run as fast as the "
-                                           "preset's peak allows (is the peak right? L2-resident data?)",
-                                           param_name(b + k), nat[b + k]));
+      if (s.nat[b + k] > 0.98) {
+        out.warnings.push_back(
+            fmt::format("{}: {:.3f}, at the datasheet peak: the kernels run as fast as the "
+                        "preset's peak allows (is the peak right? L2-resident data?)",
+                        param_name(b + k), s.nat[b + k]));
       }
     }
   }
+  for (int g = 0; g < p.gpus; ++g) {
+    out.speed_factors.push_back(std::exp(log_speed(p, s.nat, g)));
+  }
+}
+
+}  // namespace
+
+KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement> table,
+                      const KernelFitOptions& options) {
+  KernelFit out;
+  out.gpu = base;
+  std::vector<int> ids;
+  std::array<std::size_t, hardware::k_op_kinds> count{};
+  const Problem p = make_problem(base, table, options.folds, ids, count);
+  std::vector<int> free;
+  const Eigen::VectorXd base_nat = start_families(base, p, count, options.min_rows, free, out);
+  if (p.rows.size() <= free.size()) {
+    throw core::Error(fmt::format("calibrate fit: {} kernel rows for {} parameters: measure more shapes", p.rows.size(),
+                                  free.size()));
+  }
+  Eigen::VectorXd start = base_nat;
+  for (const int j : free) {  // a smooth knee to start from where the base has a sharp max
+    if (!p.is_speed(j) && j % k_per_family == 2 && start[j] <= 0.0) {
+      start[j] = 4.0;
+    }
+  }
+  const Solution s = fit_holding(p, free, start, base_nat, options, out.warnings);
+  add_held_out_errors(p, free, s.nat, options.folds, out.families);
+  store_results(p, free, s, base.kernel_launch_us, out);
   if (p.gpus >= 2) {
     out.gpu_ids = ids;
-    for (int g = 0; g < p.gpus; ++g) {
-      out.speed_factors.push_back(std::exp(log_speed(p, nat, g)));
-    }
   }
   return out;
 }

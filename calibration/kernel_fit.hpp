@@ -17,10 +17,10 @@
 namespace epsim::calibration {
 
 struct KernelFitOptions {
-  int folds = 5;                     ///< k of the k-fold held-out errors (fewer when a family has fewer rows)
-  int min_rows = 5;                  ///< a family with fewer rows keeps the base preset's parameters
-  double degenerate_ratio = 1e-10;   ///< smallest / largest eigenvalue of the scaled normal matrix
-  double poorly_determined = 0.5;    ///< relative standard error above which a parameter is flagged
+  int folds = 5;                    ///< k of the k-fold held-out errors (fewer when a family has fewer rows)
+  int min_rows = 5;                 ///< a family with fewer rows keeps the base preset's parameters
+  double degenerate_ratio = 1e-10;  ///< smallest / largest eigenvalue of the scaled normal matrix
+  double poorly_determined = 0.5;   ///< relative standard error above which a parameter is flagged
 };
 
 /// The four parameters of one family, in the order of FamilyFit::standard_error.
@@ -29,20 +29,20 @@ inline constexpr std::array<const char*, 4> k_family_params{"compute", "memory",
 struct FamilyFit {
   hardware::OpKind kind = hardware::OpKind::dense_gemm;
   std::size_t rows = 0;
-  bool fitted = false;                       ///< false: too few rows, the base preset's values kept
-  hardware::Efficiency efficiency;           ///< the result (fitted, or the base's)
-  std::array<bool, 4> held{};                ///< parameters held at the base value (undetermined)
-  std::array<double, 4> standard_error{};    ///< relative standard error of each fitted parameter
-  ErrorSummary before;                       ///< the base preset against the rows
-  ErrorSummary in_sample;                    ///< the fit against the rows it was fitted on
-  ErrorSummary held_out;                     ///< k-fold: each row predicted by a fit without it
+  bool fitted = false;                     ///< false: too few rows, the base preset's values kept
+  hardware::Efficiency efficiency;         ///< the result (fitted, or the base's)
+  std::array<bool, 4> held{};              ///< parameters held at the base value (undetermined)
+  std::array<double, 4> standard_error{};  ///< relative standard error of each fitted parameter
+  ErrorSummary before;                     ///< the base preset against the rows
+  ErrorSummary in_sample;                  ///< the fit against the rows it was fitted on
+  ErrorSummary held_out;                   ///< k-fold: each row predicted by a fit without it
 };
 
 struct KernelFit {
-  hardware::GpuSpec gpu;             ///< the base with every fitted family's parameters
-  std::vector<FamilyFit> families;   ///< families the table has rows of, in OpKind order
-  std::vector<int> gpu_ids;          ///< physical GPUs with rows (when at least two)
-  std::vector<double> speed_factors; ///< per gpu_ids entry, geometric mean 1
+  hardware::GpuSpec gpu;              ///< the base with every fitted family's parameters
+  std::vector<FamilyFit> families;    ///< families the table has rows of, in OpKind order
+  std::vector<int> gpu_ids;           ///< physical GPUs with rows (when at least two)
+  std::vector<double> speed_factors;  ///< per gpu_ids entry, geometric mean 1
   std::vector<std::string> warnings;
 };
 

@@ -35,7 +35,7 @@ Eigen::VectorXd least_squares(const ResidualFn& residuals, Eigen::Index values, 
   Functor f{&residuals, start.size(), values};
   Eigen::NumericalDiff<Functor> diff(f);
   Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Functor>> lm(diff);
-  lm.parameters.maxfev = 400 * static_cast<int>(start.size() + 1);
+  lm.parameters.maxfev = static_cast<Eigen::Index>(400) * (start.size() + 1);
   lm.parameters.xtol = 1e-10;
   lm.parameters.ftol = 1e-12;
   lm.minimize(start);

@@ -37,8 +37,8 @@ std::vector<Measurement> rows_of_label(const MeasurementTable& table, const std:
     }
   }
   if (label.empty() && labels.size() != 1) {
-    throw core::Error(fmt::format("{}: {} GPU labels ({}): name the one to use", source, labels.size(),
-                                  fmt::join(labels, ", ")));
+    throw core::Error(
+        fmt::format("{}: {} GPU labels ({}): name the one to use", source, labels.size(), fmt::join(labels, ", ")));
   }
   std::vector<Measurement> rows;
   for (const Measurement& m : table.rows) {

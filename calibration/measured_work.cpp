@@ -72,8 +72,8 @@ hardware::KernelWork kernel_work(const hardware::GpuSpec& gpu, const Measurement
       const double context = d(m.kv_tokens - m.q_tokens);
       models::AttentionBatch b;
       b.tokens = d(m.batch) * d(m.q_tokens);
-      b.score_pairs = d(m.batch) * (m.causal ? models::causal_pairs(context, d(m.q_tokens))
-                                             : d(m.q_tokens) * d(m.kv_tokens));
+      b.score_pairs =
+          d(m.batch) * (m.causal ? models::causal_pairs(context, d(m.q_tokens)) : d(m.q_tokens) * d(m.kv_tokens));
       b.kv_read_tokens = d(m.batch) * context;
       return models::attention_core_work(spec, b,
                                          m.op == MeasuredOp::attention_prefill ? hardware::OpKind::attention_prefill

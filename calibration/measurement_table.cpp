@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
@@ -64,6 +65,19 @@ std::int64_t Measurement::*int_member(std::string_view col) {
   return it == k.end() ? nullptr : it->second;
 }
 
+// The integer shape field `col` of `m` (every caller passes one of int_member's columns).
+std::int64_t& int_field(Measurement& m, std::string_view col) {
+  std::int64_t Measurement::*member = int_member(col);
+  if (member == nullptr) {
+    throw std::logic_error("measurement table: no integer column " + std::string(col));
+  }
+  return m.*member;
+}
+
+std::int64_t int_field(const Measurement& m, std::string_view col) {
+  return int_field(const_cast<Measurement&>(m), col);  // read only: the mutable overload does the lookup
+}
+
 std::string dtype_name(hardware::Precision p) {
   return p == hardware::Precision::fp8 ? "fp8" : "bf16";
 }
@@ -114,7 +128,7 @@ std::string cell_of(const Measurement& m, std::string_view col) {
   if (col == "cluster") {
     return core::csv_quote(m.cluster);
   }
-  return std::to_string(m.*int_member(col));
+  return std::to_string(int_field(m, col));
 }
 
 [[noreturn]] void fail_cell(const std::string& where, std::string_view col, const std::string& what) {
@@ -183,7 +197,7 @@ void validate_measurement(const Measurement& m, const std::string& where) {
     const double v = col == "bytes"           ? m.bytes
                      : col == "gpus"          ? m.gpus
                      : col == "gpus_per_node" ? m.gpus_per_node
-                                              : static_cast<double>(m.*int_member(col));
+                                              : static_cast<double>(int_field(m, col));
     if (!(v > 0.0)) {
       fail_cell(where, col, fmt::format("op {} needs a positive value, got {}", info.name, v));
     }
@@ -333,7 +347,7 @@ MeasurementTable parse_measurement_table(std::string_view text, const std::strin
         } else if (col == "gpus_per_node") {
           m.gpus_per_node = static_cast<int>(v);
         } else {
-          m.*int_member(col) = v;
+          int_field(m, col) = v;
         }
       }
     }
@@ -374,6 +388,7 @@ std::string format_measurement_table(const MeasurementTable& t, std::span<const 
     out += '\n';
   };
   std::vector<std::string> cells;
+  cells.reserve(k_columns.size() + t.extra_columns.size() + added.size());
   for (const std::string_view c : k_columns) {
     cells.emplace_back(c);
   }

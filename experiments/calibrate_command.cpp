@@ -54,8 +54,8 @@ std::vector<calibration::Measurement> rows_of(const calibration::MeasurementTabl
     }
   }
   if (label.empty() && labels.size() > 1) {
-    throw std::invalid_argument(fmt::format("{} holds rows of several GPUs ({}): pick one with --label", source,
-                                            fmt::join(labels, ", ")));
+    throw std::invalid_argument(
+        fmt::format("{} holds rows of several GPUs ({}): pick one with --label", source, fmt::join(labels, ", ")));
   }
   std::vector<calibration::Measurement> rows;
   for (const auto& m : t.rows) {
@@ -132,8 +132,10 @@ int fit_command(const std::vector<std::string>& args, std::ostream& out, std::os
   const std::string source = vm["table"].as<std::string>();
   const auto table = calibration::read_measurement_table(source);
   const auto rows = rows_of(table, vm.count("label") ? vm["label"].as<std::string>() : "", source);
-  const bool kernels = std::any_of(rows.begin(), rows.end(), [](const auto& m) { return !calibration::op_info(m.op).collective; });
-  const bool collectives = std::any_of(rows.begin(), rows.end(), [](const auto& m) { return calibration::op_info(m.op).collective; });
+  const bool kernels =
+      std::any_of(rows.begin(), rows.end(), [](const auto& m) { return !calibration::op_info(m.op).collective; });
+  const bool collectives =
+      std::any_of(rows.begin(), rows.end(), [](const auto& m) { return calibration::op_info(m.op).collective; });
   if (kernels) {
     if (!vm.count("gpu") || !vm.count("out")) {
       throw std::invalid_argument("kernel rows are fitted to a GPU preset: give --gpu NAME|FILE and --out FILE.toml");
@@ -156,16 +158,15 @@ int fit_command(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   if (collectives) {
     const hardware::ClusterSpec base = collective_cluster(vm, rows);
-    const calibration::CollectiveFit fit =
-        calibration::fit_collectives(base, rows, price_collective_row_us, folds);
+    const calibration::CollectiveFit fit = calibration::fit_collectives(base, rows, price_collective_row_us, folds);
     const std::string report = calibration::collective_fit_report(fit);
     out << fmt::format("{}collectives: fitted on cluster {} ({}-fold held-out errors)\n\n{}", kernels ? "\n" : "",
                        base.name, folds, report);
     if (vm.count("cluster-out")) {
       hardware::ClusterSpec c = fit.cluster;
       c.name += " (calibrated)";
-      const std::string header = fmt::format("# {}: cluster preset fitted by `epsim calibrate fit` to {}.\n{}", c.name, source,
-                                             commented(report));
+      const std::string header = fmt::format("# {}: cluster preset fitted by `epsim calibrate fit` to {}.\n{}", c.name,
+                                             source, commented(report));
       core::write_file_atomically(vm["cluster-out"].as<std::string>(), hardware::cluster_spec_toml(c, header));
       out << "wrote " << vm["cluster-out"].as<std::string>() << "\n";
     } else {
@@ -189,9 +190,10 @@ struct CheckModels {
     auto it = by_label.find(m.gpu);
     if (it == by_label.end()) {
       if (!hardware::gpu_presets().contains(m.gpu)) {
-        throw core::Error(fmt::format("{}:{}: gpu \"{}\" is neither a GPU preset nor a preset file: give --gpu or "
-                                      "--config",
-                                      source, m.line, m.gpu));
+        throw core::Error(
+            fmt::format("{}:{}: gpu \"{}\" is neither a GPU preset nor a preset file: give --gpu or "
+                        "--config",
+                        source, m.line, m.gpu));
       }
       it = by_label.emplace(m.gpu, hardware::load_gpu_preset(m.gpu)).first;
     }
@@ -202,9 +204,10 @@ struct CheckModels {
       return *cluster;
     }
     if (m.cluster.empty() || !hardware::cluster_presets().contains(m.cluster)) {
-      throw core::Error(fmt::format("{}:{}: a collective row needs a cluster: give --cluster or --config, or name a "
-                                    "cluster preset in its `cluster` column",
-                                    source, m.line));
+      throw core::Error(
+          fmt::format("{}:{}: a collective row needs a cluster: give --cluster or --config, or name a "
+                      "cluster preset in its `cluster` column",
+                      source, m.line));
     }
     return hardware::load_cluster_preset(m.cluster);
   }
@@ -260,7 +263,7 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
       calibration::Measurement tiny = m;
       tiny.bytes = 1.0;
       regime = calibration::regime_name(price_collective_row_us(tiny, c) > 0.5 * us ? calibration::Regime::latency
-                                                                                     : calibration::Regime::bandwidth);
+                                                                                    : calibration::Regime::bandwidth);
     } else {
       const hardware::GpuSpec& g = models.gpu_for(m, source);
       us = price_kernel_row_us(m, g);

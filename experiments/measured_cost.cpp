@@ -17,8 +17,9 @@ MeasuredCostConfig parse_measured_cost_section(core::ParamTable& root) {
   MeasuredCostConfig c;
   c.table = t.string("table", "", "a measurement table whose latencies price kernels (and EP exchanges)");
   c.label = t.string("label", "", "the table's rows of this gpu label (default: its only label)");
-  for (const std::string& name : t.string_list("ops", "what the table prices: kernel ops and all_to_all "
-                                                      "(default: everything it has rows of)")) {
+  for (const std::string& name : t.string_list("ops",
+                                               "what the table prices: kernel ops and all_to_all "
+                                               "(default: everything it has rows of)")) {
     calibration::MeasuredOp op{};
     if (!calibration::parse_op(name, op) ||
         (calibration::op_info(op).collective && op != calibration::MeasuredOp::all_to_all)) {

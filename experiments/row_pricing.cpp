@@ -22,9 +22,10 @@ hardware::ClusterSpec cluster_for_row(const hardware::ClusterSpec& base, const c
     c.nics_per_node = c.gpus_per_node;  // a rail-optimised node has one NIC per GPU
   }
   if (c.nodes > 1 && c.scale_out == hardware::ScaleOut::none) {
-    throw core::Error(fmt::format("line {}: {} GPUs at {} per node cross nodes, but cluster \"{}\" has no scale-out "
-                                  "fabric",
-                                  row.line, row.gpus, row.gpus_per_node, base.name));
+    throw core::Error(
+        fmt::format("line {}: {} GPUs at {} per node cross nodes, but cluster \"{}\" has no scale-out "
+                    "fabric",
+                    row.line, row.gpus, row.gpus_per_node, base.name));
   }
   return c;
 }
@@ -57,8 +58,8 @@ double price_collective_row_us(const calibration::Measurement& row, const hardwa
       }
       break;
     default:
-      throw core::Error(fmt::format("line {}: {} is a kernel, not a collective", row.line,
-                                    calibration::op_name(row.op)));
+      throw core::Error(
+          fmt::format("line {}: {} is a kernel, not a collective", row.line, calibration::op_name(row.op)));
   }
   hardware::CollectiveCoster coster(graph);
   return coster.cost(m).time_ns / 1e3;

@@ -30,13 +30,13 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
     Efficiency& x = g.efficiency[static_cast<std::size_t>(k)];
     x.compute = e.real("compute", x.compute, "achievable share of peak FLOP/s", {0.0, 1.0, true});
     x.memory = e.real("memory", x.memory, "achievable share of memory bandwidth", {0.0, 1.0, true});
-    x.knee = e.real("knee", x.knee, "smooth-knee exponent p: (compute^p + memory^p)^(1/p); 0 = sharp max",
-                    {0.0, 1000.0});
+    x.knee =
+        e.real("knee", x.knee, "smooth-knee exponent p: (compute^p + memory^p)^(1/p); 0 = sharp max", {0.0, 1000.0});
     if (x.knee > 0.0 && x.knee < 1.0) {
       e.fail("knee", fmt::format("expected 0 (a sharp max) or an exponent >= 1, got {}", x.knee));
     }
-    x.fixed_us = e.real("fixed_us", x.fixed_us, "fixed cost per kernel on top of kernel_launch_us, microseconds",
-                        {-1e6, 1e6});
+    x.fixed_us =
+        e.real("fixed_us", x.fixed_us, "fixed cost per kernel on top of kernel_launch_us, microseconds", {-1e6, 1e6});
     e.finish();
   }
   eff.finish();
@@ -47,10 +47,10 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
   for (int k = 0; k < hardware::k_op_kinds; ++k) {
     const double fixed = g.efficiency[static_cast<std::size_t>(k)].fixed_us;
     if (fixed < -g.kernel_launch_us) {
-      t.fail("efficiency", fmt::format("{}.fixed_us = {} would make its kernels' fixed cost negative (kernel_launch_us "
-                                       "= {})",
-                                       hardware::op_kind_name(static_cast<hardware::OpKind>(k)), fixed,
-                                       g.kernel_launch_us));
+      t.fail("efficiency",
+             fmt::format("{}.fixed_us = {} would make its kernels' fixed cost negative (kernel_launch_us "
+                         "= {})",
+                         hardware::op_kind_name(static_cast<hardware::OpKind>(k)), fixed, g.kernel_launch_us));
     }
   }
   g.moe_tile_small = t.integer("moe_tile_small", g.moe_tile_small, "grouped-GEMM tile for small MoE calls", {1, 4096});

@@ -4,20 +4,33 @@ namespace epsim::hardware {
 
 MeasuredCostModel::MeasuredCostModel(std::unique_ptr<RooflineCostModel> roofline, KernelCurves curves,
                                      std::string measured_gpu)
-    : roofline_(std::move(roofline)), curves_(std::move(curves)), measured_gpu_(std::move(measured_gpu)) {}
+    : roofline_(std::move(roofline)), curves_(std::move(curves)), measured_gpu_(std::move(measured_gpu)) {
+  for (auto& c : curves_) {
+    if (c && c->empty()) {
+      c = nullptr;
+    }
+  }
+  measured_.resize(static_cast<std::size_t>(roofline_->num_gpus()));
+  for (int g = 0; g < roofline_->num_gpus(); ++g) {
+    measured_[static_cast<std::size_t>(g)] = roofline_->gpu_of(g).name == measured_gpu_ ? 1 : 0;
+  }
+}
 
 const MeasuredCurve* MeasuredCostModel::curve(int gpu, OpKind kind) const {
-  const MeasuredCurve* c = curves_[static_cast<std::size_t>(kind)].get();
-  return c != nullptr && !c->empty() && roofline_->gpu_of(gpu).name == measured_gpu_ ? c : nullptr;
+  return measured_[static_cast<std::size_t>(gpu)] != 0 ? curves_[static_cast<std::size_t>(kind)].get() : nullptr;
 }
 
 double MeasuredCostModel::kernel_ns(int gpu, const KernelWork& work) const {
-  const double ns = roofline_->kernel_ns(gpu, work);
   const MeasuredCurve* c = curve(gpu, work.kind);
   if (c == nullptr) {
-    return ns;
+    return roofline_->kernel_ns(gpu, work);
   }
-  return ns * c->ratio(roofline_cost(roofline_->gpu_of(gpu), work).total_ns);
+  // The roofline at nominal speed keys the curve; the GPU's own speed stretches the body as it would.
+  const GpuSpec& spec = roofline_->gpu_of(gpu);
+  const KernelCost nominal = roofline_cost(spec, work);
+  const double fixed_ns = (spec.kernel_launch_us + spec.eff(work.kind).fixed_us) * 1e3;
+  const double ns = (nominal.total_ns - fixed_ns) / roofline_->effective_speed(gpu, work) + fixed_ns;
+  return ns * c->ratio(nominal.total_ns);
 }
 
 const RooflineCostModel& roofline_of(const CostModel& cost) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hardware/measured_curve.hpp"
 #include "hardware/roofline.hpp"
@@ -17,7 +18,8 @@ using KernelCurves = std::array<std::shared_ptr<const MeasuredCurve>, k_op_kinds
 
 class MeasuredCostModel final : public CostModel {
  public:
-  /// `measured_gpu`: the GpuSpec name of the GPUs the curves were measured on.
+  /// `measured_gpu`: the GpuSpec name of the GPUs the curves were measured on. The roofline's GPU models
+  /// (set_gpu_model) must be final.
   MeasuredCostModel(std::unique_ptr<RooflineCostModel> roofline, KernelCurves curves, std::string measured_gpu);
 
   int num_gpus() const override { return roofline_->num_gpus(); }
@@ -37,6 +39,7 @@ class MeasuredCostModel final : public CostModel {
   std::unique_ptr<RooflineCostModel> roofline_;
   KernelCurves curves_;
   std::string measured_gpu_;
+  std::vector<std::uint8_t> measured_;  // per GPU: of the measured GPU model (fixed once built)
 };
 
 /// The roofline under a run's cost model (itself, or what a MeasuredCostModel corrects): its GPUs' specs

@@ -52,7 +52,8 @@ double MeasuredCurve::ratio(double model_ns) const {
   if (x >= log_model_.back()) {
     return std::exp(log_ratio_.back());
   }
-  const auto hi = static_cast<std::size_t>(std::upper_bound(log_model_.begin(), log_model_.end(), x) - log_model_.begin());
+  const auto hi =
+      static_cast<std::size_t>(std::upper_bound(log_model_.begin(), log_model_.end(), x) - log_model_.begin());
   const std::size_t lo = hi - 1;
   const double t = (x - log_model_[lo]) / (log_model_[hi] - log_model_[lo]);
   return std::exp(log_ratio_[lo] + t * (log_ratio_[hi] - log_ratio_[lo]));

@@ -1,9 +1,9 @@
 #pragma once
 // Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw) / speed + launch
 // (+ the family's fixed cost), with achievable rates = peak x the efficiency of the kernel's family; a
-// family with a smooth knee blends the two bounds instead of taking the max (gpu_spec.hpp). `speed` is the GPU's effective
-// speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch
-// overhead, which is mostly host-side.
+// family with a smooth knee blends the two bounds instead of taking the max (gpu_spec.hpp). `speed` is the GPU's
+// effective speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch overhead,
+// which is mostly host-side.
 #include <vector>
 
 #include "hardware/cost_model.hpp"

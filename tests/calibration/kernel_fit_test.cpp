@@ -77,7 +77,8 @@ const calibration::FamilyFit& family(const calibration::KernelFit& f, hardware::
 }  // namespace
 
 TEST_CASE("the fit recovers the parameters of a table the model generated, with 2 % noise") {
-  const auto rows = measured(shapes(), 0.02, [](int) { return 1.0; }, 7);
+  const auto rows = measured(
+      shapes(), 0.02, [](int) { return 1.0; }, 7);
   const hardware::GpuSpec base = hardware::load_gpu_preset("h100");
   const calibration::KernelFit fit = calibration::fit_kernels(base, rows);
   REQUIRE(fit.families.size() == 2);
@@ -110,7 +111,8 @@ TEST_CASE("the fit recovers the parameters of a table the model generated, with 
 }
 
 TEST_CASE("with 0.2 % noise the fit lands within 1 % of every parameter") {
-  const auto rows = measured(shapes(), 0.002, [](int) { return 1.0; }, 9);
+  const auto rows = measured(
+      shapes(), 0.002, [](int) { return 1.0; }, 9);
   const calibration::KernelFit fit = calibration::fit_kernels(hardware::load_gpu_preset("h100"), rows);
   const hardware::Efficiency& e = family(fit, hardware::OpKind::expert_ffn).efficiency;
   const hardware::Efficiency& d = family(fit, hardware::OpKind::dense_gemm).efficiency;
@@ -134,7 +136,8 @@ TEST_CASE("per-GPU speed factors come out with geometric mean 1 when rows carry 
   }
   const std::array<double, 4> raw{1.10, 0.90, 1.00, 0.95};
   const double geo = std::pow(raw[0] * raw[1] * raw[2] * raw[3], 0.25);
-  const auto table = measured(rows, 0.01, [&](int g) { return raw[static_cast<std::size_t>(g)] / geo; }, 11);
+  const auto table = measured(
+      rows, 0.01, [&](int g) { return raw[static_cast<std::size_t>(g)] / geo; }, 11);
   const calibration::KernelFit fit = calibration::fit_kernels(hardware::load_gpu_preset("h100"), table);
   REQUIRE(fit.gpu_ids == std::vector<int>{0, 1, 2, 3});
   for (std::size_t g = 0; g < 4; ++g) {
@@ -150,7 +153,8 @@ TEST_CASE("speed and efficiency that trade off exactly refuse the fit, and an un
     m.gpu_id = m.op == MeasuredOp::expert_ffn ? 0 : 1;
     rows.push_back(m);
   }
-  const auto table = measured(rows, 0.01, [](int) { return 1.0; }, 3);
+  const auto table = measured(
+      rows, 0.01, [](int) { return 1.0; }, 3);
   CHECK_THROWS_WITH(calibration::fit_kernels(hardware::load_gpu_preset("h100"), table),
                     Catch::StartsWith("calibrate fit: per-GPU speed and efficiency are not separable"));
 
@@ -161,9 +165,9 @@ TEST_CASE("speed and efficiency that trade off exactly refuse the fit, and an un
       small.push_back(m);
     }
   }
-  const auto fit = calibration::fit_kernels(hardware::load_gpu_preset("h100"), measured(small, 0.01, [](int) {
-    return 1.0;
-  }, 5));
+  const auto fit =
+      calibration::fit_kernels(hardware::load_gpu_preset("h100"), measured(
+                                                                      small, 0.01, [](int) { return 1.0; }, 5));
   bool held_compute = false;
   for (const std::string& w : fit.warnings) {
     held_compute = held_compute || w.starts_with("dense_gemm.compute: the table does not determine it") ||
@@ -171,6 +175,7 @@ TEST_CASE("speed and efficiency that trade off exactly refuse the fit, and an un
   }
   CHECK(held_compute);
   CHECK(fit.families[0].held[0]);
-  CHECK(fit.gpu.eff(hardware::OpKind::dense_gemm).compute == hardware::load_gpu_preset("h100").eff(hardware::OpKind::dense_gemm).compute);
+  CHECK(fit.gpu.eff(hardware::OpKind::dense_gemm).compute ==
+        hardware::load_gpu_preset("h100").eff(hardware::OpKind::dense_gemm).compute);
   CHECK(fit.families[0].in_sample.mape < 0.02);
 }

@@ -77,7 +77,8 @@ TEST_CASE("a bad measurement table is refused naming the file, the line and the 
         "t.csv:2: column 'n': expected a whole number >= 0, got \"x\"");
   CHECK(error_of(head + "h100,dense_gemm,1,,3,bf16,1\n") ==
         "t.csv:2: column 'n': op dense_gemm needs a positive value, got 0");
-  CHECK(error_of(head + "h100,dense_gemm,1,2,3,fp4,1\n") == "t.csv:2: column 'dtype': expected bf16 or fp8, got \"fp4\"");
+  CHECK(error_of(head + "h100,dense_gemm,1,2,3,fp4,1\n") ==
+        "t.csv:2: column 'dtype': expected bf16 or fp8, got \"fp4\"");
   CHECK(error_of(head + "h100,dense_gemm,1,2,3\n") == "t.csv:2: expected 7 cells as in the header, got 5");
   CHECK(error_of(head + "h100,expert_ffn,1,2,3,bf16,1\n") ==
         "t.csv:2: op expert_ffn needs a 'tokens' column, the header has none");

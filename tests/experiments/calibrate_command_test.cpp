@@ -1,10 +1,10 @@
+#include <toml++/toml.h>
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "calibration/measurement_table.hpp"
 #include "experiments/cli.hpp"
@@ -98,8 +98,8 @@ TEST_CASE("calibrate fit writes a preset that calibrate check and a run read bac
 
   // check, on the calibrated preset by path: every group at the 1 % noise level; --out adds predicted_us.
   const fs::path checked = dir / "checked.csv";
-  const auto check = cli({"calibrate", "check", table.string(), "--gpu", (dir / "cal.toml").string(), "--out",
-                          checked.string()});
+  const auto check =
+      cli({"calibrate", "check", table.string(), "--gpu", (dir / "cal.toml").string(), "--out", checked.string()});
   REQUIRE(check.code == 0);
   const auto back = calibration::read_measurement_table(checked);
   REQUIRE(back.extra_columns == std::vector<std::string>{"predicted_us"});
@@ -154,7 +154,8 @@ TEST_CASE("calibrate fit recovers a cluster's collective parameters from collect
   CHECK(c.nic_link.latency_us == Approx(4.0).epsilon(0.02));
   CHECK(c.nic_link.efficiency == Approx(0.8).epsilon(0.01));
   // The cluster file is a preset by path for check.
-  const auto check = cli({"calibrate", "check", (dir / "nccl.csv").string(), "--cluster", (dir / "cluster.toml").string()});
+  const auto check =
+      cli({"calibrate", "check", (dir / "nccl.csv").string(), "--cluster", (dir / "cluster.toml").string()});
   REQUIRE(check.code == 0);
   // 7 sizes of 4 collectives, each priced as measured (the table was priced on the truth).
   std::size_t rows = 0;
@@ -167,9 +168,8 @@ TEST_CASE("calibrate fit recovers a cluster's collective parameters from collect
         ++zeros;
       }
       CHECK(zeros == 3);
-      rows += static_cast<std::size_t>(std::stoi(line.substr(line.find("tency |") != std::string::npos
-                                                                 ? line.find("tency |") + 7
-                                                                 : line.find("width |") + 7)));
+      rows += static_cast<std::size_t>(std::stoi(line.substr(
+          line.find("tency |") != std::string::npos ? line.find("tency |") + 7 : line.find("width |") + 7)));
     }
   }
   CHECK(rows == 28);
@@ -198,8 +198,8 @@ TEST_CASE("calibrate refuses bad requests naming what is wrong") {
 TEST_CASE("the shipped h100-calibrated preset is the fit of the shipped public table") {
   const fs::path root = fs::path(EPSIM_TEST_DATA_DIR) / ".." / "..";
   const fs::path dir = temp_dir("shipped");
-  const auto fit = cli({"calibrate", "fit", (root / "data/profiles/public-h100.csv").string(), "--gpu", "h100",
-                        "--out", (dir / "refit.toml").string()});
+  const auto fit = cli({"calibrate", "fit", (root / "data/profiles/public-h100.csv").string(), "--gpu", "h100", "--out",
+                        (dir / "refit.toml").string()});
   REQUIRE(fit.code == 0);
   const hardware::GpuSpec refit = read_gpu(dir / "refit.toml");
   const hardware::GpuSpec shipped = hardware::load_gpu_preset("h100-calibrated");

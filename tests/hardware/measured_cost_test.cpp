@@ -14,8 +14,8 @@ TEST_CASE("a measured curve interpolates measured / modelled in log-log and hold
   CHECK(c.ratio(1000.0) == Approx(1.0));
   // Half way in log time: half way in log ratio, sqrt(2).
   CHECK(c.ratio(std::sqrt(100.0 * 1000.0)) == Approx(std::sqrt(2.0)));
-  CHECK(c.ratio(10.0) == Approx(2.0));   // below the table: the first point's ratio
-  CHECK(c.ratio(1e6) == Approx(1.0));    // above: the last point's
+  CHECK(c.ratio(10.0) == Approx(2.0));  // below the table: the first point's ratio
+  CHECK(c.ratio(1e6) == Approx(1.0));   // above: the last point's
   CHECK(c.ratio(0.0) == Approx(2.0));
   CHECK(c.first_ns() == Approx(100.0));
   CHECK(c.last_ns() == Approx(1000.0));

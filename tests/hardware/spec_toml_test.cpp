@@ -1,7 +1,7 @@
 #include "hardware/spec_toml.hpp"
 
-#include <catch2/catch.hpp>
 #include <toml++/toml.h>
+#include <catch2/catch.hpp>
 
 #include "sim/core/params.hpp"
 
