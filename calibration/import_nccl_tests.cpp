@@ -55,6 +55,93 @@ bool parse_columns(const std::vector<std::string_view>& words, Columns& c) {
   return true;
 }
 
+// What one file's comment lines said so far: the collective, the device, the ranks and their hosts,
+// the table's columns.
+struct FileState {
+  bool have_op = false;
+  MeasuredOp op = MeasuredOp::all_reduce;
+  std::string device;
+  std::set<int> ranks;
+  std::map<std::string, int, std::less<>> ranks_per_host;
+  int single_process_gpus = 0;
+  Columns cols;
+  bool have_columns = false;
+
+  int gpus() const { return ranks.empty() ? single_process_gpus : static_cast<int>(ranks.size()); }
+  int gpus_per_node() const {
+    int most = 0;
+    for (const auto& [host, n] : ranks_per_host) {
+      most = std::max(most, n);
+    }
+    return ranks_per_host.empty() ? gpus() : most;
+  }
+};
+
+// A "#" line: the test's name, its thread and GPU counts, a rank's host and device, or the column header.
+void read_comment(FileState& f, const std::vector<std::string_view>& w, std::string_view line,
+                  const std::string& where) {
+  if (w.size() >= 5 && w[1] == "Collective" && w[2] == "test" && w[3] == "starting:") {
+    f.have_op = op_of_program(w[4], f.op);
+  } else if (w.size() >= 5 && w[1] == "nThread" && w[3] == "nGpus") {
+    long long threads = 0;
+    long long gpus = 0;
+    if (core::parse_number(std::string(w[2]), threads) && core::parse_number(std::string(w[4]), gpus)) {
+      f.single_process_gpus = static_cast<int>(threads * gpus);
+    }
+  } else if (w.size() >= 3 && w[1] == "Rank") {
+    // "#  Rank R Group G Pid P on HOST device D [PCI] NAME" (older versions have no Group).
+    const auto on = std::find(w.begin(), w.end(), "on");
+    const auto dev = std::find(w.begin(), w.end(), "device");
+    long long rank = 0;
+    if (!core::parse_number(std::string(w[2]), rank) || on + 1 >= w.end() || dev == w.end()) {
+      throw core::Error(fmt::format("{}: expected \"#  Rank N Group G Pid P on HOST device D ...\"", where));
+    }
+    if (f.ranks.insert(static_cast<int>(rank)).second) {
+      ++f.ranks_per_host[std::string(*(on + 1))];
+    }
+    // The device name is the rest of the line after the device index and the PCI id in brackets.
+    if (f.device.empty() && dev + 3 < w.end()) {
+      f.device = std::string(line.substr(static_cast<std::size_t>((dev + 3)->data() - line.data())));
+    }
+  } else if (parse_columns(w, f.cols)) {
+    f.have_columns = true;
+  }
+}
+
+// A data row (its first word a size) as a measurement.
+Measurement data_row(FileState& f, const std::vector<std::string_view>& w, double bytes, const ImportOptions& o,
+                     const std::string& file, const std::string& where) {
+  if (w.size() <= f.cols.wrong) {
+    throw core::Error(fmt::format("{}: expected {} columns as in the header, got {}", where, f.cols.count, w.size()));
+  }
+  double time_us = 0.0;
+  if (!core::parse_number(std::string(w[f.cols.time]), time_us) || !(time_us > 0.0)) {
+    throw core::Error(
+        fmt::format("{}: out-of-place time: expected a positive number of us, got \"{}\"", where, w[f.cols.time]));
+  }
+  if (w[f.cols.wrong] != "0" && w[f.cols.wrong] != "N/A") {
+    throw core::Error(
+        fmt::format("{}: {} wrong results at {} bytes: nccl-tests found the collective broken, "
+                    "its time is no calibration data (fix the run, or drop the row)",
+                    where, w[f.cols.wrong], w[f.cols.size]));
+  }
+  if (!f.have_op) {
+    f.op = import_op(o, file + " (nccl-tests printed no \"# Collective test starting\" line)");
+    f.have_op = true;
+  }
+  Measurement m;
+  m.op = f.op;
+  m.bytes = bytes;
+  m.gpus = f.gpus();
+  m.gpus_per_node = f.gpus_per_node();
+  m.latency_us = time_us;
+  m.gpu = import_gpu(o, f.device, where);
+  m.gpu_id = o.gpu_id;
+  apply_shape_options(m, o);
+  validate_measurement(m, where);
+  return m;
+}
+
 }  // namespace
 
 MeasurementTable import_nccl_tests(std::span<const std::filesystem::path> files, const ImportOptions& o) {
@@ -63,14 +150,7 @@ MeasurementTable import_nccl_tests(std::span<const std::filesystem::path> files,
     const std::string file = path.string();
     const std::string text = read_import_file(path);
     const std::vector<std::string_view> lines = import_lines(text);
-    bool have_op = false;
-    MeasuredOp op = MeasuredOp::all_reduce;
-    std::string device;
-    std::set<int> ranks;
-    std::map<std::string, int, std::less<>> ranks_per_host;
-    int single_process_gpus = 0;
-    Columns cols;
-    bool have_columns = false;
+    FileState f;
     const std::size_t rows_before = t.rows.size();
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const std::string where = fmt::format("{}:{}", file, i + 1);
@@ -79,83 +159,22 @@ MeasurementTable import_nccl_tests(std::span<const std::filesystem::path> files,
         continue;
       }
       if (w[0] == "#") {
-        if (w.size() >= 5 && w[1] == "Collective" && w[2] == "test" && w[3] == "starting:") {
-          have_op = op_of_program(w[4], op);
-        } else if (w.size() >= 5 && w[1] == "nThread" && w[3] == "nGpus") {
-          long long threads = 0;
-          long long gpus = 0;
-          if (core::parse_number(std::string(w[2]), threads) && core::parse_number(std::string(w[4]), gpus)) {
-            single_process_gpus = static_cast<int>(threads * gpus);
-          }
-        } else if (w.size() >= 3 && w[1] == "Rank") {
-          // "#  Rank R Group G Pid P on HOST device D [PCI] NAME" (older versions have no Group).
-          const auto on = std::find(w.begin(), w.end(), "on");
-          const auto dev = std::find(w.begin(), w.end(), "device");
-          long long rank = 0;
-          if (!core::parse_number(std::string(w[2]), rank) || on + 1 >= w.end() || dev == w.end()) {
-            throw core::Error(fmt::format("{}: expected \"#  Rank N Group G Pid P on HOST device D ...\"", where));
-          }
-          if (ranks.insert(static_cast<int>(rank)).second) {
-            ++ranks_per_host[std::string(*(on + 1))];
-          }
-          // The device name is the rest of the line after the device index and the PCI id in brackets.
-          if (device.empty() && dev + 3 < w.end()) {
-            const std::string_view line = lines[i];
-            device = std::string(line.substr(static_cast<std::size_t>((dev + 3)->data() - line.data())));
-          }
-        } else if (parse_columns(w, cols)) {
-          have_columns = true;
-        }
+        read_comment(f, w, lines[i], where);
         continue;
       }
-      if (!have_columns) {
-        continue;  // warnings and NCCL INFO lines before the table
-      }
       double bytes = 0.0;
-      if (!core::parse_number(std::string(w[0]), bytes)) {
-        continue;  // not a data row (e.g. an NCCL INFO line inside the table)
+      // Before the table: warnings and NCCL INFO lines; inside it, a line that is no size is not a row.
+      if (!f.have_columns || !core::parse_number(std::string(w[0]), bytes)) {
+        continue;
       }
-      if (w.size() <= cols.wrong) {
-        throw core::Error(fmt::format("{}: expected {} columns as in the header, got {}", where, cols.count, w.size()));
-      }
-      double time_us = 0.0;
-      if (!core::parse_number(std::string(w[cols.time]), time_us) || !(time_us > 0.0)) {
-        throw core::Error(
-            fmt::format("{}: out-of-place time: expected a positive number of us, got \"{}\"", where, w[cols.time]));
-      }
-      if (w[cols.wrong] != "0" && w[cols.wrong] != "N/A") {
-        throw core::Error(
-            fmt::format("{}: {} wrong results at {} bytes: nccl-tests found the collective broken, "
-                        "its time is no calibration data (fix the run, or drop the row)",
-                        where, w[cols.wrong], w[cols.size]));
-      }
-      if (!have_op) {
-        op = import_op(o, file + " (nccl-tests printed no \"# Collective test starting\" line)");
-        have_op = true;
-      }
-      Measurement m;
-      m.op = op;
-      m.bytes = bytes;
-      m.gpus = ranks.empty() ? single_process_gpus : static_cast<int>(ranks.size());
-      m.gpus_per_node = m.gpus;
-      if (!ranks_per_host.empty()) {
-        m.gpus_per_node = 0;
-        for (const auto& [host, n] : ranks_per_host) {
-          m.gpus_per_node = std::max(m.gpus_per_node, n);
-        }
-      }
-      m.latency_us = time_us;
-      m.gpu = import_gpu(o, device, where);
-      m.gpu_id = o.gpu_id;
+      Measurement m = data_row(f, w, bytes, o, file, where);
       m.line = static_cast<std::int64_t>(i + 1);
-      apply_shape_options(m, o);
-      validate_measurement(m, where);
       t.rows.push_back(std::move(m));
     }
-    if (!o.op.empty() && have_op) {
+    if (!o.op.empty() && f.have_op) {
       MeasuredOp given = MeasuredOp::all_reduce;
-      if (parse_op(o.op, given) && given != op) {
-        throw core::Error(fmt::format("{}: --op {} but the file measured {}", file, o.op, op_name(op)));
+      if (parse_op(o.op, given) && given != f.op) {
+        throw core::Error(fmt::format("{}: --op {} but the file measured {}", file, o.op, op_name(f.op)));
       }
     }
     if (t.rows.size() == rows_before) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -227,142 +228,170 @@ void validate_measurement(const Measurement& m, const std::string& where) {
   }
 }
 
-MeasurementTable parse_measurement_table(std::string_view text, const std::string& source) {
-  MeasurementTable t;
-  std::vector<std::string> header;
-  std::vector<std::string> cells;
-  std::vector<int> known_index;  // per file column: index into k_columns, or -1
-  std::int64_t line_no = 0;
-  std::size_t pos = 0;
-  std::string line;
-  while (pos <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', pos), text.size());
-    line.assign(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++line_no;
-    while (core::split_csv_quoted(line, cells) == false) {  // a quoted cell spanning lines
-      if (pos > text.size()) {
-        throw core::Error(fmt::format("{}:{}: a quoted cell is not closed", source, line_no));
+namespace {
+
+// The header's columns: per file column, its index among the known ones or -1 (an extra column).
+struct Header {
+  std::vector<std::string> names;
+  std::vector<int> known;
+  bool has(std::string_view col) const { return std::find(names.begin(), names.end(), col) != names.end(); }
+};
+
+Header parse_header(const std::vector<std::string>& cells, const std::string& where,
+                    std::vector<std::string>& extra_columns) {
+  Header h;
+  h.names = cells;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (std::find(cells.begin(), cells.begin() + static_cast<std::ptrdiff_t>(i), cells[i]) !=
+        cells.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw core::Error(fmt::format("{}: column '{}' appears twice in the header", where, cells[i]));
+    }
+    const auto it = std::find(k_columns.begin(), k_columns.end(), cells[i]);
+    h.known.push_back(it == k_columns.end() ? -1 : static_cast<int>(it - k_columns.begin()));
+    if (it == k_columns.end()) {
+      extra_columns.push_back(cells[i]);
+    }
+  }
+  for (const std::string_view must : {"gpu", "op", "latency_us"}) {
+    if (!h.has(must)) {
+      throw core::Error(
+          fmt::format("{}: the header has no '{}' column (a measurement table needs gpu, op, latency_us and the "
+                      "ops' shape columns; docs/calibration.md)",
+                      where, must));
+    }
+  }
+  return h;
+}
+
+// One known column's cell into `m` (an empty shape cell stays 0: the op's needs are checked after).
+void set_cell(Measurement& m, std::string_view col, const std::string& cell, const std::string& where) {
+  if (col == "gpu" || col == "cluster") {
+    (col == "gpu" ? m.gpu : m.cluster) = cell;
+  } else if (col == "op") {
+    if (!parse_op(cell, m.op)) {
+      std::string valid;
+      for (const OpInfo& i : k_ops) {
+        valid += (valid.empty() ? "" : ", ") + std::string(i.name);
       }
-      const std::size_t e = std::min(text.find('\n', pos), text.size());
+      fail_cell(where, col, fmt::format("unknown op \"{}\"; valid ops are: {}", cell, valid));
+    }
+  } else if (col == "dtype") {
+    if (cell == "fp8" || cell == "fp8_e4m3" || cell == "float8_e4m3fn") {
+      m.dtype = hardware::Precision::fp8;
+    } else if (!(cell == "bf16" || cell == "bfloat16" || cell.empty())) {
+      fail_cell(where, col, fmt::format("expected bf16 or fp8, got \"{}\"", cell));
+    }
+  } else if (col == "causal") {
+    if (cell == "0" || cell == "false") {
+      m.causal = false;
+    } else if (!(cell == "1" || cell == "true" || cell.empty())) {
+      fail_cell(where, col, fmt::format("expected 1 (a causal mask) or 0, got \"{}\"", cell));
+    }
+  } else if (cell.empty()) {
+    return;
+  } else if (col == "latency_us" || col == "bytes") {
+    double v = 0.0;
+    if (!core::parse_number(cell, v)) {
+      fail_cell(where, col, fmt::format("expected a number, got \"{}\"", cell));
+    }
+    (col == "bytes" ? m.bytes : m.latency_us) = v;
+  } else {
+    long long v = 0;
+    if (!core::parse_number(cell, v) || v < 0 || v > std::numeric_limits<int>::max()) {
+      fail_cell(where, col, fmt::format("expected a whole number >= 0, got \"{}\"", cell));
+    }
+    if (col == "gpu_id" || col == "gpus" || col == "gpus_per_node") {
+      (col == "gpu_id" ? m.gpu_id : col == "gpus" ? m.gpus : m.gpus_per_node) = static_cast<int>(v);
+    } else {
+      int_field(m, col) = v;
+    }
+  }
+}
+
+Measurement parse_row(const Header& h, const std::vector<std::string>& cells, std::int64_t line_no,
+                      const std::string& where) {
+  if (cells.size() != h.names.size()) {
+    throw core::Error(
+        fmt::format("{}: expected {} cells as in the header, got {}", where, h.names.size(), cells.size()));
+  }
+  Measurement m;
+  m.line = line_no;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (h.known[c] < 0) {
+      m.extra.push_back(cells[c]);
+    } else {
+      set_cell(m, k_columns[static_cast<std::size_t>(h.known[c])], cells[c], where);
+    }
+  }
+  for (const std::string_view col : op_info(m.op).required) {
+    if (!h.has(col)) {
+      throw core::Error(fmt::format("{}: op {} needs a '{}' column, the header has none", where, op_name(m.op), col));
+    }
+  }
+  validate_measurement(m, where);
+  return m;
+}
+
+// The text's logical lines: a quoted cell may continue on the next physical line; a trailing '\r' is
+// dropped. Each call gives the next line's cells and its first physical line's number.
+class LogicalLines {
+ public:
+  LogicalLines(std::string_view text, const std::string& source) : text_(text), source_(source) {}
+  bool next(std::vector<std::string>& cells, std::string& line, std::int64_t& line_no) {
+    if (pos_ > text_.size()) {
+      return false;
+    }
+    line.assign(take());
+    line_no = line_no_;
+    while (!core::split_csv_quoted(line, cells)) {
+      if (pos_ > text_.size()) {
+        throw core::Error(fmt::format("{}:{}: a quoted cell is not closed", source_, line_no));
+      }
       line += "\n";
-      line.append(text.substr(pos, e - pos));
-      pos = e + 1;
-      ++line_no;
+      line.append(take());
     }
     if (!line.empty() && line.back() == '\r') {
       line.pop_back();
       core::split_csv_quoted(line, cells);
     }
+    return true;
+  }
+
+ private:
+  std::string_view take() {
+    const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
+    const std::string_view piece = text_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    ++line_no_;
+    return piece;
+  }
+  std::string_view text_;
+  const std::string& source_;
+  std::size_t pos_ = 0;
+  std::int64_t line_no_ = 0;
+};
+
+}  // namespace
+
+MeasurementTable parse_measurement_table(std::string_view text, const std::string& source) {
+  MeasurementTable t;
+  std::optional<Header> header;
+  LogicalLines lines(text, source);
+  std::vector<std::string> cells;
+  std::string line;
+  std::int64_t line_no = 0;
+  while (lines.next(cells, line, line_no)) {
     if (line.empty() || line[0] == '#') {
-      if (pos > text.size()) {
-        break;
-      }
       continue;
     }
     const std::string where = fmt::format("{}:{}", source, line_no);
-    if (header.empty()) {
-      header = cells;
-      for (const std::string& h : header) {
-        int idx = -1;
-        for (std::size_t c = 0; c < k_columns.size(); ++c) {
-          if (k_columns[c] == h) {
-            idx = static_cast<int>(c);
-          }
-        }
-        for (std::size_t j = 0; j < known_index.size(); ++j) {
-          if (header[j] == h) {
-            throw core::Error(fmt::format("{}: column '{}' appears twice in the header", where, h));
-          }
-        }
-        known_index.push_back(idx);
-        if (idx < 0) {
-          t.extra_columns.push_back(h);
-        }
-      }
-      for (const std::string_view must : {"gpu", "op", "latency_us"}) {
-        if (std::find(header.begin(), header.end(), must) == header.end()) {
-          throw core::Error(
-              fmt::format("{}: the header has no '{}' column (a measurement table needs gpu, op, "
-                          "latency_us and the ops' shape columns; docs/calibration.md)",
-                          where, must));
-        }
-      }
-      continue;
-    }
-    if (cells.size() != header.size()) {
-      throw core::Error(
-          fmt::format("{}: expected {} cells as in the header, got {}", where, header.size(), cells.size()));
-    }
-    Measurement m;
-    m.line = line_no;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string& cell = cells[c];
-      if (known_index[c] < 0) {
-        m.extra.push_back(cell);
-        continue;
-      }
-      const std::string_view col = k_columns[static_cast<std::size_t>(known_index[c])];
-      if (col == "gpu" || col == "cluster") {
-        (col == "gpu" ? m.gpu : m.cluster) = cell;
-      } else if (col == "op") {
-        if (!parse_op(cell, m.op)) {
-          std::string valid;
-          for (const OpInfo& i : k_ops) {
-            valid += (valid.empty() ? "" : ", ") + std::string(i.name);
-          }
-          fail_cell(where, col, fmt::format("unknown op \"{}\"; valid ops are: {}", cell, valid));
-        }
-      } else if (col == "dtype") {
-        if (cell == "fp8" || cell == "fp8_e4m3" || cell == "float8_e4m3fn") {
-          m.dtype = hardware::Precision::fp8;
-        } else if (cell == "bf16" || cell == "bfloat16" || cell.empty()) {
-          m.dtype = hardware::Precision::bf16;
-        } else {
-          fail_cell(where, col, fmt::format("expected bf16 or fp8, got \"{}\"", cell));
-        }
-      } else if (col == "causal") {
-        if (cell == "0" || cell == "false") {
-          m.causal = false;
-        } else if (!(cell == "1" || cell == "true" || cell.empty())) {
-          fail_cell(where, col, fmt::format("expected 1 (a causal mask) or 0, got \"{}\"", cell));
-        }
-      } else if (cell.empty()) {
-        continue;  // not applicable to this op: checked against the op's needs below
-      } else if (col == "latency_us" || col == "bytes") {
-        double v = 0.0;
-        if (!core::parse_number(cell, v)) {
-          fail_cell(where, col, fmt::format("expected a number, got \"{}\"", cell));
-        }
-        (col == "bytes" ? m.bytes : m.latency_us) = v;
-      } else {
-        long long v = 0;
-        if (!core::parse_number(cell, v) || v < 0 || v > std::numeric_limits<int>::max()) {
-          fail_cell(where, col, fmt::format("expected a whole number >= 0, got \"{}\"", cell));
-        }
-        if (col == "gpu_id") {
-          m.gpu_id = static_cast<int>(v);
-        } else if (col == "gpus") {
-          m.gpus = static_cast<int>(v);
-        } else if (col == "gpus_per_node") {
-          m.gpus_per_node = static_cast<int>(v);
-        } else {
-          int_field(m, col) = v;
-        }
-      }
-    }
-    for (const std::string_view col : op_info(m.op).required) {
-      if (std::find(header.begin(), header.end(), col) == header.end()) {
-        throw core::Error(fmt::format("{}: op {} needs a '{}' column, the header has none", where, op_name(m.op), col));
-      }
-    }
-    validate_measurement(m, where);
-    t.rows.push_back(std::move(m));
-    if (pos > text.size()) {
-      break;
+    if (!header) {
+      header = parse_header(cells, where, t.extra_columns);
+    } else {
+      t.rows.push_back(parse_row(*header, cells, line_no, where));
     }
   }
-  if (header.empty()) {
+  if (!header) {
     throw core::Error(source + ": empty: expected a header line (gpu,op,...,latency_us) and rows");
   }
   return t;
