@@ -97,12 +97,12 @@ hardware::KernelCurves kernel_curves(std::span<const Measurement> rows, const ha
   return curves;
 }
 
-std::shared_ptr<const hardware::MeasuredCurve> exchange_curve(std::span<const Measurement> rows,
-                                                              const hardware::ClusterSpec& cluster,
-                                                              const CollectivePricer& price) {
+std::shared_ptr<const hardware::MeasuredCurve> collective_curve(std::span<const Measurement> rows, MeasuredOp op,
+                                                                const hardware::ClusterSpec& cluster,
+                                                                const CollectivePricer& price) {
   std::vector<std::pair<double, double>> points;
   for (const Measurement& m : rows) {
-    if (m.op == MeasuredOp::all_to_all) {
+    if (m.op == op && (op != MeasuredOp::all_reduce || !crosses_nodes(m))) {
       points.emplace_back(price(m, cluster) * 1e3, m.latency_us * 1e3);
     }
   }

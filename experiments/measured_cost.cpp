@@ -21,10 +21,9 @@ MeasuredCostConfig parse_measured_cost_section(core::ParamTable& root) {
                                                "what the table prices: kernel ops and all_to_all "
                                                "(default: everything it has rows of)")) {
     calibration::MeasuredOp op{};
-    if (!calibration::parse_op(name, op) ||
-        (calibration::op_info(op).collective && op != calibration::MeasuredOp::all_to_all)) {
+    if (!calibration::parse_op(name, op) || op == calibration::MeasuredOp::send_recv) {
       t.fail("ops", fmt::format("unknown \"{}\": expected expert_ffn, dense_gemm, attention_prefill, "
-                                "attention_decode or all_to_all",
+                                "attention_decode, all_to_all or all_reduce",
                                 name));
     }
     c.ops.push_back(op);
@@ -44,24 +43,27 @@ void build_measured_cost(ExperimentConfig& cfg) {
   const calibration::MeasurementTable table = calibration::read_measurement_table(m.table);
   const std::vector<calibration::Measurement> rows = calibration::rows_of_label(table, m.label, m.table);
   std::vector<calibration::MeasuredOp> kernels;  // empty with no ops: every family the table has
-  bool exchange = m.ops.empty();
-  for (const calibration::MeasuredOp op : m.ops) {
-    if (op == calibration::MeasuredOp::all_to_all) {
-      exchange = true;
-    } else {
-      kernels.push_back(op);
+  std::vector<calibration::MeasuredOp> collectives{calibration::MeasuredOp::all_to_all,
+                                                   calibration::MeasuredOp::all_reduce};
+  if (!m.ops.empty()) {
+    collectives.clear();
+    for (const calibration::MeasuredOp op : m.ops) {
+      (calibration::op_info(op).collective ? collectives : kernels).push_back(op);
     }
   }
   if (m.ops.empty() || !kernels.empty()) {
     m.kernel_curves = calibration::kernel_curves(rows, cfg.gpu, cfg.model, kernels, m.table, cfg.warnings);
   }
-  if (exchange) {
-    m.exchange_curve = calibration::exchange_curve(rows, cfg.cluster, price_collective_row_us);
-    const bool asked = std::find(m.ops.begin(), m.ops.end(), calibration::MeasuredOp::all_to_all) != m.ops.end();
-    if (!m.exchange_curve && asked) {
-      throw core::Error(fmt::format("{}: no all_to_all rows to use as the cost of EP exchanges", m.table));
+  for (const calibration::MeasuredOp op : collectives) {
+    auto curve = calibration::collective_curve(rows, op, cfg.cluster, price_collective_row_us);
+    if (!curve && !m.ops.empty()) {
+      throw core::Error(
+          fmt::format("{}: no {} rows{} to use as the cost of {}", m.table, calibration::op_name(op),
+                      op == calibration::MeasuredOp::all_reduce ? " inside a node" : "",
+                      op == calibration::MeasuredOp::all_reduce ? "tensor-parallel all-reduces" : "EP exchanges"));
     }
-    cfg.collectives.exchange_curve = m.exchange_curve;
+    (op == calibration::MeasuredOp::all_reduce ? cfg.collectives.all_reduce_curve : cfg.collectives.exchange_curve) =
+        curve;
   }
 }
 

@@ -4,10 +4,12 @@
 //   table = "data/profiles/my-h100.csv"   # a measurement table (docs/calibration.md)
 //   label = "h100"                        # its rows of this `gpu` label (default: its only label)
 //   ops = ["expert_ffn", "all_to_all"]    # what it prices (default: every kernel family it has rows of,
-//                                         # and EP exchanges when it has all_to_all rows)
+//                                         # EP exchanges from all_to_all rows, TP all-reduces from
+//                                         # all_reduce rows inside a node)
 // Kernels of those families cost what the table measured (interpolated; the roofline's shape, scaled to
 // meet the table, beyond its range) on the GPUs of the experiment's GPU model, in the run and in the cost
-// curves the policies see; all_to_all rows correct every EP dispatch and combine the same way.
+// curves the policies see; all_to_all rows correct every EP dispatch and combine the same way, all_reduce
+// rows every tensor-parallel all-reduce.
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,16 +26,16 @@ struct MeasuredCostConfig {
   std::string table;  ///< empty = no measured table: the roofline alone
   std::string label;
   std::vector<calibration::MeasuredOp> ops;
-  /// Built when the config is loaded (so a bad table fails there, naming the file and line).
+  /// Built when the config is loaded (so a bad table fails there, naming the file and line); the
+  /// collectives' curves go into the experiment's CollectiveConfig.
   hardware::KernelCurves kernel_curves;
-  std::shared_ptr<const hardware::MeasuredCurve> exchange_curve;
 };
 
 /// Parses [calibration] of `root` (its table is read and checked in build_measured_cost).
 MeasuredCostConfig parse_measured_cost_section(core::ParamTable& root);
 
 /// Reads the table and builds the curves for `cfg`'s GPU, model and cluster into cfg.measured (and the
-/// exchange curve into cfg.collectives); warnings go to cfg.warnings.
+/// collectives' curves into cfg.collectives); warnings go to cfg.warnings.
 void build_measured_cost(ExperimentConfig& cfg);
 
 /// The run's cost model: the roofline of builders.hpp, with the measured curves when the config has any.

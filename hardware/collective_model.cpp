@@ -83,13 +83,15 @@ CollectiveCost GraphCollectives::all_gather(const Eigen::ArrayXd& bytes) {
 
 namespace {
 
-// A measured correction of the exchanges and all-to-alls of another model (measured all_to_all rows of a
-// table, [calibration] of an experiment): each collective costs the model's time times the measured /
-// modelled ratio at that time. All-gathers (weight migrations) are not what the rows measured.
-class MeasuredExchange final : public CollectiveModel {
+// Measured corrections of another model ([calibration] of an experiment): every EP exchange and
+// all-to-all costs the model's time times the measured all_to_all rows' measured / modelled ratio at that
+// time, every tensor-parallel all-reduce the same with the all_reduce rows' (a missing curve: the model
+// alone). All-gathers (weight migrations) are not what the rows measured.
+class MeasuredCollectives final : public CollectiveModel {
  public:
-  MeasuredExchange(std::unique_ptr<CollectiveModel> model, std::shared_ptr<const MeasuredCurve> curve)
-      : model_(std::move(model)), curve_(std::move(curve)) {}
+  MeasuredCollectives(std::unique_ptr<CollectiveModel> model, std::shared_ptr<const MeasuredCurve> exchange,
+                      std::shared_ptr<const MeasuredCurve> all_reduce)
+      : model_(std::move(model)), exchange_(std::move(exchange)), all_reduce_(std::move(all_reduce)) {}
   CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override {
     return corrected(model_->ep_exchange(traffic, token_bytes));
   }
@@ -99,16 +101,21 @@ class MeasuredExchange final : public CollectiveModel {
     return corrected(model_->all_to_all_separable(share, pairs, pair_bytes));
   }
   CollectiveCost all_gather(const Eigen::ArrayXd& bytes) override { return model_->all_gather(bytes); }
+  double tp_all_reduce_ns(const LinkSpec& intra, int gpus, double bytes) const override {
+    const double ns = model_->tp_all_reduce_ns(intra, gpus, bytes);
+    return all_reduce_ && ns > 0.0 ? ns * all_reduce_->ratio(ns) : ns;
+  }
 
  private:
   CollectiveCost corrected(CollectiveCost c) const {
-    if (c.time_ns > 0.0) {
-      c.time_ns *= curve_->ratio(c.time_ns);
+    if (exchange_ && c.time_ns > 0.0) {
+      c.time_ns *= exchange_->ratio(c.time_ns);
     }
     return c;
   }
   std::unique_ptr<CollectiveModel> model_;
-  std::shared_ptr<const MeasuredCurve> curve_;
+  std::shared_ptr<const MeasuredCurve> exchange_;
+  std::shared_ptr<const MeasuredCurve> all_reduce_;
 };
 
 std::unique_ptr<CollectiveModel> modelled(const CollectiveConfig& cfg, const Topology& group,
@@ -138,8 +145,10 @@ std::unique_ptr<CollectiveModel> make_collective_model(const CollectiveConfig& c
                                                        std::shared_ptr<const NetworkGraph> graph, int gpu_offset,
                                                        const EpCommConfig& comm) {
   std::unique_ptr<CollectiveModel> m = modelled(cfg, group, std::move(graph), gpu_offset, comm);
-  if (cfg.exchange_curve && !cfg.exchange_curve->empty()) {
-    return std::make_unique<MeasuredExchange>(std::move(m), cfg.exchange_curve);
+  const auto usable = [](const std::shared_ptr<const MeasuredCurve>& c) { return c && !c->empty() ? c : nullptr; };
+  if (usable(cfg.exchange_curve) || usable(cfg.all_reduce_curve)) {
+    return std::make_unique<MeasuredCollectives>(std::move(m), usable(cfg.exchange_curve),
+                                                 usable(cfg.all_reduce_curve));
   }
   return m;
 }

@@ -45,6 +45,11 @@ class CollectiveModel {
                                               double pair_bytes) = 0;
   /// All-gather: GPU s sends bytes(s) to every other GPU of the group.
   virtual CollectiveCost all_gather(const Eigen::ArrayXd& bytes) = 0;
+  /// A tensor-parallel all-reduce of `bytes` per GPU over `gpus` GPUs of one node on the port view's
+  /// scale-up link `intra` (collectives.hpp: ring or NVLink SHARP, the faster), ns.
+  virtual double tp_all_reduce_ns(const LinkSpec& intra, int gpus, double bytes) const {
+    return intra_node_all_reduce_ns(intra, gpus, bytes);
+  }
 };
 
 /// Per-GPU ports (all_to_all.hpp): each GPU's intra- and inter-node sends and receives serialise on its

@@ -27,6 +27,8 @@ struct CollectiveConfig {
   /// Measured all-to-alls ([calibration] of an experiment): their measured / modelled ratio corrects every
   /// EP exchange (collective_model.hpp); null = the model alone.
   std::shared_ptr<const MeasuredCurve> exchange_curve = nullptr;
+  /// Measured all-reduces inside a node: the same correction of every tensor-parallel all-reduce.
+  std::shared_ptr<const MeasuredCurve> all_reduce_curve = nullptr;
   /// Whether an EP group of `gpus` GPUs is costed on the graph.
   bool uses_graph(int gpus) const {
     return model == CollectiveModelKind::graph || (model == CollectiveModelKind::automatic && gpus <= graph_max_gpus);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hardware/collectives.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "models/layer_work.hpp"
 #include "sim/core/apportion.hpp"
@@ -97,7 +96,7 @@ double StepExecutor::all_reduce_ns(double tokens) const {
     return 0.0;
   }
   const double bytes = tokens * static_cast<double>(model_.hidden_size * model_.activation_bytes);
-  return hardware::intra_node_all_reduce_ns(topo_.intra(), tp_, bytes);
+  return collectives_.tp_all_reduce_ns(topo_.intra(), tp_, bytes);
 }
 
 void StepExecutor::price_local_phases(const Batch& batch) {

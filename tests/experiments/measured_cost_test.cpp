@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,42 @@ TEST_CASE("a measured table prices the expert FFN of a run and of its cost curve
   fs::remove_all(dir);
 }
 
+TEST_CASE("measured all-reduces and all-to-alls become the run's collective curves") {
+  const fs::path dir = temp_dir("collectives");
+  const experiments::ExperimentConfig plain = experiments::load_config(k_small, {});
+  calibration::MeasurementTable t;
+  for (double bytes = 4096; bytes <= 1 << 28; bytes *= 16) {
+    for (const auto op : {MeasuredOp::all_reduce, MeasuredOp::all_to_all}) {
+      Measurement m;
+      m.gpu = "h100";
+      m.op = op;
+      m.bytes = bytes;
+      m.gpus = op == MeasuredOp::all_reduce ? 2 : 4;
+      m.gpus_per_node = 2;
+      // Measured at 1.5 x (all-reduce) and 3 x (all-to-all) what the model charges on the config's cluster.
+      m.latency_us =
+          (op == MeasuredOp::all_reduce ? 1.5 : 3.0) * experiments::price_collective_row_us(m, plain.cluster);
+      t.rows.push_back(m);
+    }
+  }
+  std::ofstream(dir / "nccl.csv") << calibration::format_measurement_table(t);
+  const std::string set = "calibration.table=\"" + (dir / "nccl.csv").string() + "\"";
+  const experiments::ExperimentConfig cfg = experiments::load_config(k_small, {set});
+  REQUIRE(cfg.collectives.all_reduce_curve);
+  REQUIRE(cfg.collectives.exchange_curve);
+  for (const double ns : {100.0, 1e4, 1e6, 1e9}) {
+    CHECK(cfg.collectives.all_reduce_curve->ratio(ns) == Approx(1.5));
+    CHECK(cfg.collectives.exchange_curve->ratio(ns) == Approx(3.0));
+  }
+  // Kernel families without rows keep the roofline; asking for one collective leaves the other alone.
+  CHECK(std::none_of(cfg.measured.kernel_curves.begin(), cfg.measured.kernel_curves.end(),
+                     [](const auto& c) { return c != nullptr; }));
+  const auto only = experiments::load_config(k_small, {set, "calibration.ops=[\"all_reduce\"]"});
+  CHECK(only.collectives.all_reduce_curve);
+  CHECK(!only.collectives.exchange_curve);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a bad [calibration] section names the file and the key") {
   const fs::path dir = temp_dir("errors");
   const fs::path table = write_table(dir, 2.0);
@@ -109,6 +146,10 @@ TEST_CASE("a bad [calibration] section names the file and the key") {
                     Contains("calibration.ops: unknown \"gemm\""));
   CHECK_THROWS_WITH(experiments::load_config(k_small, {set, "calibration.ops=[\"attention_decode\"]"}),
                     Contains("no attention_decode rows to use as the cost of attention_decode"));
+  CHECK_THROWS_WITH(experiments::load_config(k_small, {set, "calibration.ops=[\"all_reduce\"]"}),
+                    Contains("no all_reduce rows inside a node to use as the cost of tensor-parallel all-reduces"));
+  CHECK_THROWS_WITH(experiments::load_config(k_small, {set, "calibration.ops=[\"send_recv\"]"}),
+                    Contains("calibration.ops: unknown \"send_recv\""));
   CHECK_THROWS_WITH(experiments::load_config(k_small, {set, "calibration.label=\"a100\""}),
                     Contains("no rows of GPU \"a100\"; its GPUs are: h100"));
   CHECK_THROWS_WITH(experiments::load_config(k_small, {"calibration.label=\"a100\""}),

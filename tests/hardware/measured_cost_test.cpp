@@ -71,3 +71,22 @@ TEST_CASE("a measured exchange curve scales every EP exchange and all-to-all, no
   const Eigen::ArrayXd bytes = Eigen::ArrayXd::Constant(4, 1e6);
   CHECK(measured->all_gather(bytes).time_ns == Approx(plain->all_gather(bytes).time_ns));
 }
+
+TEST_CASE("a measured all-reduce curve scales every tensor-parallel all-reduce") {
+  const hardware::Topology topo(1, 8, hardware::LinkSpec{400.0, 3.0, 1.0, 250.0}, hardware::LinkSpec{50.0, 2.0});
+  hardware::CollectiveConfig cfg;
+  cfg.model = hardware::CollectiveModelKind::ports;
+  const auto plain = hardware::make_collective_model(cfg, topo, nullptr, 0);
+  cfg.all_reduce_curve =
+      std::make_shared<hardware::MeasuredCurve>(std::vector<std::pair<double, double>>{{1e3, 2e3}, {1e7, 2e7}});
+  const auto measured = hardware::make_collective_model(cfg, topo, nullptr, 0);
+  // By hand: 1 MB over 8 GPUs, ring 2 x 7/8 x 1e6 / 400 = 4,375 ns vs SHARP 1e6 / 250 = 4,000 ns: SHARP,
+  // after the 3 us alpha.
+  CHECK(plain->tp_all_reduce_ns(topo.intra(), 8, 1e6) == Approx(3000.0 + 4000.0));
+  CHECK(measured->tp_all_reduce_ns(topo.intra(), 8, 1e6) == Approx(2.0 * 7000.0));
+  // The exchanges are not corrected without an exchange curve.
+  const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(8, 0.125);
+  const Eigen::ArrayXd pairs = Eigen::ArrayXd::Constant(8, 100.0);
+  CHECK(measured->all_to_all_separable(share, pairs, 1000.0).time_ns ==
+        Approx(plain->all_to_all_separable(share, pairs, 1000.0).time_ns));
+}
