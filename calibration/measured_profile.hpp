@@ -1,10 +1,11 @@
 #pragma once
 // A measurement table turned into the measured curves a run uses as its cost model
-// (hardware/measured_cost_model.hpp, [calibration] of an experiment): per kernel family, the rows' measured
-// latencies against their roofline times on the run's GPU; for EP exchanges and tensor-parallel
-// all-reduces, the all_to_all and all_reduce rows against the run's collective model. Rows of the run's own shapes are preferred: an expert_ffn row matches when
-// its hidden and intermediate sizes and dtype are the model's, an attention row when its head dim and
-// kv heads are; when no row matches, every row of the family is used and a warning says so.
+// (hardware/measured_cost_model.hpp, [calibration] of an experiment): per kernel family, the rows'
+// measured latencies against their roofline times on the run's GPU; for EP exchanges and tensor-parallel
+// all-reduces, the all_to_all and all_reduce rows against the run's collective model. Rows of the run's
+// own shapes are preferred: an expert_ffn row matches when its hidden and intermediate sizes and dtype
+// are the model's, an attention row when its head dim and kv heads are; when no row matches, every row
+// of the family is used and a warning says so.
 #include <span>
 #include <string>
 #include <vector>
