@@ -103,29 +103,9 @@ void set_shape_value(Measurement& m, std::string_view key, std::string_view valu
   if (!core::parse_number(std::string(value), v) || v < 1 || v > std::numeric_limits<int>::max()) {
     throw core::Error(fmt::format("{}: shape {}: expected a positive whole number, got \"{}\"", where, key, value));
   }
-  const struct {
-    std::string_view name;
-    std::int64_t Measurement::*member;
-  } k_fields[] = {{"tokens", &Measurement::tokens},
-                  {"experts", &Measurement::experts},
-                  {"top_k", &Measurement::top_k},
-                  {"active_experts", &Measurement::active_experts},
-                  {"hidden", &Measurement::hidden},
-                  {"intermediate", &Measurement::intermediate},
-                  {"m", &Measurement::m},
-                  {"n", &Measurement::n},
-                  {"k", &Measurement::k},
-                  {"batch", &Measurement::batch},
-                  {"q_tokens", &Measurement::q_tokens},
-                  {"kv_tokens", &Measurement::kv_tokens},
-                  {"heads", &Measurement::heads},
-                  {"kv_heads", &Measurement::kv_heads},
-                  {"head_dim", &Measurement::head_dim}};
-  for (const auto& f : k_fields) {
-    if (f.name == key) {
-      m.*f.member = v;
-      return;
-    }
+  if (std::int64_t Measurement::*member = shape_member(key)) {
+    m.*member = v;
+    return;
   }
   if (key == "gpus" || key == "gpus_per_node") {
     (key == "gpus" ? m.gpus : m.gpus_per_node) = static_cast<int>(v);

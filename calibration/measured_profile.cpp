@@ -28,31 +28,6 @@ bool model_shaped(const Measurement& m, const models::ModelSpec& model) {
 
 }  // namespace
 
-std::vector<Measurement> rows_of_label(const MeasurementTable& table, const std::string& label,
-                                       const std::string& source) {
-  std::vector<std::string> labels;
-  for (const Measurement& m : table.rows) {
-    if (std::find(labels.begin(), labels.end(), m.gpu) == labels.end()) {
-      labels.push_back(m.gpu);
-    }
-  }
-  if (label.empty() && labels.size() != 1) {
-    throw core::Error(
-        fmt::format("{}: {} GPU labels ({}): name the one to use", source, labels.size(), fmt::join(labels, ", ")));
-  }
-  std::vector<Measurement> rows;
-  for (const Measurement& m : table.rows) {
-    if (label.empty() || m.gpu == label) {
-      rows.push_back(m);
-    }
-  }
-  if (rows.empty()) {
-    throw core::Error(
-        fmt::format("{}: no rows of GPU \"{}\"; its GPUs are: {}", source, label, fmt::join(labels, ", ")));
-  }
-  return rows;
-}
-
 hardware::KernelCurves kernel_curves(std::span<const Measurement> rows, const hardware::GpuSpec& gpu,
                                      const models::ModelSpec& model, std::span<const MeasuredOp> ops,
                                      const std::string& source, std::vector<std::string>& warnings) {

@@ -17,10 +17,6 @@
 
 namespace epsim::calibration {
 
-/// The rows of `label` (the table's only label when empty; core::Error when it has several or none).
-std::vector<Measurement> rows_of_label(const MeasurementTable& table, const std::string& label,
-                                       const std::string& source);
-
 /// Curves of the kernel families in `ops` (empty: every family the rows have) on `gpu` for `model`.
 /// `warnings` gets a line per family that fell back to other shapes; a family in `ops` with no rows is a
 /// core::Error naming `source`.

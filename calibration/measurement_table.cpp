@@ -44,39 +44,13 @@ bool is_attention(MeasuredOp op) {
   return op == MeasuredOp::attention_prefill || op == MeasuredOp::attention_decode;
 }
 
-// The integer shape fields by column name (dtype, bytes, gpus... are handled on their own); null if none.
-std::int64_t Measurement::*int_member(std::string_view col) {
-  static const std::map<std::string_view, std::int64_t Measurement::*> k{
-      {"tokens", &Measurement::tokens},
-      {"experts", &Measurement::experts},
-      {"top_k", &Measurement::top_k},
-      {"active_experts", &Measurement::active_experts},
-      {"hidden", &Measurement::hidden},
-      {"intermediate", &Measurement::intermediate},
-      {"m", &Measurement::m},
-      {"n", &Measurement::n},
-      {"k", &Measurement::k},
-      {"batch", &Measurement::batch},
-      {"q_tokens", &Measurement::q_tokens},
-      {"kv_tokens", &Measurement::kv_tokens},
-      {"heads", &Measurement::heads},
-      {"kv_heads", &Measurement::kv_heads},
-      {"head_dim", &Measurement::head_dim}};
-  const auto it = k.find(col);
-  return it == k.end() ? nullptr : it->second;
-}
-
-// The integer shape field `col` of `m` (every caller passes one of int_member's columns).
-std::int64_t& int_field(Measurement& m, std::string_view col) {
-  std::int64_t Measurement::*member = int_member(col);
+// The integer shape field of `col` (every caller passes one of shape_member's columns).
+std::int64_t Measurement::*checked_member(std::string_view col) {
+  std::int64_t Measurement::*member = shape_member(col);
   if (member == nullptr) {
     throw std::logic_error("measurement table: no integer column " + std::string(col));
   }
-  return m.*member;
-}
-
-std::int64_t int_field(const Measurement& m, std::string_view col) {
-  return int_field(const_cast<Measurement&>(m), col);  // read only: the mutable overload does the lookup
+  return member;
 }
 
 std::string dtype_name(hardware::Precision p) {
@@ -129,7 +103,7 @@ std::string cell_of(const Measurement& m, std::string_view col) {
   if (col == "cluster") {
     return core::csv_quote(m.cluster);
   }
-  return std::to_string(int_field(m, col));
+  return std::to_string(m.*checked_member(col));
 }
 
 [[noreturn]] void fail_cell(const std::string& where, std::string_view col, const std::string& what) {
@@ -137,6 +111,27 @@ std::string cell_of(const Measurement& m, std::string_view col) {
 }
 
 }  // namespace
+
+std::int64_t Measurement::*shape_member(std::string_view col) {
+  static const std::map<std::string_view, std::int64_t Measurement::*> k{
+      {"tokens", &Measurement::tokens},
+      {"experts", &Measurement::experts},
+      {"top_k", &Measurement::top_k},
+      {"active_experts", &Measurement::active_experts},
+      {"hidden", &Measurement::hidden},
+      {"intermediate", &Measurement::intermediate},
+      {"m", &Measurement::m},
+      {"n", &Measurement::n},
+      {"k", &Measurement::k},
+      {"batch", &Measurement::batch},
+      {"q_tokens", &Measurement::q_tokens},
+      {"kv_tokens", &Measurement::kv_tokens},
+      {"heads", &Measurement::heads},
+      {"kv_heads", &Measurement::kv_heads},
+      {"head_dim", &Measurement::head_dim}};
+  const auto it = k.find(col);
+  return it == k.end() ? nullptr : it->second;
+}
 
 std::span<const OpInfo> measured_ops() {
   return k_ops;
@@ -198,7 +193,7 @@ void validate_measurement(const Measurement& m, const std::string& where) {
     const double v = col == "bytes"           ? m.bytes
                      : col == "gpus"          ? m.gpus
                      : col == "gpus_per_node" ? m.gpus_per_node
-                                              : static_cast<double>(int_field(m, col));
+                                              : static_cast<double>(m.*checked_member(col));
     if (!(v > 0.0)) {
       fail_cell(where, col, fmt::format("op {} needs a positive value, got {}", info.name, v));
     }
@@ -303,7 +298,7 @@ void set_cell(Measurement& m, std::string_view col, const std::string& cell, con
     if (col == "gpu_id" || col == "gpus" || col == "gpus_per_node") {
       (col == "gpu_id" ? m.gpu_id : col == "gpus" ? m.gpus : m.gpus_per_node) = static_cast<int>(v);
     } else {
-      int_field(m, col) = v;
+      m.*checked_member(col) = v;
     }
   }
 }
@@ -395,6 +390,31 @@ MeasurementTable parse_measurement_table(std::string_view text, const std::strin
     throw core::Error(source + ": empty: expected a header line (gpu,op,...,latency_us) and rows");
   }
   return t;
+}
+
+std::vector<Measurement> rows_of_label(const MeasurementTable& table, const std::string& label,
+                                       const std::string& source, std::string_view option) {
+  std::vector<std::string> labels;
+  for (const Measurement& m : table.rows) {
+    if (std::find(labels.begin(), labels.end(), m.gpu) == labels.end()) {
+      labels.push_back(m.gpu);
+    }
+  }
+  if (label.empty() && labels.size() > 1) {
+    throw core::Error(
+        fmt::format("{} holds rows of several GPUs ({}): pick one with {}", source, fmt::join(labels, ", "), option));
+  }
+  std::vector<Measurement> rows;
+  for (const Measurement& m : table.rows) {
+    if (label.empty() || m.gpu == label) {
+      rows.push_back(m);
+    }
+  }
+  if (rows.empty()) {
+    throw core::Error(
+        fmt::format("{}: no rows of GPU \"{}\"; its GPUs are: {}", source, label, fmt::join(labels, ", ")));
+  }
+  return rows;
 }
 
 MeasurementTable read_measurement_table(const std::filesystem::path& path) {

@@ -83,6 +83,10 @@ struct MeasurementTable {
   std::vector<Measurement> rows;
 };
 
+/// The integer shape field of column `col` (tokens, experts, ..., head_dim), or null for any other
+/// column (dtype, bytes, gpus, ... are not integer shape fields of this kind).
+std::int64_t Measurement::*shape_member(std::string_view col);
+
 /// The table's known columns, in the order the writer puts them.
 std::span<const std::string_view> known_columns();
 
@@ -97,6 +101,12 @@ MeasurementTable read_measurement_table(const std::filesystem::path& path);
 /// each (e.g. predicted_us from `calibrate check`; `added_cells[c][r]`).
 std::string format_measurement_table(const MeasurementTable& t, std::span<const std::string> added = {},
                                      std::span<const std::vector<std::string>> added_cells = {});
+
+/// The rows of GPU label `label`, or of the table's only label when `label` is empty. Throws core::Error
+/// naming `source` when the table has several labels and none is picked (`option` says how to pick one,
+/// e.g. "--label"), or no row of `label`.
+std::vector<Measurement> rows_of_label(const MeasurementTable& table, const std::string& label,
+                                       const std::string& source, std::string_view option);
 
 /// Checks one row's shape as the parser does (importers build rows in memory); throws core::Error that
 /// starts with `where`.

@@ -44,30 +44,14 @@ hardware::ClusterSpec cluster_option(const std::string& name) {
   return hardware::load_cluster_preset(name);
 }
 
-// The rows of one GPU label: `label` when given, else the table's only one.
+// The rows of one GPU label (`--label`, else the table's only one); picking none is a usage error.
 std::vector<calibration::Measurement> rows_of(const calibration::MeasurementTable& t, const std::string& label,
                                               const std::string& source) {
-  std::vector<std::string> labels;
-  for (const auto& m : t.rows) {
-    if (std::find(labels.begin(), labels.end(), m.gpu) == labels.end()) {
-      labels.push_back(m.gpu);
-    }
+  try {
+    return calibration::rows_of_label(t, label, source, "--label");
+  } catch (const core::Error& e) {
+    throw std::invalid_argument(e.what());
   }
-  if (label.empty() && labels.size() > 1) {
-    throw std::invalid_argument(
-        fmt::format("{} holds rows of several GPUs ({}): pick one with --label", source, fmt::join(labels, ", ")));
-  }
-  std::vector<calibration::Measurement> rows;
-  for (const auto& m : t.rows) {
-    if (label.empty() || m.gpu == label) {
-      rows.push_back(m);
-    }
-  }
-  if (rows.empty()) {
-    throw std::invalid_argument(
-        fmt::format("--label: no rows of \"{}\" in {}; its GPUs are: {}", label, source, fmt::join(labels, ", ")));
-  }
-  return rows;
 }
 
 // The cluster collective rows run on: --cluster, else the rows' own `cluster` (one for all).

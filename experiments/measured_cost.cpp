@@ -41,7 +41,8 @@ void build_measured_cost(ExperimentConfig& cfg) {
     return;
   }
   const calibration::MeasurementTable table = calibration::read_measurement_table(m.table);
-  const std::vector<calibration::Measurement> rows = calibration::rows_of_label(table, m.label, m.table);
+  const std::vector<calibration::Measurement> rows =
+      calibration::rows_of_label(table, m.label, m.table, "calibration.label");
   std::vector<calibration::MeasuredOp> kernels;  // empty with no ops: every family the table has
   std::vector<calibration::MeasuredOp> collectives{calibration::MeasuredOp::all_to_all,
                                                    calibration::MeasuredOp::all_reduce};

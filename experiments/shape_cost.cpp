@@ -31,27 +31,11 @@ using calibration::Measurement;
 
 // The integer shape keys of the kernel ops, as the table's columns (dtype is not one).
 std::int64_t Measurement::*int_key(std::string_view key) {
-  static const std::map<std::string_view, std::int64_t Measurement::*> k{
-      {"tokens", &Measurement::tokens},
-      {"experts", &Measurement::experts},
-      {"top_k", &Measurement::top_k},
-      {"active_experts", &Measurement::active_experts},
-      {"hidden", &Measurement::hidden},
-      {"intermediate", &Measurement::intermediate},
-      {"m", &Measurement::m},
-      {"n", &Measurement::n},
-      {"k", &Measurement::k},
-      {"batch", &Measurement::batch},
-      {"q_tokens", &Measurement::q_tokens},
-      {"kv_tokens", &Measurement::kv_tokens},
-      {"heads", &Measurement::heads},
-      {"kv_heads", &Measurement::kv_heads},
-      {"head_dim", &Measurement::head_dim}};
-  const auto it = k.find(key);
-  if (it == k.end() || it->second == nullptr) {  // callers pass only the ops' integer keys
+  std::int64_t Measurement::*member = calibration::shape_member(key);
+  if (member == nullptr) {  // callers pass only the ops' integer keys
     throw std::logic_error("shape_cost: no integer shape key " + std::string(key));
   }
-  return it->second;
+  return member;
 }
 
 // The op's shape columns, then its optional ones (the only optional one is expert_ffn's active_experts).

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "calibration/measurement_table.hpp"
-#include "experiments/cli.hpp"
 #include "experiments/row_pricing.hpp"
 #include "sim/core/params.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
 using namespace epsim;
@@ -19,17 +19,7 @@ using Catch::Contains;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = experiments::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test::cli;
 
 fs::path temp_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("epsim_calibrate_" + name);
@@ -112,6 +102,17 @@ TEST_CASE("calibrate fit writes a preset that calibrate check and a run read bac
   // The uncalibrated preset is visibly off on the same table.
   const auto before = cli({"calibrate", "check", table.string(), "--gpu", "h100"});
   REQUIRE_THAT(before.out, Contains("| expert_ffn | memory |"));
+  std::istringstream groups(before.out);
+  for (std::string line; std::getline(groups, line);) {
+    if (line.starts_with("| expert_ffn |")) {
+      // "| op | regime | rows | MAPE % | ...": the MAPE is the fourth cell.
+      std::size_t at = 0;
+      for (int bar = 0; bar < 4; ++bar) {
+        at = line.find('|', at) + 1;
+      }
+      CHECK(std::stod(line.substr(at)) > 10.0);
+    }
+  }
 
   // A run accepts the calibrated preset by path.
   const auto run = cli({"validate", std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", "--set",

@@ -7,11 +7,11 @@
 
 #include "calibration/measurement_table.hpp"
 #include "experiments/builders.hpp"
-#include "experiments/cli.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/row_pricing.hpp"
 #include "models/layer_work.hpp"
 #include "sim/core/error.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
 using namespace epsim;
@@ -58,16 +58,6 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-int run(std::vector<std::string> args, std::string* err_text = nullptr) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = experiments::run_cli(args, out, err);
-  if (err_text != nullptr) {
-    *err_text = err.str();
-  }
-  return code;
-}
-
 }  // namespace
 
 TEST_CASE("a measured table prices the expert FFN of a run and of its cost curves, deterministically") {
@@ -92,9 +82,9 @@ TEST_CASE("a measured table prices the expert FFN of a run and of its cost curve
   const auto tpot = [](const fs::path& out) {
     return nlohmann::json::parse(read(out / "summary.json"))["metrics"]["tpot_ms"]["mean"].get<double>();
   };
-  REQUIRE(run({"run", k_small, "--out", (dir / "plain").string()}) == 0);
-  REQUIRE(run({"run", k_small, "--set", set, "--out", (dir / "a").string()}) == 0);
-  REQUIRE(run({"run", k_small, "--set", set, "--out", (dir / "b").string()}) == 0);
+  REQUIRE(test::cli({"run", k_small, "--out", (dir / "plain").string()}).code == 0);
+  REQUIRE(test::cli({"run", k_small, "--set", set, "--out", (dir / "a").string()}).code == 0);
+  REQUIRE(test::cli({"run", k_small, "--set", set, "--out", (dir / "b").string()}).code == 0);
   CHECK(tpot(dir / "a") > 1.3 * tpot(dir / "plain"));
   CHECK(read(dir / "a" / "summary.json") == read(dir / "b" / "summary.json"));
   fs::remove_all(dir);
