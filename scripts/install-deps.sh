@@ -11,7 +11,7 @@ packages=(
   libeigen3-dev libtomlplusplus-dev
   libprotobuf-dev protobuf-compiler
   catch2 libspdlog-dev libfmt-dev nlohmann-json3-dev
-  coinor-libclp-dev
+  coinor-libclp-dev libyaml-cpp-dev
   libopenmpi-dev openmpi-bin
   libjs-vega nodejs
   chromium fonts-liberation

@@ -28,11 +28,12 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"calibration", {"sim/core", "hardware", "models", "calibration"}},
       {"workloads", {"sim/core", "workloads"}},
       {"policies", {"sim/core", "policies"}},
+      {"engines", {"sim/core", "hardware", "models", "workloads", "policies", "engines"}},
       {"sim/serving", {"sim/core", "hardware", "models", "workloads", "policies", "sim/serving"}},
       {"report", {"sim/core", "report"}},
       {"experiments",
-       {"sim/core", "hardware", "models", "calibration", "workloads", "policies", "sim/serving", "report",
-        "experiments"}},
+       {"sim/core", "hardware", "models", "calibration", "workloads", "policies", "engines", "sim/serving",
+        "report", "experiments"}},
   };
   return k;
 }
