@@ -102,11 +102,21 @@ trace::Step counts_step(const LoadMatrix& load, std::int64_t index, int top_k, c
                                     where, l, sum, first_sum));
     }
   }
-  s.set_tokens(static_cast<std::uint32_t>(first_sum / top_k));
+  const auto tokens = static_cast<std::uint32_t>(first_sum / top_k);
+  s.set_tokens(tokens);
+  for (int l = 0; l < s.layers_size(); ++l) {
+    const auto& c = s.layers(l).expert_tokens();
+    const auto most = std::max_element(c.begin(), c.end());
+    if (most != c.end() && *most > tokens) {
+      throw core::Error(fmt::format("{}, layer {}: expert {} has {} tokens, more than the {} tokens the layer routes "
+                                    "(counts sum / top_k = {})",
+                                    where, l, most - c.begin(), *most, tokens, top_k));
+    }
+  }
   return s;
 }
 
-std::string token_problem(const std::vector<std::int64_t>& ids, const trace::Header& h,
+std::string token_problem(std::span<const std::int64_t> ids, const trace::Header& h,
                           const std::optional<models::ModelSpec>& model) {
   if (ids.size() != h.top_k()) {
     return fmt::format("{} expert ids, expected top_k = {}", ids.size(), h.top_k());

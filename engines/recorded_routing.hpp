@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,7 @@ trace::Header recording_header(const RoutingImportOptions& o, std::int64_t layer
 trace::Step counts_step(const LoadMatrix& load, std::int64_t index, int top_k, const std::string& where);
 /// Checks a token's top-k ids (distinct, in range; at most topk_group expert groups when the model limits
 /// routing to groups); returns "" or what is wrong.
-std::string token_problem(const std::vector<std::int64_t>& ids, const trace::Header& h,
+std::string token_problem(std::span<const std::int64_t> ids, const trace::Header& h,
                           const std::optional<models::ModelSpec>& model);
 
 }  // namespace epsim::engines

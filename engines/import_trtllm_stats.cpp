@@ -1,0 +1,233 @@
+#include "engines/import_trtllm_stats.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "engines/layer_layout.hpp"
+#include "engines/safetensors.hpp"
+#include "sim/core/error.hpp"
+
+namespace epsim::engines {
+namespace {
+
+struct Meta {
+  int experts = 0;
+  int top_k = 0;
+};
+
+// The directory a user named (or the one holding the meta_info.json they named).
+std::filesystem::path stats_dir(const std::filesystem::path& p) {
+  return std::filesystem::is_directory(p) ? p : p.parent_path();
+}
+
+Meta read_meta(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / "meta_info.json";
+  std::ifstream in(path);
+  if (!in) {
+    throw core::Error(path.string() + ": cannot read (TensorRT-LLM writes it beside rank*.safetensors)");
+  }
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw core::Error(path.string() + ": invalid JSON: " + e.what());
+  }
+  const auto positive = [&](const char* key) {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer() || j[key].get<int>() < 1) {
+      throw core::Error(fmt::format("{}: expected a positive integer \"{}\"", path.string(), key));
+    }
+    return j[key].get<int>();
+  };
+  return Meta{positive("num_experts"), positive("num_experts_per_token")};
+}
+
+// rank{r}.safetensors (or cooccurrence_rank{r}...) in rank order.
+std::vector<std::filesystem::path> rank_files(const std::filesystem::path& dir, const std::string& prefix) {
+  const std::regex name(prefix + R"(rank(\d+)\.safetensors)");
+  std::map<int, std::filesystem::path> by_rank;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::smatch m;
+    const std::string file = entry.path().filename().string();
+    if (std::regex_match(file, m, name)) {
+      by_rank[std::stoi(m[1].str())] = entry.path();
+    }
+  }
+  std::vector<std::filesystem::path> out;
+  for (const auto& [r, p] : by_rank) {
+    out.push_back(p);
+  }
+  return out;
+}
+
+// The iterations and layers of the keys "{iteration}_{layer}" over all files; every key must parse.
+void keys_of(std::vector<SafetensorsFile>& files, const std::vector<std::filesystem::path>& paths,
+             std::set<std::int64_t>& iterations, std::set<int>& layers) {
+  const std::regex key(R"((\d+)_(\d+))");
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    for (const auto& [name, e] : files[f].tensors()) {
+      std::smatch m;
+      if (!std::regex_match(name, m, key)) {
+        throw core::Error(fmt::format("{}: tensor \"{}\": expected keys \"{{iteration}}_{{layer}}\"",
+                                      paths[f].string(), name));
+      }
+      iterations.insert(std::stoll(m[1].str()));
+      layers.insert(std::stoi(m[2].str()));
+    }
+  }
+}
+
+// The recorded layers that are the model's MoE layers (MTP layers past the hidden ones dropped), in order.
+std::vector<int> moe_layer_ids(const std::set<int>& recorded, const RoutingImportOptions& o, const std::string& where) {
+  std::vector<int> ids;
+  if (!o.model) {
+    ids.assign(recorded.begin(), recorded.end());
+    return ids;
+  }
+  const LayerLayout layout = layer_layout(*o.model);
+  for (const int l : recorded) {
+    if (l >= layout.hidden_layers) {
+      continue;  // an MTP draft layer
+    }
+    if (layout.moe_index(l) < 0) {
+      throw core::Error(fmt::format("{}: layer {} is recorded but is a dense layer of {}", where, l, o.model->name));
+    }
+    ids.push_back(l);
+  }
+  if (ids != layout.moe_layers) {
+    throw core::Error(fmt::format("{}: {} MoE layers recorded, the model {} has {} (hidden-layer ids {}..{})", where,
+                                  ids.size(), o.model->name, layout.num_moe_layers(), layout.moe_layers.front(),
+                                  layout.moe_layers.back()));
+  }
+  return ids;
+}
+
+void check_experts(const Meta& meta, const RoutingImportOptions& o, const std::string& where) {
+  if (o.model && meta.experts != o.model->routed_experts) {
+    throw core::Error(fmt::format("{}: num_experts = {}, the model {} has {} experts{}", where, meta.experts,
+                                  o.model->name, o.model->routed_experts,
+                                  meta.experts > o.model->routed_experts
+                                      ? " (recorded with the load balancer on, the counts are per slot, not per "
+                                        "expert: record with it off)"
+                                      : ""));
+  }
+}
+
+}  // namespace
+
+ImportSummary import_trtllm_expert_stats(const std::filesystem::path& path, const RoutingImportOptions& o,
+                                         StepSink& sink) {
+  const std::filesystem::path dir = stats_dir(path);
+  const Meta meta = read_meta(dir);
+  const std::string where = dir.string();
+  check_experts(meta, o, where + "/meta_info.json");
+  const auto paths = rank_files(dir, "");
+  if (paths.empty()) {
+    throw core::Error(where + ": no rank{r}.safetensors files");
+  }
+  std::vector<SafetensorsFile> files;
+  files.reserve(paths.size());
+  for (const auto& p : paths) {
+    files.emplace_back(p);
+  }
+  std::set<std::int64_t> iterations;
+  std::set<int> recorded;
+  keys_of(files, paths, iterations, recorded);
+  if (iterations.empty()) {
+    throw core::Error(where + ": the rank files hold no tensors");
+  }
+  if (*iterations.rbegin() - *iterations.begin() + 1 != static_cast<std::int64_t>(iterations.size())) {
+    throw core::Error(fmt::format("{}: iterations {}..{} are not contiguous ({} of them)", where, *iterations.begin(),
+                                  *iterations.rbegin(), iterations.size()));
+  }
+  const std::vector<int> layers = moe_layer_ids(recorded, o, where);
+  const trace::Header h = recording_header(o, static_cast<std::int64_t>(layers.size()), meta.experts, meta.top_k,
+                                           "trtllm-expert-stats", where);
+  sink.begin(h);
+  ImportSummary sum;
+  LoadMatrix load(layers.size(), std::vector<double>(static_cast<std::size_t>(meta.experts)));
+  for (const std::int64_t it : iterations) {
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      std::fill(load[l].begin(), load[l].end(), 0.0);
+      const std::string key = fmt::format("{}_{}", it, layers[l]);
+      bool any = false;
+      for (std::size_t f = 0; f < files.size(); ++f) {
+        if (files[f].tensors().count(key) == 0) {
+          continue;
+        }
+        const std::vector<double> counts = files[f].read(key);
+        if (static_cast<int>(counts.size()) != meta.experts) {
+          throw core::Error(fmt::format("{}: tensor \"{}\" has {} counts, meta_info.json says {} experts",
+                                        paths[f].string(), key, counts.size(), meta.experts));
+        }
+        for (std::size_t e = 0; e < counts.size(); ++e) {
+          load[l][e] += counts[e];
+        }
+        any = true;
+      }
+      if (!any) {
+        throw core::Error(fmt::format("{}: no rank recorded iteration {}, layer {}", where, it, layers[l]));
+      }
+    }
+    trace::Step s = counts_step(load, static_cast<std::int64_t>(sum.steps), meta.top_k,
+                                fmt::format("{}: iteration {}", where, it));
+    sink.step(s);
+    ++sum.steps;
+    sum.tokens += s.tokens();
+  }
+  sum.moe_layers = static_cast<std::int64_t>(layers.size());
+  sum.experts = meta.experts;
+  sum.top_k = meta.top_k;
+  return sum;
+}
+
+std::vector<double> trtllm_coactivation(const std::filesystem::path& path, const RoutingImportOptions& o) {
+  const std::filesystem::path dir = stats_dir(path);
+  const Meta meta = read_meta(dir);
+  const std::string where = dir.string();
+  check_experts(meta, o, where + "/meta_info.json");
+  const auto paths = rank_files(dir, "cooccurrence_");
+  if (paths.empty()) {
+    return {};
+  }
+  std::vector<SafetensorsFile> files;
+  files.reserve(paths.size());
+  for (const auto& p : paths) {
+    files.emplace_back(p);
+  }
+  std::set<std::int64_t> iterations;
+  std::set<int> recorded;
+  keys_of(files, paths, iterations, recorded);
+  const std::vector<int> layers = moe_layer_ids(recorded, o, where);
+  const auto E = static_cast<std::size_t>(meta.experts);
+  std::vector<double> out(layers.size() * E * E, 0.0);
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      for (const std::int64_t it : iterations) {
+        const std::string key = fmt::format("{}_{}", it, layers[l]);
+        if (files[f].tensors().count(key) == 0) {
+          continue;
+        }
+        const std::vector<double> m = files[f].read(key);
+        if (m.size() != E * E) {
+          throw core::Error(fmt::format("{}: tensor \"{}\" has {} values, expected {} x {}", paths[f].string(), key,
+                                        m.size(), E, E));
+        }
+        for (std::size_t a = 0; a < E; ++a) {
+          for (std::size_t b = 0; b < E; ++b) {
+            if (a != b) {
+              out[(l * E + a) * E + b] += m[a * E + b];
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace epsim::engines
