@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include <toml++/toml.h>
 #include <sstream>
@@ -14,6 +15,10 @@
 #include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/place_inputs.hpp"
+#include "experiments/recorded_load.hpp"
+#include "engines/layer_layout.hpp"
+#include "engines/placement_formats.hpp"
+#include "engines/routing_importers.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/roofline.hpp"
 #include "models/model_spec.hpp"
@@ -29,13 +34,65 @@ namespace po = boost::program_options;
 namespace epsim::experiments {
 namespace {
 
+// --model's spec, when given.
+std::optional<models::ModelSpec> model_of(const po::variables_map& vm) {
+  if (!vm.count("model")) {
+    return std::nullopt;
+  }
+  const std::string name = vm["model"].as<std::string>();
+  if (const std::string m = models::model_presets().unknown_message(name); !m.empty()) {
+    throw std::invalid_argument("--model: " + m);
+  }
+  return models::load_model_preset(name);
+}
+
+// The loads of --load: epsim's JSON or CSV, or an engine's recording streamed through its importer (the
+// window of --from-step / --window-steps, step by step only for a policy that scores steps).
+LoadFile read_load(const std::filesystem::path& path, const po::variables_map& vm,
+                   const std::optional<models::ModelSpec>& model, const policies::PolicyNeeds& needs) {
+  const engines::RoutingImporter* importer = nullptr;
+  if (vm.count("load-format")) {
+    importer = engines::find_routing_importer(vm["load-format"].as<std::string>());
+    if (importer == nullptr) {
+      throw std::invalid_argument("--load-format: unknown format \"" + vm["load-format"].as<std::string>() +
+                                  "\" (epsim trace import --help lists them)");
+    }
+  } else {
+    importer = engines::detect_routing_format(path);
+  }
+  if (importer == nullptr) {
+    return path.extension() == ".csv" ? read_load_csv(path) : read_load_json(path);
+  }
+  engines::RoutingImportOptions o;
+  o.model = model;
+  o.top_k = vm.count("top-k") ? vm["top-k"].as<int>() : 0;
+  o.tokens_per_step = vm["tokens-per-step"].as<std::int64_t>();
+  RecordingWindow w;
+  w.from_step = vm["from-step"].as<std::int64_t>();
+  w.steps = vm["window-steps"].as<std::int64_t>();
+  if (w.from_step < 0 || w.steps < 0 || o.tokens_per_step < 0) {
+    throw std::invalid_argument("--from-step, --window-steps and --tokens-per-step must be >= 0");
+  }
+  w.keep_steps = needs.step_window;
+  w.coactivation = needs.coactivation && !vm.count("coactivation");
+  return load_recording(path, *importer, o, w);
+}
+
 // The command's options.
 po::options_description place_options() {
   po::options_description d("place options");
   d.add_options()("help,h", "help")("policy", po::value<std::string>()->default_value("eplb"), "placement policy")(
       "load", po::value<std::string>()->required(),
-      "expert loads: JSON {\"weight\": [[...]]} and/or {\"window\": [[[...]]]} per step, or CSV "
-      "layer,expert,tokens or step,layer,expert,tokens")(
+      "expert loads: JSON {\"weight\": [[...]]} and/or {\"window\": [[[...]]]} per step, CSV "
+      "layer,expert,tokens or step,layer,expert,tokens, or an engine's recording (vLLM routed experts .jsonl, a "
+      "TensorRT-LLM statistics directory, an EPLB load history .json, an epsim trace)")(
+      "load-format", po::value<std::string>(), "the recording's format when its name does not tell (trace import --help)")(
+      "from-step", po::value<std::int64_t>()->default_value(0), "recordings: steps skipped before the window")(
+      "window-steps", po::value<std::int64_t>()->default_value(0),
+      "recordings: steps in the window (0 = all after --from-step)")(
+      "top-k", po::value<int>(), "count-only recordings without --model: experts per token")(
+      "tokens-per-step", po::value<std::int64_t>()->default_value(0),
+      "vLLM routed experts: tokens per step (0 = one request per step)")(
       "curves", po::value<std::string>(), "per-GPU cost curves C_g(n), CSV gpu,tokens,latency_us (GEM, ViBE)")(
       "config", po::value<std::string>(),
       "experiment TOML whose GPUs, variability and model give the cost curves instead (policy.cost_profile)")(
@@ -48,7 +105,9 @@ po::options_description place_options() {
       "cluster", po::value<std::string>(), "cluster preset: nodes = gpus / its GPUs per node")(
       "model", po::value<std::string>(), "model preset: checks the expert count, default groups")(
       "out", po::value<std::string>(), "output file (default: standard output)")(
-      "format", po::value<std::string>()->default_value("epsim"), "epsim or vllm");
+      "format", po::value<std::string>()->default_value("epsim"),
+      "epsim, or the file an engine loads: sglang, sglang-logical-count, trtllm, vllm-ascend, vllm (EplbState; "
+      "upstream vLLM loads no placement file), vllm-slots (docs/engines.md)");
   return d;
 }
 
@@ -191,6 +250,8 @@ std::unique_ptr<hardware::CostModel> attach_inputs(policies::PlacementInput& in,
   }
   if (vm.count("coactivation")) {
     in.coactivation = read_coactivation(vm["coactivation"].as<std::string>(), in.num_layers, in.num_experts);
+  } else {
+    in.coactivation = f.coactivation;
   }
   std::unique_ptr<hardware::CostModel> cost;  // outlives the curves of --config in exact mode
   if (vm.count("config")) {
@@ -231,11 +292,9 @@ toml::table option_table(const po::variables_map& vm) {
   return options;
 }
 
-// The placement as epsim's JSON (with predicted per-GPU loads and, given curves, times) or vLLM's
-// EplbState tensors.
+// The placement as epsim's JSON (with predicted per-GPU loads and, given curves, times).
 nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFile& f,
-                                      const policies::PlacementInput& in, const std::string& policy_name,
-                                      const std::string& format) {
+                                      const policies::PlacementInput& in, const std::string& policy_name) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json phy2log = nlohmann::ordered_json::array();
   nlohmann::ordered_json log2phy = nlohmann::ordered_json::array();
@@ -282,24 +341,17 @@ nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFi
       gpu_time_us.push_back(us);
     }
   }
-  if (format == "vllm") {
-    // vLLM's EplbState keeps three tensors per MoE layer; this file holds them as nested lists.
-    j["physical_to_logical_map"] = phy2log;
-    j["logical_to_physical_map"] = log2phy;
-    j["logical_replica_count"] = logcnt;
-  } else {
-    j["policy"] = policy_name;
-    j["num_replicas"] = f.num_replicas;
-    j["num_groups"] = f.num_groups;
-    j["num_nodes"] = f.num_nodes;
-    j["num_gpus"] = f.num_gpus;
-    j["phy2log"] = phy2log;
-    j["log2phy"] = log2phy;
-    j["logcnt"] = logcnt;
-    j["gpu_load"] = gpu_load;
-    if (in.curves) {
-      j["gpu_time_us"] = gpu_time_us;
-    }
+  j["policy"] = policy_name;
+  j["num_replicas"] = f.num_replicas;
+  j["num_groups"] = f.num_groups;
+  j["num_nodes"] = f.num_nodes;
+  j["num_gpus"] = f.num_gpus;
+  j["phy2log"] = phy2log;
+  j["log2phy"] = log2phy;
+  j["logcnt"] = logcnt;
+  j["gpu_load"] = gpu_load;
+  if (in.curves) {
+    j["gpu_time_us"] = gpu_time_us;
   }
   return j;
 }
@@ -311,47 +363,71 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   if (std::find(args.begin(), args.end(), "--help") != args.end()) {
     out << "usage: epsim place --policy NAME --load FILE [--gpus P] [--nodes N] [--groups G] [--slots R] "
            "[--cluster NAME] [--model NAME] [--curves CSV | --config TOML] [--option K=V]... [--seed S] "
-           "[--coactivation CSV] "
-           "[--out FILE] [--format epsim|vllm]\n\n"
+           "[--coactivation CSV] [--from-step S] [--window-steps N] "
+           "[--out FILE] [--format epsim|sglang|sglang-logical-count|trtllm|vllm-ascend|vllm|vllm-slots]\n\n"
+           "Engines: sglang and trtllm number hidden layers (dense ones included) and need --model; vllm-ascend "
+           "and the vllm files number MoE layers. Upstream vLLM cannot load a placement file today: --format vllm "
+           "writes its EplbState maps (for tools and patches), --format vllm-slots the [MoE layers][slots] list its "
+           "open placement-file work reads.\n\n"
         << d;
     return 0;
   }
   const po::variables_map vm = parse_command_line(args, d);
   const std::string format = vm["format"].as<std::string>();
-  if (format != "epsim" && format != "vllm") {
-    throw std::invalid_argument("--format: expected epsim or vllm, got \"" + format + "\"");
+  const engines::PlacementFormat* engine_format = engines::find_placement_format(format);
+  if (format != "epsim" && engine_format == nullptr) {
+    throw std::invalid_argument("--format: expected epsim, " + engines::placement_format_names() + ", got \"" +
+                                format + "\"");
+  }
+  if (engine_format != nullptr && engine_format->hidden_layer_ids && !vm.count("model")) {
+    throw std::invalid_argument("--format " + format +
+                                " numbers hidden layers (dense ones included): give --model NAME");
   }
   const std::string policy_name = vm["policy"].as<std::string>();
   if (const std::string m = policies::placement_registry().unknown_message(policy_name); !m.empty()) {
     throw std::invalid_argument("--policy: " + m);
   }
+  const toml::table options = option_table(vm);
+  core::ParamTable policy_options({core::ParamLayer{&options, "--option"}}, "policy.placement_options");
+  const auto policy = policies::placement_registry().create(policy_name, policy_options);
+
   const std::filesystem::path load_path = vm["load"].as<std::string>();
   if (!std::filesystem::exists(load_path)) {
     throw core::Error(load_path.string() + ": no such file");
   }
-  LoadFile f = load_path.extension() == ".csv" ? read_load_csv(load_path) : read_load_json(load_path);
+  const std::optional<models::ModelSpec> model = model_of(vm);
+  LoadFile f = read_load(load_path, vm, model, policy->needs());
   const std::string src = load_path.string();
   const std::size_t experts = check_loads(f, src);
   resolve_shape(f, vm, experts, src);
   policies::PlacementInput in = placement_input(f, experts, src, vm["seed"].as<std::uint64_t>());
   const std::unique_ptr<hardware::CostModel> cost = attach_inputs(in, vm, f, experts, src);
-  const toml::table options = option_table(vm);
-  core::ParamTable policy_options({core::ParamLayer{&options, "--option"}}, "policy.placement_options");
-  const auto policy = policies::placement_registry().create(policy_name, policy_options);
   if (policy->needs().cost_curves && !in.curves) {
     throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
   }
   if (policy->needs().coactivation && in.coactivation.empty()) {
-    throw std::invalid_argument("--policy " + policy_name + " needs co-selection counts: --coactivation CSV");
+    throw std::invalid_argument("--policy " + policy_name +
+                                " needs co-selection counts: --coactivation CSV, or a recording with per-token ids");
   }
   const policies::Placement p = policy->place(in);
 
-  const nlohmann::ordered_json j = placement_json(p, f, in, policy_name, format);
-  const std::string text = j.dump() + "\n";
+  std::string text;
+  if (engine_format != nullptr) {
+    const engines::LayerLayout layout =
+        model ? engines::layer_layout(*model) : engines::all_moe_layout(static_cast<int>(p.layers.size()));
+    if (layout.num_moe_layers() != static_cast<int>(p.layers.size())) {
+      throw core::Error(fmt::format("{}: {} MoE layers of loads, the model {} has {}", src, p.layers.size(),
+                                    model->name, layout.num_moe_layers()));
+    }
+    text = engine_format->write({p, layout, f.weight});
+  } else {
+    text = placement_json(p, f, in, policy_name).dump() + "\n";
+  }
   if (vm.count("out")) {
     core::write_file_atomically(vm["out"].as<std::string>(), text);
-    out << fmt::format("{} placement of {} layers x {} experts on {} GPUs ({} slots) written to {}\n", policy_name,
-                       p.layers.size(), experts, f.num_gpus, f.num_replicas, vm["out"].as<std::string>());
+    out << fmt::format("{} placement of {} layers x {} experts on {} GPUs ({} slots) written to {} ({})\n",
+                       policy_name, p.layers.size(), experts, f.num_gpus, f.num_replicas, vm["out"].as<std::string>(),
+                       engine_format != nullptr ? std::string(engine_format->loader) : std::string("epsim"));
   } else {
     out << text;
   }

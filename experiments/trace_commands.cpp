@@ -5,7 +5,11 @@
 #include <array>
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <optional>
 
+#include "engines/coactivation.hpp"
+#include "engines/import_trtllm_stats.hpp"
+#include "engines/routing_importers.hpp"
 #include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
 #include "models/model_spec.hpp"
@@ -20,7 +24,7 @@ namespace po = boost::program_options;
 namespace epsim::experiments {
 namespace {
 
-constexpr const char* k_usage = R"(usage: epsim trace <gen|stats|convert> [options]
+constexpr const char* k_usage = R"(usage: epsim trace <gen|stats|convert|import> [options]
 
   gen [CONFIG] --out FILE   synthesise a trace from a config's model and [routing] (default: the demo's)
   stats FILE                skew, Gini, activity, correlated pairs, per-GPU shares, drift of a trace;
@@ -28,6 +32,8 @@ constexpr const char* k_usage = R"(usage: epsim trace <gen|stats|convert> [optio
                             and topk_group, e.g. deepseek-v3) also the tokens whose top-k experts reach
                             more than M of the N expert groups (needs per-token expert ids)
   convert IN OUT            CSV (step,layer,expert,tokens) or per-token JSON -> trace, or trace -> CSV
+  import IN OUT             what an engine recorded -> trace, streamed: vLLM routed experts (.jsonl), a
+                            TensorRT-LLM expert-statistics directory, an EPLB load history (.json)
 )";
 
 int gen(const std::vector<std::string>& args, std::ostream& out) {
@@ -176,6 +182,103 @@ int convert(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
+int import_recording(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d("trace import options");
+  d.add_options()("help,h", "help")("in", po::value<std::string>()->required(), "the recording (file or directory)")(
+      "out", po::value<std::string>()->required(), "trace file to write")(
+      "format", po::value<std::string>(), "the recording's format (default: told from its name and first bytes)")(
+      "model", po::value<std::string>(), "model preset: checks layers, experts, top-k and group-limited routing")(
+      "top-k", po::value<int>(), "count-only recordings without --model: experts per token")(
+      "tokens-per-step", po::value<std::int64_t>()->default_value(0),
+      "vLLM routed experts: tokens per trace step, requests packed in order (0 = one request per step)")(
+      "coactivation-out", po::value<std::string>(),
+      "also write co-selection counts, CSV layer,expert_a,expert_b,tokens (per-token recordings, or TensorRT-LLM's "
+      "co-occurrence files)");
+  po::positional_options_description pos;
+  pos.add("in", 1).add("out", 1);
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    out << "usage: epsim trace import IN OUT [--format F] [--model NAME] [--top-k K] [--tokens-per-step N] "
+           "[--coactivation-out CSV]\n\nformats:\n";
+    for (const auto& i : engines::routing_importers()) {
+      out << fmt::format("  {:<22}{}\n", i.name, i.description);
+    }
+    out << "\n" << d;
+    return 0;
+  }
+  const auto vm = parse_command_line(args, d, pos);
+  const std::filesystem::path in = vm["in"].as<std::string>();
+  const std::filesystem::path to = vm["out"].as<std::string>();
+  if (!std::filesystem::exists(in)) {
+    throw core::Error(in.string() + ": no such file or directory");
+  }
+  const engines::RoutingImporter* importer =
+      vm.count("format") ? engines::find_routing_importer(vm["format"].as<std::string>())
+                         : engines::detect_routing_format(in);
+  if (importer == nullptr) {
+    throw std::invalid_argument(vm.count("format") ? "--format: unknown format \"" + vm["format"].as<std::string>() +
+                                                         "\" (trace import --help lists them)"
+                                                   : in.string() + ": format not recognised; give --format");
+  }
+  engines::RoutingImportOptions o;
+  if (vm.count("model")) {
+    const std::string name = vm["model"].as<std::string>();
+    if (const std::string m = models::model_presets().unknown_message(name); !m.empty()) {
+      throw std::invalid_argument("--model: " + m);
+    }
+    o.model = models::load_model_preset(name);
+    o.model_name = name;
+  }
+  o.top_k = vm.count("top-k") ? vm["top-k"].as<int>() : 0;
+  o.tokens_per_step = vm["tokens-per-step"].as<std::int64_t>();
+  if (o.tokens_per_step < 0) {
+    throw std::invalid_argument("--tokens-per-step must be >= 0");
+  }
+  // A tee: every step into the trace, and into the co-selection tally when asked.
+  struct Tee : engines::StepSink {
+    engines::TraceFileSink file;
+    bool want_tally = false;
+    std::optional<engines::CoactivationTally> tally;
+    trace::Header header;
+    explicit Tee(std::filesystem::path p) : file(std::move(p)) {}
+    void begin(const trace::Header& h) override {
+      header = h;
+      file.begin(h);
+      if (want_tally && h.has_token_experts()) {
+        tally.emplace(h);
+      }
+    }
+    void step(const trace::Step& s) override {
+      file.step(s);
+      if (tally) {
+        tally->add(s);
+      }
+    }
+  } tee(to);
+  tee.want_tally = vm.count("coactivation-out") > 0;
+  const engines::ImportSummary sum = importer->run(in, o, tee);
+  std::vector<double> co;
+  if (tee.want_tally) {
+    co = tee.tally ? tee.tally->counts()
+         : importer->name == "trtllm-expert-stats" ? engines::trtllm_coactivation(in, o)
+                                                   : std::vector<double>{};
+    if (co.empty()) {
+      throw core::Error(in.string() + ": no per-token expert ids (nor co-occurrence files) to count co-selections "
+                                      "from; nothing written");
+    }
+  }
+  tee.file.close();
+  if (tee.want_tally) {
+    core::write_file_atomically(vm["coactivation-out"].as<std::string>(),
+                                engines::coactivation_csv(co, tee.header.moe_layers(), tee.header.experts()));
+  }
+  out << fmt::format("imported {} steps ({} tokens{}) of {} MoE layers x {} experts, top-{} ({}): {} -> {}\n", sum.steps,
+                     sum.tokens,
+                     sum.cached_tokens > 0 ? fmt::format(", {} prefix-cached tokens left out", sum.cached_tokens)
+                                           : std::string(),
+                     sum.moe_layers, sum.experts, sum.top_k, importer->name, in.string(), to.string());
+  return 0;
+}
+
 }  // namespace
 
 int trace_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -184,14 +287,14 @@ int trace_command(const std::vector<std::string>& args, std::ostream& out) {
     return args.empty() ? 2 : 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  static constexpr std::array<std::pair<std::string_view, int (*)(const std::vector<std::string>&, std::ostream&)>, 3>
-      k_subcommands{{{"gen", gen}, {"stats", stats}, {"convert", convert}}};
+  static constexpr std::array<std::pair<std::string_view, int (*)(const std::vector<std::string>&, std::ostream&)>, 4>
+      k_subcommands{{{"gen", gen}, {"stats", stats}, {"convert", convert}, {"import", import_recording}}};
   for (const auto& [name, run] : k_subcommands) {
     if (args[0] == name) {
       return run(rest, out);
     }
   }
-  throw std::invalid_argument("unknown trace command \"" + args[0] + "\"; valid commands are: gen, stats, convert");
+  throw std::invalid_argument("unknown trace command \"" + args[0] + "\"; valid commands are: gen, stats, convert, import");
 }
 
 }  // namespace epsim::experiments

@@ -48,7 +48,7 @@ class GemPlacement final : public PlacementPolicy {
  public:
   explicit GemPlacement(GemOptions opt) : opt_(opt) {}
   Placement place(const PlacementInput& in) override;
-  PolicyNeeds needs() const override { return {.load_window = true, .cost_curves = true}; }
+  PolicyNeeds needs() const override { return {.load_window = true, .step_window = true, .cost_curves = true}; }
 
  private:
   GemOptions opt_;

@@ -5,14 +5,15 @@ namespace epsim::policies {
 
 struct PolicyNeeds {
   bool load_window = false;   ///< PlacementInput::expert_load and window_load (a profiled load window)
+  bool step_window = false;   ///< scores the window step by step (window_load), not only its total
   bool cost_curves = false;   ///< PlacementInput::curves (C_g(n) of the group's GPUs)
   bool coactivation = false;  ///< PlacementInput::coactivation (co-selection counts)
   bool origins = false;       ///< per-origin token counts in every step (routing: StepLayerLoad::origin_tokens)
   bool predictions = false;   ///< a forecast of the group's queued work (rebalancing: RebalanceView::predicted_load)
 
   PolicyNeeds operator|(const PolicyNeeds& o) const {
-    return {load_window || o.load_window, cost_curves || o.cost_curves, coactivation || o.coactivation,
-            origins || o.origins, predictions || o.predictions};
+    return {load_window || o.load_window,   step_window || o.step_window, cost_curves || o.cost_curves,
+            coactivation || o.coactivation, origins || o.origins,       predictions || o.predictions};
   }
   bool operator==(const PolicyNeeds&) const = default;
 };

@@ -206,7 +206,7 @@ TEST_CASE("trtllm expert statistics: ranks summed per iteration, hidden-layer ke
   }
 }
 
-TEST_CASE("eplb load history: each entry a step; SGLang's hidden-layer rows reduced to MoE rows", "[engines]") {
+TEST_CASE("eplb load history: each entry a step, SGLang's hidden-layer rows reduced to MoE rows", "[engines]") {
   const fs::path p = scratch("history.json");
   write(p, R"({"load_history": [
       {"logical_expert_load": [[0, 0, 0, 0, 0, 0, 0, 0], [2, 2, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 0, 0, 0, 0]]},
