@@ -82,7 +82,7 @@ LoadFile read_load(const std::filesystem::path& path, const po::variables_map& v
 po::options_description place_options() {
   po::options_description d("place options");
   d.add_options()("help,h", "help")("policy", po::value<std::string>()->default_value("eplb"), "placement policy")(
-      "load", po::value<std::string>()->required(),
+      "load", po::value<std::string>(),
       "expert loads: JSON {\"weight\": [[...]]} and/or {\"window\": [[[...]]]} per step, CSV "
       "layer,expert,tokens or step,layer,expert,tokens, or an engine's recording (vLLM routed experts .jsonl, a "
       "TensorRT-LLM statistics directory, an EPLB load history .json, an epsim trace)")(
@@ -105,6 +105,9 @@ po::options_description place_options() {
       "cluster", po::value<std::string>(), "cluster preset: nodes = gpus / its GPUs per node")(
       "model", po::value<std::string>(), "model preset: checks the expert count, default groups")(
       "out", po::value<std::string>(), "output file (default: standard output)")(
+      "check", po::value<std::string>(),
+      "instead of placing: read FILE, a placement in --format (an engine's), check it against --model and --gpus, "
+      "and with --load report its predicted per-GPU balance")(
       "format", po::value<std::string>()->default_value("epsim"),
       "epsim, or the file an engine loads: sglang, sglang-logical-count, trtllm, vllm-ascend, vllm (EplbState; "
       "upstream vLLM loads no placement file), vllm-slots (docs/engines.md)");
@@ -356,6 +359,69 @@ nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFi
   return j;
 }
 
+// --check FILE: an engine's placement file read back, checked, and (with --load) its balance predicted.
+int check_placement_file(const po::variables_map& vm, const engines::PlacementFormat& format,
+                         const std::optional<models::ModelSpec>& model, std::ostream& out) {
+  if (format.read == nullptr || !model || !vm.count("gpus")) {
+    throw std::invalid_argument("--check FILE needs --format of a placement (not " + std::string(format.name) +
+                                "), --model NAME and --gpus P");
+  }
+  const std::filesystem::path path = vm["check"].as<std::string>();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw core::Error(path.string() + ": cannot read");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const engines::LayerLayout layout = engines::layer_layout(*model);
+  const int gpus = vm["gpus"].as<int>();
+  const policies::Placement p =
+      format.read(text.str(), layout, static_cast<int>(model->routed_experts), gpus, path.string());
+  const auto& first = p.layers.front();
+  int redundant = 0;
+  for (const auto& layer : p.layers) {
+    redundant = std::max(redundant, layer.num_slots() - layer.num_experts);
+  }
+  out << fmt::format("{}: {} placement of {} MoE layers x {} experts on {} GPUs, {} slots per GPU ({} redundant)\n",
+                     path.string(), format.name, p.layers.size(), first.num_experts, gpus, first.slots_per_gpu,
+                     redundant);
+  if (vm.count("load")) {
+    LoadFile f = read_load(vm["load"].as<std::string>(), vm, model, policies::PolicyNeeds{});
+    check_loads(f, vm["load"].as<std::string>());
+    if (f.weight.size() != p.layers.size() || f.weight[0].size() != static_cast<std::size_t>(first.num_experts)) {
+      throw core::Error(fmt::format("{}: {} layers x {} experts of loads for a placement of {} x {}",
+                                    vm["load"].as<std::string>(), f.weight.size(), f.weight[0].size(), p.layers.size(),
+                                    first.num_experts));
+    }
+    double sum = 0.0;
+    double worst = 0.0;
+    std::size_t worst_layer = 0;
+    for (std::size_t l = 0; l < p.layers.size(); ++l) {
+      const auto& layer = p.layers[l];
+      std::vector<double> load(static_cast<std::size_t>(gpus), 0.0);
+      for (int s = 0; s < layer.num_slots(); ++s) {
+        const auto e = static_cast<std::size_t>(layer.phy2log[static_cast<std::size_t>(s)]);
+        load[static_cast<std::size_t>(layer.gpu_of_slot(s))] += f.weight[l][e] / layer.logcnt[e];
+      }
+      double total = 0.0;
+      for (const double x : load) {
+        total += x;
+      }
+      const double ratio = total > 0.0 ? *std::max_element(load.begin(), load.end()) * gpus / total : 1.0;
+      sum += ratio;
+      if (ratio > worst) {
+        worst = ratio;
+        worst_layer = l;
+      }
+    }
+    out << fmt::format("predicted per-GPU load max/mean (replicas share their expert's tokens evenly): {:.3f} over "
+                       "layers, worst {:.3f} at MoE layer {} (hidden layer {})\n",
+                       sum / static_cast<double>(p.layers.size()), worst, worst_layer,
+                       layout.moe_layers[worst_layer]);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int place_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -364,7 +430,8 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     out << "usage: epsim place --policy NAME --load FILE [--gpus P] [--nodes N] [--groups G] [--slots R] "
            "[--cluster NAME] [--model NAME] [--curves CSV | --config TOML] [--option K=V]... [--seed S] "
            "[--coactivation CSV] [--from-step S] [--window-steps N] "
-           "[--out FILE] [--format epsim|sglang|sglang-logical-count|trtllm|vllm-ascend|vllm|vllm-slots]\n\n"
+           "[--out FILE] [--format epsim|sglang|sglang-logical-count|trtllm|vllm-ascend|vllm|vllm-slots]\n"
+           "       epsim place --check FILE --format F --model NAME --gpus P [--load FILE]\n\n"
            "Engines: sglang and trtllm number hidden layers (dense ones included) and need --model; vllm-ascend "
            "and the vllm files number MoE layers. Upstream vLLM cannot load a placement file today: --format vllm "
            "writes its EplbState maps (for tools and patches), --format vllm-slots the [MoE layers][slots] list its "
@@ -379,9 +446,18 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     throw std::invalid_argument("--format: expected epsim, " + engines::placement_format_names() + ", got \"" +
                                 format + "\"");
   }
-  if (engine_format != nullptr && engine_format->hidden_layer_ids && !vm.count("model")) {
+  if (engine_format != nullptr && engine_format->hidden_layer_ids && !vm.count("model") && !vm.count("check")) {
     throw std::invalid_argument("--format " + format +
                                 " numbers hidden layers (dense ones included): give --model NAME");
+  }
+  if (vm.count("check")) {
+    if (engine_format == nullptr) {
+      throw std::invalid_argument("--check FILE needs --format, the engine's format of FILE");
+    }
+    return check_placement_file(vm, *engine_format, model_of(vm), out);
+  }
+  if (!vm.count("load")) {
+    throw std::invalid_argument("--load FILE is required (the loads to place from)");
   }
   const std::string policy_name = vm["policy"].as<std::string>();
   if (const std::string m = policies::placement_registry().unknown_message(policy_name); !m.empty()) {
