@@ -58,6 +58,7 @@ std::vector<std::filesystem::path> rank_files(const std::filesystem::path& dir, 
     }
   }
   std::vector<std::filesystem::path> out;
+  out.reserve(by_rank.size());
   for (const auto& [r, p] : by_rank) {
     out.push_back(p);
   }
@@ -72,8 +73,8 @@ void keys_of(std::vector<SafetensorsFile>& files, const std::vector<std::filesys
     for (const auto& [name, e] : files[f].tensors()) {
       std::smatch m;
       if (!std::regex_match(name, m, key)) {
-        throw core::Error(fmt::format("{}: tensor \"{}\": expected keys \"{{iteration}}_{{layer}}\"",
-                                      paths[f].string(), name));
+        throw core::Error(
+            fmt::format("{}: tensor \"{}\": expected keys \"{{iteration}}_{{layer}}\"", paths[f].string(), name));
       }
       iterations.insert(std::stoll(m[1].str()));
       layers.insert(std::stoi(m[2].str()));
@@ -173,8 +174,8 @@ ImportSummary import_trtllm_expert_stats(const std::filesystem::path& path, cons
         throw core::Error(fmt::format("{}: no rank recorded iteration {}, layer {}", where, it, layers[l]));
       }
     }
-    trace::Step s = counts_step(load, static_cast<std::int64_t>(sum.steps), meta.top_k,
-                                fmt::format("{}: iteration {}", where, it));
+    trace::Step s =
+        counts_step(load, static_cast<std::int64_t>(sum.steps), meta.top_k, fmt::format("{}: iteration {}", where, it));
     sink.step(s);
     ++sum.steps;
     sum.tokens += s.tokens();
@@ -214,8 +215,8 @@ std::vector<double> trtllm_coactivation(const std::filesystem::path& path, const
         }
         const std::vector<double> m = files[f].read(key);
         if (m.size() != E * E) {
-          throw core::Error(fmt::format("{}: tensor \"{}\" has {} values, expected {} x {}", paths[f].string(), key,
-                                        m.size(), E, E));
+          throw core::Error(
+              fmt::format("{}: tensor \"{}\" has {} values, expected {} x {}", paths[f].string(), key, m.size(), E, E));
         }
         for (std::size_t a = 0; a < E; ++a) {
           for (std::size_t b = 0; b < E; ++b) {

@@ -26,8 +26,8 @@ Routing routing_of(const nlohmann::json& j, const std::string& where) {
   if (j.is_string()) {
     const NpyArray a = parse_npy(decode_base64(j.get_ref<const std::string&>(), where), where);
     if (a.shape.size() != 3) {
-      throw core::Error(fmt::format("{}: a {}-dimensional array; expected [tokens][layers][top_k]", where,
-                                    a.shape.size()));
+      throw core::Error(
+          fmt::format("{}: a {}-dimensional array; expected [tokens][layers][top_k]", where, a.shape.size()));
     }
     r.tokens = a.shape[0];
     r.layers = a.shape[1];
@@ -94,7 +94,10 @@ std::vector<std::pair<std::string, const nlohmann::json*>> arrays_of(const nlohm
 class StepPacker {
  public:
   StepPacker(StepSink& sink, const trace::Header& h, std::int64_t tokens_per_step)
-      : sink_(sink), h_(h), per_step_(tokens_per_step), counts_(h.moe_layers() * std::size_t{h.experts()}, 0),
+      : sink_(sink),
+        h_(h),
+        per_step_(tokens_per_step),
+        counts_(h.moe_layers() * std::size_t{h.experts()}, 0),
         ids_(h.moe_layers()) {}
 
   void add(const std::int64_t* ids_by_layer_k, std::size_t layer_stride) {
@@ -152,8 +155,9 @@ ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, cons
     throw core::Error(path.string() + ": cannot read");
   }
   if (!o.model) {
-    throw std::invalid_argument("vllm-routed-experts: give --model NAME (ids are checked against its experts and "
-                                "layers, and dense layers are told from MoE ones)");
+    throw std::invalid_argument(
+        "vllm-routed-experts: give --model NAME (ids are checked against its experts and "
+        "layers, and dense layers are told from MoE ones)");
   }
   const LayerLayout layout = layer_layout(*o.model);
   trace::Header h;
@@ -176,11 +180,13 @@ ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, cons
     }
     const auto arrays = arrays_of(j);
     if (arrays.empty()) {
-      throw core::Error(at + ": no routed experts (expected \"routed_experts\", \"choices\"[i].\"routed_experts\" or "
-                             "\"prompt_routed_experts\"; was the server started with --enable-return-routed-experts?)");
+      throw core::Error(at +
+                        ": no routed experts (expected \"routed_experts\", \"choices\"[i].\"routed_experts\" or "
+                        "\"prompt_routed_experts\"; was the server started with --enable-return-routed-experts?)");
     }
     for (const auto& [name, array] : arrays) {
-      const std::string where = at + ", " + name;
+      std::string where = at;
+      where.append(", ").append(name);
       const Routing r = routing_of(*array, where);
       // Which recorded layers are the MoE layers.
       bool hidden = false;
@@ -225,7 +231,7 @@ ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, cons
         packer->add(token.data(), static_cast<std::size_t>(r.top_k));
       }
     }
-    if (o.tokens_per_step == 0) {
+    if (o.tokens_per_step == 0 && packer) {
       packer->flush();
     }
   }

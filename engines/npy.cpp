@@ -66,8 +66,8 @@ NpyArray parse_npy(std::string_view bytes, const std::string& where) {
   }
   if (descr.size() < 3 || (descr[1] != 'i' && descr[1] != 'u') ||
       (descr[0] != '<' && descr[0] != '>' && descr[0] != '|')) {
-    throw core::Error(fmt::format("{}: .npy dtype '{}'; expected an integer array ('<i4', '<i2', '|u1', ...)", where,
-                                  descr));
+    throw core::Error(
+        fmt::format("{}: .npy dtype '{}'; expected an integer array ('<i4', '<i2', '|u1', ...)", where, descr));
   }
   const bool is_signed = descr[1] == 'i';
   const bool big = descr[0] == '>';

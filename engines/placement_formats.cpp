@@ -26,8 +26,8 @@ constexpr std::array k_formats{
                     "layer_updates_per_iter: 0",
                     true, write_trtllm_yaml, read_trtllm_yaml},
     PlacementFormat{"vllm-ascend", "vllm-ascend additional_config expert_map_path FILE.json",
-                    "moe_layer_count, layer_list [device_list [device_expert]] per MoE layer", false,
-                    write_vllm_ascend, read_vllm_ascend},
+                    "moe_layer_count, layer_list [device_list [device_expert]] per MoE layer", false, write_vllm_ascend,
+                    read_vllm_ascend},
     PlacementFormat{"vllm", "none upstream (vLLM's EplbState, for tools and patches)",
                     "physical_to_logical_map, logical_to_physical_map, logical_replica_count per MoE layer", false,
                     write_vllm_eplb_state, read_vllm_eplb_state},
@@ -37,7 +37,9 @@ constexpr std::array k_formats{
 
 }  // namespace
 
-std::span<const PlacementFormat> placement_formats() { return k_formats; }
+std::span<const PlacementFormat> placement_formats() {
+  return k_formats;
+}
 
 const PlacementFormat* find_placement_format(std::string_view name) {
   for (const auto& f : k_formats) {
@@ -61,9 +63,10 @@ void require_full_slots(const policies::Placement& p, std::string_view format) {
     const auto& slots = p.layers[m].phy2log;
     const auto it = std::find(slots.begin(), slots.end(), -1);
     if (it != slots.end()) {
-      throw core::Error(fmt::format("{}: MoE layer {}, slot {} is empty; the engine loads a placement with every slot "
-                                    "holding an expert (choose --slots the policy fills)",
-                                    format, m, it - slots.begin()));
+      throw core::Error(
+          fmt::format("{}: MoE layer {}, slot {} is empty; the engine loads a placement with every slot "
+                      "holding an expert (choose --slots the policy fills)",
+                      format, m, it - slots.begin()));
     }
   }
 }

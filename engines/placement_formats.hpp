@@ -24,8 +24,8 @@ using PlacementWriter = std::string (*)(const PlacementExport& x);
 /// Parses `text` (from `where`) into a placement of layout.num_moe_layers() layers of `num_experts` experts
 /// on `num_gpus` GPUs;
 /// throws core::Error naming `where` and the layer or key on anything that does not fit.
-using PlacementReader = policies::Placement (*)(const std::string& text, const LayerLayout& layout, int num_experts, int num_gpus,
-                                                const std::string& where);
+using PlacementReader = policies::Placement (*)(const std::string& text, const LayerLayout& layout, int num_experts,
+                                                int num_gpus, const std::string& where);
 
 struct PlacementFormat {
   std::string_view name;

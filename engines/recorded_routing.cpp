@@ -24,7 +24,9 @@ TraceFileSink::~TraceFileSink() = default;
 void TraceFileSink::begin(const trace::Header& header) {
   impl_->writer = std::make_unique<workloads::TraceWriter>(impl_->path, header);
 }
-void TraceFileSink::step(const trace::Step& step) { impl_->writer->write(step); }
+void TraceFileSink::step(const trace::Step& step) {
+  impl_->writer->write(step);
+}
 void TraceFileSink::close() {
   if (!impl_->writer || impl_->writer->steps() == 0) {
     throw core::Error(impl_->path.string() + ": the recording holds no steps; nothing written");
@@ -55,8 +57,8 @@ trace::Header recording_header(const RoutingImportOptions& o, std::int64_t layer
           fmt::format("{}: {} experts per layer, the model {} has {}", where, experts, m.name, m.routed_experts));
     }
     if (top_k != m.top_k) {
-      throw core::Error(fmt::format("{}: {} experts per token, the model {} has top_k = {}", where, top_k, m.name,
-                                    m.top_k));
+      throw core::Error(
+          fmt::format("{}: {} experts per token, the model {} has top_k = {}", where, top_k, m.name, m.top_k));
     }
   }
   if (top_k < 1 || top_k > experts) {
@@ -84,8 +86,7 @@ trace::Step counts_step(const LoadMatrix& load, std::int64_t index, int top_k, c
     for (std::size_t e = 0; e < load[l].size(); ++e) {
       const double x = load[l][e];
       if (!(x >= 0.0) || x != std::floor(x) || x > 4.0e9) {
-        throw core::Error(
-            fmt::format("{}, layer {}, expert {}: expected a whole token count, got {}", where, l, e, x));
+        throw core::Error(fmt::format("{}, layer {}, expert {}: expected a whole token count, got {}", where, l, e, x));
       }
       layer->add_expert_tokens(static_cast<std::uint32_t>(x));
       sum += x;
@@ -93,13 +94,14 @@ trace::Step counts_step(const LoadMatrix& load, std::int64_t index, int top_k, c
     if (first_sum < 0.0) {
       first_sum = sum;
       if (std::fmod(sum, top_k) != 0.0) {
-        throw core::Error(fmt::format("{}, layer {}: the counts sum to {}, not a multiple of top_k = {}", where, l,
-                                      sum, top_k));
+        throw core::Error(
+            fmt::format("{}, layer {}: the counts sum to {}, not a multiple of top_k = {}", where, l, sum, top_k));
       }
     } else if (sum != first_sum) {
-      throw core::Error(fmt::format("{}, layer {}: the counts sum to {}, layer 0's to {}: every layer routes the "
-                                    "same tokens",
-                                    where, l, sum, first_sum));
+      throw core::Error(
+          fmt::format("{}, layer {}: the counts sum to {}, layer 0's to {}: every layer routes the "
+                      "same tokens",
+                      where, l, sum, first_sum));
     }
   }
   const auto tokens = static_cast<std::uint32_t>(first_sum / top_k);
@@ -108,9 +110,10 @@ trace::Step counts_step(const LoadMatrix& load, std::int64_t index, int top_k, c
     const auto& c = s.layers(l).expert_tokens();
     const auto most = std::max_element(c.begin(), c.end());
     if (most != c.end() && *most > tokens) {
-      throw core::Error(fmt::format("{}, layer {}: expert {} has {} tokens, more than the {} tokens the layer routes "
-                                    "(counts sum / top_k = {})",
-                                    where, l, most - c.begin(), *most, tokens, top_k));
+      throw core::Error(
+          fmt::format("{}, layer {}: expert {} has {} tokens, more than the {} tokens the layer routes "
+                      "(counts sum / top_k = {})",
+                      where, l, most - c.begin(), *most, tokens, top_k));
     }
   }
   return s;

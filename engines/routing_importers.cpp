@@ -33,7 +33,9 @@ constexpr std::array k_importers{
 
 }  // namespace
 
-std::span<const RoutingImporter> routing_importers() { return k_importers; }
+std::span<const RoutingImporter> routing_importers() {
+  return k_importers;
+}
 
 const RoutingImporter* find_routing_importer(std::string_view name) {
   for (const auto& i : k_importers) {

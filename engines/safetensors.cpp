@@ -17,10 +17,9 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 
 // Bytes per element of each dtype the specification names.
 std::uint64_t dtype_bytes(const std::string& dtype) {
-  static const std::map<std::string, std::uint64_t> k{{"BOOL", 1}, {"U8", 1},  {"I8", 1},   {"F8_E4M3", 1},
-                                                     {"F8_E5M2", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
-                                                     {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},
-                                                     {"I64", 8},  {"U64", 8}, {"F64", 8}};
+  static const std::map<std::string, std::uint64_t> k{
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"I64", 8},     {"U64", 8}, {"F64", 8}};
   const auto it = k.find(dtype);
   return it == k.end() ? 0 : it->second;
 }
@@ -34,16 +33,36 @@ double load(const char* p) {
 
 // One element of `dtype` at `p` as a double (F16/BF16 widened by hand: C++20 has no half type).
 double element(const std::string& dtype, const char* p) {
-  if (dtype == "I64") return load<std::int64_t>(p);
-  if (dtype == "I32") return load<std::int32_t>(p);
-  if (dtype == "F32") return load<float>(p);
-  if (dtype == "F64") return load<double>(p);
-  if (dtype == "U64") return load<std::uint64_t>(p);
-  if (dtype == "U32") return load<std::uint32_t>(p);
-  if (dtype == "I16") return load<std::int16_t>(p);
-  if (dtype == "U16") return load<std::uint16_t>(p);
-  if (dtype == "I8") return load<std::int8_t>(p);
-  if (dtype == "U8" || dtype == "BOOL") return load<std::uint8_t>(p);
+  if (dtype == "I64") {
+    return load<std::int64_t>(p);
+  }
+  if (dtype == "I32") {
+    return load<std::int32_t>(p);
+  }
+  if (dtype == "F32") {
+    return load<float>(p);
+  }
+  if (dtype == "F64") {
+    return load<double>(p);
+  }
+  if (dtype == "U64") {
+    return load<std::uint64_t>(p);
+  }
+  if (dtype == "U32") {
+    return load<std::uint32_t>(p);
+  }
+  if (dtype == "I16") {
+    return load<std::int16_t>(p);
+  }
+  if (dtype == "U16") {
+    return load<std::uint16_t>(p);
+  }
+  if (dtype == "I8") {
+    return load<std::int8_t>(p);
+  }
+  if (dtype == "U8" || dtype == "BOOL") {
+    return load<std::uint8_t>(p);
+  }
   std::uint16_t h;
   std::memcpy(&h, p, 2);
   if (dtype == "BF16") {
@@ -56,8 +75,12 @@ double element(const std::string& dtype, const char* p) {
   const int sign = (h >> 15) != 0 ? -1 : 1;
   const int exponent = (h >> 10) & 0x1f;
   const int fraction = h & 0x3ff;
-  if (exponent == 0) return sign * std::ldexp(fraction, -24);
-  if (exponent == 31) return fraction == 0 ? sign * HUGE_VAL : NAN;
+  if (exponent == 0) {
+    return sign * std::ldexp(fraction, -24);
+  }
+  if (exponent == 31) {
+    return fraction == 0 ? sign * HUGE_VAL : NAN;
+  }
   return sign * std::ldexp(fraction + 1024, exponent - 25);
 }
 
@@ -86,8 +109,8 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
   std::uint64_t header_len = 0;
   std::memcpy(&header_len, len_bytes.data(), 8);
   if (header_len > size - 8 || header_len > (std::uint64_t{100} << 20)) {
-    throw core::Error(fmt::format("{}: not a safetensors file (header length {} in a file of {} bytes)", where,
-                                  header_len, size));
+    throw core::Error(
+        fmt::format("{}: not a safetensors file (header length {} in a file of {} bytes)", where, header_len, size));
   }
   std::string header(header_len, '\0');
   in_.read(header.data(), static_cast<std::streamsize>(header_len));
@@ -111,8 +134,9 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
       }
       continue;
     }
+    const std::string tensor = name;  // clang 15 cannot capture a structured binding
     const auto bad = [&](const std::string& what) {
-      return core::Error(fmt::format("{}: tensor \"{}\": {}", where, name, what));
+      return core::Error(fmt::format("{}: tensor \"{}\": {}", where, tensor, what));
     };
     if (!v.is_object() || !v.contains("dtype") || !v["dtype"].is_string() || !v.contains("shape") ||
         !v["shape"].is_array() || !v.contains("data_offsets") || !v["data_offsets"].is_array() ||
@@ -136,10 +160,9 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
     }
     e.begin = v["data_offsets"][0].get<std::uint64_t>();
     e.end = v["data_offsets"][1].get<std::uint64_t>();
-    if (e.begin > e.end || e.end > data_size ||
-        e.end - e.begin != static_cast<std::uint64_t>(e.elements()) * bytes) {
-      throw bad(fmt::format("data_offsets [{}, {}] do not hold {} {} elements within the {} data bytes", e.begin,
-                            e.end, e.elements(), e.dtype, data_size));
+    if (e.begin > e.end || e.end > data_size || e.end - e.begin != static_cast<std::uint64_t>(e.elements()) * bytes) {
+      throw bad(fmt::format("data_offsets [{}, {}] do not hold {} {} elements within the {} data bytes", e.begin, e.end,
+                            e.elements(), e.dtype, data_size));
     }
     tensors_.emplace(name, std::move(e));
   }
@@ -179,7 +202,8 @@ std::string safetensors_bytes(const std::vector<SafetensorsTensor>& tensors, con
         data.append(reinterpret_cast<const char*>(&v), 8);
       }
     }
-    header[t.name] = {{"dtype", width == 4 ? "I32" : "I64"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+    header[t.name] = {
+        {"dtype", width == 4 ? "I32" : "I64"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
   }
   const std::string h = header.dump();
   const std::uint64_t len = h.size();

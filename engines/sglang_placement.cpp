@@ -31,7 +31,7 @@ std::string write_sglang_map(const PlacementExport& x) {
   require_full_slots(x.placement, "sglang");
   check_layers(x, x.placement.layers.size());
   const int slots = slots_of(x.placement);
-  const int experts = x.placement.layers.empty() ? 0 : x.placement.layers[0].num_experts;
+  const int experts = x.placement.layers.empty() ? 1 : x.placement.layers[0].num_experts;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int h = 0; h < x.layout.hidden_layers; ++h) {
     const int m = x.layout.moe_index(h);
@@ -56,19 +56,20 @@ policies::Placement read_sglang_map(const std::string& text, const LayerLayout& 
   if (j.is_object() && j.size() != 1) {
     throw core::Error(where + ": SGLang passes every key as an argument: expected physical_to_logical_map only");
   }
-  const auto rows = int_rows(required_key(j, "physical_to_logical_map", "[[logical expert per slot] per hidden layer]",
-                                          where),
-                             "physical_to_logical_map", where);
+  const auto rows =
+      int_rows(required_key(j, "physical_to_logical_map", "[[logical expert per slot] per hidden layer]", where),
+               "physical_to_logical_map", where);
   if (static_cast<int>(rows.size()) != layout.hidden_layers) {
-    throw core::Error(fmt::format("{}: physical_to_logical_map has {} rows, the model has {} hidden layers "
-                                  "(SGLang numbers every layer, dense ones included)",
-                                  where, rows.size(), layout.hidden_layers));
+    throw core::Error(
+        fmt::format("{}: physical_to_logical_map has {} rows, the model has {} hidden layers "
+                    "(SGLang numbers every layer, dense ones included)",
+                    where, rows.size(), layout.hidden_layers));
   }
   policies::Placement p;
   for (std::size_t h = 0; h < rows.size(); ++h) {
     // Dense rows are read too: SGLang builds its dispatch tables from every row.
-    policies::LayerPlacement layer = checked_layer(rows[h], num_experts, num_gpus,
-                                                   fmt::format("{}: physical_to_logical_map[{}]", where, h));
+    policies::LayerPlacement layer =
+        checked_layer(rows[h], num_experts, num_gpus, fmt::format("{}: physical_to_logical_map[{}]", where, h));
     if (rows[h].size() != rows[0].size()) {
       throw core::Error(fmt::format("{}: physical_to_logical_map[{}] has {} slots, row 0 has {}", where, h,
                                     rows[h].size(), rows[0].size()));

@@ -32,8 +32,8 @@ std::string write_trtllm_yaml(const PlacementExport& x) {
   return std::string(out.c_str()) + "\n";
 }
 
-policies::Placement read_trtllm_yaml(const std::string& text, const LayerLayout& layout, int num_experts,
-                                     int num_gpus, const std::string& where) {
+policies::Placement read_trtllm_yaml(const std::string& text, const LayerLayout& layout, int num_experts, int num_gpus,
+                                     const std::string& where) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -52,18 +52,20 @@ policies::Placement read_trtllm_yaml(const std::string& text, const LayerLayout&
         slots = kv.second.as<int>();
       } else if (key == "layer_updates_per_iter") {
         if (kv.second.as<int>() != 0) {
-          throw core::Error(fmt::format("{}: layer_updates_per_iter = {}: the balancer moves experts online, so this "
-                                        "is not a static placement (expected 0)",
-                                        where, kv.second.as<int>()));
+          throw core::Error(
+              fmt::format("{}: layer_updates_per_iter = {}: the balancer moves experts online, so this "
+                          "is not a static placement (expected 0)",
+                          where, kv.second.as<int>()));
         }
       } else if (key == "initial_global_assignments") {
         for (const auto& layer : kv.second) {
           layers[layer.first.as<int>()] = layer.second.as<std::vector<int>>();
         }
       } else {
-        throw core::Error(fmt::format("{}: unknown key \"{}\" (MoeLoadBalancerConfig takes num_slots, "
-                                      "initial_global_assignments and layer_updates_per_iter)",
-                                      where, key));
+        throw core::Error(
+            fmt::format("{}: unknown key \"{}\" (MoeLoadBalancerConfig takes num_slots, "
+                        "initial_global_assignments and layer_updates_per_iter)",
+                        where, key));
       }
     }
   } catch (const YAML::Exception& e) {
@@ -74,16 +76,17 @@ policies::Placement read_trtllm_yaml(const std::string& text, const LayerLayout&
     const int hidden = layout.moe_layers[static_cast<std::size_t>(m)];
     const auto it = layers.find(hidden);
     if (it == layers.end()) {
-      throw core::Error(fmt::format("{}: initial_global_assignments has no layer {} (MoE layers are keyed by hidden "
-                                    "layer id)",
-                                    where, hidden));
+      throw core::Error(
+          fmt::format("{}: initial_global_assignments has no layer {} (MoE layers are keyed by hidden "
+                      "layer id)",
+                      where, hidden));
     }
     if (static_cast<int>(it->second.size()) != slots) {
       throw core::Error(fmt::format("{}: initial_global_assignments[{}] has {} ids, num_slots is {}", where, hidden,
                                     it->second.size(), slots));
     }
-    p.layers.push_back(
-        checked_layer(it->second, num_experts, num_gpus, fmt::format("{}: initial_global_assignments[{}]", where, hidden)));
+    p.layers.push_back(checked_layer(it->second, num_experts, num_gpus,
+                                     fmt::format("{}: initial_global_assignments[{}]", where, hidden)));
     layers.erase(it);
   }
   // Ids past the last hidden layer are MTP draft layers (DeepSeek-V3's 61): they are not the model's to place.

@@ -11,7 +11,7 @@
 namespace epsim::engines {
 
 std::string write_trtllm_yaml(const PlacementExport& x);
-policies::Placement read_trtllm_yaml(const std::string& text, const LayerLayout& layout, int num_experts,
-                                     int num_gpus, const std::string& where);
+policies::Placement read_trtllm_yaml(const std::string& text, const LayerLayout& layout, int num_experts, int num_gpus,
+                                     const std::string& where);
 
 }  // namespace epsim::engines

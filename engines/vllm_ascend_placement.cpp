@@ -13,9 +13,10 @@ void refuse_duplicates(const std::vector<int>& device, const std::string& where)
   for (std::size_t i = 0; i < device.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (device[i] == device[j]) {
-        throw core::Error(fmt::format("{}: expert {} twice on one device (vllm-ascend keeps one slot per expert "
-                                      "and device)",
-                                      where, device[i]));
+        throw core::Error(
+            fmt::format("{}: expert {} twice on one device (vllm-ascend keeps one slot per expert "
+                        "and device)",
+                        where, device[i]));
       }
     }
   }
@@ -64,10 +65,11 @@ policies::Placement read_vllm_ascend(const std::string& text, const LayerLayout&
   policies::Placement p;
   for (std::size_t m = 0; m < list.size(); ++m) {
     const std::string at = fmt::format("layer_list[{}]", m);
-    const nlohmann::json& devices = required_key(list[m], "device_list", "[{\"device_expert\": [...]}, ...]",
-                                                 fmt::format("{}: {}", where, at));
+    const nlohmann::json& devices =
+        required_key(list[m], "device_list", "[{\"device_expert\": [...]}, ...]", fmt::format("{}: {}", where, at));
     if (!devices.is_array() || static_cast<int>(devices.size()) != num_gpus) {
-      throw core::Error(fmt::format("{}: {}.device_list must list the {} devices of the EP group", where, at, num_gpus));
+      throw core::Error(
+          fmt::format("{}: {}.device_list must list the {} devices of the EP group", where, at, num_gpus));
     }
     std::vector<int> phy2log;
     std::size_t width = 0;
@@ -79,8 +81,8 @@ policies::Placement read_vllm_ascend(const std::string& text, const LayerLayout&
       if (g == 0) {
         width = experts.size();
       } else if (experts.size() != width) {
-        throw core::Error(fmt::format("{}: {}.device_expert has {} slots, device 0 has {}", where, dat, experts.size(),
-                                      width));
+        throw core::Error(
+            fmt::format("{}: {}.device_expert has {} slots, device 0 has {}", where, dat, experts.size(), width));
       }
       refuse_duplicates(experts, fmt::format("{}: {}", where, dat));
       phy2log.insert(phy2log.end(), experts.begin(), experts.end());

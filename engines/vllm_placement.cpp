@@ -52,8 +52,8 @@ std::string write_vllm_eplb_state(const PlacementExport& x) {
   return j.dump() + "\n";
 }
 
-policies::Placement read_vllm_eplb_state(const std::string& text, const LayerLayout& layout, int num_experts, int num_gpus,
-                                         const std::string& where) {
+policies::Placement read_vllm_eplb_state(const std::string& text, const LayerLayout& layout, int num_experts,
+                                         int num_gpus, const std::string& where) {
   const nlohmann::json j = parse_json(text, where);
   const char* what = "vLLM EplbState maps";
   auto phy = int_rows(required_key(j, "physical_to_logical_map", what, where), "physical_to_logical_map", where);
@@ -62,8 +62,8 @@ policies::Placement read_vllm_eplb_state(const std::string& text, const LayerLay
   const nlohmann::json& log2phy = required_key(j, "logical_to_physical_map", what, where);
   const auto counts = int_rows(required_key(j, "logical_replica_count", what, where), "logical_replica_count", where);
   if (!log2phy.is_array() || log2phy.size() != p.layers.size() || counts.size() != p.layers.size()) {
-    throw core::Error(fmt::format("{}: logical_to_physical_map and logical_replica_count need {} layers", where,
-                                  p.layers.size()));
+    throw core::Error(
+        fmt::format("{}: logical_to_physical_map and logical_replica_count need {} layers", where, p.layers.size()));
   }
   for (std::size_t l = 0; l < p.layers.size(); ++l) {
     const auto& layer = p.layers[l];
@@ -89,8 +89,8 @@ policies::Placement read_vllm_eplb_state(const std::string& text, const LayerLay
       std::sort(listed.begin(), listed.end());
       std::sort(want.begin(), want.end());
       if (listed != want) {
-        throw core::Error(fmt::format(
-            "{}: logical_to_physical_map[{}][{}] disagrees with physical_to_logical_map[{}]", where, l, e, l));
+        throw core::Error(fmt::format("{}: logical_to_physical_map[{}][{}] disagrees with physical_to_logical_map[{}]",
+                                      where, l, e, l));
       }
     }
   }

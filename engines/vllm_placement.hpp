@@ -12,8 +12,8 @@
 namespace epsim::engines {
 
 std::string write_vllm_eplb_state(const PlacementExport& x);
-policies::Placement read_vllm_eplb_state(const std::string& text, const LayerLayout& layout, int num_experts, int num_gpus,
-                                         const std::string& where);
+policies::Placement read_vllm_eplb_state(const std::string& text, const LayerLayout& layout, int num_experts,
+                                         int num_gpus, const std::string& where);
 std::string write_vllm_slots(const PlacementExport& x);
 policies::Placement read_vllm_slots(const std::string& text, const LayerLayout& layout, int num_experts, int num_gpus,
                                     const std::string& where);

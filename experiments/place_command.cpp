@@ -11,14 +11,14 @@
 #include <toml++/toml.h>
 #include <sstream>
 
+#include "engines/layer_layout.hpp"
+#include "engines/placement_formats.hpp"
+#include "engines/routing_importers.hpp"
 #include "experiments/builders.hpp"
 #include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/place_inputs.hpp"
 #include "experiments/recorded_load.hpp"
-#include "engines/layer_layout.hpp"
-#include "engines/placement_formats.hpp"
-#include "engines/routing_importers.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/roofline.hpp"
 #include "models/model_spec.hpp"
@@ -86,7 +86,8 @@ po::options_description place_options() {
       "expert loads: JSON {\"weight\": [[...]]} and/or {\"window\": [[[...]]]} per step, CSV "
       "layer,expert,tokens or step,layer,expert,tokens, or an engine's recording (vLLM routed experts .jsonl, a "
       "TensorRT-LLM statistics directory, an EPLB load history .json, an epsim trace)")(
-      "load-format", po::value<std::string>(), "the recording's format when its name does not tell (trace import --help)")(
+      "load-format", po::value<std::string>(),
+      "the recording's format when its name does not tell (trace import --help)")(
       "from-step", po::value<std::int64_t>()->default_value(0), "recordings: steps skipped before the window")(
       "window-steps", po::value<std::int64_t>()->default_value(0),
       "recordings: steps in the window (0 = all after --from-step)")(
@@ -414,10 +415,10 @@ int check_placement_file(const po::variables_map& vm, const engines::PlacementFo
         worst_layer = l;
       }
     }
-    out << fmt::format("predicted per-GPU load max/mean (replicas share their expert's tokens evenly): {:.3f} over "
-                       "layers, worst {:.3f} at MoE layer {} (hidden layer {})\n",
-                       sum / static_cast<double>(p.layers.size()), worst, worst_layer,
-                       layout.moe_layers[worst_layer]);
+    out << fmt::format(
+        "predicted per-GPU load max/mean (replicas share their expert's tokens evenly): {:.3f} over "
+        "layers, worst {:.3f} at MoE layer {} (hidden layer {})\n",
+        sum / static_cast<double>(p.layers.size()), worst, worst_layer, layout.moe_layers[worst_layer]);
   }
   return 0;
 }
@@ -443,8 +444,8 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   const std::string format = vm["format"].as<std::string>();
   const engines::PlacementFormat* engine_format = engines::find_placement_format(format);
   if (format != "epsim" && engine_format == nullptr) {
-    throw std::invalid_argument("--format: expected epsim, " + engines::placement_format_names() + ", got \"" +
-                                format + "\"");
+    throw std::invalid_argument("--format: expected epsim, " + engines::placement_format_names() + ", got \"" + format +
+                                "\"");
   }
   if (engine_format != nullptr && engine_format->hidden_layer_ids && !vm.count("model") && !vm.count("check")) {
     throw std::invalid_argument("--format " + format +
@@ -491,7 +492,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   if (engine_format != nullptr) {
     const engines::LayerLayout layout =
         model ? engines::layer_layout(*model) : engines::all_moe_layout(static_cast<int>(p.layers.size()));
-    if (layout.num_moe_layers() != static_cast<int>(p.layers.size())) {
+    if (model && layout.num_moe_layers() != static_cast<int>(p.layers.size())) {
       throw core::Error(fmt::format("{}: {} MoE layers of loads, the model {} has {}", src, p.layers.size(),
                                     model->name, layout.num_moe_layers()));
     }
@@ -501,8 +502,8 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   }
   if (vm.count("out")) {
     core::write_file_atomically(vm["out"].as<std::string>(), text);
-    out << fmt::format("{} placement of {} layers x {} experts on {} GPUs ({} slots) written to {} ({})\n",
-                       policy_name, p.layers.size(), experts, f.num_gpus, f.num_replicas, vm["out"].as<std::string>(),
+    out << fmt::format("{} placement of {} layers x {} experts on {} GPUs ({} slots) written to {} ({})\n", policy_name,
+                       p.layers.size(), experts, f.num_gpus, f.num_replicas, vm["out"].as<std::string>(),
                        engine_format != nullptr ? std::string(engine_format->loader) : std::string("epsim"));
   } else {
     out << text;

@@ -32,9 +32,10 @@ class WindowSink : public engines::StepSink {
     if (w_.keep_steps) {
       const auto bytes = static_cast<std::int64_t>((f_.window.size() + 1) * layers_ * experts_ * sizeof(double));
       if (bytes > w_.max_bytes) {
-        throw core::Error(fmt::format("{}: a window of {} steps of {} layers x {} experts takes more than {} MiB; "
-                                      "choose --window-steps N (and --from-step S)",
-                                      where_, f_.window.size() + 1, layers_, experts_, w_.max_bytes >> 20));
+        throw core::Error(
+            fmt::format("{}: a window of {} steps of {} layers x {} experts takes more than {} MiB; "
+                        "choose --window-steps N (and --from-step S)",
+                        where_, f_.window.size() + 1, layers_, experts_, w_.max_bytes >> 20));
       }
       f_.window.emplace_back(layers_, std::vector<double>(experts_, 0.0));
     }
@@ -80,15 +81,16 @@ LoadFile load_recording(const std::filesystem::path& path, const engines::Routin
                                   window.steps > 0 ? std::to_string(window.steps) : std::string("all"), sink.seen()));
   }
   if (window.coactivation) {
-    if (sink.tally()) {
-      f.coactivation = sink.tally()->counts();
+    if (const auto& tally = sink.tally(); tally.has_value()) {
+      f.coactivation = tally->counts();
     } else if (importer.name == "trtllm-expert-stats") {
       // The co-occurrence files cover every recorded iteration, not the window.
       f.coactivation = engines::trtllm_coactivation(path, options);
     }
     if (f.coactivation.empty()) {
-      throw core::Error(path.string() + ": no per-token expert ids (nor co-occurrence files) to count co-selections "
-                                        "from; give --coactivation CSV");
+      throw core::Error(path.string() +
+                        ": no per-token expert ids (nor co-occurrence files) to count co-selections "
+                        "from; give --coactivation CSV");
     }
   }
   return f;

@@ -211,9 +211,9 @@ int import_recording(const std::vector<std::string>& args, std::ostream& out) {
   if (!std::filesystem::exists(in)) {
     throw core::Error(in.string() + ": no such file or directory");
   }
-  const engines::RoutingImporter* importer =
-      vm.count("format") ? engines::find_routing_importer(vm["format"].as<std::string>())
-                         : engines::detect_routing_format(in);
+  const engines::RoutingImporter* importer = vm.count("format")
+                                                 ? engines::find_routing_importer(vm["format"].as<std::string>())
+                                                 : engines::detect_routing_format(in);
   if (importer == nullptr) {
     throw std::invalid_argument(vm.count("format") ? "--format: unknown format \"" + vm["format"].as<std::string>() +
                                                          "\" (trace import --help lists them)"
@@ -258,12 +258,13 @@ int import_recording(const std::vector<std::string>& args, std::ostream& out) {
   const engines::ImportSummary sum = importer->run(in, o, tee);
   std::vector<double> co;
   if (tee.want_tally) {
-    co = tee.tally ? tee.tally->counts()
+    co = tee.tally                                 ? tee.tally->counts()
          : importer->name == "trtllm-expert-stats" ? engines::trtllm_coactivation(in, o)
                                                    : std::vector<double>{};
     if (co.empty()) {
-      throw core::Error(in.string() + ": no per-token expert ids (nor co-occurrence files) to count co-selections "
-                                      "from; nothing written");
+      throw core::Error(in.string() +
+                        ": no per-token expert ids (nor co-occurrence files) to count co-selections "
+                        "from; nothing written");
     }
   }
   tee.file.close();
@@ -271,11 +272,10 @@ int import_recording(const std::vector<std::string>& args, std::ostream& out) {
     core::write_file_atomically(vm["coactivation-out"].as<std::string>(),
                                 engines::coactivation_csv(co, tee.header.moe_layers(), tee.header.experts()));
   }
-  out << fmt::format("imported {} steps ({} tokens{}) of {} MoE layers x {} experts, top-{} ({}): {} -> {}\n", sum.steps,
-                     sum.tokens,
-                     sum.cached_tokens > 0 ? fmt::format(", {} prefix-cached tokens left out", sum.cached_tokens)
-                                           : std::string(),
-                     sum.moe_layers, sum.experts, sum.top_k, importer->name, in.string(), to.string());
+  out << fmt::format(
+      "imported {} steps ({} tokens{}) of {} MoE layers x {} experts, top-{} ({}): {} -> {}\n", sum.steps, sum.tokens,
+      sum.cached_tokens > 0 ? fmt::format(", {} prefix-cached tokens left out", sum.cached_tokens) : std::string(),
+      sum.moe_layers, sum.experts, sum.top_k, importer->name, in.string(), to.string());
   return 0;
 }
 
@@ -294,7 +294,8 @@ int trace_command(const std::vector<std::string>& args, std::ostream& out) {
       return run(rest, out);
     }
   }
-  throw std::invalid_argument("unknown trace command \"" + args[0] + "\"; valid commands are: gen, stats, convert, import");
+  throw std::invalid_argument("unknown trace command \"" + args[0] +
+                              "\"; valid commands are: gen, stats, convert, import");
 }
 
 }  // namespace epsim::experiments

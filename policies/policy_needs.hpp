@@ -13,7 +13,7 @@ struct PolicyNeeds {
 
   PolicyNeeds operator|(const PolicyNeeds& o) const {
     return {load_window || o.load_window,   step_window || o.step_window, cost_curves || o.cost_curves,
-            coactivation || o.coactivation, origins || o.origins,       predictions || o.predictions};
+            coactivation || o.coactivation, origins || o.origins,         predictions || o.predictions};
   }
   bool operator==(const PolicyNeeds&) const = default;
 };

@@ -19,7 +19,7 @@ fi
 build=${1:-build/dev}
 echo "lint: clang-format on ${#files[@]} files"
 "$fmt" --dry-run --Werror "${files[@]}"
-mapfile -t sources < <(git ls-files --cached --others --exclude-standard 'sim/*.cpp' 'hardware/*.cpp' 'models/*.cpp' 'calibration/*.cpp' 'workloads/*.cpp' 'policies/*.cpp' 'report/*.cpp' 'experiments/*.cpp')
+mapfile -t sources < <(git ls-files --cached --others --exclude-standard 'sim/*.cpp' 'hardware/*.cpp' 'models/*.cpp' 'calibration/*.cpp' 'engines/*.cpp' 'workloads/*.cpp' 'policies/*.cpp' 'report/*.cpp' 'experiments/*.cpp')
 # Sources include generated headers (Protobuf, embedded presets): make them first.
 cmake --build "$build" --target epsim_trace_proto >/dev/null
 echo "lint: clang-tidy on ${#sources[@]} sources"

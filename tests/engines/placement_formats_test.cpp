@@ -3,10 +3,10 @@
 // the file and the layer.
 #include <catch2/catch.hpp>
 
+#include <yaml-cpp/yaml.h>
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "engines/layer_layout.hpp"
 #include "engines/placement_formats.hpp"
@@ -65,7 +65,9 @@ engines::LoadMatrix loads_of(int layers, int experts) {
   return m;
 }
 
-models::ModelSpec model(const std::string& name) { return models::load_model_preset(name); }
+models::ModelSpec model(const std::string& name) {
+  return models::load_model_preset(name);
+}
 
 }  // namespace
 
@@ -224,6 +226,7 @@ TEST_CASE("placement formats: files that do not fit the model are refused by nam
   REQUIRE(s < 9);
   dup[static_cast<std::size_t>(s)] = dup[0];
   twice.layers[0] = policies::make_layer_placement(256, 32, 9, dup);
-  CHECK_THROWS_WITH(engines::find_placement_format("vllm-ascend")->write({twice, layout, load}),
-                    Catch::Contains("vllm-ascend: MoE layer 0, device 0: expert") && Catch::Contains("twice on one device"));
+  CHECK_THROWS_WITH(
+      engines::find_placement_format("vllm-ascend")->write({twice, layout, load}),
+      Catch::Contains("vllm-ascend: MoE layer 0, device 0: expert") && Catch::Contains("twice on one device"));
 }

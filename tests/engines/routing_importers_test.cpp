@@ -56,7 +56,9 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
 
 std::vector<std::uint32_t> counts(const trace::Step& s, int layer) {
   const auto& c = s.layers(layer).expert_tokens();
@@ -73,9 +75,10 @@ TEST_CASE("vllm routed experts: requests, prompt and choices, cached tokens, one
   const fs::path p = scratch("routed.jsonl");
   // Request 1 (a bare record): 2 tokens x 2 MoE layers x top-2. Request 2 (a response): a prompt of 2 tokens,
   // the first prefix-cached (all -1), and one choice of 1 token.
-  write(p, "{\"routed_experts\": [[[0, 1], [2, 3]], [[0, 4], [2, 5]]]}\n"
-           "{\"id\": \"cmpl-2\", \"prompt_routed_experts\": [[[-1, -1], [-1, -1]], [[6, 7], [0, 1]]], "
-           "\"choices\": [{\"index\": 0, \"routed_experts\": [[[1, 0], [3, 2]]]}]}\n");
+  write(p,
+        "{\"routed_experts\": [[[0, 1], [2, 3]], [[0, 4], [2, 5]]]}\n"
+        "{\"id\": \"cmpl-2\", \"prompt_routed_experts\": [[[-1, -1], [-1, -1]], [[6, 7], [0, 1]]], "
+        "\"choices\": [{\"index\": 0, \"routed_experts\": [[[1, 0], [3, 2]]]}]}\n");
   Collect c;
   const engines::ImportSummary s = engines::import_vllm_routed_experts(p, options(), c);
   CHECK(s.steps == 2);
@@ -138,25 +141,23 @@ TEST_CASE("vllm routed experts: group-limited routing is checked token by token"
   const fs::path p = scratch("groups.jsonl");
   write(p, "{\"routed_experts\": [[[0, 1, 2], [0, 1, 3]], [[0, 2, 4], [0, 1, 2]]]}\n");
   Collect c;
-  CHECK_THROWS_WITH(engines::import_vllm_routed_experts(p, o, c),
-                    Catch::Contains("token 1, MoE layer 0: experts from 3 groups") &&
-                        Catch::Contains("at most topk_group = 2"));
+  CHECK_THROWS_WITH(
+      engines::import_vllm_routed_experts(p, o, c),
+      Catch::Contains("token 1, MoE layer 0: experts from 3 groups") && Catch::Contains("at most topk_group = 2"));
 }
 
-TEST_CASE("trtllm expert statistics: ranks summed per iteration, hidden-layer keys, MTP layers left out",
-          "[engines]") {
+TEST_CASE("trtllm expert statistics: ranks summed per iteration, hidden-layer keys, MTP layers left out", "[engines]") {
   const fs::path dir = scratch("trtllm");
   fs::create_directories(dir);
   write(dir / "meta_info.json", R"({"num_experts": 8, "num_experts_per_token": 2})");
   // Iterations 100-101, layers 1 and 2 (MoE) and 3 (an MTP layer past the 3 hidden ones). Rank 0 routes 2
   // tokens, rank 1 routes 1 token per iteration.
-  write(dir / "rank0.safetensors",
-        engines::safetensors_bytes({{"100_1", {8}, {1, 1, 0, 0, 1, 1, 0, 0}},
-                                    {"100_2", {8}, {0, 0, 2, 2, 0, 0, 0, 0}},
-                                    {"100_3", {8}, {4, 0, 0, 0, 0, 0, 0, 0}},
-                                    {"101_1", {8}, {0, 0, 0, 0, 0, 0, 2, 2}},
-                                    {"101_2", {8}, {1, 1, 1, 1, 0, 0, 0, 0}},
-                                    {"101_3", {8}, {4, 0, 0, 0, 0, 0, 0, 0}}}));
+  write(dir / "rank0.safetensors", engines::safetensors_bytes({{"100_1", {8}, {1, 1, 0, 0, 1, 1, 0, 0}},
+                                                               {"100_2", {8}, {0, 0, 2, 2, 0, 0, 0, 0}},
+                                                               {"100_3", {8}, {4, 0, 0, 0, 0, 0, 0, 0}},
+                                                               {"101_1", {8}, {0, 0, 0, 0, 0, 0, 2, 2}},
+                                                               {"101_2", {8}, {1, 1, 1, 1, 0, 0, 0, 0}},
+                                                               {"101_3", {8}, {4, 0, 0, 0, 0, 0, 0, 0}}}));
   write(dir / "rank1.safetensors", engines::safetensors_bytes({{"100_1", {8}, {0, 0, 0, 0, 0, 0, 1, 1}},
                                                                {"100_2", {8}, {1, 1, 0, 0, 0, 0, 0, 0}},
                                                                {"101_1", {8}, {1, 1, 0, 0, 0, 0, 0, 0}},
@@ -176,8 +177,8 @@ TEST_CASE("trtllm expert statistics: ranks summed per iteration, hidden-layer ke
   std::vector<std::int64_t> m(64, 0);
   m[0 * 8 + 1] = m[1 * 8 + 0] = 2;
   m[0] = 5;
-  write(dir / "cooccurrence_rank0.safetensors", engines::safetensors_bytes({{"100_1", {8, 8}, m}, {"101_1", {8, 8}, m},
-                                                                           {"100_2", {8, 8}, m}}));
+  write(dir / "cooccurrence_rank0.safetensors",
+        engines::safetensors_bytes({{"100_1", {8, 8}, m}, {"101_1", {8, 8}, m}, {"100_2", {8, 8}, m}}));
   const std::vector<double> co = engines::trtllm_coactivation(dir, options());
   REQUIRE(co.size() == 2 * 64);
   CHECK(co[0 * 8 + 1] == 4.0);  // layer 0 (hidden 1): two iterations of 2
@@ -188,9 +189,9 @@ TEST_CASE("trtllm expert statistics: ranks summed per iteration, hidden-layer ke
   SECTION("slot counts recorded with the balancer on are refused") {
     write(dir / "meta_info.json", R"({"num_experts": 12, "num_experts_per_token": 2})");
     Collect d;
-    CHECK_THROWS_WITH(engines::import_trtllm_expert_stats(dir, options(), d),
-                      Catch::Contains("num_experts = 12, the model small has 8 experts") &&
-                          Catch::Contains("per slot"));
+    CHECK_THROWS_WITH(
+        engines::import_trtllm_expert_stats(dir, options(), d),
+        Catch::Contains("num_experts = 12, the model small has 8 experts") && Catch::Contains("per slot"));
   }
   SECTION("a gap in the iterations is refused") {
     write(dir / "rank2.safetensors", engines::safetensors_bytes({{"103_1", {8}, {0, 0, 0, 0, 0, 0, 1, 1}}}));

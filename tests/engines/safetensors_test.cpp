@@ -19,7 +19,9 @@ fs::path write_bytes(const std::string& name, const std::string& bytes) {
   return p;
 }
 
-std::string le64(std::uint64_t v) { return {reinterpret_cast<const char*>(&v), 8}; }
+std::string le64(std::uint64_t v) {
+  return {reinterpret_cast<const char*>(&v), 8};
+}
 
 }  // namespace
 
@@ -30,8 +32,8 @@ TEST_CASE("safetensors: a hand-assembled file reads back every dtype's values", 
     data.append(reinterpret_cast<const char*>(&v), 4);
   }
   // F16: 1.0 = 0x3C00, -2.0 = 0xC000, 0.5 = 0x3800; BF16 3.0 = 0x4040.
-  for (const std::uint16_t v : {std::uint16_t{0x3C00}, std::uint16_t{0xC000}, std::uint16_t{0x3800},
-                                std::uint16_t{0x4040}}) {
+  for (const std::uint16_t v :
+       {std::uint16_t{0x3C00}, std::uint16_t{0xC000}, std::uint16_t{0x3800}, std::uint16_t{0x4040}}) {
     data.append(reinterpret_cast<const char*>(&v), 2);
   }
   const std::string header =
@@ -50,8 +52,8 @@ TEST_CASE("safetensors: a hand-assembled file reads back every dtype's values", 
 }
 
 TEST_CASE("safetensors: the writer's bytes read back", "[engines]") {
-  const std::string bytes = epsim::engines::safetensors_bytes(
-      {{"0_3", {4}, {5, 0, 7, 1}}, {"1_3", {4}, {2, 2, 2, 7}}}, "I32");
+  const std::string bytes =
+      epsim::engines::safetensors_bytes({{"0_3", {4}, {5, 0, 7, 1}}, {"1_3", {4}, {2, 2, 2, 7}}}, "I32");
   const fs::path p = write_bytes("roundtrip.safetensors", bytes);
   SafetensorsFile f(p);
   CHECK(f.tensors().at("0_3").dtype == "I32");
@@ -70,7 +72,8 @@ TEST_CASE("safetensors: malformed files are refused with the file and the tensor
   refuses("huge_header", le64(1000) + "{}", "header length 1000");
   refuses("not_json", le64(3) + "{x}", "header is not JSON");
   const std::string bad_range = R"({"t":{"dtype":"I64","shape":[2],"data_offsets":[0,12]}})";
-  refuses("bad_range", le64(bad_range.size()) + bad_range + std::string(16, '\0'), "tensor \"t\": data_offsets [0, 12]");
+  refuses("bad_range", le64(bad_range.size()) + bad_range + std::string(16, '\0'),
+          "tensor \"t\": data_offsets [0, 12]");
   const std::string past_end = R"({"t":{"dtype":"I64","shape":[2],"data_offsets":[0,16]}})";
   refuses("past_end", le64(past_end.size()) + past_end + std::string(8, '\0'), "within the 8 data bytes");
   const std::string bad_dtype = R"({"t":{"dtype":"Q7","shape":[1],"data_offsets":[0,1]}})";

@@ -52,8 +52,9 @@ TEST_CASE("place: every engine file from every recording holds epsim's own slots
   const models::ModelSpec lite = models::load_model_preset("deepseek-v2-lite");
   const engines::LayerLayout layout = engines::layer_layout(lite);
   for (const std::string load : {"vllm-routed.jsonl", "trtllm-stats", "load-history.json"}) {
-    const std::vector<std::string> base{"place", "--policy", "eplb", "--load", (k_samples / load).string(),
-                                        "--model", "deepseek-v2-lite", "--gpus", "8", "--slots", "80"};
+    const std::vector<std::string> base{"place",   "--policy",         "eplb",   "--load", (k_samples / load).string(),
+                                        "--model", "deepseek-v2-lite", "--gpus", "8",      "--slots",
+                                        "80"};
     const auto want = epsim_slots(base);
     REQUIRE(want.size() == 26);
     for (const std::string format : {"sglang", "trtllm", "vllm", "vllm-slots"}) {
@@ -96,9 +97,9 @@ TEST_CASE("place: a recording's window is exactly the steps it names", "[engines
   std::ofstream(summed) << nlohmann::json{{"weight", weight}}.dump();
   const auto want = epsim_slots({"place", "--policy", "eplb", "--load", summed.string(), "--gpus", "8", "--slots", "80",
                                  "--model", "deepseek-v2-lite"});
-  const auto got = epsim_slots({"place", "--policy", "eplb", "--load", (k_samples / "load-history.json").string(),
-                                "--gpus", "8", "--slots", "80", "--model", "deepseek-v2-lite", "--from-step", "6",
-                                "--window-steps", "6"});
+  const auto got =
+      epsim_slots({"place", "--policy", "eplb", "--load", (k_samples / "load-history.json").string(), "--gpus", "8",
+                   "--slots", "80", "--model", "deepseek-v2-lite", "--from-step", "6", "--window-steps", "6"});
   CHECK(got == want);
   const auto all = epsim_slots({"place", "--policy", "eplb", "--load", (k_samples / "load-history.json").string(),
                                 "--gpus", "8", "--slots", "80", "--model", "deepseek-v2-lite"});
@@ -131,9 +132,9 @@ TEST_CASE("recorded load: step-by-step windows only when asked, and bounded", "[
   b = steps.weight[3][7];
   CHECK(a == b);
   w.max_bytes = 26 * 64 * 8 * 3;  // room for three steps
-  CHECK_THROWS_WITH(experiments::load_recording(k_samples / "load-history.json", *importer, o, w),
-                    Catch::Contains("a window of 4 steps of 26 layers x 64 experts") &&
-                        Catch::Contains("choose --window-steps N"));
+  CHECK_THROWS_WITH(
+      experiments::load_recording(k_samples / "load-history.json", *importer, o, w),
+      Catch::Contains("a window of 4 steps of 26 layers x 64 experts") && Catch::Contains("choose --window-steps N"));
 }
 
 TEST_CASE("trace import: summary, co-selections tallied by hand, and a recording that fails leaves nothing",
@@ -166,8 +167,8 @@ TEST_CASE("trace import: summary, co-selections tallied by hand, and a recording
 
   // A bad second line: an error naming it, and no trace (nor temporary file) left behind.
   std::ofstream(dir / "bad.jsonl") << r1.dump() << "\n{\"routed_experts\": [[[0]]]}\n";
-  const auto bad = cli({"trace", "import", (dir / "bad.jsonl").string(), (dir / "bad.trace").string(), "--model",
-                        "deepseek-v2-lite"});
+  const auto bad = cli(
+      {"trace", "import", (dir / "bad.jsonl").string(), (dir / "bad.trace").string(), "--model", "deepseek-v2-lite"});
   CHECK(bad.code != 0);
   CHECK_THAT(bad.err, Catch::Contains("bad.jsonl: line 2"));
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -177,14 +178,16 @@ TEST_CASE("trace import: summary, co-selections tallied by hand, and a recording
 
 TEST_CASE("place: engine formats say what they need", "[engines]") {
   const std::string load = (k_samples / "load-history.json").string();
-  const auto no_model = cli({"place", "--policy", "eplb", "--load", load, "--gpus", "8", "--top-k", "6", "--format",
-                             "trtllm"});
+  const auto no_model =
+      cli({"place", "--policy", "eplb", "--load", load, "--gpus", "8", "--top-k", "6", "--format", "trtllm"});
   CHECK(no_model.code != 0);
-  CHECK_THAT(no_model.err, Catch::Contains("--format trtllm numbers hidden layers (dense ones included): give --model"));
+  CHECK_THAT(no_model.err,
+             Catch::Contains("--format trtllm numbers hidden layers (dense ones included): give --model"));
   const auto bad_format = cli({"place", "--policy", "eplb", "--load", load, "--gpus", "8", "--format", "sglang2"});
   CHECK(bad_format.code != 0);
-  CHECK_THAT(bad_format.err, Catch::Contains("expected epsim, sglang, sglang-logical-count, trtllm, vllm-ascend, vllm or "
-                                             "vllm-slots"));
+  CHECK_THAT(bad_format.err,
+             Catch::Contains("expected epsim, sglang, sglang-logical-count, trtllm, vllm-ascend, vllm or "
+                             "vllm-slots"));
   // linear with spare slots leaves some empty: no engine loads that.
   const auto holes = cli({"place", "--policy", "linear", "--load", load, "--gpus", "8", "--slots", "80", "--model",
                           "deepseek-v2-lite", "--format", "sglang"});

@@ -32,8 +32,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"sim/serving", {"sim/core", "hardware", "models", "workloads", "policies", "sim/serving"}},
       {"report", {"sim/core", "report"}},
       {"experiments",
-       {"sim/core", "hardware", "models", "calibration", "workloads", "policies", "engines", "sim/serving",
-        "report", "experiments"}},
+       {"sim/core", "hardware", "models", "calibration", "workloads", "policies", "engines", "sim/serving", "report",
+        "experiments"}},
   };
   return k;
 }
