@@ -148,6 +148,91 @@ class StepPacker {
 
 }  // namespace
 
+namespace {
+
+// The import's state across lines: the header (from the first array), the packer, the counts.
+class RoutedImport {
+ public:
+  RoutedImport(const std::filesystem::path& path, const RoutingImportOptions& o, StepSink& sink)
+      : path_(path), o_(o), sink_(sink), layout_(layer_layout(*o.model)) {}
+
+  // One routing array of a line (named `where`): its tokens into steps.
+  void add(const Routing& r, const std::string& where) {
+    // Which recorded layers are the MoE layers: all of them, or the MoE rows of every hidden layer.
+    const bool hidden = r.layers == layout_.hidden_layers && r.layers != layout_.num_moe_layers();
+    if (!hidden && r.layers != layout_.num_moe_layers()) {
+      throw core::Error(fmt::format("{}: {} layers per token; the model {} has {} MoE layers of {} hidden layers",
+                                    where, r.layers, o_.model->name, layout_.num_moe_layers(), layout_.hidden_layers));
+    }
+    if (!packer_) {
+      h_ = recording_header(o_, layout_.num_moe_layers(), o_.model->routed_experts, static_cast<int>(r.top_k),
+                            "vllm-routed-experts", where);
+      h_.set_has_token_experts(true);
+      h_.set_notes(path_.filename().string());
+      sink_.begin(h_);
+      packer_.emplace(sink_, h_, o_.tokens_per_step);
+    } else if (r.top_k != h_.top_k()) {
+      throw core::Error(fmt::format("{}: {} ids per token, earlier lines have {}", where, r.top_k, h_.top_k()));
+    }
+    const int layers = layout_.num_moe_layers();
+    token_.resize(static_cast<std::size_t>(layers * r.top_k));
+    for (std::int64_t t = 0; t < r.tokens; ++t) {
+      const std::int64_t* row = r.ids.data() + t * r.layers * r.top_k;
+      std::int64_t cached = 0;
+      for (int m = 0; m < layers; ++m) {
+        const std::int64_t src = hidden ? layout_.moe_layers[static_cast<std::size_t>(m)] : m;
+        for (std::int64_t k = 0; k < r.top_k; ++k) {
+          const std::int64_t id = row[src * r.top_k + k];
+          cached += id == -1 ? 1 : 0;
+          token_[static_cast<std::size_t>(m * r.top_k + k)] = id;
+        }
+      }
+      if (cached == static_cast<std::int64_t>(token_.size())) {  // prefix-cached: not routed in this run
+        ++cached_;
+        continue;
+      }
+      for (int m = 0; m < layers; ++m) {
+        const std::span<const std::int64_t> ids(token_.data() + m * r.top_k, static_cast<std::size_t>(r.top_k));
+        if (const std::string p = token_problem(ids, h_, o_.model); !p.empty()) {
+          throw core::Error(fmt::format("{}: token {}, MoE layer {}: {}", where, t, m, p));
+        }
+      }
+      packer_->add(token_.data(), static_cast<std::size_t>(r.top_k));
+    }
+  }
+  // A request ends: with one request per step, its step is complete.
+  void end_request() {
+    if (o_.tokens_per_step == 0 && packer_) {
+      packer_->flush();
+    }
+  }
+  ImportSummary finish() {
+    ImportSummary sum;
+    if (packer_) {
+      packer_->flush();
+      sum.steps = packer_->steps();
+      sum.tokens = packer_->tokens();
+    }
+    sum.cached_tokens = cached_;
+    sum.moe_layers = layout_.num_moe_layers();
+    sum.experts = o_.model->routed_experts;
+    sum.top_k = h_.top_k();
+    return sum;
+  }
+
+ private:
+  const std::filesystem::path& path_;
+  const RoutingImportOptions& o_;
+  StepSink& sink_;
+  LayerLayout layout_;
+  trace::Header h_;
+  std::optional<StepPacker> packer_;
+  std::vector<std::int64_t> token_;  // one token's ids over the MoE layers
+  std::int64_t cached_ = 0;
+};
+
+}  // namespace
+
 ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, const RoutingImportOptions& o,
                                          StepSink& sink) {
   std::ifstream in(path);
@@ -159,13 +244,9 @@ ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, cons
         "vllm-routed-experts: give --model NAME (ids are checked against its experts and "
         "layers, and dense layers are told from MoE ones)");
   }
-  const LayerLayout layout = layer_layout(*o.model);
-  trace::Header h;
-  std::optional<StepPacker> packer;
-  ImportSummary sum;
+  RoutedImport import(path, o, sink);
   std::string line;
   std::int64_t line_no = 0;
-  std::vector<std::int64_t> token;  // one token's ids over the MoE layers
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) {
@@ -187,63 +268,11 @@ ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, cons
     for (const auto& [name, array] : arrays) {
       std::string where = at;
       where.append(", ").append(name);
-      const Routing r = routing_of(*array, where);
-      // Which recorded layers are the MoE layers.
-      bool hidden = false;
-      if (r.layers == layout.hidden_layers && r.layers != layout.num_moe_layers()) {
-        hidden = true;
-      } else if (r.layers != layout.num_moe_layers()) {
-        throw core::Error(fmt::format("{}: {} layers per token; the model {} has {} MoE layers of {} hidden layers",
-                                      where, r.layers, o.model->name, layout.num_moe_layers(), layout.hidden_layers));
-      }
-      if (!packer) {
-        h = recording_header(o, layout.num_moe_layers(), o.model->routed_experts, static_cast<int>(r.top_k),
-                             "vllm-routed-experts", where);
-        h.set_has_token_experts(true);
-        h.set_notes(path.filename().string());
-        sink.begin(h);
-        packer.emplace(sink, h, o.tokens_per_step);
-      } else if (r.top_k != h.top_k()) {
-        throw core::Error(fmt::format("{}: {} ids per token, earlier lines have {}", where, r.top_k, h.top_k()));
-      }
-      token.resize(static_cast<std::size_t>(layout.num_moe_layers() * r.top_k));
-      for (std::int64_t t = 0; t < r.tokens; ++t) {
-        const std::int64_t* row = r.ids.data() + t * r.layers * r.top_k;
-        std::int64_t cached = 0;
-        for (int m = 0; m < layout.num_moe_layers(); ++m) {
-          const std::int64_t src = hidden ? layout.moe_layers[static_cast<std::size_t>(m)] : m;
-          for (std::int64_t k = 0; k < r.top_k; ++k) {
-            const std::int64_t id = row[src * r.top_k + k];
-            cached += id == -1 ? 1 : 0;
-            token[static_cast<std::size_t>(m * r.top_k + k)] = id;
-          }
-        }
-        if (cached == static_cast<std::int64_t>(token.size())) {
-          ++sum.cached_tokens;
-          continue;
-        }
-        for (int m = 0; m < layout.num_moe_layers(); ++m) {
-          const std::span<const std::int64_t> ids(token.data() + m * r.top_k, static_cast<std::size_t>(r.top_k));
-          if (const std::string p = token_problem(ids, h, o.model); !p.empty()) {
-            throw core::Error(fmt::format("{}: token {}, MoE layer {}: {}", where, t, m, p));
-          }
-        }
-        packer->add(token.data(), static_cast<std::size_t>(r.top_k));
-      }
+      import.add(routing_of(*array, where), where);
     }
-    if (o.tokens_per_step == 0 && packer) {
-      packer->flush();
-    }
+    import.end_request();
   }
-  if (packer) {
-    packer->flush();
-    sum.steps = packer->steps();
-    sum.tokens = packer->tokens();
-  }
-  sum.moe_layers = layout.num_moe_layers();
-  sum.experts = o.model->routed_experts;
-  sum.top_k = h.top_k();
-  return sum;
+  return import.finish();
 }
 
 }  // namespace epsim::engines
