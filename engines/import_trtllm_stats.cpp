@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
+#include <string_view>
 
 #include "engines/layer_layout.hpp"
 #include "engines/safetensors.hpp"
@@ -46,15 +47,32 @@ Meta read_meta(const std::filesystem::path& dir) {
   return Meta{positive("num_experts"), positive("num_experts_per_token")};
 }
 
+// The decimal number `s` is made of entirely (no sign, no other character), or -1.
+std::int64_t whole_number(std::string_view s) {
+  if (s.empty() || s.size() > 15 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return -1;
+  }
+  std::int64_t v = 0;
+  for (const char c : s) {
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 // rank{r}.safetensors (or cooccurrence_rank{r}...) in rank order.
 std::vector<std::filesystem::path> rank_files(const std::filesystem::path& dir, const std::string& prefix) {
-  const std::regex name(prefix + R"(rank(\d+)\.safetensors)");
-  std::map<int, std::filesystem::path> by_rank;
+  const std::string head = prefix + "rank";
+  const std::string tail = ".safetensors";
+  std::map<std::int64_t, std::filesystem::path> by_rank;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::smatch m;
     const std::string file = entry.path().filename().string();
-    if (std::regex_match(file, m, name)) {
-      by_rank[std::stoi(m[1].str())] = entry.path();
+    if (file.size() > head.size() + tail.size() && file.compare(0, head.size(), head) == 0 &&
+        file.compare(file.size() - tail.size(), tail.size(), tail) == 0) {
+      const std::int64_t r =
+          whole_number(std::string_view(file).substr(head.size(), file.size() - head.size() - tail.size()));
+      if (r >= 0) {
+        by_rank[r] = entry.path();
+      }
     }
   }
   std::vector<std::filesystem::path> out;
@@ -68,16 +86,17 @@ std::vector<std::filesystem::path> rank_files(const std::filesystem::path& dir, 
 // The iterations and layers of the keys "{iteration}_{layer}" over all files; every key must parse.
 void keys_of(std::vector<SafetensorsFile>& files, const std::vector<std::filesystem::path>& paths,
              std::set<std::int64_t>& iterations, std::set<int>& layers) {
-  const std::regex key(R"((\d+)_(\d+))");
   for (std::size_t f = 0; f < files.size(); ++f) {
     for (const auto& [name, e] : files[f].tensors()) {
-      std::smatch m;
-      if (!std::regex_match(name, m, key)) {
+      const auto cut = name.find('_');
+      const std::int64_t it = cut == std::string::npos ? -1 : whole_number(std::string_view(name).substr(0, cut));
+      const std::int64_t layer = cut == std::string::npos ? -1 : whole_number(std::string_view(name).substr(cut + 1));
+      if (it < 0 || layer < 0 || layer > (1 << 20)) {
         throw core::Error(
             fmt::format("{}: tensor \"{}\": expected keys \"{{iteration}}_{{layer}}\"", paths[f].string(), name));
       }
-      iterations.insert(std::stoll(m[1].str()));
-      layers.insert(std::stoi(m[2].str()));
+      iterations.insert(it);
+      layers.insert(static_cast<int>(layer));
     }
   }
 }
