@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
 
 #include "sim/core/error.hpp"
@@ -117,20 +118,31 @@ NpyArray parse_npy(std::string_view bytes, const std::string& where) {
 }
 
 std::string decode_base64(std::string_view text, const std::string& where) {
+  // Each byte's 6-bit value; 64 = skipped (padding, line breaks), 65 = not base64.
+  static const std::array<std::uint8_t, 256> k_value = [] {
+    std::array<std::uint8_t, 256> v{};
+    v.fill(65);
+    for (std::size_t i = 0; i < k_alphabet.size(); ++i) {
+      v[static_cast<unsigned char>(k_alphabet[i])] = static_cast<std::uint8_t>(i);
+    }
+    for (const char c : {'=', '\n', '\r', ' '}) {
+      v[static_cast<unsigned char>(c)] = 64;
+    }
+    return v;
+  }();
   std::string out;
   out.reserve(text.size() / 4 * 3);
   std::uint32_t acc = 0;
   int bits = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '=' || c == '\n' || c == '\r' || c == ' ') {
+    const std::uint8_t v = k_value[static_cast<unsigned char>(text[i])];
+    if (v == 64) {
       continue;
     }
-    const auto v = k_alphabet.find(c);
-    if (v == std::string_view::npos) {
-      throw core::Error(fmt::format("{}: base64 character {} is '{}', outside the alphabet", where, i, c));
+    if (v == 65) {
+      throw core::Error(fmt::format("{}: base64 character {} is '{}', outside the alphabet", where, i, text[i]));
     }
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    acc = (acc << 6) | v;
     bits += 6;
     if (bits >= 8) {
       bits -= 8;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -135,17 +136,27 @@ std::string token_problem(std::span<const std::int64_t> ids, const trace::Header
     }
   }
   if (model && model->group_limited()) {
+    // A bit per group (models have at most 64; more are counted the slow way).
     const std::int64_t per_group = model->routed_experts / model->expert_groups;
-    std::vector<std::int64_t> groups;
-    for (const std::int64_t id : ids) {
-      const std::int64_t g = id / per_group;
-      if (std::find(groups.begin(), groups.end(), g) == groups.end()) {
-        groups.push_back(g);
+    std::int64_t groups = 0;
+    if (model->expert_groups <= 64) {
+      std::uint64_t seen = 0;
+      for (const std::int64_t id : ids) {
+        seen |= std::uint64_t{1} << (id / per_group);
       }
+      groups = std::popcount(seen);
+    } else {
+      std::vector<std::int64_t> g;
+      for (const std::int64_t id : ids) {
+        if (std::find(g.begin(), g.end(), id / per_group) == g.end()) {
+          g.push_back(id / per_group);
+        }
+      }
+      groups = static_cast<std::int64_t>(g.size());
     }
-    if (static_cast<std::int64_t>(groups.size()) > model->topk_group) {
-      return fmt::format("experts from {} groups, the model routes to at most topk_group = {} of its {} groups",
-                         groups.size(), model->topk_group, model->expert_groups);
+    if (groups > model->topk_group) {
+      return fmt::format("experts from {} groups, the model routes to at most topk_group = {} of its {} groups", groups,
+                         model->topk_group, model->expert_groups);
     }
   }
   return "";
