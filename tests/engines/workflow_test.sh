@@ -11,6 +11,11 @@ bash "$root/examples/engines/workflow.sh" "$epsim" "$out" > "$out/log.txt"
 grep -q "imported 8 steps (112 tokens, 16 prefix-cached tokens left out) of 26 MoE layers x 64 experts, top-6" "$out/log.txt"
 grep -q "8 steps, 112 tokens" "$out/routed-stats.txt"
 samples=$root/examples/engines
+# The other recordings import too, and trace stats reads what each import wrote.
+"$epsim" trace import "$samples/trtllm-stats" "$out/trtllm.trace" --model deepseek-v2-lite | grep -q "imported 8 steps (256 tokens)"
+"$epsim" trace import "$samples/load-history.json" "$out/history.trace" --model deepseek-v2-lite | grep -q "imported 12 steps (288 tokens)"
+"$epsim" trace stats "$out/trtllm.trace" --ep 8 | grep -q "8 steps, 256 tokens"
+"$epsim" trace stats "$out/history.trace" --ep 8 | grep -q "12 steps, 288 tokens"
 check() {  # FILE FORMAT LOAD SLOTS_PER_GPU REDUNDANT
   "$epsim" place --check "$out/$1" --format "$2" --model deepseek-v2-lite --gpus 8 --load "$samples/$3" > "$out/check.txt"
   grep -q "$2 placement of 26 MoE layers x 64 experts on 8 GPUs, $4 slots per GPU ($5 redundant)" "$out/check.txt" ||
