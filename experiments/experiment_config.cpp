@@ -123,7 +123,8 @@ void check_memory(const ExperimentConfig& cfg, core::ParamTable& root) {
 // Valid settings that do nothing as combined: said out loud instead of silently ignored.
 std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
   std::vector<std::string> out;
-  const bool replicating = cfg.policy.placement == "eplb" || cfg.policy.placement == "grace";
+  const bool replicating =
+      cfg.policy.placement == "eplb" || cfg.policy.placement == "grace" || cfg.policy.placement == "replicated";
   if ((cfg.policy.routing == "metro" || cfg.policy.routing == "grace") &&
       (cfg.redundant_experts == 0 || !replicating)) {
     out.push_back(fmt::format(
@@ -201,6 +202,14 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.outputs = parse_outputs(root);
   cfg.measured = parse_measured_cost_section(root);
   check_memory(cfg, root);
+  if (cfg.policy.placement == "linear" && cfg.model.routed_experts < cfg.pools().max_ep_size()) {
+    // What run would reject (linear gives each expert one GPU): said now, with the way out.
+    throw core::ConfigError(
+        source, "policy.placement",
+        fmt::format("linear places one copy of each expert: {} experts cannot cover an EP group of {} GPUs (use "
+                    "\"replicated\", or \"eplb\" with parallel.redundant_experts, or a smaller parallel.ep_size)",
+                    cfg.model.routed_experts, cfg.pools().max_ep_size()));
+  }
   root.finish();
   cfg.warnings = policy_warnings(cfg);
   build_measured_cost(cfg);

@@ -40,7 +40,8 @@ class LoadRecorder final : public policies::RebalanceTrigger {
 // token counts, prefill and decode mixed as the scheduler forms them), skipping the ramp-up.
 LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   ExperimentConfig warm = cfg;
-  warm.policy.placement = "linear";
+  // Linear, unless it cannot give every GPU an expert (more GPUs than experts): then uniform replication.
+  warm.policy.placement = cfg.model.routed_experts >= cfg.pools().max_ep_size() ? "linear" : "replicated";
   warm.policy.placement_options = std::make_shared<const toml::table>();
   warm.policy.rebalance = policies::RebalanceConfig{};
   warm.policy.needs = policies::declared_needs(warm.policy, cfg.source);  // linear's: no window of its own

@@ -14,6 +14,7 @@
 #include "policies/linear_placement.hpp"
 #include "policies/metro_routing.hpp"
 #include "policies/periodic_eplb_trigger.hpp"
+#include "policies/replicated_placement.hpp"
 #include "policies/vibe_placement.hpp"
 
 namespace epsim::policies {
@@ -25,6 +26,13 @@ const Registry<PlacementPolicy>& placement_registry() {
           [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
             t.finish();
             return std::make_unique<LinearPlacement>();
+          });
+    r.add("replicated",
+          "load-blind uniform replication: slot s holds expert s mod E (exists at any EP size, also with fewer "
+          "experts than GPUs)",
+          [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
+            t.finish();
+            return std::make_unique<ReplicatedPlacement>();
           });
     r.add("eplb",
           "DeepSeek's EPLB on the load window: hierarchical (groups to nodes, replicas within nodes) when the "

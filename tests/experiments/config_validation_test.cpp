@@ -209,6 +209,11 @@ TEST_CASE("config errors name the file, the key and what was expected") {
        "overlapped, compute_phases"},
       // 38. the old flat DIRECTOR keys are gone: the message lists [policy]'s keys
       {good_config(), {"policy.director_mode=reactive"}, "--set: policy.director_mode: unknown key"},
+      // 39. what run would reject, caught here: linear cannot give each of 16 GPUs one of Mixtral's 8 experts
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]", ""),
+       {"cluster.nodes=8", "parallel.ep_size=16", "parallel.redundant_experts=8"},
+       "bad.toml: policy.placement: linear places one copy of each expert: 8 experts cannot cover an EP group of 16 "
+       "GPUs (use \"replicated\""},
   };
   int i = 0;
   for (const Case& c : cases) {

@@ -71,3 +71,14 @@ TEST_CASE("the warm-up load window works under the port model and says when it i
   REQUIRE_THROWS_WITH(run({"policy.placement=\"vibe\"", "policy.load_window_skip_steps=100000"}),
                       Catch::Contains("policy.load_window") && Catch::Contains("fewer than the 32 of the load window"));
 }
+
+TEST_CASE("the warm-up exists with fewer experts than GPUs: it replicates uniformly where linear cannot") {
+  // Mixtral's 8 experts on EP16 with 8 redundant slots: linear cannot cover the GPUs, so the warm-up of
+  // EPLB's load window serves with the replicated placement.
+  const auto cfg = experiments::load_config_text(
+      "[model]\npreset = \"mixtral-8x7b\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = 2\n[workload]\nnum_requests = 60\n"
+      "[parallel]\nredundant_experts = 8\n[policy]\nplacement = \"eplb\"\n",
+      "ep16.toml", {});
+  serving::Simulator sim(experiments::build_simulation(cfg));
+  CHECK(sim.run().summary.requests_finished == 60);
+}

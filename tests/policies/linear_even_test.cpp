@@ -3,6 +3,7 @@
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
 #include "policies/registry.hpp"
+#include "policies/replicated_placement.hpp"
 #include "sim/core/error.hpp"
 
 using namespace epsim::policies;
@@ -29,6 +30,20 @@ TEST_CASE("linear placement leaves redundant slots empty and splits unevenly whe
   REQUIRE(uneven.layers[0].phy2log == std::vector<int>{0, 1, 2, -1, 3, 4, 5, -1});
   REQUIRE_THROWS_WITH(lin.place(PlacementInput::shape(1, 6, 4, 1, 1, 1)),
                       Catch::Contains("2 experts on a GPU need that many slots"));
+}
+
+TEST_CASE("replicated placement: slot s holds expert s mod E, at any EP size") {
+  ReplicatedPlacement rep;
+  // 4 experts on 8 GPUs of 1 slot: GPUs 0-3 and 4-7 each hold every expert once.
+  const Placement wide = rep.place(PlacementInput::shape(2, 4, 8, 1, 1, 1));
+  REQUIRE(wide.layers.size() == 2);
+  CHECK(wide.layers[1].phy2log == std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3});
+  CHECK(wide.layers[0].logcnt == std::vector<int>{2, 2, 2, 2});
+  // 6 experts in 2 GPUs x 4 slots: 8 slots, experts 0 and 1 twice.
+  const Placement p = rep.place(PlacementInput::shape(1, 6, 2, 1, 4, 1));
+  CHECK(p.layers[0].phy2log == std::vector<int>{0, 1, 2, 3, 4, 5, 0, 1});
+  CHECK(p.layers[0].logcnt == std::vector<int>{2, 2, 1, 1, 1, 1});
+  CHECK_THROWS_WITH(rep.place(PlacementInput::shape(1, 9, 2, 1, 4, 1)), Catch::Contains("8 slots cannot hold all 9"));
 }
 
 TEST_CASE("log2phy is the inverse of phy2log, replica ranks in slot order") {
