@@ -4,6 +4,8 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
+#include <functional>
+#include <mutex>
 
 #include "sim/core/error.hpp"
 
@@ -138,22 +140,25 @@ NetworkGraph::NetworkGraph(const ClusterSpec& s)
       }
     }
   }
-  compute_routes();
+  // The port model's alphas: the largest intra- and inter-node route latency (routes walked, not kept).
+  each_route([&](int src, int dst, std::span<const int> arcs) {
+    double& most = node_of(src) == node_of(dst) ? intra_latency_ns_ : inter_latency_ns_;
+    most = std::max(most, route_latency_ns(arcs));
+  });
 }
 
-void NetworkGraph::compute_routes() {
+// Breadth-first search from every GPU without GPU transit; visit(src, dst, arcs) sees each pair's route
+// from source to destination (src == dst: no arcs), sources in order, destinations in order.
+void NetworkGraph::each_route(const std::function<void(int, int, std::span<const int>)>& visit) const {
   Graph g(vertices_.size());
   for (std::size_t a = 0; a < arcs_.size(); ++a) {
     boost::add_edge(static_cast<std::size_t>(arcs_[a].from), static_cast<std::size_t>(arcs_[a].to),
                     ArcId{static_cast<int>(a)}, g);
   }
-  const auto pairs = static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(gpus_);
-  path_begin_.assign(pairs + 1, 0);
-  latency_.assign(pairs, 0.0);
-  path_arcs_.clear();
   std::vector<EdgeDesc> pred(vertices_.size());
   std::vector<bool> reached(vertices_.size());
   std::vector<int> reversed;
+  std::vector<int> forward;
   for (int src = 0; src < gpus_; ++src) {
     NoGpuTransit keep{&g, &vertices_, src};
     boost::filtered_graph<Graph, NoGpuTransit> fg(g, keep);
@@ -176,9 +181,8 @@ void NetworkGraph::compute_routes() {
     vis.graph = &g;
     boost::breadth_first_search(fg, static_cast<std::size_t>(src), boost::visitor(vis));
     for (int dst = 0; dst < gpus_; ++dst) {
-      const std::size_t p = pair(src, dst);
-      path_begin_[p] = path_arcs_.size();
       if (dst == src) {
+        visit(src, dst, {});
         continue;
       }
       if (!reached[static_cast<std::size_t>(dst)]) {
@@ -191,36 +195,55 @@ void NetworkGraph::compute_routes() {
         reversed.push_back(g[e].id);
         v = boost::source(e, g);
       }
-      double lat = 0.0;
-      for (std::size_t i = reversed.size(); i-- > 0;) {  // source to destination
-        path_arcs_.push_back(reversed[i]);
-        lat += arcs_[static_cast<std::size_t>(reversed[i])].latency_ns;
-      }
-      latency_[p] = lat;
+      forward.assign(reversed.rbegin(), reversed.rend());
+      visit(src, dst, forward);
     }
   }
-  path_begin_[pairs] = path_arcs_.size();
+}
+
+double NetworkGraph::route_latency_ns(std::span<const int> arcs) const {
+  double lat = 0.0;
+  for (const int a : arcs) {  // source to destination
+    lat += arcs_[static_cast<std::size_t>(a)].latency_ns;
+  }
+  return lat;
+}
+
+const NetworkGraph::Routes& NetworkGraph::routes() const {
+  // Every pair's path: GPUs squared in memory, so only made when a path is asked for (the graph collective
+  // model, transfers), once, whichever thread asks first.
+  std::call_once(routes_->once, [this] {
+    Routes& r = *routes_;
+    const auto pairs = static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(gpus_);
+    r.begin.assign(pairs + 1, 0);
+    r.latency.assign(pairs, 0.0);
+    each_route([&](int src, int dst, std::span<const int> arcs) {
+      const std::size_t p = pair(src, dst);
+      r.begin[p] = r.arcs.size();
+      r.arcs.insert(r.arcs.end(), arcs.begin(), arcs.end());
+      r.latency[p] = route_latency_ns(arcs);
+    });
+    r.begin[pairs] = r.arcs.size();
+  });
+  return *routes_;
 }
 
 std::span<const int> NetworkGraph::path(int src, int dst) const {
+  const Routes& r = routes();
   const std::size_t p = pair(src, dst);
-  return {path_arcs_.data() + path_begin_[p], static_cast<std::size_t>(path_begin_[p + 1] - path_begin_[p])};
+  return {r.arcs.data() + r.begin[p], static_cast<std::size_t>(r.begin[p + 1] - r.begin[p])};
+}
+
+double NetworkGraph::path_latency_ns(int src, int dst) const {
+  return routes().latency[pair(src, dst)];
 }
 
 Topology NetworkGraph::port_view() const {
-  double intra_lat = 0.0;
-  double inter_lat = 0.0;
-  for (int s = 0; s < gpus_; ++s) {
-    for (int d = 0; d < gpus_; ++d) {
-      const double l = latency_[pair(s, d)];
-      (node_of(s) == node_of(d) ? intra_lat : inter_lat) =
-          std::max(node_of(s) == node_of(d) ? intra_lat : inter_lat, l);
-    }
-  }
   const int nodes = gpus_ / gpus_per_node_;
-  return Topology(nodes, gpus_per_node_,
-                  LinkSpec{scale_up_.effective_gbps(), (intra_lat + overhead_ns_) / 1e3, 1.0, scale_up_.nvls_gbps},
-                  LinkSpec{inter_bw_per_gpu_ > 0.0 ? inter_bw_per_gpu_ : 1.0, (inter_lat + overhead_ns_) / 1e3});
+  return Topology(
+      nodes, gpus_per_node_,
+      LinkSpec{scale_up_.effective_gbps(), (intra_latency_ns_ + overhead_ns_) / 1e3, 1.0, scale_up_.nvls_gbps},
+      LinkSpec{inter_bw_per_gpu_ > 0.0 ? inter_bw_per_gpu_ : 1.0, (inter_latency_ns_ + overhead_ns_) / 1e3});
 }
 
 }  // namespace epsim::hardware

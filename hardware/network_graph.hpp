@@ -2,8 +2,12 @@
 // The cluster as a Boost graph of GPUs, scale-up switches, PCIe switches, host root complexes, NICs and
 // leaf/spine switches; every physical link is two arcs (one per direction, each with the link's
 // bandwidth). Each GPU pair's route is the fewest-hop path that does not transit another GPU (ties:
-// the first found in insertion order, so routes are deterministic); routes are precomputed.
+// the first found in insertion order, so routes are deterministic). All pairs' routes (GPUs squared in
+// memory) are made on the first path() asked for; the port model's summary needs only their latencies.
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,7 +46,7 @@ class NetworkGraph {
   /// Arc ids from `src` to `dst` (empty when src == dst).
   std::span<const int> path(int src, int dst) const;
   /// Sum of the latencies of the path's arcs.
-  double path_latency_ns(int src, int dst) const { return latency_[pair(src, dst)]; }
+  double path_latency_ns(int src, int dst) const;
 
   /// The two-level summary the fast port model uses: per-GPU scale-up and scale-out bandwidth, and
   /// the largest intra- and inter-node path latency (plus the collective overhead) as alphas.
@@ -52,9 +56,17 @@ class NetworkGraph {
   std::size_t pair(int src, int dst) const {
     return static_cast<std::size_t>(src) * static_cast<std::size_t>(gpus_) + static_cast<std::size_t>(dst);
   }
+  struct Routes {
+    std::once_flag once;
+    std::vector<std::uint64_t> begin;  // [pair] -> offset into arcs (size pairs + 1)
+    std::vector<int> arcs;
+    std::vector<double> latency;
+  };
   int add_vertex(VertexKind kind, int node);
   void add_link(int a, int b, const LinkSpec& link);
-  void compute_routes();
+  void each_route(const std::function<void(int, int, std::span<const int>)>& visit) const;
+  double route_latency_ns(std::span<const int> arcs) const;
+  const Routes& routes() const;
 
   int gpus_;
   int gpus_per_node_;
@@ -63,9 +75,9 @@ class NetworkGraph {
   double inter_bw_per_gpu_;
   std::vector<Vertex> vertices_;
   std::vector<Arc> arcs_;
-  std::vector<std::uint64_t> path_begin_;  // [pair] -> offset into path_arcs_ (size pairs + 1)
-  std::vector<int> path_arcs_;
-  std::vector<double> latency_;
+  double intra_latency_ns_ = 0.0;                                // the largest route latency within a node
+  double inter_latency_ns_ = 0.0;                                // and between nodes
+  std::shared_ptr<Routes> routes_ = std::make_shared<Routes>();  // shared by copies: the graph never changes
 };
 
 }  // namespace epsim::hardware
