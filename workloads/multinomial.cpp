@@ -1,6 +1,7 @@
 #include "workloads/multinomial.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <boost/random/binomial_distribution.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <boost/random/uniform_01.hpp>
@@ -82,9 +83,19 @@ void AliasTable::build(std::span<const double> p) {
   for (const int i : small_) {
     prob_[static_cast<std::size_t>(i)] = 1.0;
   }
+  bits_ = -1;
+  if (n > 0 && (n & (n - 1)) == 0 && n <= (std::size_t{1} << 16)) {
+    bits_ = std::countr_zero(n);
+    const double scale = std::ldexp(1.0, 64 - bits_);  // coin values span [0, 2^(64 - bits))
+    threshold_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double t = prob_[i] * scale;
+      threshold_[i] = prob_[i] >= 1.0 || t >= 18446744073709549568.0 ? k_always : static_cast<std::uint64_t>(t);
+    }
+  }
 }
 
-int AliasTable::draw(core::Rng& rng) const {
+int AliasTable::draw_general(core::Rng& rng) const {
   const auto i = boost::random::uniform_int_distribution<std::size_t>(0, prob_.size() - 1)(rng);
   return boost::random::uniform_01<double>()(rng) < prob_[i] ? static_cast<int>(i) : alias_[i];
 }
@@ -95,23 +106,8 @@ void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, st
     multinomial_capped(rng, picks, cap, p, order, out, approximate);
     return;
   }
-  std::fill(out.begin(), out.end(), 0);
   alias.build(p);
-  std::int64_t overflow = 0;
-  for (std::int64_t i = 0; i < picks; ++i) {
-    std::int32_t& c = out[static_cast<std::size_t>(alias.draw(rng))];
-    if (c < cap) {
-      ++c;
-    } else {
-      ++overflow;
-    }
-  }
-  for (std::size_t r = 0; overflow > 0 && r < order.size(); ++r) {
-    auto& slot = out[static_cast<std::size_t>(order[r])];
-    const std::int64_t add = std::min(cap - slot, overflow);
-    slot = static_cast<std::int32_t>(slot + add);
-    overflow -= add;
-  }
+  tally_capped(picks, cap, order, out, [&] { return alias.draw(rng); });
 }
 
 void water_fill_cap(std::span<double> p, double cap) {

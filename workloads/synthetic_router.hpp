@@ -64,6 +64,8 @@ class SyntheticRouter final : public RoutingSource {
   void begin_step(const StepContext& ctx) override;
   void sample(int layer, std::int64_t tokens, std::span<std::int32_t> tokens_per_expert) override;
 
+  /// Layer draws served from the prebuilt topic x phase tables so far (the rest mixed a table per draw).
+  std::int64_t table_draws() const { return table_draws_; }
   /// Expert ids of `layer` from most to least popular (by the base Zipf ranking).
   std::span<const int> ranking(int layer) const;
   /// The base (topic-free, burst-free) prefill probabilities by rank, and the decode ones.
@@ -133,7 +135,16 @@ class SyntheticRouter final : public RoutingSource {
   std::vector<double> expected_;  // workspace of expected_load: [layer][origin][expert], one phase
   int step_origins_ = 0;
   AliasTable alias_;  // workspace for small draws
-  core::Rng rng_;     // counts
+  // Small draws without a table per step: every topic x phase x layer distribution has its alias table,
+  // built once; a pick chooses the step's cell (by its share of tokens), then the expert from the cell's
+  // table. The same distribution as the mixed table, when the mix needs no cap and no group bursts.
+  std::vector<AliasTable> cell_alias_;  // [topic][phase][layer]
+  std::vector<double> cell_max_;        // [topic][phase][layer]: the largest probability of the row
+  std::vector<int> step_cells_;         // the step's cells with tokens ([topic][phase] index)
+  std::vector<double> step_cdf_;        // their cumulative shares
+  bool sample_from_cells(int layer, std::int64_t tokens, std::span<std::int32_t> out);
+  std::int64_t table_draws_ = 0;
+  core::Rng rng_;  // counts
   core::Rng burst_rng_;
   core::Rng drift_rng_;
 };

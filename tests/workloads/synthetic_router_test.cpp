@@ -396,3 +396,82 @@ TEST_CASE("expected load caps each expert at 1 / top_k as the sampled steps do")
     }
   }
 }
+
+namespace {
+
+// Pearson's chi-square of observed counts against expected ones.
+double chi_square(const std::vector<double>& observed, const std::vector<double>& expected) {
+  double x2 = 0.0;
+  for (std::size_t i = 0; i < observed.size(); ++i) {
+    x2 += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
+  }
+  return x2;
+}
+
+}  // namespace
+
+TEST_CASE("alias tables draw their probabilities exactly: power-of-two sizes in one output, others in two") {
+  // Chi-square goodness of fit over 400,000 draws; the 99.99 % quantiles of chi-square with 7, 5 and 255
+  // degrees of freedom are 29.9, 25.7 and 335.
+  core::Rng rng(11);
+  for (const std::size_t n : {std::size_t{8}, std::size_t{6}, std::size_t{256}}) {
+    std::vector<double> p(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i] = 1.0 / std::pow(static_cast<double>(i + 1), 0.9) + (i % 3 == 0 ? 0.5 : 0.0);
+    }
+    const double sum = std::accumulate(p.begin(), p.end(), 0.0);
+    workloads::AliasTable alias;
+    alias.build(p);
+    const int draws = 400000;
+    std::vector<double> seen(n, 0.0);
+    for (int d = 0; d < draws; ++d) {
+      seen[static_cast<std::size_t>(alias.draw(rng))] += 1.0;
+    }
+    std::vector<double> expected(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      expected[i] = draws * p[i] / sum;
+    }
+    const double limit = n == 8 ? 29.9 : n == 6 ? 25.7 : 335.0;
+    INFO("n = " << n);
+    CHECK(chi_square(seen, expected) < limit);
+  }
+  // A certain category and an impossible one.
+  workloads::AliasTable two;
+  two.build(std::vector<double>{1.0, 0.0});
+  for (int d = 0; d < 1000; ++d) {
+    REQUIRE(two.draw(rng) == 0);
+  }
+}
+
+TEST_CASE("small draws from the per-topic tables follow the step's mix of topics and phases exactly") {
+  // 4 topics, 64 experts, top-4: steps of 3 requests (two topics or more, prefill and decode) draw 64 picks,
+  // within 8 per expert, so they come from the prebuilt topic x phase tables. Their long-run counts must
+  // be the mix expected_load computes from the same topics (no cap binds at s = 0.4).
+  SyntheticRouterConfig c;
+  c.zipf_exponent = 0.4;
+  c.topics = 4;
+  c.topic_spread = 0.5;
+  c.decode_zipf_exponent = 0.6;
+  workloads::SyntheticRouter r(c, 1, 64, 4, core::RandomStreams(21));
+  const std::vector<workloads::RequestTokens> reqs{{0, 0, 10, true, 0}, {1, 0, 5, false, 0}, {2, 0, 1, false, 0}};
+  std::vector<double> expected(64, 0.0);
+  REQUIRE(r.expected_load(reqs, std::vector<int>{0, 0, 0}, 1, expected));
+  REQUIRE(r.topic_of(0, 0) != r.topic_of(1, 0));  // at least two topics in the mix (seed chosen for it)
+  const int steps = 20000;
+  std::vector<double> seen(64, 0.0);
+  std::vector<std::int32_t> out(64);
+  for (int s = 0; s < steps; ++s) {
+    r.begin_step(workloads::StepContext{0, 16, 10, 6, reqs});
+    r.sample(0, 16, out);
+    REQUIRE(std::accumulate(out.begin(), out.end(), 0) == 64);
+    for (std::size_t e = 0; e < 64; ++e) {
+      seen[e] += out[e];
+    }
+  }
+  CHECK(r.table_draws() == steps);  // every draw came from the prebuilt tables
+  for (double& x : expected) {
+    x *= steps;
+  }
+  // 63 degrees of freedom: the 99.99 % quantile is 112.
+  CHECK(chi_square(seen, expected) < 112.0);
+}
