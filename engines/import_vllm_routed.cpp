@@ -153,8 +153,10 @@ namespace {
 // The import's state across lines: the header (from the first array), the packer, the counts.
 class RoutedImport {
  public:
-  RoutedImport(const std::filesystem::path& path, const RoutingImportOptions& o, StepSink& sink)
-      : path_(path), o_(o), sink_(sink), layout_(layer_layout(*o.model)) {}
+  // `model` is o.model's value (the caller checked it is there).
+  RoutedImport(const std::filesystem::path& path, const RoutingImportOptions& o, const models::ModelSpec& model,
+               StepSink& sink)
+      : path_(path), o_(o), model_(model), sink_(sink), layout_(layer_layout(model)) {}
 
   // One routing array of a line (named `where`): its tokens into steps.
   void add(const Routing& r, const std::string& where) {
@@ -162,10 +164,10 @@ class RoutedImport {
     const bool hidden = r.layers == layout_.hidden_layers && r.layers != layout_.num_moe_layers();
     if (!hidden && r.layers != layout_.num_moe_layers()) {
       throw core::Error(fmt::format("{}: {} layers per token; the model {} has {} MoE layers of {} hidden layers",
-                                    where, r.layers, o_.model->name, layout_.num_moe_layers(), layout_.hidden_layers));
+                                    where, r.layers, model_.name, layout_.num_moe_layers(), layout_.hidden_layers));
     }
     if (!packer_) {
-      h_ = recording_header(o_, layout_.num_moe_layers(), o_.model->routed_experts, static_cast<int>(r.top_k),
+      h_ = recording_header(o_, layout_.num_moe_layers(), model_.routed_experts, static_cast<int>(r.top_k),
                             "vllm-routed-experts", where);
       h_.set_has_token_experts(true);
       h_.set_notes(path_.filename().string());
@@ -215,7 +217,7 @@ class RoutedImport {
     }
     sum.cached_tokens = cached_;
     sum.moe_layers = layout_.num_moe_layers();
-    sum.experts = o_.model->routed_experts;
+    sum.experts = model_.routed_experts;
     sum.top_k = h_.top_k();
     return sum;
   }
@@ -223,6 +225,7 @@ class RoutedImport {
  private:
   const std::filesystem::path& path_;
   const RoutingImportOptions& o_;
+  const models::ModelSpec& model_;
   StepSink& sink_;
   LayerLayout layout_;
   trace::Header h_;
@@ -239,12 +242,12 @@ ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, cons
   if (!in) {
     throw core::Error(path.string() + ": cannot read");
   }
-  if (!o.model) {
+  if (!o.model.has_value()) {
     throw std::invalid_argument(
         "vllm-routed-experts: give --model NAME (ids are checked against its experts and "
         "layers, and dense layers are told from MoE ones)");
   }
-  RoutedImport import(path, o, sink);
+  RoutedImport import(path, o, *o.model, sink);
   std::string line;
   std::int64_t line_no = 0;
   while (std::getline(in, line)) {
