@@ -10,22 +10,27 @@
 
 namespace epsim::workloads {
 
-void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
-                        std::span<const int> order, std::span<std::int32_t> out, bool approximate) {
+namespace {
+
+// Conditional binomials over the categories in `order` (every index in turn when it is empty): the
+// multinomial's counts, each clipped at `cap`; returns the picks clipped off.
+std::int64_t binomial_chain(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
+                            std::span<const int> order, std::span<std::int32_t> out, bool approximate) {
   boost::random::normal_distribution<double> n01;
   std::fill(out.begin(), out.end(), 0);
   double tail = 0.0;
   for (const double x : p) {
     tail += x;
   }
+  const std::size_t n_cat = order.empty() ? p.size() : order.size();
   std::int64_t remaining = picks;
   std::int64_t overflow = 0;
-  for (std::size_t r = 0; r < order.size() && remaining > 0; ++r) {
-    const auto e = static_cast<std::size_t>(order[r]);
+  for (std::size_t r = 0; r < n_cat && remaining > 0; ++r) {
+    const auto e = order.empty() ? r : static_cast<std::size_t>(order[r]);
     const double q = tail > 0.0 ? std::min(p[e] / tail, 1.0) : 1.0;
     tail -= p[e];
     std::int64_t n = remaining;
-    if (q < 1.0 && r + 1 < order.size()) {
+    if (q < 1.0 && r + 1 < n_cat) {
       const double mean = static_cast<double>(remaining) * q;
       const double var = mean * (1.0 - q);
       if (approximate && var >= 25.0) {
@@ -42,12 +47,55 @@ void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, st
     }
     out[e] = static_cast<std::int32_t>(n);
   }
-  // Rare: place clipped picks on the earliest categories that still have room.
+  return overflow;
+}
+
+// Rare: clipped picks go to the earliest categories of `order` that still have room.
+void place_overflow(std::int64_t overflow, std::int64_t cap, std::span<const int> order, std::span<std::int32_t> out) {
   for (std::size_t r = 0; overflow > 0 && r < order.size(); ++r) {
     auto& slot = out[static_cast<std::size_t>(order[r])];
     const std::int64_t add = std::min(cap - slot, overflow);
     slot = static_cast<std::int32_t>(slot + add);
     overflow -= add;
+  }
+}
+
+}  // namespace
+
+void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
+                        std::span<const int> order, std::span<std::int32_t> out, bool approximate) {
+  place_overflow(binomial_chain(rng, picks, cap, p, order, out, approximate), cap, order, out);
+}
+
+void multinomial_capped_unsorted(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
+                                 std::span<std::int32_t> out, AliasTable& alias, std::vector<int>& order) {
+  std::int64_t overflow = 0;
+  if (picks > 4 * static_cast<std::int64_t>(p.size())) {
+    overflow = binomial_chain(rng, picks, cap, p, {}, out, false);
+  } else {
+    alias.build(p);
+    std::fill(out.begin(), out.end(), 0);
+    for (std::int64_t i = 0; i < picks; ++i) {
+      std::int32_t& c = out[static_cast<std::size_t>(alias.draw(rng))];
+      if (c < cap) {
+        ++c;
+      } else {
+        ++overflow;
+      }
+    }
+  }
+  if (overflow > 0) {
+    // Most probable first, ties to the lower index (a stable sort by probability, without its buffer).
+    order.resize(p.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = static_cast<int>(i);
+    }
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      const double pa = p[static_cast<std::size_t>(a)];
+      const double pb = p[static_cast<std::size_t>(b)];
+      return pa > pb || (pa == pb && a < b);
+    });
+    place_overflow(overflow, cap, order, out);
   }
 }
 

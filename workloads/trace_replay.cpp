@@ -81,10 +81,7 @@ void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::i
     p_[e] = sum > 0.0 ? l.expert_tokens(static_cast<int>(e)) / sum : 1.0 / static_cast<double>(p_.size());
   }
   water_fill_cap(p_, 1.0 / static_cast<double>(top_k()));
-  std::iota(order_.begin(), order_.end(), 0);
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](int a, int b) { return p_[static_cast<std::size_t>(a)] > p_[static_cast<std::size_t>(b)]; });
-  multinomial_capped(rng_, tokens * top_k(), tokens, p_, order_, out, alias_);
+  multinomial_capped_unsorted(rng_, tokens * top_k(), tokens, p_, out, alias_, order_);
 }
 
 bool TraceRoutingSource::origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) {
