@@ -99,6 +99,89 @@ int import_one(const std::string& format, const fs::path& p) {
   return 0;
 }
 
+// Tokens per [layer][expert] of `tokens` tokens drawn one by one.
+std::vector<std::int64_t> draw_counts(boost::random::mt19937& rng, int tokens) {
+  std::vector<int> ids(static_cast<std::size_t>(k_layers * k_top_k));
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(k_layers * k_experts), 0);
+  for (int t = 0; t < tokens; ++t) {
+    draw_token(rng, ids);
+    for (int l = 0; l < k_layers; ++l) {
+      for (int k = 0; k < k_top_k; ++k) {
+        ++counts[static_cast<std::size_t>(l * k_experts + ids[static_cast<std::size_t>(l * k_top_k + k)])];
+      }
+    }
+  }
+  return counts;
+}
+
+// EPLB load history: 2,000 entries of 512 tokens.
+void write_history(const fs::path& p, boost::random::mt19937& rng) {
+  std::ofstream f(p);
+  f << "{\"load_history\": [";
+  for (int s = 0; s < 2000; ++s) {
+    const std::vector<std::int64_t> counts = draw_counts(rng, 512);
+    f << (s ? "," : "") << "{\"logical_expert_load\": [";
+    for (int l = 0; l < k_layers; ++l) {
+      const auto row = counts.begin() + l * k_experts;
+      f << (l ? "," : "") << "[" << fmt::format("{}", fmt::join(row, row + k_experts, ",")) << "]";
+    }
+    f << "]}";
+  }
+  f << "]}\n";
+}
+
+// vLLM routed experts: 1,000 requests of 64 tokens, as nested lists or as base64 .npy.
+void write_routed(const fs::path& p, bool npy, boost::random::mt19937& rng) {
+  std::ofstream f(p);
+  std::vector<int> ids(static_cast<std::size_t>(k_layers * k_top_k));
+  std::vector<std::int32_t> flat;
+  for (int r = 0; r < 1000; ++r) {
+    std::string line = "{\"choices\": [{\"routed_experts\": ";
+    flat.clear();
+    std::string lists = "[";
+    for (int t = 0; t < 64; ++t) {
+      draw_token(rng, ids);
+      flat.insert(flat.end(), ids.begin(), ids.end());
+      if (!npy) {
+        lists += t ? ",[" : "[";
+        for (int l = 0; l < k_layers; ++l) {
+          lists += fmt::format("{}[{}]", l ? "," : "",
+                               fmt::join(ids.begin() + l * k_top_k, ids.begin() + (l + 1) * k_top_k, ","));
+        }
+        lists += "]";
+      }
+    }
+    lists += "]";
+    if (npy) {
+      line.push_back('"');
+      line.append(engines::encode_base64(engines::npy_bytes({64, k_layers, k_top_k}, flat)));
+      line.push_back('"');
+    } else {
+      line.append(lists);
+    }
+    f << line << "}]}\n";
+  }
+}
+
+// TensorRT-LLM statistics: 2 ranks x 1,000 iterations of 128 tokens x 58 layers (hidden ids 3..60), I32.
+void write_trtllm(const fs::path& p, boost::random::mt19937& rng) {
+  fs::create_directories(p);
+  std::ofstream(p / "meta_info.json") << "{\"num_experts\": 256, \"num_experts_per_token\": 8}";
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<engines::SafetensorsTensor> tensors;
+    for (int it = 0; it < 1000; ++it) {
+      const std::vector<std::int64_t> counts = draw_counts(rng, 128);
+      for (int l = 0; l < k_layers; ++l) {
+        const auto row = counts.begin() + l * k_experts;
+        tensors.push_back(
+            {fmt::format("{}_{}", it, l + 3), {k_experts}, std::vector<std::int64_t>(row, row + k_experts)});
+      }
+    }
+    std::ofstream(p / fmt::format("rank{}.safetensors", rank), std::ios::binary)
+        << engines::safetensors_bytes(tensors, "I32");
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc == 4 && std::string(argv[1]) == "--import") {
     return import_one(argv[2], argv[3]);
@@ -108,98 +191,16 @@ int main(int argc, char** argv) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   boost::random::mt19937 rng(7);
-  std::vector<int> ids(static_cast<std::size_t>(k_layers * k_top_k));
-  std::vector<std::uint32_t> counts(static_cast<std::size_t>(k_layers * k_experts));
-
-  // EPLB load history: 2,000 entries of 512 tokens.
-  {
-    const fs::path p = dir / "history.json";
-    std::ofstream f(p);
-    f << "{\"load_history\": [";
-    for (int s = 0; s < 2000; ++s) {
-      std::fill(counts.begin(), counts.end(), 0);
-      for (int t = 0; t < 512; ++t) {
-        draw_token(rng, ids);
-        for (int l = 0; l < k_layers; ++l) {
-          for (int k = 0; k < k_top_k; ++k) {
-            ++counts[static_cast<std::size_t>(l * k_experts + ids[static_cast<std::size_t>(l * k_top_k + k)])];
-          }
-        }
-      }
-      f << (s ? "," : "") << "{\"logical_expert_load\": [";
-      for (int l = 0; l < k_layers; ++l) {
-        f << (l ? ",[" : "[");
-        for (int e = 0; e < k_experts; ++e) {
-          f << (e ? "," : "") << counts[static_cast<std::size_t>(l * k_experts + e)];
-        }
-        f << "]";
-      }
-      f << "]}";
-    }
-    f << "]}\n";
-  }
-  // vLLM routed experts: 1,000 requests of 64 tokens, as nested lists, then as base64 .npy.
-  for (const bool npy : {false, true}) {
-    const fs::path p = dir / (npy ? "routed-npy.jsonl" : "routed.jsonl");
-    std::ofstream f(p);
-    std::vector<std::int32_t> flat;
-    for (int r = 0; r < 1000; ++r) {
-      std::string line = "{\"choices\": [{\"routed_experts\": ";
-      flat.clear();
-      std::string lists = "[";
-      for (int t = 0; t < 64; ++t) {
-        draw_token(rng, ids);
-        flat.insert(flat.end(), ids.begin(), ids.end());
-        if (!npy) {
-          lists += t ? ",[" : "[";
-          for (int l = 0; l < k_layers; ++l) {
-            lists += fmt::format("{}[{}]", l ? "," : "",
-                                 fmt::join(ids.begin() + l * k_top_k, ids.begin() + (l + 1) * k_top_k, ","));
-          }
-          lists += "]";
-        }
-      }
-      lists += "]";
-      if (npy) {
-        line.push_back('"');
-        line.append(engines::encode_base64(engines::npy_bytes({64, k_layers, k_top_k}, flat)));
-        line.push_back('"');
-      } else {
-        line.append(lists);
-      }
-      f << line << "}]}\n";
-    }
-  }
-  // TensorRT-LLM statistics: 2 ranks x 1,000 iterations x 58 layers, I32.
-  {
-    const fs::path p = dir / "trtllm";
-    fs::create_directories(p);
-    std::ofstream(p / "meta_info.json") << "{\"num_experts\": 256, \"num_experts_per_token\": 8}";
-    for (int rank = 0; rank < 2; ++rank) {
-      std::vector<engines::SafetensorsTensor> tensors;
-      for (int it = 0; it < 1000; ++it) {
-        std::vector<std::vector<std::int64_t>> layer(k_layers, std::vector<std::int64_t>(k_experts, 0));
-        for (int t = 0; t < 128; ++t) {
-          draw_token(rng, ids);
-          for (int l = 0; l < k_layers; ++l) {
-            for (int k = 0; k < k_top_k; ++k) {
-              ++layer[static_cast<std::size_t>(l)][static_cast<std::size_t>(ids[static_cast<std::size_t>(l * k_top_k + k)])];
-            }
-          }
-        }
-        for (int l = 0; l < k_layers; ++l) {
-          tensors.push_back({fmt::format("{}_{}", it, l + 3), {k_experts}, layer[static_cast<std::size_t>(l)]});
-        }
-      }
-      std::ofstream(p / fmt::format("rank{}.safetensors", rank), std::ios::binary)
-          << engines::safetensors_bytes(tensors, "I32");
-    }
-  }
+  write_history(dir / "history.json", rng);
+  write_routed(dir / "routed.jsonl", false, rng);
+  write_routed(dir / "routed-npy.jsonl", true, rng);
+  write_trtllm(dir / "trtllm", rng);
   for (const char* run : {"eplb-load-history history.json", "vllm-routed-experts routed.jsonl",
                           "vllm-routed-experts routed-npy.jsonl", "trtllm-expert-stats trtllm"}) {
     const std::string what(run);
     const auto space = what.find(' ');
-    const std::string cmd = fmt::format("'{}' --import {} '{}'", self, what.substr(0, space), (dir / what.substr(space + 1)).string());
+    const std::string cmd =
+        fmt::format("'{}' --import {} '{}'", self, what.substr(0, space), (dir / what.substr(space + 1)).string());
     if (std::system(cmd.c_str()) != 0) {
       fmt::print(stderr, "failed: {}\n", cmd);
       return 1;

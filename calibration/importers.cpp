@@ -7,6 +7,7 @@
 #include "calibration/import_torch_trace.hpp"
 #include "calibration/import_vidur.hpp"
 #include "calibration/import_vllm_moe.hpp"
+#include "sim/core/named.hpp"
 
 namespace epsim::calibration {
 namespace {
@@ -30,12 +31,7 @@ std::span<const Importer> importers() {
 }
 
 const Importer* find_importer(std::string_view name) {
-  for (const Importer& i : k_importers) {
-    if (i.name == name) {
-      return &i;
-    }
-  }
-  return nullptr;
+  return core::find_named<Importer>(k_importers, name);
 }
 
 }  // namespace epsim::calibration

@@ -137,26 +137,45 @@ void check_experts(const Meta& meta, const RoutingImportOptions& o, const std::s
   }
 }
 
+// The statistics directory's files of one kind ("" = counts, "cooccurrence_"), opened (headers only) and
+// indexed: what both readers start from.
+struct StatsFiles {
+  Meta meta;
+  std::string where;
+  std::vector<std::filesystem::path> paths;
+  std::vector<SafetensorsFile> files;
+  std::set<std::int64_t> iterations;
+  std::set<int> recorded;  // layer ids in the keys
+};
+
+StatsFiles open_stats(const std::filesystem::path& path, const RoutingImportOptions& o, const std::string& prefix) {
+  StatsFiles s;
+  const std::filesystem::path dir = stats_dir(path);
+  s.meta = read_meta(dir);
+  s.where = dir.string();
+  check_experts(s.meta, o, s.where + "/meta_info.json");
+  s.paths = rank_files(dir, prefix);
+  s.files.reserve(s.paths.size());
+  for (const auto& p : s.paths) {
+    s.files.emplace_back(p);
+  }
+  keys_of(s.files, s.paths, s.iterations, s.recorded);
+  return s;
+}
+
 }  // namespace
 
 ImportSummary import_trtllm_expert_stats(const std::filesystem::path& path, const RoutingImportOptions& o,
                                          StepSink& sink) {
-  const std::filesystem::path dir = stats_dir(path);
-  const Meta meta = read_meta(dir);
-  const std::string where = dir.string();
-  check_experts(meta, o, where + "/meta_info.json");
-  const auto paths = rank_files(dir, "");
+  StatsFiles s = open_stats(path, o, "");
+  const Meta& meta = s.meta;
+  const std::string& where = s.where;
+  const auto& paths = s.paths;
+  auto& files = s.files;
+  const auto& iterations = s.iterations;
   if (paths.empty()) {
     throw core::Error(where + ": no rank{r}.safetensors files");
   }
-  std::vector<SafetensorsFile> files;
-  files.reserve(paths.size());
-  for (const auto& p : paths) {
-    files.emplace_back(p);
-  }
-  std::set<std::int64_t> iterations;
-  std::set<int> recorded;
-  keys_of(files, paths, iterations, recorded);
   if (iterations.empty()) {
     throw core::Error(where + ": the rank files hold no tensors");
   }
@@ -164,7 +183,7 @@ ImportSummary import_trtllm_expert_stats(const std::filesystem::path& path, cons
     throw core::Error(fmt::format("{}: iterations {}..{} are not contiguous ({} of them)", where, *iterations.begin(),
                                   *iterations.rbegin(), iterations.size()));
   }
-  const std::vector<int> layers = moe_layer_ids(recorded, o, where);
+  const std::vector<int> layers = moe_layer_ids(s.recorded, o, where);
   const trace::Header h = recording_header(o, static_cast<std::int64_t>(layers.size()), meta.experts, meta.top_k,
                                            "trtllm-expert-stats", where);
   sink.begin(h);
@@ -193,11 +212,11 @@ ImportSummary import_trtllm_expert_stats(const std::filesystem::path& path, cons
         throw core::Error(fmt::format("{}: no rank recorded iteration {}, layer {}", where, it, layers[l]));
       }
     }
-    trace::Step s =
+    const trace::Step step =
         counts_step(load, static_cast<std::int64_t>(sum.steps), meta.top_k, fmt::format("{}: iteration {}", where, it));
-    sink.step(s);
+    sink.step(step);
     ++sum.steps;
-    sum.tokens += s.tokens();
+    sum.tokens += step.tokens();
   }
   sum.moe_layers = static_cast<std::int64_t>(layers.size());
   sum.experts = meta.experts;
@@ -206,28 +225,18 @@ ImportSummary import_trtllm_expert_stats(const std::filesystem::path& path, cons
 }
 
 std::vector<double> trtllm_coactivation(const std::filesystem::path& path, const RoutingImportOptions& o) {
-  const std::filesystem::path dir = stats_dir(path);
-  const Meta meta = read_meta(dir);
-  const std::string where = dir.string();
-  check_experts(meta, o, where + "/meta_info.json");
-  const auto paths = rank_files(dir, "cooccurrence_");
-  if (paths.empty()) {
+  StatsFiles s = open_stats(path, o, "cooccurrence_");
+  if (s.paths.empty()) {
     return {};
   }
-  std::vector<SafetensorsFile> files;
-  files.reserve(paths.size());
-  for (const auto& p : paths) {
-    files.emplace_back(p);
-  }
-  std::set<std::int64_t> iterations;
-  std::set<int> recorded;
-  keys_of(files, paths, iterations, recorded);
-  const std::vector<int> layers = moe_layer_ids(recorded, o, where);
-  const auto E = static_cast<std::size_t>(meta.experts);
+  const auto& paths = s.paths;
+  auto& files = s.files;
+  const std::vector<int> layers = moe_layer_ids(s.recorded, o, s.where);
+  const auto E = static_cast<std::size_t>(s.meta.experts);
   std::vector<double> out(layers.size() * E * E, 0.0);
   for (std::size_t f = 0; f < files.size(); ++f) {
     for (std::size_t l = 0; l < layers.size(); ++l) {
-      for (const std::int64_t it : iterations) {
+      for (const std::int64_t it : s.iterations) {
         const std::string key = fmt::format("{}_{}", it, layers[l]);
         if (files[f].tensors().count(key) == 0) {
           continue;

@@ -10,6 +10,7 @@
 #include "engines/vllm_ascend_placement.hpp"
 #include "engines/vllm_placement.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/named.hpp"
 
 namespace epsim::engines {
 namespace {
@@ -42,12 +43,7 @@ std::span<const PlacementFormat> placement_formats() {
 }
 
 const PlacementFormat* find_placement_format(std::string_view name) {
-  for (const auto& f : k_formats) {
-    if (f.name == name) {
-      return &f;
-    }
-  }
-  return nullptr;
+  return core::find_named<PlacementFormat>(k_formats, name);
 }
 
 std::string placement_format_names() {

@@ -10,6 +10,7 @@
 #include "engines/layer_layout.hpp"
 #include "engines/load_history.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/named.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::engines {
@@ -38,12 +39,7 @@ std::span<const RoutingImporter> routing_importers() {
 }
 
 const RoutingImporter* find_routing_importer(std::string_view name) {
-  for (const auto& i : k_importers) {
-    if (i.name == name) {
-      return &i;
-    }
-  }
-  return nullptr;
+  return core::find_named<RoutingImporter>(k_importers, name);
 }
 
 const RoutingImporter* detect_routing_format(const std::filesystem::path& path) {

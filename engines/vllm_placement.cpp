@@ -24,18 +24,15 @@ policies::Placement from_rows(std::vector<std::vector<int>> rows, const LayerLay
 
 }  // namespace
 
-std::string write_vllm_eplb_state(const PlacementExport& x) {
-  require_full_slots(x.placement, "vllm");
+EplbMaps eplb_maps(const policies::Placement& p) {
   int width = 0;
-  for (const auto& layer : x.placement.layers) {
+  for (const auto& layer : p.layers) {
     width = std::max(width, layer.max_replicas);
   }
-  nlohmann::ordered_json phy2log = nlohmann::ordered_json::array();
-  nlohmann::ordered_json log2phy = nlohmann::ordered_json::array();
-  nlohmann::ordered_json logcnt = nlohmann::ordered_json::array();
-  for (const auto& layer : x.placement.layers) {
-    phy2log.push_back(layer.phy2log);
-    logcnt.push_back(layer.logcnt);
+  EplbMaps m;
+  for (const auto& layer : p.layers) {
+    m.phy2log.push_back(layer.phy2log);
+    m.logcnt.push_back(layer.logcnt);
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (int e = 0; e < layer.num_experts; ++e) {
       std::vector<int> r(static_cast<std::size_t>(width), -1);
@@ -43,12 +40,18 @@ std::string write_vllm_eplb_state(const PlacementExport& x) {
       std::copy(reps.begin(), reps.end(), r.begin());
       rows.push_back(r);
     }
-    log2phy.push_back(rows);
+    m.log2phy.push_back(rows);
   }
+  return m;
+}
+
+std::string write_vllm_eplb_state(const PlacementExport& x) {
+  require_full_slots(x.placement, "vllm");
+  EplbMaps m = eplb_maps(x.placement);
   nlohmann::ordered_json j;
-  j["physical_to_logical_map"] = phy2log;
-  j["logical_to_physical_map"] = log2phy;
-  j["logical_replica_count"] = logcnt;
+  j["physical_to_logical_map"] = std::move(m.phy2log);
+  j["logical_to_physical_map"] = std::move(m.log2phy);
+  j["logical_replica_count"] = std::move(m.logcnt);
   return j.dump() + "\n";
 }
 

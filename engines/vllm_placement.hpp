@@ -7,9 +7,21 @@
 //                 widest layer), logical_replica_count [layers][experts];
 //   "vllm-slots": the [MoE layers][slots] list of logical expert ids that vLLM's open placement-file work
 //                 reads (slot s on EP rank s / (slots / ep_size)).
+#include <nlohmann/json.hpp>
+
 #include "engines/placement_formats.hpp"
 
 namespace epsim::engines {
+
+/// The three maps of DeepSeek's EPLB (and vLLM's EplbState) as nested lists, one row per MoE layer:
+/// phy2log [slots], log2phy [experts][the widest layer's replicas] padded with -1, logcnt [experts].
+/// Empty slots stay -1 (epsim's own format keeps them; the engines' writers refuse them first).
+struct EplbMaps {
+  nlohmann::ordered_json phy2log = nlohmann::ordered_json::array();
+  nlohmann::ordered_json log2phy = nlohmann::ordered_json::array();
+  nlohmann::ordered_json logcnt = nlohmann::ordered_json::array();
+};
+EplbMaps eplb_maps(const policies::Placement& p);
 
 std::string write_vllm_eplb_state(const PlacementExport& x);
 policies::Placement read_vllm_eplb_state(const std::string& text, const LayerLayout& layout, int num_experts,

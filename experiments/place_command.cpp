@@ -14,6 +14,7 @@
 #include "engines/layer_layout.hpp"
 #include "engines/placement_formats.hpp"
 #include "engines/routing_importers.hpp"
+#include "engines/vllm_placement.hpp"
 #include "experiments/builders.hpp"
 #include "experiments/command_line.hpp"
 #include "experiments/experiment_config.hpp"
@@ -166,7 +167,8 @@ std::size_t check_loads(LoadFile& f, const std::string& src) {
 }
 
 // Flags override the file's shape; presets fill what is still missing; the shape is checked.
-void resolve_shape(LoadFile& f, const po::variables_map& vm, std::size_t experts, const std::string& src) {
+void resolve_shape(LoadFile& f, const po::variables_map& vm, const std::optional<models::ModelSpec>& model,
+                   std::size_t experts, const std::string& src) {
   const auto flag = [&](const char* name, int& value) {
     if (vm.count(name)) {
       value = vm[name].as<int>();
@@ -176,18 +178,13 @@ void resolve_shape(LoadFile& f, const po::variables_map& vm, std::size_t experts
   flag("nodes", f.num_nodes);
   flag("groups", f.num_groups);
   flag("slots", f.num_replicas);
-  if (vm.count("model")) {
-    const std::string name = vm["model"].as<std::string>();
-    if (const std::string m = models::model_presets().unknown_message(name); !m.empty()) {
-      throw std::invalid_argument("--model: " + m);
-    }
-    const models::ModelSpec spec = models::load_model_preset(name);
-    if (static_cast<std::size_t>(spec.routed_experts) != experts) {
-      throw core::Error(
-          fmt::format("{}: {} experts per layer, the model {} has {}", src, experts, name, spec.routed_experts));
+  if (model) {
+    if (static_cast<std::size_t>(model->routed_experts) != experts) {
+      throw core::Error(fmt::format("{}: {} experts per layer, the model {} has {}", src, experts,
+                                    vm["model"].as<std::string>(), model->routed_experts));
     }
     if (f.num_groups == 0) {
-      f.num_groups = static_cast<int>(spec.expert_groups);
+      f.num_groups = static_cast<int>(model->expert_groups);
     }
   }
   if (f.num_gpus <= 0) {
@@ -296,41 +293,29 @@ toml::table option_table(const po::variables_map& vm) {
   return options;
 }
 
+// Predicted tokens per GPU of one layer: each expert's tokens split evenly over its replicas.
+std::vector<double> gpu_tokens(const policies::LayerPlacement& layer, const std::vector<double>& weight) {
+  std::vector<double> load(static_cast<std::size_t>(layer.num_gpus), 0.0);
+  for (int s = 0; s < layer.num_slots(); ++s) {
+    const int e = layer.phy2log[static_cast<std::size_t>(s)];
+    if (e >= 0) {
+      load[static_cast<std::size_t>(layer.gpu_of_slot(s))] +=
+          weight[static_cast<std::size_t>(e)] / layer.logcnt[static_cast<std::size_t>(e)];
+    }
+  }
+  return load;
+}
+
 // The placement as epsim's JSON (with predicted per-GPU loads and, given curves, times).
 nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFile& f,
                                       const policies::PlacementInput& in, const std::string& policy_name) {
   nlohmann::ordered_json j;
-  nlohmann::ordered_json phy2log = nlohmann::ordered_json::array();
-  nlohmann::ordered_json log2phy = nlohmann::ordered_json::array();
-  nlohmann::ordered_json logcnt = nlohmann::ordered_json::array();
+  engines::EplbMaps maps = engines::eplb_maps(p);
   nlohmann::ordered_json gpu_load = nlohmann::ordered_json::array();
   nlohmann::ordered_json gpu_time_us = nlohmann::ordered_json::array();
-  int max_count = 0;
-  for (const auto& layer : p.layers) {
-    max_count = std::max(max_count, layer.max_replicas);
-  }
   for (std::size_t l = 0; l < p.layers.size(); ++l) {
     const auto& layer = p.layers[l];
-    phy2log.push_back(layer.phy2log);
-    logcnt.push_back(layer.logcnt);
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (int e = 0; e < layer.num_experts; ++e) {
-      std::vector<int> r(static_cast<std::size_t>(max_count), -1);
-      const auto reps = layer.replicas(e);
-      std::copy(reps.begin(), reps.end(), r.begin());
-      rows.push_back(r);
-    }
-    log2phy.push_back(rows);
-    // Predicted load: each expert's tokens split evenly over its replicas.
-    std::vector<double> load(static_cast<std::size_t>(layer.num_gpus), 0.0);
-    for (int s = 0; s < layer.num_slots(); ++s) {
-      const int e = layer.phy2log[static_cast<std::size_t>(s)];
-      if (e >= 0) {
-        load[static_cast<std::size_t>(layer.gpu_of_slot(s))] +=
-            f.weight[l][static_cast<std::size_t>(e)] / layer.logcnt[static_cast<std::size_t>(e)];
-      }
-    }
-    gpu_load.push_back(load);
+    gpu_load.push_back(gpu_tokens(layer, f.weight[l]));
     if (in.curves) {
       // Predicted expert time per GPU at the window's mean tokens per step.
       std::vector<double> mean = f.weight[l];
@@ -350,9 +335,9 @@ nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFi
   j["num_groups"] = f.num_groups;
   j["num_nodes"] = f.num_nodes;
   j["num_gpus"] = f.num_gpus;
-  j["phy2log"] = phy2log;
-  j["log2phy"] = log2phy;
-  j["logcnt"] = logcnt;
+  j["phy2log"] = std::move(maps.phy2log);
+  j["log2phy"] = std::move(maps.log2phy);
+  j["logcnt"] = std::move(maps.logcnt);
   j["gpu_load"] = gpu_load;
   if (in.curves) {
     j["gpu_time_us"] = gpu_time_us;
@@ -398,12 +383,7 @@ int check_placement_file(const po::variables_map& vm, const engines::PlacementFo
     double worst = 0.0;
     std::size_t worst_layer = 0;
     for (std::size_t l = 0; l < p.layers.size(); ++l) {
-      const auto& layer = p.layers[l];
-      std::vector<double> load(static_cast<std::size_t>(gpus), 0.0);
-      for (int s = 0; s < layer.num_slots(); ++s) {
-        const auto e = static_cast<std::size_t>(layer.phy2log[static_cast<std::size_t>(s)]);
-        load[static_cast<std::size_t>(layer.gpu_of_slot(s))] += f.weight[l][e] / layer.logcnt[e];
-      }
+      const std::vector<double> load = gpu_tokens(p.layers[l], f.weight[l]);
       double total = 0.0;
       for (const double x : load) {
         total += x;
@@ -476,7 +456,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   LoadFile f = read_load(load_path, vm, model, policy->needs());
   const std::string src = load_path.string();
   const std::size_t experts = check_loads(f, src);
-  resolve_shape(f, vm, experts, src);
+  resolve_shape(f, vm, model, experts, src);
   policies::PlacementInput in = placement_input(f, experts, src, vm["seed"].as<std::uint64_t>());
   const std::unique_ptr<hardware::CostModel> cost = attach_inputs(in, vm, f, experts, src);
   if (policy->needs().cost_curves && !in.curves) {

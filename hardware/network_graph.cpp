@@ -140,6 +140,10 @@ NetworkGraph::NetworkGraph(const ClusterSpec& s)
       }
     }
   }
+  find_largest_latencies();
+}
+
+void NetworkGraph::find_largest_latencies() {
   // The port model's alphas: the largest intra- and inter-node route latency (routes walked, not kept).
   each_route([&](int src, int dst, std::span<const int> arcs) {
     double& most = node_of(src) == node_of(dst) ? intra_latency_ns_ : inter_latency_ns_;

@@ -66,6 +66,7 @@ class NetworkGraph {
   void add_link(int a, int b, const LinkSpec& link);
   void each_route(const std::function<void(int, int, std::span<const int>)>& visit) const;
   double route_latency_ns(std::span<const int> arcs) const;
+  void find_largest_latencies();
   const Routes& routes() const;
 
   int gpus_;
