@@ -4,7 +4,7 @@
 
 namespace epsim::serving {
 
-LoadStdMetric::LoadStdMetric(std::span<const int> group_gpus) {
+LoadStdMetric::LoadStdMetric(std::span<const int> group_gpus, const MetricsWindow& window) : steps_(window) {
   for (const int gpus : group_gpus) {
     pairs_.push_back(Eigen::ArrayXd::Zero(gpus));
   }
@@ -28,21 +28,13 @@ void LoadStdMetric::on_step(const StepRecord& step) {
     pending_.resize(static_cast<std::size_t>(step.group) + 1);
   }
   Step& s = pending_[static_cast<std::size_t>(step.group)];
-  s.start_ns = step.start_ns;
-  steps_.push_back(s);
+  steps_.add(step.start_ns, s);
   s = Step{};
 }
 
 void LoadStdMetric::report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const {
-  double sum = 0.0;
-  std::int64_t layers = 0;
-  for (const Step& s : steps_) {
-    if (window.contains(s.start_ns)) {
-      sum += s.std_sum;
-      layers += s.layers;
-    }
-  }
-  out.push_back({"gpu_load_std_tokens", layers > 0 ? sum / static_cast<double>(layers) : 0.0});
+  const Step t = steps_.total(window.begin_ns, window.end_ns);
+  out.push_back({"gpu_load_std_tokens", t.layers > 0 ? t.std_sum / static_cast<double>(t.layers) : 0.0});
 }
 
 }  // namespace epsim::serving

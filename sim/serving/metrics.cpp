@@ -24,12 +24,31 @@ LatencySummary summarize(std::vector<double>& values) {
 MetricsCollector::MetricsCollector(int total_gpus, MetricsWindow window)
     : window_(window),
       warmup_ns_(core::from_seconds(window.warmup_s)),
+      steps_(window),
       inter_token_ns_(0.005, 1.0, 1e15),
       gpu_busy_ns_(static_cast<std::size_t>(total_gpus), 0.0) {}
 
+void StepTotals::add(const StepSample& st) {
+  ++steps;
+  step_time_ns += static_cast<double>(st.duration_ns);
+  auto size = std::find_if(step_time_by_gpus.begin(), step_time_by_gpus.end(),
+                           [&st](const std::pair<int, double>& e) { return e.first == st.gpus; });
+  if (size == step_time_by_gpus.end()) {
+    size = step_time_by_gpus.insert(step_time_by_gpus.end(), {st.gpus, 0.0});
+  }
+  size->second += static_cast<double>(st.duration_ns);
+  idle_ns += st.barrier_idle_ns;
+  comm_ns += st.comm_ns;
+  gap_sum_ns += st.straggler_gap_sum_ns;
+  layers += st.moe_layers;
+  max_gap_us = std::max(max_gap_us, st.straggler_gap_max_ns / 1e3);
+  intra_gb += st.intra_bytes / 1e9;
+  inter_gb += st.inter_bytes / 1e9;
+}
+
 void MetricsCollector::on_step(const StepRecord& s) {
-  steps_.push_back(s);
-  steps_.back().gpu_busy_ns = {};
+  steps_.add(s.start_ns, {s.end_ns - s.start_ns, group_gpus(s.group), s.barrier_idle_ns, s.comm_ns,
+                          s.straggler_gap_sum_ns, s.straggler_gap_max_ns, s.moe_layers, s.intra_bytes, s.inter_bytes});
   if (s.start_ns < warmup_ns_) {
     return;
   }
@@ -38,6 +57,10 @@ void MetricsCollector::on_step(const StepRecord& s) {
     gpu_busy_ns_[static_cast<std::size_t>(offset) + g] += s.gpu_busy_ns[g];
   }
 }
+
+void MetricsCollector::on_arrival(const RequestState& r) { steps_.on_arrival(r.spec.arrival_ns); }
+
+void MetricsCollector::on_arrivals_end(core::Time last_arrival_ns) { steps_.on_arrivals_end(last_arrival_ns); }
 
 void MetricsCollector::on_token(const RequestState& r, core::Time gap_ns) {
   if (r.spec.arrival_ns < warmup_ns_) {
@@ -117,44 +140,21 @@ void summarize_requests(const std::vector<RequestState>& requests, const Measure
 
 // Step time, barrier idle, communication, straggler gaps and traffic of the steps that started in it.
 void summarize_steps(const MetricsCollector& m, const MeasuredWindow& w, RunSummary& s) {
-  double step_time = 0.0;
-  // Step time per group size (GPUs, summed ns): the barrier idle share weighs each step by its GPUs.
-  std::vector<std::pair<int, double>> step_time_by_gpus;
-  double idle = 0.0;
-  double comm = 0.0;
-  double gap_sum = 0.0;
-  std::int64_t layers = 0;
-  for (const StepRecord& st : m.steps()) {
-    if (!w.contains(st.start_ns)) {
-      continue;
-    }
-    ++s.steps;
-    step_time += static_cast<double>(st.end_ns - st.start_ns);
-    const int gpus = m.group_gpus(st.group);
-    auto size = std::find_if(step_time_by_gpus.begin(), step_time_by_gpus.end(),
-                             [gpus](const std::pair<int, double>& e) { return e.first == gpus; });
-    if (size == step_time_by_gpus.end()) {
-      size = step_time_by_gpus.insert(step_time_by_gpus.end(), {gpus, 0.0});
-    }
-    size->second += static_cast<double>(st.end_ns - st.start_ns);
-    idle += st.barrier_idle_ns;
-    comm += st.comm_ns;
-    gap_sum += st.straggler_gap_sum_ns;
-    layers += st.moe_layers;
-    s.max_straggler_gap_us = std::max(s.max_straggler_gap_us, st.straggler_gap_max_ns / 1e3);
-    s.intra_node_gb += st.intra_bytes / 1e9;
-    s.inter_node_gb += st.inter_bytes / 1e9;
-  }
-  s.mean_step_ms = s.steps > 0 ? step_time / static_cast<double>(s.steps) / 1e6 : 0.0;
-  s.mean_straggler_gap_us = layers > 0 ? gap_sum / static_cast<double>(layers) / 1e3 : 0.0;
-  s.mean_comm_ms = s.steps > 0 ? comm / static_cast<double>(s.steps) / 1e6 : 0.0;
+  const StepTotals t = m.step_totals(w.begin_ns, w.end_ns);
+  s.steps = t.steps;
+  s.max_straggler_gap_us = t.max_gap_us;
+  s.intra_node_gb = t.intra_gb;
+  s.inter_node_gb = t.inter_gb;
+  s.mean_step_ms = s.steps > 0 ? t.step_time_ns / static_cast<double>(s.steps) / 1e6 : 0.0;
+  s.mean_straggler_gap_us = t.layers > 0 ? t.gap_sum_ns / static_cast<double>(t.layers) / 1e3 : 0.0;
+  s.mean_comm_ms = s.steps > 0 ? t.comm_ns / static_cast<double>(s.steps) / 1e6 : 0.0;
   // Each group's GPUs spend its step time together: GPU time is step time x the group's GPUs.
   double gpu_time = 0.0;
-  for (const auto& [gpus, time] : step_time_by_gpus) {
+  for (const auto& [gpus, time] : t.step_time_by_gpus) {
     gpu_time += time * static_cast<double>(gpus);
   }
-  s.barrier_idle_fraction = step_time > 0.0 ? idle / gpu_time : 0.0;
-  s.comm_fraction = step_time > 0.0 ? comm / step_time : 0.0;
+  s.barrier_idle_fraction = t.step_time_ns > 0.0 ? t.idle_ns / gpu_time : 0.0;
+  s.comm_fraction = t.step_time_ns > 0.0 ? t.comm_ns / t.step_time_ns : 0.0;
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 // Requests arriving, and steps starting, inside the measurement window [warm-up, last arrival -
 // cool-down] count; per-GPU busy time and the pooled inter-token distribution count from the warm-up on.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/core/statistics.hpp"
 #include "sim/serving/observer.hpp"
 #include "sim/serving/serving_config.hpp"
+#include "sim/serving/window_fold.hpp"
 
 namespace epsim::serving {
 
@@ -23,14 +25,47 @@ struct LatencySummary {
 /// Exact summary of a sample (quantiles by linear interpolation); sorts `values`.
 LatencySummary summarize(std::vector<double>& values);
 
+/// What the summary needs of one step.
+struct StepSample {
+  core::Time duration_ns = 0;  ///< end - start
+  int gpus = 0;                ///< of its EP group
+  double barrier_idle_ns = 0.0;
+  double comm_ns = 0.0;
+  double straggler_gap_sum_ns = 0.0;
+  double straggler_gap_max_ns = 0.0;
+  int moe_layers = 0;
+  double intra_bytes = 0.0;
+  double inter_bytes = 0.0;
+};
+
+/// Running totals of the measured steps, summed in the order the steps ended.
+struct StepTotals {
+  std::int64_t steps = 0;
+  double step_time_ns = 0.0;
+  // Step time per group size (GPUs, summed ns): the barrier idle share weighs each step by its GPUs.
+  std::vector<std::pair<int, double>> step_time_by_gpus;
+  double idle_ns = 0.0;
+  double comm_ns = 0.0;
+  double gap_sum_ns = 0.0;
+  std::int64_t layers = 0;
+  double max_gap_us = 0.0;
+  double intra_gb = 0.0;
+  double inter_gb = 0.0;
+  void add(const StepSample& s);
+};
+
 class MetricsCollector final : public Observer {
  public:
   MetricsCollector(int total_gpus, MetricsWindow window);
   void on_step(const StepRecord& step) override;
   void on_token(const RequestState& r, core::Time gap_ns) override;
+  void on_arrival(const RequestState& r) override;
+  void on_arrivals_end(core::Time last_arrival_ns) override;
 
-  /// Every step's record (gpu_busy_ns cleared: it points into the executor), in the order they ended.
-  const std::vector<StepRecord>& steps() const { return steps_; }
+  /// The measured steps' totals over the final window (memory flat in run length: only steps of the
+  /// last cool-down are kept until the window's end is known).
+  StepTotals step_totals(core::Time begin_ns, core::Time end_ns) const { return steps_.total(begin_ns, end_ns); }
+  std::size_t pending_steps() const { return steps_.pending(); }
   const core::QuantileSketch& inter_token_ns() const { return inter_token_ns_; }
   const core::RunningStats& inter_token_stats_ns() const { return inter_token_stats_ns_; }
   const std::vector<double>& gpu_busy_ns() const { return gpu_busy_ns_; }
@@ -49,7 +84,7 @@ class MetricsCollector final : public Observer {
  private:
   MetricsWindow window_;
   core::Time warmup_ns_;
-  std::vector<StepRecord> steps_;
+  WindowFold<StepSample, StepTotals> steps_;
   core::QuantileSketch inter_token_ns_;
   core::RunningStats inter_token_stats_ns_;
   std::vector<double> gpu_busy_ns_;

@@ -79,6 +79,8 @@ class Observer {
   virtual void on_migration(int /*group*/, core::Time /*start_ns*/, core::Time /*end_ns*/, double /*bytes*/) {}
   /// A request arrived and was given its group and rank (`r.rejected`: it can never fit).
   virtual void on_arrival(const RequestState& /*r*/) {}
+  /// The workload has no request after the one that arrived at `last_arrival_ns`.
+  virtual void on_arrivals_end(core::Time /*last_arrival_ns*/) {}
   /// A running request was preempted (recompute) at `now_ns`, while its group formed a batch.
   virtual void on_preemption(const RequestState& /*r*/, core::Time /*now_ns*/) {}
   /// `group`'s trigger decided a new placement at `time_ns` and its migration starts.

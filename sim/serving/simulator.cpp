@@ -98,7 +98,7 @@ Simulator::Simulator(SimulationParts parts)
     offsets.push_back(groups_.back()->gpu_offset);
     sizes.push_back(pool.shape.ep_size);
   }
-  summary_metrics_ = make_summary_metrics(sizes);
+  summary_metrics_ = make_summary_metrics(sizes, parts_.serving.window);
   metrics_.set_groups(std::move(offsets), std::move(sizes));
   const bool disaggregated = parts_.prefill_groups > 0;
   if (parts_.make_rebalance || disaggregated) {
@@ -181,6 +181,10 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
   }
   if (next) {
     engine_.schedule_at(next->arrival_ns, [this, s = *next] { on_arrival(s); });
+  } else {
+    for (Observer* o : observers_) {
+      o->on_arrivals_end(spec.arrival_ns);
+    }
   }
 }
 

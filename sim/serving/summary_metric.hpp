@@ -25,7 +25,9 @@ class SummaryMetric : public Observer {
   virtual void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const = 0;
 };
 
-/// Every summary metric a run reports, for EP groups of `group_gpus[g]` GPUs each (a line each).
-std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus);
+/// Every summary metric a run reports, for EP groups of `group_gpus[g]` GPUs each (a line each), over
+/// the measurement window `window` (metrics fold their samples as they go: see window_fold.hpp).
+std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus,
+                                                                const MetricsWindow& window);
 
 }  // namespace epsim::serving

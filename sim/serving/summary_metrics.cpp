@@ -3,9 +3,10 @@
 
 namespace epsim::serving {
 
-std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus) {
+std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus,
+                                                                const MetricsWindow& window) {
   std::vector<std::unique_ptr<SummaryMetric>> out;
-  out.push_back(std::make_unique<LoadStdMetric>(group_gpus));
+  out.push_back(std::make_unique<LoadStdMetric>(group_gpus, window));
   return out;
 }
 
