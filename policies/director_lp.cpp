@@ -236,29 +236,36 @@ DirectorLpResult solve_director_lp(const DirectorProblem& p, const DirectorLpOpt
   res.x.assign(static_cast<std::size_t>(p.layers) * E * G, 0.0);
   for (int l = 0; l < p.layers; ++l) {
     const bool direct = opt.mode == DirectorLpOptions::Mode::direct;
-    LayerLp lp(p, l, opt, direct);
-    std::vector<double> x;
-    double lo = 0.0;
-    double hi = 0.0;
-    if (direct) {
-      ++res.lp_solves;
-      if (!lp.solve(COIN_DBL_MAX)) {
-        throw core::Error(fmt::format("director: layer {} LP infeasible", l));
-      }
-      x = lp.x();
-      lo = hi = lp.objective();
-    } else {
-      // Algorithm 1: beta_high starts at a feasible integral placement (round robin respects C_max),
-      // beta_low at 0 (no latency is negative); x-bar_best is the solution at the last feasible beta.
+    // Both modes start from the minimisation: its optimum tau* is where the feasibility of a budget flips.
+    LayerLp lp(p, l, opt, true);
+    ++res.lp_solves;
+    if (!lp.solve(COIN_DBL_MAX)) {
+      throw core::Error(fmt::format("director: layer {} LP infeasible", l));
+    }
+    std::vector<double> x = lp.x();
+    double lo = lp.objective();
+    double hi = lo;
+    if (!direct) {
+      // Algorithm 1, warm-started: beta_high = tau* is feasible (x-bar_best is the LP's optimum there) and
+      // one probe certifies beta_low = tau* (1 - epsilon / 2) infeasible, which already meets the search's
+      // stopping rule. Should Clp's optimum be off by more than that, the paper's search goes on from
+      // there, its beta_high starting at the best of tau* and a feasible integral placement (round robin
+      // respects C_max) and beta_low at 0 (no latency is negative).
       std::vector<int> rr(E);
-      x.assign(E * G, 0.0);
       for (std::size_t i = 0; i < E; ++i) {
         rr[i] = static_cast<int>(i % G);
-        x[i * G + i % G] = 1.0;
       }
-      hi = lp.integral_value(rr);
+      const double rr_value = lp.integral_value(rr);
+      if (rr_value < hi) {  // never, but the search must start feasible
+        hi = rr_value;
+        x.assign(E * G, 0.0);
+        for (std::size_t i = 0; i < E; ++i) {
+          x[i * G + i % G] = 1.0;
+        }
+      }
+      lo = 0.0;
+      double beta = hi * (1.0 - 0.5 * opt.epsilon);
       while (hi - lo > std::max(opt.epsilon * hi, 1e-6)) {  // 1e-6 ns: an all-zero layer
-        const double beta = 0.5 * (lo + hi);
         ++res.lp_solves;
         if (lp.solve(beta)) {
           hi = beta;
@@ -266,6 +273,7 @@ DirectorLpResult solve_director_lp(const DirectorProblem& p, const DirectorLpOpt
         } else {
           lo = beta;
         }
+        beta = 0.5 * (lo + hi);
       }
     }
     std::copy(x.begin(), x.end(), res.x.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l) * E * G));
