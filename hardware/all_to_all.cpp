@@ -1,5 +1,7 @@
 #include "hardware/all_to_all.hpp"
 
+#include <algorithm>
+
 namespace epsim::hardware {
 
 void PerGpuTraffic::resize(int gpus) {
@@ -61,20 +63,45 @@ void separable_traffic(const Topology& topo, const Eigen::ArrayXd& share, const 
   Eigen::ArrayXd& node_share = node_b;
   node_pairs.setZero();
   node_share.setZero();
-  const int gpus = topo.num_gpus();
-  for (int g = 0; g < gpus; ++g) {
-    const int n = topo.node_of(g);
-    node_share(n) += share(g);
-    node_pairs(n) += pairs(g);
+  // Node-major walks: GPU g of node n is n x gpus_per_node + i (no division per GPU).
+  const int gpn = topo.gpus_per_node();
+  const int nodes = topo.nodes();
+  for (int n = 0, g = 0; n < nodes; ++n) {
+    for (int i = 0; i < gpn; ++i, ++g) {
+      node_share(n) += share(g);
+      node_pairs(n) += pairs(g);
+    }
   }
   const double all_pairs = pairs.sum();
-  for (int g = 0; g < gpus; ++g) {
-    const int n = topo.node_of(g);
-    out.send_intra(g) = share(g) * (node_pairs(n) - pairs(g)) * unit_bytes;
-    out.send_inter(g) = share(g) * (all_pairs - node_pairs(n)) * unit_bytes;
-    out.recv_intra(g) = pairs(g) * (node_share(n) - share(g)) * unit_bytes;
-    out.recv_inter(g) = pairs(g) * (1.0 - node_share(n)) * unit_bytes;
+  for (int n = 0, g = 0; n < nodes; ++n) {
+    const double np = node_pairs(n);
+    const double ns = node_share(n);
+    for (int i = 0; i < gpn; ++i, ++g) {
+      out.send_intra(g) = share(g) * (np - pairs(g)) * unit_bytes;
+      out.send_inter(g) = share(g) * (all_pairs - np) * unit_bytes;
+      out.recv_intra(g) = pairs(g) * (ns - share(g)) * unit_bytes;
+      out.recv_inter(g) = pairs(g) * (1.0 - ns) * unit_bytes;
+    }
   }
+}
+
+PortTotals PortTotals::of(const PerGpuTraffic& t) {
+  return {t.send_intra.sum(), t.send_inter.sum(), t.send_intra.max(t.recv_intra).maxCoeff(),
+          t.send_inter.max(t.recv_inter).maxCoeff()};
+}
+
+CollectiveCost PortTotals::cost(const Topology& topo, double token_bytes) const {
+  CollectiveCost c;
+  c.intra_bytes = intra_sum * token_bytes;
+  c.inter_bytes = inter_sum * token_bytes;
+  if (c.intra_bytes <= 0.0 && c.inter_bytes <= 0.0) {
+    return c;
+  }
+  const double alpha_ns = (c.inter_bytes > 0.0 ? topo.inter().latency_us : topo.intra().latency_us) * 1e3;
+  const double intra_ns = intra_max * token_bytes / topo.intra().bw_gbps;
+  const double inter_ns = topo.nodes() > 1 ? inter_max * token_bytes / topo.inter().bw_gbps : 0.0;
+  c.time_ns = alpha_ns + std::max(intra_ns, inter_ns);
+  return c;
 }
 
 CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& t, double alpha_ns) {

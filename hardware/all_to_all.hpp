@@ -34,6 +34,18 @@ CollectiveCost all_to_all_cost(const Topology& topo, const PerGpuTraffic& traffi
 /// The bandwidth term alone: the busiest port's bytes over its link, ns.
 double port_transfer_ns(const Topology& topo, const PerGpuTraffic& traffic);
 
+/// One traffic pattern's port totals, per token copy: what the port cost needs, so that the same flows
+/// at several sizes (a layer's dispatch and combine) are priced once.
+struct PortTotals {
+  double intra_sum = 0.0;  ///< token copies sent inside nodes
+  double inter_sum = 0.0;  ///< ... and between nodes
+  double intra_max = 0.0;  ///< the busiest port's copies inside a node (send or receive)
+  double inter_max = 0.0;  ///< ... between nodes
+  static PortTotals of(const PerGpuTraffic& traffic);
+  /// all_to_all_cost of the traffic times `token_bytes`.
+  CollectiveCost cost(const Topology& topo, double token_bytes) const;
+};
+
 /// Per-GPU aggregates of the separable traffic bytes(s, d) = share(s) x pairs(d) x unit_bytes into `out`
 /// (sized already): GPU g sends share_g x (pairs of every other GPU) and receives pairs_g x (share of every
 /// other GPU), split by whether the peer shares g's node. `node_a`, `node_b`: per-node workspaces.

@@ -20,6 +20,17 @@ CollectiveCost PortCollectives::ep_exchange(const EpTraffic& t, double token_byt
   return all_to_all_separable(*t.share, *t.pairs, token_bytes);
 }
 
+CollectiveModel::ExchangePair PortCollectives::ep_exchange_pair(const EpTraffic& t, double dispatch_bytes,
+                                                               double combine_bytes) {
+  if (t.pair_matrix != nullptr) {
+    aggregate_traffic(topo_, *t.pair_matrix, traffic_);
+  } else {
+    separable_traffic(topo_, *t.share, *t.pairs, 1.0, node_a_, node_b_, traffic_);
+  }
+  const PortTotals totals = PortTotals::of(traffic_);
+  return {totals.cost(topo_, dispatch_bytes), totals.cost(topo_, combine_bytes)};
+}
+
 CollectiveCost PortCollectives::all_to_all(const Eigen::MatrixXd& bytes) {
   aggregate_traffic(topo_, bytes, traffic_);
   return all_to_all_cost(topo_, traffic_);

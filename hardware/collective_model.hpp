@@ -36,6 +36,18 @@ class CollectiveModel {
   virtual ~CollectiveModel() = default;
   /// Dispatch (or combine) of `traffic` with `token_bytes` per token copy on the wire.
   virtual CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) = 0;
+  /// A layer's dispatch and combine: the same flows (reversed) at two token sizes. Models whose cost is
+  /// linear in the bytes price the flows once.
+  struct ExchangePair {
+    CollectiveCost dispatch;
+    CollectiveCost combine;
+  };
+  virtual ExchangePair ep_exchange_pair(const EpTraffic& traffic, double dispatch_bytes, double combine_bytes) {
+    ExchangePair p;
+    p.combine = ep_exchange(traffic, combine_bytes);
+    p.dispatch = ep_exchange(traffic, dispatch_bytes);
+    return p;
+  }
   /// All-to-all of a full traffic matrix: bytes(s, d) from the group's GPU s to its GPU d (diagonal
   /// ignored). `bytes` is gpus x gpus.
   virtual CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) = 0;
@@ -58,6 +70,7 @@ class PortCollectives final : public CollectiveModel {
  public:
   explicit PortCollectives(const Topology& group);
   CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
+  ExchangePair ep_exchange_pair(const EpTraffic& traffic, double dispatch_bytes, double combine_bytes) override;
   CollectiveCost all_to_all(const Eigen::MatrixXd& bytes) override;
   CollectiveCost all_to_all_separable(const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
                                       double pair_bytes) override;

@@ -60,6 +60,9 @@ struct GpuSpec {
 
 /// Rounds `tokens` up to a multiple of `tile` (0 stays 0).
 inline std::int64_t pad_to_tile(std::int64_t tokens, std::int64_t tile) {
+  if ((tile & (tile - 1)) == 0) {  // the usual tiles: a mask, not a division per expert
+    return (tokens + tile - 1) & ~(tile - 1);
+  }
   return (tokens + tile - 1) / tile * tile;
 }
 

@@ -12,6 +12,10 @@ void EvenRouting::route(const StepLayerLoad& load, const LayerPlacement& placeme
     const std::int32_t n = load.expert_tokens[static_cast<std::size_t>(e)];
     const std::span<const int> slots = placement.replicas(e);
     const auto c = static_cast<std::int32_t>(slots.size());
+    if (c == 1) {  // most experts: no division
+      out.slot_tokens[static_cast<std::size_t>(slots[0])] = n;
+      continue;
+    }
     const std::int32_t base = n / c;
     const std::int32_t extra = n % c;
     for (std::int32_t r = 0; r < c; ++r) {

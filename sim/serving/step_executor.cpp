@@ -300,13 +300,16 @@ void StepExecutor::price_moe_layer(const Batch& batch, std::int64_t total_tokens
   // are symmetric in send and receive. metro dispatches by all-gather (hidden states, not token-expert
   // pairs: each GPU's tokens go once to every peer, which runs the router on the full batch, the paper's
   // Fig. 7) and combines by the exchange.
-  const hardware::CollectiveCost combine = collectives_.ep_exchange(traffic, combine_bytes_);
+  hardware::CollectiveCost combine;
   hardware::CollectiveCost dispatch;
   if (routed_.all_gather_dispatch) {
+    combine = collectives_.ep_exchange(traffic, combine_bytes_);
     gather_bytes_ = tokens_ * dispatch_bytes_;
     dispatch = collectives_.all_gather(gather_bytes_);
   } else {
-    dispatch = collectives_.ep_exchange(traffic, dispatch_bytes_);
+    const auto both = collectives_.ep_exchange_pair(traffic, dispatch_bytes_, combine_bytes_);
+    dispatch = both.dispatch;
+    combine = both.combine;
   }
   rec.dispatch_ns = dispatch.time_ns;
   rec.combine_ns = combine.time_ns;
