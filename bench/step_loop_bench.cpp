@@ -1,7 +1,7 @@
 // Step-loop throughput of whole simulations: engine steps per wall second and simulated seconds per
 // wall second ("x real time"), for the configurations issue 5 names:
 //   Qwen3-235B-A22B on 8 H200 (EP8) at 90 % of its sustainable rate (found first by `epsim slo`'s search);
-//   DeepSeek-V3 on 64 H200 (8 HGX nodes, EP64), also with DeepEP's normal kernels and with two-batch
+//   DeepSeek-V3 on 64 H200 (8 HGX nodes, EP64) at a sustainable and at an overloaded rate, also with DeepEP's normal kernels and with two-batch
 //   overlap, and with a measured table as the cost model;  DeepSeek-V3 on one GB200 NVL72 rack (EP72).
 #include <fmt/format.h>
 
@@ -124,6 +124,11 @@ int main() {
   at90.push_back(fmt::format("workload.rate_rps={}", 0.9 * r.max_rate_rps));
   at90.emplace_back("workload.num_requests=1500");
   bench("Qwen3-235B-A22B, 8 x H200, EP8, 90 % rate", at90);
+  // At a load the deployment sustains (2.2 req/s: `epsim slo` finds ~2.4 req/s at 90 % attainment with
+  // this SLO; the row prints the attainment it got): small decode steps, where fixed per-layer costs show.
+  bench("DeepSeek-V3, 64 x H200, EP64, sustainable load",
+        {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8", "workload.rate_rps=2.2",
+         "workload.num_requests=1000"});
   bench("DeepSeek-V3, 64 x H200 (8 nodes), EP64",
         {"model.preset=\"deepseek-v3\"", "cluster.preset=\"hgx-h200\"", "cluster.nodes=8", "workload.rate_rps=60",
          "workload.num_requests=4000"});

@@ -138,13 +138,13 @@ void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg
   }
   core::write_file_atomically(dir / "requests.csv", requests_csv(res));
   if (logs.steps != nullptr) {
-    core::write_file_atomically(dir / "steps.csv", logs.steps->csv());
+    core::write_file_atomically(dir / "steps.csv", [&](std::ostream& o) { logs.steps->text().write_to(o); });
   }
   if (logs.tokens != nullptr) {
-    core::write_file_atomically(dir / "tokens.csv", logs.tokens->csv());
+    core::write_file_atomically(dir / "tokens.csv", [&](std::ostream& o) { logs.tokens->text().write_to(o); });
   }
   if (logs.layers != nullptr) {
-    core::write_file_atomically(dir / "layers.csv", logs.layers->csv());
+    core::write_file_atomically(dir / "layers.csv", [&](std::ostream& o) { logs.layers->text().write_to(o); });
   }
   if (logs.timeline != nullptr) {
     core::write_file_atomically(dir / "timeline.json", logs.timeline->json());

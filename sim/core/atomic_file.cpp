@@ -9,20 +9,28 @@
 namespace epsim::core {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  write_file_atomically(path, [content](std::ostream& out) {
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  });
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   std::filesystem::path tmp = path;
   tmp += ".tmp-" + std::to_string(::getpid());
-  {
+  try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {
       throw Error("cannot write " + tmp.string());
     }
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    write(out);
     out.flush();
     if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
       throw Error("failed writing " + tmp.string());
     }
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);

@@ -10,30 +10,33 @@
 namespace epsim::serving {
 
 StepLog::StepLog()
-    : csv_(
+    : text_(
           "group,step,start_ns,end_ns,duration_ns,prefill_tokens,decode_tokens,requests,barrier_idle_ns,comm_ns,"
           "mean_straggler_gap_ns,queued_requests,running_requests,kv_used_fraction,preemptions\n") {}
 
 void StepLog::on_step(const StepRecord& s) {
-  fmt::format_to(std::back_inserter(csv_), "{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{:.6f},{}\n", s.group,
+  fmt::format_to(std::back_inserter(text_.tail()), "{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{:.6f},{}\n", s.group,
                  s.step, s.start_ns, s.end_ns, s.end_ns - s.start_ns, s.prefill_tokens, s.decode_tokens, s.requests,
                  s.barrier_idle_ns, s.comm_ns, s.moe_layers > 0 ? s.straggler_gap_sum_ns / s.moe_layers : 0.0,
                  s.queued_requests, s.running_requests, s.kv_used_fraction(), s.preemptions);
+  text_.spill_if_full();
 }
 
-TokenLog::TokenLog() : csv_("request,token,time_ns\n") {}
+TokenLog::TokenLog() : text_("request,token,time_ns\n") {}
 
 void TokenLog::on_first_token(const RequestState& r) {
-  fmt::format_to(std::back_inserter(csv_), "{},1,{}\n", r.spec.id, r.first_token_ns);
+  fmt::format_to(std::back_inserter(text_.tail()), "{},1,{}\n", r.spec.id, r.first_token_ns);
+  text_.spill_if_full();
 }
 
 void TokenLog::on_token(const RequestState& r, core::Time /*gap_ns*/) {
-  fmt::format_to(std::back_inserter(csv_), "{},{},{}\n", r.spec.id, r.generated, r.last_token_ns);
+  fmt::format_to(std::back_inserter(text_.tail()), "{},{},{}\n", r.spec.id, r.generated, r.last_token_ns);
+  text_.spill_if_full();
 }
 
 LayerLog::LayerLog(std::int64_t every)
     : every_(every),
-      csv_(
+      text_(
           "group,step,layer,moe_layer,gpu,tokens,activated_experts,local_ns,expert_ns,straggler_gap_ns,"
           "token_imbalance,latency_imbalance,dispatch_ns,combine_ns\n") {}
 
@@ -56,11 +59,12 @@ void LayerLog::on_layer(const LayerRecord& l) {
   const double token_imbalance = tokens_sum > 0.0 ? tokens_max / (tokens_sum / static_cast<double>(gpus)) : 0.0;
   const double latency_imbalance = min_ns > 0.0 ? l.expert_max_ns / min_ns : 0.0;
   for (std::size_t g = 0; g < gpus; ++g) {
-    fmt::format_to(std::back_inserter(csv_), "{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{:.1f},{:.1f}\n",
+    fmt::format_to(std::back_inserter(text_.tail()), "{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{:.1f},{:.1f}\n",
                    l.group, l.step, l.layer, l.moe_layer, g, l.gpu_tokens[g], l.gpu_activated[g], l.gpu_local_ns[g],
                    l.gpu_expert_ns[g], l.straggler_gap_ns(), token_imbalance, latency_imbalance, l.dispatch_ns,
                    l.combine_ns);
   }
+  text_.spill_if_full();
 }
 
 void EventLog::on_migration(int group, core::Time start_ns, core::Time end_ns, double bytes) {

@@ -1,5 +1,6 @@
 #pragma once
-// Optional per-step and per-layer outputs, as observers that build their file's text in memory:
+// Optional per-step and per-layer outputs, as observers that build their file's text as the run goes
+// (steps, tokens and layers past 8 MiB in an anonymous temporary file, core::SpillText):
 // steps.csv (every step), layers.csv (every layer of every `every`-th step of each group, one row per
 // GPU), events.csv (migrations, rebalances, preemptions), gpu_layers.csv (the per-GPU x per-MoE-layer
 // straggler matrix over all steps) and a Chrome-trace timeline (viewable in Perfetto: one process per EP
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/spill_text.hpp"
 #include "sim/serving/observer.hpp"
 
 namespace epsim::serving {
@@ -18,10 +20,11 @@ class StepLog final : public Observer {
  public:
   StepLog();
   void on_step(const StepRecord& step) override;
-  const std::string& csv() const { return csv_; }
+  const core::SpillText& text() const { return text_; }
+  std::string csv() const { return text_.str(); }
 
  private:
-  std::string csv_;
+  core::SpillText text_;  // past 8 MiB on disk: memory flat in run length
 };
 
 /// tokens.csv: every emitted token of every request (request, token index from 1, time).
@@ -30,21 +33,23 @@ class TokenLog final : public Observer {
   TokenLog();
   void on_first_token(const RequestState& r) override;
   void on_token(const RequestState& r, core::Time gap_ns) override;
-  const std::string& csv() const { return csv_; }
+  const core::SpillText& text() const { return text_; }
+  std::string csv() const { return text_.str(); }
 
  private:
-  std::string csv_;
+  core::SpillText text_;  // past 8 MiB on disk: memory flat in run length
 };
 
 class LayerLog final : public Observer {
  public:
   explicit LayerLog(std::int64_t every);
   void on_layer(const LayerRecord& layer) override;
-  const std::string& csv() const { return csv_; }
+  const core::SpillText& text() const { return text_; }
+  std::string csv() const { return text_.str(); }
 
  private:
   std::int64_t every_;
-  std::string csv_;
+  core::SpillText text_;  // past 8 MiB on disk: memory flat in run length
 };
 
 /// events.csv: `time_ns,group,kind,detail`, one row per weight migration (at its start; detail: bytes
