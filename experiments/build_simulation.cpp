@@ -96,6 +96,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
           : 0;
   p.kv_bytes_per_token = static_cast<double>(cfg.model.num_layers) * models::kv_bytes_per_token_layer(cfg.model);
   p.placement = policies::make_placement(cfg.policy, cfg.source)->place(in);
+  p.placement_curves = in.curves;
+  p.placement_curves_group = placed_group(cfg);
   std::optional<policies::PlacementInput> prefill_in;
   if (own_prefill_size) {
     prefill_in = make_placement_input(cfg, *cost, p.topology, needs, PlacedPool::prefill);

@@ -98,7 +98,9 @@ Simulator::Simulator(SimulationParts parts)
     offsets.push_back(groups_.back()->gpu_offset);
     sizes.push_back(pool.shape.ep_size);
   }
-  summary_metrics_ = make_summary_metrics(sizes, parts_.serving.window);
+  summary_metrics_ = make_summary_metrics(
+      sizes, parts_.serving.window,
+      {parts_.placement_curves, parts_.placement_curves_group, static_cast<int>(parts_.model.num_moe_layers())});
   metrics_.set_groups(std::move(offsets), std::move(sizes));
   const bool disaggregated = parts_.prefill_groups > 0;
   if (parts_.make_rebalance || disaggregated) {

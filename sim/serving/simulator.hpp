@@ -69,6 +69,10 @@ struct SimulationParts {
   bool forecast_work = false;
   MigrationSettings migration = {};
   policies::Placement placement = {};  ///< of one decode EP group (every group uses it but as below)
+  /// The cost curves `placement` was optimised against, of EP group `placement_curves_group`'s GPUs
+  /// (null when the policy used none): the summary's curve_fit figures compare them with the run.
+  std::shared_ptr<const policies::CostCurves> placement_curves = {};
+  int placement_curves_group = 0;
   /// The prefill pool's own placement, for its EP size (absent: the prefill groups use `placement`,
   /// which needs the same EP size).
   std::optional<policies::Placement> prefill_placement = {};

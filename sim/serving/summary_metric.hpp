@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/cost_curves.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/observer.hpp"
 
@@ -25,9 +26,17 @@ class SummaryMetric : public Observer {
   virtual void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const = 0;
 };
 
+/// The cost curves the placement policy optimised against, for the curve-fit figures (none: no curves).
+struct PlacementCurves {
+  std::shared_ptr<const policies::CostCurves> curves;
+  int group = 0;       ///< the EP group whose GPUs they describe
+  int moe_layers = 0;  ///< of the model
+};
+
 /// Every summary metric a run reports, for EP groups of `group_gpus[g]` GPUs each (a line each), over
 /// the measurement window `window` (metrics fold their samples as they go: see window_fold.hpp).
 std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus,
-                                                                const MetricsWindow& window);
+                                                                const MetricsWindow& window,
+                                                                const PlacementCurves& curves = {});
 
 }  // namespace epsim::serving

@@ -1,12 +1,17 @@
+#include "sim/serving/curve_fit_metric.hpp"
 #include "sim/serving/load_std_metric.hpp"
 #include "sim/serving/summary_metric.hpp"
 
 namespace epsim::serving {
 
 std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus,
-                                                                const MetricsWindow& window) {
+                                                                const MetricsWindow& window,
+                                                                const PlacementCurves& curves) {
   std::vector<std::unique_ptr<SummaryMetric>> out;
   out.push_back(std::make_unique<LoadStdMetric>(group_gpus, window));
+  if (curves.curves) {
+    out.push_back(std::make_unique<CurveFitMetric>(curves.curves, curves.group, curves.moe_layers, window));
+  }
   return out;
 }
 

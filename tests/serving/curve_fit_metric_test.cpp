@@ -1,0 +1,59 @@
+// The curve-fit figures on hand-made layers: predicted slowest GPU from the curves against the priced one.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <map>
+
+#include "sim/serving/curve_fit_metric.hpp"
+
+using namespace epsim;
+
+namespace {
+
+std::map<std::string, double> figures(const serving::CurveFitMetric& m, const serving::MeasuredWindow& w) {
+  std::vector<serving::SummaryFigure> out;
+  m.report(w, out);
+  std::map<std::string, double> f;
+  for (const auto& x : out) {
+    f[x.name] = x.value;
+  }
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("curve fit: predicted against priced slowest GPU, by hand", "[quick]") {
+  // GPU 0 costs 2 ns a token, GPU 1 3 ns.
+  auto curves = std::make_shared<const policies::CostCurves>(2, [](int g, double n) { return (g == 0 ? 2.0 : 3.0) * n; });
+  serving::MetricsWindow window;  // no warm-up, no cool-down
+  serving::CurveFitMetric m(curves, 0, 2, window);
+  const std::array<std::int32_t, 2> tokens_a{10, 8};   // predicted 20 / 24: GPU 1
+  const std::array<double, 2> priced_a{30.0, 20.0};    // priced: GPU 0 at 30
+  const std::array<std::int32_t, 2> tokens_b{5, 1};    // predicted 10 / 3: GPU 0
+  const std::array<double, 2> priced_b{12.5, 4.0};     // priced: GPU 0 at 12.5
+  serving::LayerRecord l;
+  l.group = 0;
+  l.moe_layer = 0;
+  l.gpu_tokens = tokens_a;
+  l.gpu_expert_ns = priced_a;
+  l.expert_max_ns = 30.0;
+  m.on_layer(l);
+  l.moe_layer = 1;
+  l.gpu_tokens = tokens_b;
+  l.gpu_expert_ns = priced_b;
+  l.expert_max_ns = 12.5;
+  m.on_layer(l);
+  serving::LayerRecord other = l;  // another group's layer is not for these curves
+  other.group = 1;
+  m.on_layer(other);
+  serving::StepRecord s;
+  s.group = 0;
+  m.on_step(s);
+  const auto f = figures(m, {0, std::numeric_limits<core::Time>::max()});
+  CHECK(f.at("curve_fit.predicted_expert_ms") == Approx((24.0 + 10.0) / 1e6));
+  CHECK(f.at("curve_fit.simulated_expert_ms") == Approx((30.0 + 12.5) / 1e6));
+  CHECK(f.at("curve_fit.mean_abs_error") == Approx((0.2 + 0.2) / 2.0));  // |24/30 - 1|, |10/12.5 - 1|
+  CHECK(f.at("curve_fit.straggler_agreement") == Approx(0.5));
+  CHECK(f.at("curve_fit.worst_layer_error") == Approx(-0.2));  // both -0.2: the first layer
+  CHECK(f.at("curve_fit.worst_layer") == 0.0);
+}
