@@ -8,33 +8,42 @@
 
 namespace epsim::policies {
 
-DriftTrigger::DriftTrigger(const PlacementInput& shape, std::shared_ptr<const CostCurves> curves,
-                           std::vector<double> reference, DriftOptions opt)
-    : shape_(shape), curves_(std::move(curves)), opt_(opt), reference_(std::move(reference)) {
+DriftTrigger::DriftTrigger(const PlacementInput& shape, std::shared_ptr<const CostCurves> curves, DriftOptions opt)
+    : shape_(shape), curves_(std::move(curves)), opt_(opt) {
   const std::size_t per_step = static_cast<std::size_t>(shape.num_layers) * static_cast<std::size_t>(shape.num_experts);
   if (!curves_ || curves_->num_gpus() != shape.num_gpus) {
     throw core::Error("drift recalibration needs the cost curves of the EP group's GPUs");
   }
-  if (!reference_.empty() && reference_.size() != per_step) {
-    throw core::Error("drift recalibration: the reference load must have one value per layer and expert");
-  }
-  if (std::all_of(reference_.begin(), reference_.end(), [](double x) { return x == 0.0; })) {
-    reference_.clear();  // no load seen: the first full window becomes the reference
-  }
   ring_.assign(static_cast<std::size_t>(opt.window_steps) * per_step, 0);
+  ring_class_.assign(static_cast<std::size_t>(opt.window_steps), 0);
   sum_.assign(per_step, 0.0);
+  class_sum_[0].assign(per_step, 0.0);
+  class_sum_[1].assign(per_step, 0.0);
   shape_.expert_load.clear();
   shape_.window_load.clear();
 }
 
 std::optional<Placement> DriftTrigger::on_step(const RebalanceView& view) {
   const std::size_t per_step = sum_.size();
-  // Slide the window: drop the oldest pass, add this one.
-  auto* slot = ring_.data() + static_cast<std::size_t>(seen_ % opt_.window_steps) * per_step;
+  // Slide the window: drop the oldest pass (from its class too), add this one.
+  const auto at = static_cast<std::size_t>(seen_ % opt_.window_steps);
+  auto* slot = ring_.data() + at * per_step;
+  const int old_class = ring_class_[at];
+  const int cls = view.prefill_tokens > 0 ? 1 : 0;
+  const bool full = seen_ >= opt_.window_steps;
+  std::vector<double>& old_sum = class_sum_[static_cast<std::size_t>(old_class)];
+  std::vector<double>& new_sum = class_sum_[static_cast<std::size_t>(cls)];
   for (std::size_t i = 0; i < per_step; ++i) {
     sum_[i] += view.expert_tokens[i] - slot[i];
+    old_sum[i] -= slot[i];
+    new_sum[i] += view.expert_tokens[i];
     slot[i] = view.expert_tokens[i];
   }
+  if (full) {
+    --class_count_[static_cast<std::size_t>(old_class)];
+  }
+  ++class_count_[static_cast<std::size_t>(cls)];
+  ring_class_[at] = static_cast<std::uint8_t>(cls);
   ++seen_;
   if (solve_at_ >= 0) {
     return seen_ >= solve_at_ && !view.migrating ? recalibrate(view) : std::nullopt;
@@ -42,32 +51,60 @@ std::optional<Placement> DriftTrigger::on_step(const RebalanceView& view) {
   if (seen_ < opt_.window_steps || seen_ % opt_.check_every_steps != 0 || seen_ < cool_until_ || view.migrating) {
     return std::nullopt;
   }
-  if (reference_.empty()) {
-    reference_ = sum_;  // nothing to compare with yet: this window is what the placement serves
-    return std::nullopt;
-  }
-  const auto L = static_cast<std::size_t>(shape_.num_layers);
-  const auto E = static_cast<std::size_t>(shape_.num_experts);
-  last_distance_ = 0.0;
-  for (std::size_t l = 0; l < L; ++l) {
-    double dot = 0.0;
-    double a2 = 0.0;
-    double b2 = 0.0;
-    for (std::size_t e = l * E; e < (l + 1) * E; ++e) {
-      dot += sum_[e] * reference_[e];
-      a2 += sum_[e] * sum_[e];
-      b2 += reference_[e] * reference_[e];
-    }
-    // Cosine is scale-free, so window sums stand for window means. An all-zero vector has no direction:
-    // distance 0 (nothing to balance).
-    const double d = a2 > 0.0 && b2 > 0.0 ? 1.0 - dot / std::sqrt(a2 * b2) : 0.0;
-    last_distance_ = std::max(last_distance_, d);
-  }
+  // Decode-only passes stand for the workload whenever there are enough of them: a pass with prompt
+  // tokens mixes a chunk of some length with decode tokens, so that class moves with chunk sizes too.
+  // Prompt passes are compared when decode-only ones are rare (a prefill pool, a prefill-only workload).
+  last_distance_ = 4 * class_count_[0] >= opt_.window_steps ? class_distance(0) : class_distance(1);
   if (last_distance_ > opt_.threshold) {
     ++detections_;
     solve_at_ = seen_ + opt_.window_steps;  // a window of routing entirely under the new distribution
   }
   return std::nullopt;
+}
+
+double DriftTrigger::class_distance(int c) {
+  const auto ci = static_cast<std::size_t>(c);
+  if (4 * class_count_[ci] < opt_.window_steps) {
+    return 0.0;  // too few passes of this class to stand for the workload
+  }
+  if (class_ref_[ci].empty()) {
+    class_ref_[ci] = class_sum_[ci];  // nothing to compare with yet: this window is what is served
+    return 0.0;
+  }
+  const auto L = static_cast<std::size_t>(shape_.num_layers);
+  const auto E = static_cast<std::size_t>(shape_.num_experts);
+  const std::vector<double>& w = class_sum_[ci];
+  const std::vector<double>& ref = class_ref_[ci];
+  double worst = 0.0;
+  for (std::size_t l = 0; l < L; ++l) {
+    double dot = 0.0;
+    double a2 = 0.0;
+    double b2 = 0.0;
+    double ta = 0.0;
+    double tb = 0.0;
+    for (std::size_t e = l * E; e < (l + 1) * E; ++e) {
+      dot += w[e] * ref[e];
+      a2 += w[e] * w[e];
+      b2 += ref[e] * ref[e];
+      ta += w[e];
+      tb += ref[e];
+    }
+    // Cosine is scale-free, so window sums stand for window means. An all-zero vector has no direction:
+    // distance 0 (nothing to balance).
+    if (!(a2 > 0.0 && b2 > 0.0)) {
+      continue;
+    }
+    const double d = 1.0 - dot / std::sqrt(a2 * b2);
+    // Two windows of the same distribution still differ by sampling: T pairs drawn from p move the
+    // direction by E[1 - cos] ~ (1 - sum p^2) / (2 T sum p^2) each. At low load (a few thousand pairs a
+    // window) that alone reaches the paper's 0.05, so the expected sampling distance of both windows is
+    // taken off and only the rest counts as drift (our addition; negligible at the paper's loads).
+    const double sa = a2 / (ta * ta);
+    const double sb = b2 / (tb * tb);
+    const double noise = (1.0 - sa) / (2.0 * ta * sa) + (1.0 - sb) / (2.0 * tb * sb);
+    worst = std::max(worst, d - noise);
+  }
+  return worst;
 }
 
 std::optional<Placement> DriftTrigger::recalibrate(const RebalanceView& view) {
@@ -90,7 +127,14 @@ std::optional<Placement> DriftTrigger::recalibrate(const RebalanceView& view) {
       layer = make_layer_placement(layer.num_experts, layer.num_gpus, layer.slots_per_gpu, std::move(phy2log));
     }
   }
-  reference_ = sum_;
+  // The new references: this window's classes (one too rare here is taken when it is common enough).
+  for (std::size_t ci = 0; ci < 2; ++ci) {
+    if (4 * class_count_[ci] >= opt_.window_steps) {
+      class_ref_[ci] = class_sum_[ci];
+    } else {
+      class_ref_[ci].clear();
+    }
+  }
   cool_until_ = seen_ + opt_.check_every_steps;  // H passes of cooldown
   return next;
 }
@@ -100,9 +144,9 @@ namespace {
 class DriftFactory final : public TriggerFactory {
  public:
   explicit DriftFactory(DriftOptions opt) : opt_(opt) {}
-  PolicyNeeds needs() const override { return {.load_window = true, .cost_curves = true}; }
+  PolicyNeeds needs() const override { return {.cost_curves = true}; }
   std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int group) const override {
-    return std::make_unique<DriftTrigger>(ctx.group, ctx.curves_of_group(group), ctx.group.expert_load, opt_);
+    return std::make_unique<DriftTrigger>(ctx.group, ctx.curves_of_group(group), opt_);
   }
 
  private:
