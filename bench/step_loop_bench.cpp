@@ -1,8 +1,9 @@
 // Step-loop throughput of whole simulations: engine steps per wall second and simulated seconds per
 // wall second ("x real time"), for the configurations issue 5 names:
 //   Qwen3-235B-A22B on 8 H200 (EP8) at 90 % of its sustainable rate (found first by `epsim slo`'s search);
-//   DeepSeek-V3 on 64 H200 (8 HGX nodes, EP64) at a sustainable and at an overloaded rate, also with DeepEP's normal kernels and with two-batch
-//   overlap, and with a measured table as the cost model;  DeepSeek-V3 on one GB200 NVL72 rack (EP72).
+//   DeepSeek-V3 on 64 H200 (8 HGX nodes, EP64) at a sustainable and at an overloaded rate, also with
+//   DeepEP's normal kernels and with two-batch overlap, and with a measured table as the cost model;
+//   DeepSeek-V3 on one GB200 NVL72 rack (EP72).
 #include <fmt/format.h>
 
 #include <chrono>

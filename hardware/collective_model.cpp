@@ -21,7 +21,7 @@ CollectiveCost PortCollectives::ep_exchange(const EpTraffic& t, double token_byt
 }
 
 CollectiveModel::ExchangePair PortCollectives::ep_exchange_pair(const EpTraffic& t, double dispatch_bytes,
-                                                               double combine_bytes) {
+                                                                double combine_bytes) {
   if (t.pair_matrix != nullptr) {
     aggregate_traffic(topo_, *t.pair_matrix, traffic_);
   } else {

@@ -58,9 +58,9 @@ class DriftTrigger final : public RebalanceTrigger {
   PlacementInput shape_;
   std::shared_ptr<const CostCurves> curves_;
   DriftOptions opt_;
-  std::vector<std::int32_t> ring_;           // window x layers x experts
-  std::vector<std::uint8_t> ring_class_;     // per window slot: 1 = the pass had prompt tokens
-  std::vector<double> sum_;                  // the window's total per [layer][expert]
+  std::vector<std::int32_t> ring_;                // window x layers x experts
+  std::vector<std::uint8_t> ring_class_;          // per window slot: 1 = the pass had prompt tokens
+  std::vector<double> sum_;                       // the window's total per [layer][expert]
   std::array<std::vector<double>, 2> class_sum_;  // ... of the decode-only (0) and prompt (1) passes
   std::array<std::int64_t, 2> class_count_{};
   std::array<std::vector<double>, 2> class_ref_;  // empty: not taken yet

@@ -9,9 +9,8 @@
 namespace epsim::core {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  write_file_atomically(path, [content](std::ostream& out) {
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  });
+  write_file_atomically(
+      path, [content](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {

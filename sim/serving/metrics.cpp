@@ -58,9 +58,13 @@ void MetricsCollector::on_step(const StepRecord& s) {
   }
 }
 
-void MetricsCollector::on_arrival(const RequestState& r) { steps_.on_arrival(r.spec.arrival_ns); }
+void MetricsCollector::on_arrival(const RequestState& r) {
+  steps_.on_arrival(r.spec.arrival_ns);
+}
 
-void MetricsCollector::on_arrivals_end(core::Time last_arrival_ns) { steps_.on_arrivals_end(last_arrival_ns); }
+void MetricsCollector::on_arrivals_end(core::Time last_arrival_ns) {
+  steps_.on_arrivals_end(last_arrival_ns);
+}
 
 void MetricsCollector::on_token(const RequestState& r, core::Time gap_ns) {
   if (r.spec.arrival_ns < warmup_ns_) {

@@ -15,10 +15,11 @@ StepLog::StepLog()
           "mean_straggler_gap_ns,queued_requests,running_requests,kv_used_fraction,preemptions\n") {}
 
 void StepLog::on_step(const StepRecord& s) {
-  fmt::format_to(std::back_inserter(text_.tail()), "{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{:.6f},{}\n", s.group,
-                 s.step, s.start_ns, s.end_ns, s.end_ns - s.start_ns, s.prefill_tokens, s.decode_tokens, s.requests,
-                 s.barrier_idle_ns, s.comm_ns, s.moe_layers > 0 ? s.straggler_gap_sum_ns / s.moe_layers : 0.0,
-                 s.queued_requests, s.running_requests, s.kv_used_fraction(), s.preemptions);
+  fmt::format_to(std::back_inserter(text_.tail()), "{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{:.6f},{}\n",
+                 s.group, s.step, s.start_ns, s.end_ns, s.end_ns - s.start_ns, s.prefill_tokens, s.decode_tokens,
+                 s.requests, s.barrier_idle_ns, s.comm_ns,
+                 s.moe_layers > 0 ? s.straggler_gap_sum_ns / s.moe_layers : 0.0, s.queued_requests, s.running_requests,
+                 s.kv_used_fraction(), s.preemptions);
   text_.spill_if_full();
 }
 
@@ -59,10 +60,10 @@ void LayerLog::on_layer(const LayerRecord& l) {
   const double token_imbalance = tokens_sum > 0.0 ? tokens_max / (tokens_sum / static_cast<double>(gpus)) : 0.0;
   const double latency_imbalance = min_ns > 0.0 ? l.expert_max_ns / min_ns : 0.0;
   for (std::size_t g = 0; g < gpus; ++g) {
-    fmt::format_to(std::back_inserter(text_.tail()), "{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{:.1f},{:.1f}\n",
-                   l.group, l.step, l.layer, l.moe_layer, g, l.gpu_tokens[g], l.gpu_activated[g], l.gpu_local_ns[g],
-                   l.gpu_expert_ns[g], l.straggler_gap_ns(), token_imbalance, latency_imbalance, l.dispatch_ns,
-                   l.combine_ns);
+    fmt::format_to(std::back_inserter(text_.tail()),
+                   "{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{:.1f},{:.1f}\n", l.group, l.step, l.layer,
+                   l.moe_layer, g, l.gpu_tokens[g], l.gpu_activated[g], l.gpu_local_ns[g], l.gpu_expert_ns[g],
+                   l.straggler_gap_ns(), token_imbalance, latency_imbalance, l.dispatch_ns, l.combine_ns);
   }
   text_.spill_if_full();
 }

@@ -36,7 +36,7 @@ struct PlacementCurves {
 /// Every summary metric a run reports, for EP groups of `group_gpus[g]` GPUs each (a line each), over
 /// the measurement window `window` (metrics fold their samples as they go: see window_fold.hpp).
 std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus,
-                                                                const MetricsWindow& window,
-                                                                const PlacementCurves& curves = {});
+                                                                 const MetricsWindow& window,
+                                                                 const PlacementCurves& curves = {});
 
 }  // namespace epsim::serving

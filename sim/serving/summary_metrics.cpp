@@ -5,8 +5,8 @@
 namespace epsim::serving {
 
 std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus,
-                                                                const MetricsWindow& window,
-                                                                const PlacementCurves& curves) {
+                                                                 const MetricsWindow& window,
+                                                                 const PlacementCurves& curves) {
   std::vector<std::unique_ptr<SummaryMetric>> out;
   out.push_back(std::make_unique<LoadStdMetric>(group_gpus, window));
   if (curves.curves) {

@@ -24,13 +24,14 @@ std::map<std::string, double> figures(const serving::CurveFitMetric& m, const se
 
 TEST_CASE("curve fit: predicted against priced slowest GPU, by hand", "[quick]") {
   // GPU 0 costs 2 ns a token, GPU 1 3 ns.
-  auto curves = std::make_shared<const policies::CostCurves>(2, [](int g, double n) { return (g == 0 ? 2.0 : 3.0) * n; });
+  auto curves =
+      std::make_shared<const policies::CostCurves>(2, [](int g, double n) { return (g == 0 ? 2.0 : 3.0) * n; });
   serving::MetricsWindow window;  // no warm-up, no cool-down
   serving::CurveFitMetric m(curves, 0, 2, window);
-  const std::array<std::int32_t, 2> tokens_a{10, 8};   // predicted 20 / 24: GPU 1
-  const std::array<double, 2> priced_a{30.0, 20.0};    // priced: GPU 0 at 30
-  const std::array<std::int32_t, 2> tokens_b{5, 1};    // predicted 10 / 3: GPU 0
-  const std::array<double, 2> priced_b{12.5, 4.0};     // priced: GPU 0 at 12.5
+  const std::array<std::int32_t, 2> tokens_a{10, 8};  // predicted 20 / 24: GPU 1
+  const std::array<double, 2> priced_a{30.0, 20.0};   // priced: GPU 0 at 30
+  const std::array<std::int32_t, 2> tokens_b{5, 1};   // predicted 10 / 3: GPU 0
+  const std::array<double, 2> priced_b{12.5, 4.0};    // priced: GPU 0 at 12.5
   serving::LayerRecord l;
   l.group = 0;
   l.moe_layer = 0;
