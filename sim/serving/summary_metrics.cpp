@@ -1,3 +1,4 @@
+#include "sim/serving/activated_metric.hpp"
 #include "sim/serving/curve_fit_metric.hpp"
 #include "sim/serving/load_std_metric.hpp"
 #include "sim/serving/summary_metric.hpp"
@@ -9,6 +10,7 @@ std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const
                                                                  const PlacementCurves& curves) {
   std::vector<std::unique_ptr<SummaryMetric>> out;
   out.push_back(std::make_unique<LoadStdMetric>(group_gpus, window));
+  out.push_back(std::make_unique<ActivatedMetric>(static_cast<int>(group_gpus.size()), window));
   if (curves.curves) {
     out.push_back(std::make_unique<CurveFitMetric>(curves.curves, curves.group, curves.moe_layers, window));
   }

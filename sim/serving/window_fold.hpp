@@ -44,7 +44,9 @@ class WindowFold {
       pending_.push_back({start_ns, s});
     }
   }
-  /// The totals over the samples of steps starting in [begin_ns, end_ns] (the final window).
+  /// The totals over the samples of steps starting in [begin_ns, end_ns]: the final window, whose begin
+  /// is this fold's warm-up and whose end is what the cool-down and the last arrival make it
+  /// (serving::measured_window). Samples already folded were decided by that same window.
   Totals total(core::Time begin_ns, core::Time end_ns) const {
     Totals t = folded_;
     for (const Pending& p : pending_) {

@@ -1,0 +1,37 @@
+#pragma once
+// activated_experts.max_per_gpu / .mean_per_gpu (metro's balance, paper 003 Figure 8): per MoE layer, the
+// most and the mean experts with at least one token on a GPU of the group (a decode step's weight
+// reads), averaged over the measured steps' layers.
+#include <span>
+#include <vector>
+
+#include "sim/serving/summary_metric.hpp"
+#include "sim/serving/window_fold.hpp"
+
+namespace epsim::serving {
+
+class ActivatedMetric final : public SummaryMetric {
+ public:
+  ActivatedMetric(int groups, const MetricsWindow& window);
+  void on_layer(const LayerRecord& layer) override;
+  void on_step(const StepRecord& step) override;
+  void on_arrival(const RequestState& r) override { steps_.on_arrival(r.spec.arrival_ns); }
+  void on_arrivals_end(core::Time last_arrival_ns) override { steps_.on_arrivals_end(last_arrival_ns); }
+  void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const override;
+
+ private:
+  struct Step {
+    double max_sum = 0.0;   // over the step's MoE layers
+    double mean_sum = 0.0;
+    std::int64_t layers = 0;
+    void add(const Step& s) {
+      max_sum += s.max_sum;
+      mean_sum += s.mean_sum;
+      layers += s.layers;
+    }
+  };
+  std::vector<Step> pending_;  // per group: the step in flight
+  WindowFold<Step, Step> steps_;
+};
+
+}  // namespace epsim::serving
