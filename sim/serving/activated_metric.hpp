@@ -21,7 +21,7 @@ class ActivatedMetric final : public SummaryMetric {
 
  private:
   struct Step {
-    double max_sum = 0.0;   // over the step's MoE layers
+    double max_sum = 0.0;  // over the step's MoE layers
     double mean_sum = 0.0;
     std::int64_t layers = 0;
     void add(const Step& s) {
