@@ -6,32 +6,30 @@
 #include <vector>
 
 #include "sim/serving/summary_metric.hpp"
-#include "sim/serving/window_fold.hpp"
 
 namespace epsim::serving {
 
-class ActivatedMetric final : public SummaryMetric {
+/// One step's sample of ActivatedMetric (and the window's totals).
+struct ActivatedStep {
+  double max_sum = 0.0;  // over the step's MoE layers
+  double mean_sum = 0.0;
+  std::int64_t layers = 0;
+  void add(const ActivatedStep& s) {
+    max_sum += s.max_sum;
+    mean_sum += s.mean_sum;
+    layers += s.layers;
+  }
+};
+
+class ActivatedMetric final : public FoldedSummaryMetric<ActivatedStep> {
  public:
   ActivatedMetric(int groups, const MetricsWindow& window);
   void on_layer(const LayerRecord& layer) override;
   void on_step(const StepRecord& step) override;
-  void on_arrival(const RequestState& r) override { steps_.on_arrival(r.spec.arrival_ns); }
-  void on_arrivals_end(core::Time last_arrival_ns) override { steps_.on_arrivals_end(last_arrival_ns); }
   void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const override;
 
  private:
-  struct Step {
-    double max_sum = 0.0;  // over the step's MoE layers
-    double mean_sum = 0.0;
-    std::int64_t layers = 0;
-    void add(const Step& s) {
-      max_sum += s.max_sum;
-      mean_sum += s.mean_sum;
-      layers += s.layers;
-    }
-  };
-  std::vector<Step> pending_;  // per group: the step in flight
-  WindowFold<Step, Step> steps_;
+  std::vector<ActivatedStep> pending_;  // per group: the step in flight
 };
 
 }  // namespace epsim::serving

@@ -7,10 +7,10 @@ namespace epsim::serving {
 
 CurveFitMetric::CurveFitMetric(std::shared_ptr<const policies::CostCurves> curves, int group, int moe_layers,
                                const MetricsWindow& window)
-    : curves_(std::move(curves)),
+    : FoldedSummaryMetric(window),
+      curves_(std::move(curves)),
       group_(group),
       warmup_ns_(core::from_seconds(window.warmup_s)),
-      steps_(window),
       layer_predicted_ns_(static_cast<std::size_t>(moe_layers), 0.0),
       layer_simulated_ns_(static_cast<std::size_t>(moe_layers), 0.0) {}
 
@@ -48,11 +48,11 @@ void CurveFitMetric::on_step(const StepRecord& step) {
   }
   pending_.steps = 1;
   steps_.add(step.start_ns, pending_);
-  pending_ = Step{};
+  pending_ = CurveFitStep{};
 }
 
 void CurveFitMetric::report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const {
-  const Step t = steps_.total(window.begin_ns, window.end_ns);
+  const CurveFitStep t = steps_.total(window.begin_ns, window.end_ns);
   const double steps = t.steps > 0 ? static_cast<double>(t.steps) : 1.0;
   const double layers = t.layers > 0 ? static_cast<double>(t.layers) : 1.0;
   double worst = 0.0;

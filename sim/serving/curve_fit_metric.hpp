@@ -16,43 +16,41 @@
 
 #include "policies/cost_curves.hpp"
 #include "sim/serving/summary_metric.hpp"
-#include "sim/serving/window_fold.hpp"
 
 namespace epsim::serving {
 
-class CurveFitMetric final : public SummaryMetric {
+/// One step's sample of CurveFitMetric (and the window's totals).
+struct CurveFitStep {
+  std::int64_t steps = 0;
+  std::int64_t layers = 0;
+  double predicted_ns = 0.0;
+  double simulated_ns = 0.0;
+  double abs_error = 0.0;
+  std::int64_t agree = 0;
+  void add(const CurveFitStep& s) {
+    steps += s.steps;
+    layers += s.layers;
+    predicted_ns += s.predicted_ns;
+    simulated_ns += s.simulated_ns;
+    abs_error += s.abs_error;
+    agree += s.agree;
+  }
+};
+
+class CurveFitMetric final : public FoldedSummaryMetric<CurveFitStep> {
  public:
   /// `curves` describe the GPUs of EP group `group`, which has `moe_layers` MoE layers.
   CurveFitMetric(std::shared_ptr<const policies::CostCurves> curves, int group, int moe_layers,
                  const MetricsWindow& window);
   void on_layer(const LayerRecord& layer) override;
   void on_step(const StepRecord& step) override;
-  void on_arrival(const RequestState& r) override { steps_.on_arrival(r.spec.arrival_ns); }
-  void on_arrivals_end(core::Time last_arrival_ns) override { steps_.on_arrivals_end(last_arrival_ns); }
   void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const override;
 
  private:
-  struct Step {
-    std::int64_t steps = 0;
-    std::int64_t layers = 0;
-    double predicted_ns = 0.0;
-    double simulated_ns = 0.0;
-    double abs_error = 0.0;
-    std::int64_t agree = 0;
-    void add(const Step& s) {
-      steps += s.steps;
-      layers += s.layers;
-      predicted_ns += s.predicted_ns;
-      simulated_ns += s.simulated_ns;
-      abs_error += s.abs_error;
-      agree += s.agree;
-    }
-  };
   std::shared_ptr<const policies::CostCurves> curves_;
   int group_;
   core::Time warmup_ns_;
-  Step pending_;  // the group's step in flight (its layers come before its end)
-  WindowFold<Step, Step> steps_;
+  CurveFitStep pending_;                    // the group's step in flight (its layers come before its end)
   std::vector<double> layer_predicted_ns_;  // per MoE layer, steps after the warm-up
   std::vector<double> layer_simulated_ns_;
 };

@@ -4,7 +4,8 @@
 
 namespace epsim::serving {
 
-LoadStdMetric::LoadStdMetric(std::span<const int> group_gpus, const MetricsWindow& window) : steps_(window) {
+LoadStdMetric::LoadStdMetric(std::span<const int> group_gpus, const MetricsWindow& window)
+    : FoldedSummaryMetric(window) {
   for (const int gpus : group_gpus) {
     pairs_.push_back(Eigen::ArrayXd::Zero(gpus));
   }
@@ -18,7 +19,7 @@ void LoadStdMetric::on_layer(const LayerRecord& layer) {
   for (std::size_t g = 0; g < layer.gpu_tokens.size(); ++g) {
     pairs(static_cast<Eigen::Index>(g)) = static_cast<double>(layer.gpu_tokens[g]);
   }
-  Step& s = pending_[static_cast<std::size_t>(layer.group)];
+  LoadStdStep& s = pending_[static_cast<std::size_t>(layer.group)];
   s.std_sum += std::sqrt((pairs - pairs.mean()).square().mean());
   ++s.layers;
 }
@@ -27,13 +28,13 @@ void LoadStdMetric::on_step(const StepRecord& step) {
   if (static_cast<std::size_t>(step.group) >= pending_.size()) {
     pending_.resize(static_cast<std::size_t>(step.group) + 1);
   }
-  Step& s = pending_[static_cast<std::size_t>(step.group)];
+  LoadStdStep& s = pending_[static_cast<std::size_t>(step.group)];
   steps_.add(step.start_ns, s);
-  s = Step{};
+  s = LoadStdStep{};
 }
 
 void LoadStdMetric::report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const {
-  const Step t = steps_.total(window.begin_ns, window.end_ns);
+  const LoadStdStep t = steps_.total(window.begin_ns, window.end_ns);
   out.push_back({"gpu_load_std_tokens", t.layers > 0 ? t.std_sum / static_cast<double>(t.layers) : 0.0});
 }
 

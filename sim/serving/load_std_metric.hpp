@@ -6,32 +6,30 @@
 #include <vector>
 
 #include "sim/serving/summary_metric.hpp"
-#include "sim/serving/window_fold.hpp"
 
 namespace epsim::serving {
 
-class LoadStdMetric final : public SummaryMetric {
+/// One step's sample of LoadStdMetric (and the window's totals).
+struct LoadStdStep {
+  double std_sum = 0.0;  // over the step's MoE layers
+  std::int64_t layers = 0;
+  void add(const LoadStdStep& s) {
+    std_sum += s.std_sum;
+    layers += s.layers;
+  }
+};
+
+class LoadStdMetric final : public FoldedSummaryMetric<LoadStdStep> {
  public:
   /// `group_gpus`: the GPUs of each EP group (pools may differ in size).
   LoadStdMetric(std::span<const int> group_gpus, const MetricsWindow& window);
   void on_layer(const LayerRecord& layer) override;
   void on_step(const StepRecord& step) override;
-  void on_arrival(const RequestState& r) override { steps_.on_arrival(r.spec.arrival_ns); }
-  void on_arrivals_end(core::Time last_arrival_ns) override { steps_.on_arrivals_end(last_arrival_ns); }
   void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const override;
 
  private:
-  struct Step {
-    double std_sum = 0.0;  // over the step's MoE layers
-    std::int64_t layers = 0;
-    void add(const Step& s) {
-      std_sum += s.std_sum;
-      layers += s.layers;
-    }
-  };
   std::vector<Eigen::ArrayXd> pairs_;  // workspace per group: one layer's pairs per GPU
-  std::vector<Step> pending_;          // per group: the step in flight (its layers come before its end)
-  WindowFold<Step, Step> steps_;       // ended steps, folded in the order they ended
+  std::vector<LoadStdStep> pending_;   // per group: the step in flight (its layers come before its end)
 };
 
 }  // namespace epsim::serving

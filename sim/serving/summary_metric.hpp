@@ -11,6 +11,7 @@
 #include "policies/cost_curves.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/observer.hpp"
+#include "sim/serving/window_fold.hpp"
 
 namespace epsim::serving {
 
@@ -24,6 +25,19 @@ class SummaryMetric : public Observer {
  public:
   /// Appends the metric's figures, over the steps that started in `window`.
   virtual void report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const = 0;
+};
+
+/// A summary metric whose per-step samples fold over the measurement window (window_fold.hpp): it
+/// forwards the arrivals that decide the window to its fold, `steps_`.
+template <class Step>
+class FoldedSummaryMetric : public SummaryMetric {
+ public:
+  explicit FoldedSummaryMetric(const MetricsWindow& window) : steps_(window) {}
+  void on_arrival(const RequestState& r) override { steps_.on_arrival(r.spec.arrival_ns); }
+  void on_arrivals_end(core::Time last_arrival_ns) override { steps_.on_arrivals_end(last_arrival_ns); }
+
+ protected:
+  WindowFold<Step, Step> steps_;
 };
 
 /// The cost curves the placement policy optimised against, for the curve-fit figures (none: no curves).
