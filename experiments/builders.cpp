@@ -1,6 +1,7 @@
 #include "experiments/builders.hpp"
 
 #include "experiments/load_window.hpp"
+#include "models/layer_work.hpp"
 #include "sim/core/random_streams.hpp"
 #include "sim/serving/expert_cost_profile.hpp"
 #include "sim/serving/simulator.hpp"
@@ -54,6 +55,7 @@ policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const
   // DIRECTOR's communication model: a token's hidden state over the group's links (scale-up within a
   // node, scale-out across), in bytes per ns = GB/s.
   in.token_bytes = static_cast<double>(cfg.model.hidden_size * cfg.model.activation_bytes);
+  in.expert_bytes = models::expert_weight_bytes(cfg.model);
   for (int a = 0; a < ep; ++a) {
     for (int b = 0; b < ep; ++b) {
       in.link_bytes_per_ns.push_back(a / group.gpus_per_node() == b / group.gpus_per_node() ? group.intra().bw_gbps

@@ -3,44 +3,91 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/core/error.hpp"
 
 namespace epsim::policies {
 
-CostCurves::CostCurves(std::vector<std::vector<double>> tokens, std::vector<std::vector<double>> ns)
-    : gpus_(static_cast<int>(tokens.size())), tokens_(std::move(tokens)), ns_(std::move(ns)) {
-  if (gpus_ == 0 || ns_.size() != tokens_.size()) {
-    throw core::Error(fmt::format("cost curves: {} token rows and {} latency rows; expected one of each per GPU",
-                                  tokens_.size(), ns_.size()));
+namespace {
+
+void check_row(const CostCurves::Row& row, std::size_t g) {
+  const auto& t = row.tokens;
+  if (t.empty() || t.size() != row.ns.size()) {
+    throw core::Error(fmt::format("cost curve of GPU {}: {} token counts and {} latencies; expected equal, >= 1", g,
+                                  t.size(), row.ns.size()));
   }
-  for (std::size_t g = 0; g < tokens_.size(); ++g) {
-    const auto& t = tokens_[g];
-    if (t.empty() || t.size() != ns_[g].size()) {
-      throw core::Error(fmt::format("cost curve of GPU {}: {} token counts and {} latencies; expected equal, >= 1", g,
-                                    t.size(), ns_[g].size()));
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!(t[i] >= 0.0) || !std::isfinite(t[i]) || (i > 0 && !(t[i] > t[i - 1]))) {
+      throw core::Error(
+          fmt::format("cost curve of GPU {}: token counts must be finite, >= 0 and strictly ascending "
+                      "(point {} is {})",
+                      g, i, t[i]));
     }
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (!(t[i] >= 0.0) || (i > 0 && !(t[i] > t[i - 1]))) {
-        throw core::Error(
-            fmt::format("cost curve of GPU {}: token counts must be >= 0 and strictly ascending "
-                        "(point {} is {})",
-                        g, i, t[i]));
-      }
-      if (!(ns_[g][i] >= 0.0)) {
-        throw core::Error(
-            fmt::format("cost curve of GPU {}: latency at {} tokens is {}; expected >= 0", g, t[i], ns_[g][i]));
-      }
+    if (!(row.ns[i] >= 0.0) || !std::isfinite(row.ns[i])) {
+      throw core::Error(fmt::format("cost curve of GPU {}: latency at {} tokens is {}; expected finite and >= 0", g,
+                                    t[i], row.ns[i]));
     }
   }
 }
 
-CostCurves::CostCurves(int gpus, Exact f) : gpus_(gpus), exact_(std::move(f)) {
+}  // namespace
+
+CostCurves::CostCurves(std::vector<std::vector<double>> tokens, std::vector<std::vector<double>> ns)
+    : gpus_(static_cast<int>(tokens.size())) {
+  if (gpus_ == 0 || ns.size() != tokens.size()) {
+    throw core::Error(fmt::format("cost curves: {} token rows and {} latency rows; expected one of each per GPU",
+                                  tokens.size(), ns.size()));
+  }
+  rows_.resize(tokens.size());
+  for (std::size_t g = 0; g < tokens.size(); ++g) {
+    Row row;
+    row.tokens = std::move(tokens[g]);
+    row.ns = std::move(ns[g]);
+    check_row(row, g);
+    rows_[g].push_back(std::move(row));
+  }
+}
+
+CostCurves::CostCurves(std::vector<std::vector<Row>> rows)
+    : gpus_(static_cast<int>(rows.size())), rows_(std::move(rows)) {
+  if (gpus_ == 0) {
+    throw core::Error("cost curves: no GPUs; expected one list of rows per GPU");
+  }
+  for (std::size_t g = 0; g < rows_.size(); ++g) {
+    if (rows_[g].empty()) {
+      throw core::Error(fmt::format("cost curve of GPU {}: no rows; expected at least one", g));
+    }
+    for (std::size_t r = 0; r < rows_[g].size(); ++r) {
+      const double a = rows_[g][r].activated;
+      if (!(a >= 1.0) || (r > 0 && !(a > rows_[g][r - 1].activated))) {
+        throw core::Error(fmt::format(
+            "cost curve of GPU {}: activated experts of row {} is {}; expected >= 1 and strictly ascending", g, r, a));
+      }
+      check_row(rows_[g][r], g);
+    }
+    activation_aware_ = activation_aware_ || rows_[g].size() > 1;
+  }
+}
+
+CostCurves::CostCurves(int gpus, Exact f) : gpus_(gpus) {
+  if (gpus < 1 || !f) {
+    throw core::Error("exact cost curves need a function and at least one GPU");
+  }
+  exact_ = [f = std::move(f)](int g, double n, double) { return f(g, n); };
+  rows_.resize(static_cast<std::size_t>(gpus));
+}
+
+CostCurves::CostCurves(int gpus, ExactActivated f) : gpus_(gpus), activation_aware_(true), exact_(std::move(f)) {
   if (gpus < 1 || !exact_) {
     throw core::Error("exact cost curves need a function and at least one GPU");
   }
-  tokens_.resize(static_cast<std::size_t>(gpus));
-  ns_.resize(static_cast<std::size_t>(gpus));
+  rows_.resize(static_cast<std::size_t>(gpus));
+}
+
+const CostCurves::Row& CostCurves::top(int gpu) const {
+  const auto& r = rows_[static_cast<std::size_t>(gpu)];
+  return r.empty() ? empty_ : r.back();
 }
 
 double CostCurves::ns(int gpu, double tokens) const {
@@ -48,10 +95,37 @@ double CostCurves::ns(int gpu, double tokens) const {
     return 0.0;
   }
   if (exact_) {
-    return exact_(gpu, tokens);
+    return exact_(gpu, tokens, std::numeric_limits<double>::infinity());
   }
-  const auto& t = tokens_[static_cast<std::size_t>(gpu)];
-  const auto& v = ns_[static_cast<std::size_t>(gpu)];
+  return row_ns(top(gpu), tokens);
+}
+
+double CostCurves::ns(int gpu, double tokens, double activated) const {
+  if (tokens <= 0.0) {
+    return 0.0;
+  }
+  if (exact_) {
+    return exact_(gpu, tokens, activated);
+  }
+  const auto& rows = rows_[static_cast<std::size_t>(gpu)];
+  if (rows.size() == 1 || !(activated < rows.back().activated)) {
+    return row_ns(rows.back(), tokens);
+  }
+  if (activated <= rows.front().activated) {
+    return row_ns(rows.front(), tokens);
+  }
+  // First row above a; interpolate between it and the one below (a sits strictly between them).
+  const auto hi =
+      std::upper_bound(rows.begin(), rows.end(), activated, [](double a, const Row& r) { return a < r.activated; });
+  const Row& r1 = *hi;
+  const Row& r0 = *(hi - 1);
+  const double w = (activated - r0.activated) / (r1.activated - r0.activated);
+  return (1.0 - w) * row_ns(r0, tokens) + w * row_ns(r1, tokens);
+}
+
+double CostCurves::row_ns(const Row& row, double tokens) {
+  const auto& t = row.tokens;
+  const auto& v = row.ns;
   // Index of the first sample point at or above `tokens`.
   const auto hi = static_cast<std::size_t>(std::lower_bound(t.begin(), t.end(), tokens) - t.begin());
   double x0 = 0.0;

@@ -18,6 +18,9 @@ CostProfileConfig parse_cost_profile(core::ParamTable& t) {
   c.sparse_interval_tokens =
       t.integer("sparse_interval_tokens", 2048, "then sample every this many tokens", {1, 1LL << 30});
   c.max_tokens = t.integer("max_tokens", 65536, "last sampled token count (beyond: linear)", {1, 1LL << 40});
+  c.activation_aware = t.boolean("activation_aware", true,
+                                 "profile C_g(n, a): rows at 1, 2, 4, ... activated experts (false: C_g(n) with "
+                                 "every held expert activated, the papers' token-only curve)");
   t.finish();
   return c;
 }

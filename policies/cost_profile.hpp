@@ -21,6 +21,9 @@ struct CostProfileConfig {
   std::int64_t dense_until_tokens = 8192;
   std::int64_t sparse_interval_tokens = 2048;
   std::int64_t max_tokens = 65536;
+  /// Profile C_g(n, a) at activated-expert counts 1, 2, 4, ... up to the GPU's slots (rows the policies
+  /// interpolate between) instead of C_g(n) with every held expert activated.
+  bool activation_aware = true;
 };
 
 /// Reads [policy.cost_profile] and finishes it.

@@ -11,7 +11,8 @@
 
 namespace epsim::policies {
 
-std::vector<HullLine> lower_hull_lines(const CostCurves& curves, int gpu, double max_tokens, int curve_points) {
+std::vector<HullLine> lower_hull_lines(const CostCurves& curves, int gpu, double max_tokens, int curve_points,
+                                       double activated) {
   if (!(max_tokens > 0.0)) {
     return {};
   }
@@ -33,7 +34,7 @@ std::vector<HullLine> lower_hull_lines(const CostCurves& curves, int gpu, double
   // Andrew's monotone chain, lower half: keep turning counter-clockwise.
   std::vector<std::pair<double, double>> hull;
   for (const double t : n) {
-    const std::pair<double, double> q{t, t <= 0.0 ? 0.0 : curves.ns(gpu, t)};
+    const std::pair<double, double> q{t, t <= 0.0 ? 0.0 : curves.ns(gpu, t, activated)};
     while (hull.size() >= 2) {
       const auto& a = hull[hull.size() - 2];
       const auto& b = hull.back();
@@ -57,7 +58,7 @@ namespace {
 
 // One layer's LP in Clp. Columns: x[i][j] (i * G + j), then per pass kind q: lambda_qj (G), tau_comp_q,
 // tau_comm_q. Rows: assignment (E), capacity (G), per pass lambda definitions (G) and communication (G),
-// the budget sum_q weight_q (tau_comp_q + tau_comm_q), then the computation epigraph rows.
+// the budget sum_q weight_q (tau_comp_q + tau_comm_q) + migration, then the computation epigraph rows.
 class LayerLp {
  public:
   LayerLp(const DirectorProblem& p, int l, const DirectorLpOptions& opt, bool minimise) : p_(p), l_(l) {
@@ -120,18 +121,31 @@ class LayerLp {
       add(budget_row_, tau_comp_col(q), p.weight(q));
       add(budget_row_, tau_comm_col(q), p.weight(q));
     }
+    // Migration: move_ns (1 - x[i][current(i)]) per expert; the constant move_ns E goes to the budget's
+    // right-hand side and back onto the objective.
+    if (p.charges_moves()) {
+      for (int i = 0; i < E; ++i) {
+        add(budget_row_, i * G + p.current_gpu(l, i), -p.move_ns);
+      }
+      move_const_ns_ = p.move_ns * E;
+    }
     row_lo.push_back(-COIN_DBL_MAX);
     row_hi.push_back(COIN_DBL_MAX);
     lines_.resize(static_cast<std::size_t>(P) * static_cast<std::size_t>(G));
     for (int q = 0; q < P; ++q) {
+      // The LP is linear in tokens only; it prices each GPU at the activation an even spread of the
+      // pass's expected activated experts gives it (the integral polish prices each GPU's own).
       double tokens = 0.0;
+      double active = 0.0;
       for (int i = 0; i < E; ++i) {
         tokens += p.expert_tokens(l, i, q);
+        active += activation_probability(p.expert_tokens(l, i, q));
       }
+      const double active_per_gpu = active / G;
       for (int j = 0; j < G; ++j) {  // a * lambda_qj - tau_comp_q <= -b
         std::vector<HullLine>& hull =
             lines_[static_cast<std::size_t>(q) * static_cast<std::size_t>(G) + static_cast<std::size_t>(j)];
-        hull = lower_hull_lines(*p.curves, j, tokens, opt.curve_points);
+        hull = lower_hull_lines(*p.curves, j, tokens, opt.curve_points, active_per_gpu);
         for (const HullLine& h : hull) {
           add(r, lambda_col(q, j), h.slope);
           add(r, tau_comp_col(q), -1.0);
@@ -151,6 +165,11 @@ class LayerLp {
         obj[static_cast<std::size_t>(tau_comp_col(q))] = p.weight(q);
         obj[static_cast<std::size_t>(tau_comm_col(q))] = p.weight(q);
       }
+      if (p.charges_moves()) {
+        for (int i = 0; i < E; ++i) {
+          obj[static_cast<std::size_t>(i * G + p.current_gpu(l, i))] = -p.move_ns;
+        }
+      }
     }
     const CoinPackedMatrix m(true, rows.data(), cols.data(), vals.data(), static_cast<CoinBigIndex>(vals.size()));
     lp_.setLogLevel(0);
@@ -162,7 +181,7 @@ class LayerLp {
 
   // true when feasible (optimal), false when proven infeasible.
   bool solve(double budget_ns) {
-    lp_.setRowUpper(budget_row_, budget_ns);
+    lp_.setRowUpper(budget_row_, budget_ns >= COIN_DBL_MAX ? COIN_DBL_MAX : budget_ns - move_const_ns_);
     lp_.dual();
     if (lp_.isProvenOptimal()) {
       return true;
@@ -182,7 +201,7 @@ class LayerLp {
     throw core::Error(fmt::format("director: Clp failed on layer {} (status {})", l_, lp_.status()));
   }
 
-  double objective() const { return lp_.objectiveValue(); }
+  double objective() const { return lp_.objectiveValue() + move_const_ns_; }
   std::vector<double> x() const {
     const double* s = lp_.getColSolution();
     return {s, s + nx_};
@@ -205,7 +224,7 @@ class LayerLp {
       }
       total += p_.weight(q) * (comp_ns + *std::max_element(comm.begin(), comm.end()));
     }
-    return total;
+    return total + migration_ns(p_, l_, gpu_of);
   }
 
  private:
@@ -219,6 +238,7 @@ class LayerLp {
 
   int nx_ = 0;
   int budget_row_ = 0;
+  double move_const_ns_ = 0.0;  // move_ns x experts: the migration term's constant part
   std::vector<std::vector<HullLine>> lines_;
   ClpSimplex lp_;
 };

@@ -11,6 +11,7 @@
 // search on beta runs per layer on the layer's budget (same search, decomposed, each with relative
 // tolerance epsilon), one feasibility LP per probe, warm-started by Clp's dual simplex.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,9 @@ struct HullLine {
   double slope = 0.0;
   double intercept_ns = 0.0;
 };
-/// Lower convex hull of C_g on [0, max_tokens] (through (0, 0)), as lines.
-std::vector<HullLine> lower_hull_lines(const CostCurves& curves, int gpu, double max_tokens, int curve_points);
+/// Lower convex hull of C_g(., activated) on [0, max_tokens] (through (0, 0)), as lines.
+std::vector<HullLine> lower_hull_lines(const CostCurves& curves, int gpu, double max_tokens, int curve_points,
+                                       double activated = std::numeric_limits<double>::infinity());
 
 /// Solves the relaxation for every layer. Throws core::Error on malformed input or when Clp fails.
 DirectorLpResult solve_director_lp(const DirectorProblem& p, const DirectorLpOptions& opt = {});

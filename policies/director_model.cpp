@@ -44,6 +44,18 @@ void validate(const DirectorProblem& p) {
   if (std::any_of(p.workload.begin(), p.workload.end(), [](double v) { return !(v >= 0.0) || !std::isfinite(v); })) {
     throw core::Error("director: expected finite non-negative workload token counts");
   }
+  if (!(p.move_ns >= 0.0) || !std::isfinite(p.move_ns)) {
+    throw core::Error(fmt::format("director: expected a finite non-negative cost per expert moved, got {}", p.move_ns));
+  }
+  if (!p.current.empty()) {
+    if (p.current.size() != static_cast<std::size_t>(p.layers) * static_cast<std::size_t>(p.experts)) {
+      throw core::Error(fmt::format("director: expected a current placement of layers x experts = {} GPU ids, got {}",
+                                    p.layers * p.experts, p.current.size()));
+    }
+    if (std::any_of(p.current.begin(), p.current.end(), [&](int g) { return g < 0 || g >= p.gpus; })) {
+      throw core::Error(fmt::format("director: expected current GPU ids in [0, {})", p.gpus));
+    }
+  }
   if (p.link_bytes_per_ns.size() != static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.gpus)) {
     throw core::Error(fmt::format("director: expected a {}x{} link bandwidth matrix, got {} values", p.gpus, p.gpus,
                                   p.link_bytes_per_ns.size()));
@@ -66,6 +78,16 @@ void validate(const DirectorProblem& p) {
 }
 
 void pass_loads(const DirectorProblem& p, int l, int q, std::span<const int> gpu_of, std::span<double> lambda,
+                std::span<double> comm_ns, std::span<double> active) {
+  pass_loads(p, l, q, gpu_of, lambda, comm_ns);
+  std::fill(active.begin(), active.end(), 0.0);
+  for (int i = 0; i < p.experts; ++i) {
+    active[static_cast<std::size_t>(gpu_of[static_cast<std::size_t>(i)])] +=
+        activation_probability(p.expert_tokens(l, i, q));
+  }
+}
+
+void pass_loads(const DirectorProblem& p, int l, int q, std::span<const int> gpu_of, std::span<double> lambda,
                 std::span<double> comm_ns) {
   std::fill(lambda.begin(), lambda.end(), 0.0);
   std::fill(comm_ns.begin(), comm_ns.end(), 0.0);
@@ -79,21 +101,50 @@ void pass_loads(const DirectorProblem& p, int l, int q, std::span<const int> gpu
   }
 }
 
+double migration_ns(const DirectorProblem& p, int l, std::span<const int> gpu_of) {
+  if (!p.charges_moves()) {
+    return 0.0;
+  }
+  int moved = 0;
+  for (int i = 0; i < p.experts; ++i) {
+    moved += gpu_of[static_cast<std::size_t>(i)] != p.current_gpu(l, i) ? 1 : 0;
+  }
+  return p.move_ns * moved;
+}
+
+double move_ns_per_expert(const DirectorProblem& p, double expert_bytes) {
+  if (p.gpus < 2 || !(expert_bytes > 0.0)) {
+    return 0.0;
+  }
+  double sum = 0.0;
+  const auto links = core::grid(p.link_bytes_per_ns, p.gpus, p.gpus);
+  for (int j = 0; j < p.gpus; ++j) {
+    for (int k = 0; k < p.gpus; ++k) {
+      sum += j == k ? 0.0 : links(j, k);
+    }
+  }
+  const double mean_bytes_per_ns = sum / (static_cast<double>(p.gpus) * (p.gpus - 1));
+  return mean_bytes_per_ns > 0.0 ? expert_bytes / mean_bytes_per_ns / p.gpus : 0.0;
+}
+
 DirectorCost director_layer_cost(const DirectorProblem& p, int l, std::span<const int> gpu_of) {
   std::vector<double> lambda(static_cast<std::size_t>(p.gpus));
   std::vector<double> comm_ns(static_cast<std::size_t>(p.gpus));
+  std::vector<double> active(static_cast<std::size_t>(p.gpus));
   DirectorCost c;
   for (int q = 0; q < p.passes; ++q) {
-    pass_loads(p, l, q, gpu_of, lambda, comm_ns);
+    pass_loads(p, l, q, gpu_of, lambda, comm_ns, active);
     double comp = 0.0;
     double comm = 0.0;
     for (int g = 0; g < p.gpus; ++g) {
-      comp = std::max(comp, p.curves->ns(g, lambda[static_cast<std::size_t>(g)]));
+      const auto gi = static_cast<std::size_t>(g);
+      comp = std::max(comp, p.curves->ns(g, lambda[gi], active[gi]));
       comm = std::max(comm, comm_ns[static_cast<std::size_t>(g)]);
     }
     c.comp_ns += p.weight(q) * comp;
     c.comm_ns += p.weight(q) * comm;
   }
+  c.move_ns = migration_ns(p, l, gpu_of);
   return c;
 }
 
@@ -120,6 +171,7 @@ DirectorCost director_cost(const DirectorProblem& p, std::span<const int> gpu_of
     const DirectorCost c = director_layer_cost(p, l, row);
     total.comp_ns += c.comp_ns;
     total.comm_ns += c.comm_ns;
+    total.move_ns += c.move_ns;
   }
   return total;
 }

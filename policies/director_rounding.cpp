@@ -260,6 +260,7 @@ class LayerPolish {
         gpu_of_(gpu_of),
         lambda_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
         comm_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
+        active_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
         n_(static_cast<std::size_t>(p.passes * p.experts)),
         used_(static_cast<std::size_t>(p.gpus), 0) {
     const auto n = core::grid(n_, p.passes, p.experts);
@@ -340,9 +341,20 @@ class LayerPolish {
     }
     const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
     const auto comm = core::grid(comm_, p_.passes, p_.gpus);
+    const auto active = core::grid(active_, p_.passes, p_.gpus);
     for (int q = 0; q < p_.passes; ++q) {
-      pass_loads(p_, l_, q, gpu_of_, lambda.row(q), comm.row(q));
+      pass_loads(p_, l_, q, gpu_of_, lambda.row(q), comm.row(q), active.row(q));
     }
+    move_ns_ = migration_ns(p_, l_, gpu_of_);
+  }
+
+  // How the migration term changes when expert i moves from GPU a to GPU b.
+  double move_delta(int i, int a, int b) const {
+    if (!p_.charges_moves()) {
+      return 0.0;
+    }
+    const int home = p_.current_gpu(l_, i);
+    return p_.move_ns * ((b != home ? 1.0 : 0.0) - (a != home ? 1.0 : 0.0));
   }
 
   // Layer cost after moving expert i from a to b and expert i2 (or -1) from b to a.
@@ -350,14 +362,17 @@ class LayerPolish {
     const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
     const auto comm = core::grid(comm_, p_.passes, p_.gpus);
     const auto n = core::grid(n_, p_.passes, p_.experts);
+    const auto active = core::grid(active_, p_.passes, p_.gpus);
     double total = 0.0;
     for (int q = 0; q < p_.passes; ++q) {
       const double d = n(q, i) - (i2 >= 0 ? n(q, i2) : 0.0);
+      const double da = activation_probability(n(q, i)) - (i2 >= 0 ? activation_probability(n(q, i2)) : 0.0);
       double comp_ns = 0.0;
       double comm_ns = 0.0;
       for (int g = 0; g < p_.gpus; ++g) {
         const double lam = lambda(q, g) + (g == a ? -d : g == b ? d : 0.0);
-        comp_ns = std::max(comp_ns, p_.curves->ns(g, lam));
+        const double act = active(q, g) + (g == a ? -da : g == b ? da : 0.0);
+        comp_ns = std::max(comp_ns, p_.curves->ns(g, lam, act));
         double c = comm(q, g) + p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
         if (i2 >= 0) {
           c += p_.w(l_, g, i2, q) * (p_.ns_per_token(g, a) - p_.ns_per_token(g, b));
@@ -366,16 +381,20 @@ class LayerPolish {
       }
       total += p_.weight(q) * (comp_ns + comm_ns);
     }
-    return total;
+    return total + move_ns_ + move_delta(i, a, b) + (i2 >= 0 ? move_delta(i2, b, a) : 0.0);
   }
 
   void apply(int i, int a, int b) {
+    move_ns_ += move_delta(i, a, b);
     const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
     const auto comm = core::grid(comm_, p_.passes, p_.gpus);
     const auto n = core::grid(n_, p_.passes, p_.experts);
+    const auto active = core::grid(active_, p_.passes, p_.gpus);
     for (int q = 0; q < p_.passes; ++q) {
       lambda(q, a) -= n(q, i);
       lambda(q, b) += n(q, i);
+      active(q, a) -= activation_probability(n(q, i));
+      active(q, b) += activation_probability(n(q, i));
       for (int g = 0; g < p_.gpus; ++g) {
         comm(q, g) += p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
       }
@@ -390,6 +409,8 @@ class LayerPolish {
   std::span<int> gpu_of_;
   std::vector<double> lambda_;  // [pass][gpu]
   std::vector<double> comm_;    // [pass][origin]
+  std::vector<double> active_;  // [pass][gpu] expected activated experts
+  double move_ns_ = 0.0;        // the layer's migration term
   std::vector<double> n_;       // [pass][expert]
   std::vector<int> used_;
   double current_ = 0.0;

@@ -124,10 +124,14 @@ void DirectorTrigger::observed_workload(PlacementInput& in) const {
 
 std::optional<Placement> DirectorTrigger::reoptimise(const PlacementInput& in, const Placement& current) {
   ++solves_;
-  const DirectorProblem problem = director_problem(in, policy_.options());
+  DirectorProblem problem = director_problem(in, policy_.options());
+  const std::vector<int> current_gpu_of = single_copy_gpu_of(current);
+  if (current_gpu_of.size() == static_cast<std::size_t>(problem.layers) * static_cast<std::size_t>(problem.experts)) {
+    problem.current = current_gpu_of;
+    problem.move_ns = trig_.migration_weight * move_ns_per_expert(problem, in.expert_bytes);
+  }
   std::vector<int> proposed = policy_.solve(problem, in.seed);
   gap_sum_ += policy_.last_report().gap;
-  const std::vector<int> current_gpu_of = single_copy_gpu_of(current);
   if (current_gpu_of.size() == proposed.size()) {
     const DirectorRoundingOptions& rounding = policy_.options().rounding;
     ReconfigureResult r =
@@ -145,6 +149,53 @@ std::optional<Placement> DirectorTrigger::reoptimise(const PlacementInput& in, c
     same = next.layers[l].phy2log == current.layers[l].phy2log;
   }
   return same ? std::nullopt : std::optional<Placement>(std::move(next));
+}
+
+std::optional<PredictionRequest> DirectorTrigger::wants_idle_start() const {
+  if (trig_.mode == DirectorTriggerOptions::Mode::proactive && trig_.idle_start) {
+    return PredictionRequest{trig_.horizon_steps, trig_.queued_only};
+  }
+  return std::nullopt;
+}
+
+std::optional<Placement> DirectorTrigger::on_idle_start(const RebalanceView& view) {
+  if (!wants_idle_start() || view.migrating || view.arrivals <= 0) {
+    return std::nullopt;
+  }
+  // The new work is placed for now: the next step boundary need not re-optimise for it again, and the
+  // interval counts from here.
+  new_work_ = false;
+  seen_ = 0;
+  return plan_predicted(view);
+}
+
+std::optional<Placement> DirectorTrigger::plan_predicted(const RebalanceView& view) {
+  const auto cells = static_cast<std::size_t>(shape_.num_layers) * static_cast<std::size_t>(shape_.num_gpus) *
+                     static_cast<std::size_t>(shape_.num_experts);
+  if (view.predicted_load.size() != 2 * cells) {
+    return std::nullopt;  // nothing to predict from (a replayed trace)
+  }
+  PlacementInput in = shape_;
+  in.origin_load.assign(2 * cells, 0.0);
+  in.pass_weight.assign(2, 0.0);
+  predicted_workload(view, in);
+  return plan(in, *view.current);
+}
+
+std::optional<Placement> DirectorTrigger::plan(const PlacementInput& in, const Placement& current) {
+  double work = 0.0;  // token-expert pairs ahead, over every pass
+  const std::size_t cells = in.origin_load.size() / 2;
+  const auto w = core::grid(in.origin_load, 2, cells);
+  for (std::size_t q = 0; q < 2; ++q) {
+    const std::span<const double> pass = w.row(q);
+    work += in.pass_weight[q] * std::accumulate(pass.begin(), pass.end(), 0.0);
+  }
+  if (work <= 0.0) {
+    // No work ahead: with predict = "queued", a batch that found the group idle started at once and
+    // left nothing queued (idle_start off), so the trigger waits for the next arrivals.
+    return std::nullopt;
+  }
+  return reoptimise(in, current);
 }
 
 std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
@@ -165,37 +216,27 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
     return std::nullopt;  // arrivals mode: the new work waits for the migration to end
   }
   // W per pass kind (prefill, decode), one pass's tokens each, and how many passes of each kind.
-  const std::size_t cells = L * G * E;
-  PlacementInput in = shape_;
-  in.origin_load.assign(2 * cells, 0.0);
-  in.pass_weight.assign(2, 0.0);
   if (trig_.mode == DirectorTriggerOptions::Mode::proactive) {
-    if (view.predicted_load.size() != 2 * cells) {
+    if (view.predicted_load.empty()) {
       new_work_ = false;  // nothing to predict from (a replayed trace): wait for the next arrivals
       seen_ = 0;
       return std::nullopt;
     }
-    predicted_workload(view, in);
-  } else {
-    observed_workload(in);
+    std::fill(observed_.begin(), observed_.end(), 0.0);
+    observed_steps_ = {};
+    seen_ = 0;
+    new_work_ = false;
+    return plan_predicted(view);
   }
+  PlacementInput in = shape_;
+  in.origin_load.assign(2 * L * G * E, 0.0);
+  in.pass_weight.assign(2, 0.0);
+  observed_workload(in);
   std::fill(observed_.begin(), observed_.end(), 0.0);
   observed_steps_ = {};
   seen_ = 0;
   new_work_ = false;
-  double work = 0.0;  // token-expert pairs ahead, over every pass
-  const auto w = core::grid(in.origin_load, 2, cells);
-  for (std::size_t q = 0; q < 2; ++q) {
-    const std::span<double> pass = w.row(q);
-    work += in.pass_weight[q] * std::accumulate(pass.begin(), pass.end(), 0.0);
-  }
-  if (work <= 0.0) {
-    // No work ahead: with predict = "queued", a batch that found the group idle started at once and
-    // left nothing queued; there was no time to place for it anyway (weights move only in compute
-    // phases of steps), so the trigger waits for the next arrivals.
-    return std::nullopt;
-  }
-  return reoptimise(in, *view.current);
+  return plan(in, *view.current);
 }
 
 namespace {
@@ -247,6 +288,14 @@ DirectorTriggerOptions parse_trigger_options(core::ParamTable& t) {
                       "a layer migrates only when the new placement saves at least this share of its modelled "
                       "latency (Eq. 1-4 under the new W)",
                       {0.0, 0.99});
+  d.migration_weight =
+      t.real("migration_weight", 1.0,
+             "the optimiser charges each expert it moves this x its weights' transfer time over the group's mean "
+             "link, spread over the group's GPUs (0 = the paper's objective: moves are free)",
+             {0.0, 1e6});
+  d.idle_start = t.boolean("idle_start", true,
+                           "proactive: place for new work that finds the group idle before its first step (false: "
+                           "it starts on the placement it finds)");
   d.horizon_steps = t.integer("horizon_steps", 50, "steps of the queued requests' work W predicts", {1, 1 << 24});
   d.predictor = t.choice<PredictorKind>("predictor", PredictorKind::quantized,
                                         "routing predictor, oracle (p = 1) or the paper's cascade / quantized (Table "

@@ -11,8 +11,12 @@
 // baseline): W is what the steps since the last re-optimisation routed (origins spread evenly). No
 // re-optimisation starts while a previous change is still migrating. When every expert has one copy, the
 // re-optimised placement goes through director_reconfigure.hpp: relabelled to keep experts where they
-// are, and a layer changes only for a gain of at least `min_gain` of its modelled latency. A batch that
-// arrives to an idle group starts at once and is not placed for: nothing is queued behind it.
+// are, and a layer changes only for a gain of at least `min_gain` of its modelled latency. The optimiser
+// itself charges every expert it moves (director_model.hpp's migration term, `migration_weight` x
+// move_ns_per_expert), so it trades moves against gains instead of proposing ~all-new placements. A
+// batch that arrives to an idle group is placed for before its first step (`idle_start`, proactive): it
+// starts on the old placement while the new one moves in (compute_phases) or waits for it
+// (stop_the_world).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -37,12 +41,17 @@ struct DirectorTriggerOptions {
   std::int64_t horizon_steps = 50;   ///< proactive: steps of the requests' work W predicts
   double accuracy = 1.0;             ///< proactive: the predictor's top-k accuracy p (1 = oracle)
   double min_gain = 0.02;            ///< a layer moves only for at least this share of its modelled latency
+  /// The optimiser charges each moved expert this x move_ns_per_expert (0: the paper's free moves).
+  double migration_weight = 1.0;
   /// proactive: predict the work of the queued requests the next admissions take (the next batch under
   /// static batching), not of every outstanding one.
   bool queued_only = false;
   /// proactive: the routing predictor whose Table II accuracy p applies, unless overridden.
   PredictorKind predictor = PredictorKind::quantized;
   std::optional<double> accuracy_override;
+  /// proactive: place for new work that finds the group idle before its first step (otherwise it starts
+  /// on the placement it finds, and only the work queued behind it is placed for).
+  bool idle_start = true;
 };
 
 class DirectorTrigger final : public RebalanceTrigger {
@@ -54,6 +63,8 @@ class DirectorTrigger final : public RebalanceTrigger {
   std::optional<Placement> on_step(const RebalanceView& view) override;
   RebalanceKind kind() const override { return RebalanceKind::director_reoptimisation; }
   std::optional<PredictionRequest> wants_prediction(const RebalanceView& view) const override;
+  std::optional<PredictionRequest> wants_idle_start() const override;
+  std::optional<Placement> on_idle_start(const RebalanceView& view) override;
   std::int64_t reoptimisations() const { return solves_; }
   /// Re-optimisations, the layers the reconfiguration kept because they would gain too little and those
   /// it polished, and the rounded placements' Eq. 5 over the LP bound, averaged over re-optimisations.
@@ -75,6 +86,10 @@ class DirectorTrigger final : public RebalanceTrigger {
   void observed_workload(PlacementInput& in) const;
   // Solves for `in`, reconfigures against `current`; nothing when no expert would move.
   std::optional<Placement> reoptimise(const PlacementInput& in, const Placement& current);
+  // Proactive: W predicted from `view`, then plan; nothing without a prediction.
+  std::optional<Placement> plan_predicted(const RebalanceView& view);
+  // reoptimise when `in` has work ahead.
+  std::optional<Placement> plan(const PlacementInput& in, const Placement& current);
 
   PlacementInput shape_;
   DirectorPlacement policy_;

@@ -17,18 +17,24 @@ namespace epsim::policies {
 double gem_score(const GemLayerProblem& p, std::span<const int> phy2log) {
   double score = 0.0;
   std::vector<double> n(static_cast<std::size_t>(p.gpus));
+  std::vector<int> active(static_cast<std::size_t>(p.gpus));
   for (int t = 0; t < p.steps; ++t) {
     std::fill(n.begin(), n.end(), 0.0);
+    std::fill(active.begin(), active.end(), 0);
     for (int s = 0; s < p.gpus * p.slots_per_gpu; ++s) {
       const int e = phy2log[static_cast<std::size_t>(s)];
       if (e >= 0) {
-        n[static_cast<std::size_t>(s / p.slots_per_gpu)] +=
+        const double x =
             p.loads[static_cast<std::size_t>(t) * static_cast<std::size_t>(p.experts) + static_cast<std::size_t>(e)];
+        n[static_cast<std::size_t>(s / p.slots_per_gpu)] += x;
+        active[static_cast<std::size_t>(s / p.slots_per_gpu)] += x > 0.0 ? 1 : 0;
       }
     }
     double slowest = 0.0;
     for (int g = 0; g < p.gpus; ++g) {
-      slowest = std::max(slowest, p.curves->ns(g, n[static_cast<std::size_t>(g)]));
+      const auto gi = static_cast<std::size_t>(g);
+      slowest =
+          std::max(slowest, p.curves->activation_aware() ? p.curves->ns(g, n[gi], active[gi]) : p.curves->ns(g, n[gi]));
     }
     score += slowest;
   }
@@ -40,6 +46,7 @@ namespace {
 // The search state of one layer. Loads are kept per expert (x[e][t]) with one extra all-zero row, the
 // "empty expert" that fills free slots, so moving an expert to a free slot is an ordinary swap. Per step
 // the three slowest GPUs are kept, enough to know the slowest of the others when any two GPUs change.
+// With activation-aware curves, each GPU's activated experts per step (those with tokens) are kept too.
 class Search {
  public:
   // Every GPU holds the same number of experts, cap = ceil(E / G) (the papers' equal split; with slots
@@ -48,7 +55,9 @@ class Search {
       : p_(p),
         T_(static_cast<std::size_t>(p.steps)),
         empty_(p.experts),
-        cap_(std::min(p.slots_per_gpu, (p.experts + p.gpus - 1) / p.gpus)) {
+        cap_(std::min(p.slots_per_gpu, (p.experts + p.gpus - 1) / p.gpus)),
+        aware_(p.curves->activation_aware()),
+        levels_(aware_ ? static_cast<std::size_t>(cap_) + 1 : 1) {
     const auto E = static_cast<std::size_t>(p.experts);
     x_.assign((E + 1) * T_, 0.0);
     for (std::size_t t = 0; t < T_; ++t) {
@@ -58,6 +67,7 @@ class Search {
     }
     const auto G = static_cast<std::size_t>(p.gpus);
     n_.assign(G * T_, 0.0);
+    act_.assign(G * T_, 0);
     c_.assign(G * T_, 0.0);
     top_.assign(T_, {});
     mab_.assign(T_, 0.0);
@@ -70,6 +80,7 @@ class Search {
   // Algorithm 2: heaviest first, each on the GPU (with a free slot) that minimises S of the partial map.
   void initial(std::span<const int> order) {
     std::fill(n_.begin(), n_.end(), 0.0);
+    std::fill(act_.begin(), act_.end(), 0);
     std::fill(c_.begin(), c_.end(), 0.0);
     std::fill(slot_.begin(), slot_.end(), empty_);
     used_.assign(static_cast<std::size_t>(p_.gpus), 0);
@@ -85,7 +96,7 @@ class Search {
         double s = 0.0;
         double own = 0.0;  // ties of S (the expert fits under every step's max): the GPU it costs least on
         for (std::size_t t = 0; t < T_; ++t) {
-          const double mine = cost(g, n(g, t) + x(e, t));
+          const double mine = cost(g, n(g, t) + x(e, t), act(g, t) + on(e, t));
           s += std::max(slowest_without(t, g, g), mine);
           own += mine;
         }
@@ -99,7 +110,8 @@ class Search {
       slot_[bg * static_cast<std::size_t>(cap_) + static_cast<std::size_t>(used_[bg]++)] = e;
       for (std::size_t t = 0; t < T_; ++t) {
         n(best_g, t) += x(e, t);
-        c(best_g, t) = cost(best_g, n(best_g, t));
+        act(best_g, t) += on(e, t);
+        c(best_g, t) = cost(best_g, n(best_g, t), act(best_g, t));
       }
       refresh_tops();
     }
@@ -153,8 +165,9 @@ class Search {
               for (std::size_t q = 0; q < T_; ++q) {
                 const std::size_t t = order_[q];
                 const double d = x(eb, t) - x(ea, t);
-                const double ca = d == 0.0 ? c(a, t) : cost(a, n(a, t) + d);
-                const double cb = d == 0.0 ? c(b, t) : cost(b, n(b, t) - d);
+                const int da = on(eb, t) - on(ea, t);  // 0 whenever d is
+                const double ca = d == 0.0 ? c(a, t) : cost(a, n(a, t) + d, act(a, t) + da);
+                const double cb = d == 0.0 ? c(b, t) : cost(b, n(b, t) - d, act(b, t) - da);
                 acc += std::max({mab_[t], ca, cb});
                 if (acc + rest_[q + 1] >= limit) {
                   beaten = false;
@@ -211,14 +224,15 @@ class Search {
     std::array<int, 3> g{-1, -1, -1};
   };
 
-  // C_g(n). Window loads are usually whole tokens: then every load a GPU can reach is a whole number no
-  // larger than the step's S heaviest experts together, and C_g is read from a table built once per
-  // layer (curve evaluation was over half of the search's time).
-  double cost(int g, double tokens) const {
+  // C_g(n, a). Window loads are usually whole tokens: then every load a GPU can reach is a whole number
+  // no larger than the step's S heaviest experts together, a is at most the experts per GPU, and C_g is
+  // read from a table built once per layer (curve evaluation was over half of the search's time).
+  double cost(int g, double tokens, int active) const {
+    const std::size_t level = aware_ ? static_cast<std::size_t>(active) : 0;
     if (table_width_ > 0 && tokens <= static_cast<double>(table_width_ - 1)) {
-      return table_[static_cast<std::size_t>(g) * table_width_ + static_cast<std::size_t>(tokens)];
+      return table_[(static_cast<std::size_t>(g) * levels_ + level) * table_width_ + static_cast<std::size_t>(tokens)];
     }
-    return p_.curves->ns(g, tokens);
+    return aware_ ? p_.curves->ns(g, tokens, active) : p_.curves->ns(g, tokens);
   }
 
   void build_table() {
@@ -237,14 +251,18 @@ class Search {
       reach = std::max(reach, std::accumulate(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), 0.0));
     }
     const auto width = static_cast<std::size_t>(reach) + 1;
-    if (width * static_cast<std::size_t>(p_.gpus) > (std::size_t{1} << 24)) {
+    if (width * levels_ * static_cast<std::size_t>(p_.gpus) > (std::size_t{1} << 24)) {
       return;  // too large to be worth it
     }
     table_width_ = width;
-    table_.resize(width * static_cast<std::size_t>(p_.gpus));
+    table_.resize(width * levels_ * static_cast<std::size_t>(p_.gpus));
     for (int g = 0; g < p_.gpus; ++g) {
-      for (std::size_t k = 0; k < width; ++k) {
-        table_[static_cast<std::size_t>(g) * width + k] = p_.curves->ns(g, static_cast<double>(k));
+      for (std::size_t level = 0; level < levels_; ++level) {
+        for (std::size_t k = 0; k < width; ++k) {
+          const auto tokens = static_cast<double>(k);
+          table_[(static_cast<std::size_t>(g) * levels_ + level) * width + k] =
+              aware_ ? p_.curves->ns(g, tokens, static_cast<double>(level)) : p_.curves->ns(g, tokens);
+        }
       }
     }
   }
@@ -254,6 +272,9 @@ class Search {
   double& c(int g, std::size_t t) { return c_[static_cast<std::size_t>(g) * T_ + t]; }
   double c(int g, std::size_t t) const { return c_[static_cast<std::size_t>(g) * T_ + t]; }
   double x(int e, std::size_t t) const { return x_[static_cast<std::size_t>(e) * T_ + t]; }
+  int on(int e, std::size_t t) const { return x(e, t) > 0.0 ? 1 : 0; }  // does e activate in step t
+  int& act(int g, std::size_t t) { return act_[static_cast<std::size_t>(g) * T_ + t]; }
+  int act(int g, std::size_t t) const { return act_[static_cast<std::size_t>(g) * T_ + t]; }
 
   // The slowest GPU time at step t among GPUs other than a and b (0 if there are none).
   double slowest_without(std::size_t t, int a, int b) const {
@@ -300,10 +321,13 @@ class Search {
     std::swap(slot_[static_cast<std::size_t>(i)], slot_[static_cast<std::size_t>(j)]);
     for (std::size_t t = 0; t < T_; ++t) {
       const double d = x(eb, t) - x(ea, t);
+      const int da = on(eb, t) - on(ea, t);
       n(a, t) += d;
       n(b, t) -= d;
-      c(a, t) = cost(a, n(a, t));
-      c(b, t) = cost(b, n(b, t));
+      act(a, t) += da;
+      act(b, t) -= da;
+      c(a, t) = cost(a, n(a, t), act(a, t));
+      c(b, t) = cost(b, n(b, t), act(b, t));
     }
     refresh_tops();
   }
@@ -311,8 +335,11 @@ class Search {
   const GemLayerProblem& p_;
   std::size_t T_;
   int empty_;
-  int cap_;  // experts per GPU
+  int cap_;             // experts per GPU
+  bool aware_;          // the curves depend on activated experts
+  std::size_t levels_;  // activation levels in table_ per GPU (cap_ + 1, or 1 for token-only curves)
   std::vector<double> x_, n_, c_, mab_, rest_, table_;
+  std::vector<int> act_;            // [g][t] experts of g with tokens in step t
   std::size_t table_width_ = 0;     // entries per GPU in table_ (0 = no table)
   std::vector<std::size_t> order_;  // step order of the pair under evaluation
   std::vector<Top> top_;

@@ -26,7 +26,7 @@ struct PlacementInput {
   /// every step separately). Empty when not profiled.
   std::vector<double> window_load;
   int window_steps = 0;
-  /// C_g(n) of every GPU of the group (null when no policy asked for them).
+  /// C_g(n, a) of every GPU of the group (null when no policy asked for them).
   std::shared_ptr<const CostCurves> curves;
   std::uint64_t seed = 0;  ///< for randomised policies (GEM's restarts, GRACE's k-means++ seeding)
   /// Co-selection counts over a profiling window, [layer][expert][expert] row-major: how many tokens
@@ -41,7 +41,8 @@ struct PlacementInput {
   /// Link bandwidths [src_gpu][dst_gpu] in bytes per ns (= GB/s). Empty when unknown (DIRECTOR then
   /// uses its intra-/inter-node options).
   std::vector<double> link_bytes_per_ns;
-  double token_bytes = 0.0;  ///< bytes of one token's hidden state on the wire (0 = the policy's own option)
+  double token_bytes = 0.0;   ///< bytes of one token's hidden state on the wire (0 = the policy's own option)
+  double expert_bytes = 0.0;  ///< weights of one expert copy (0 = unknown): what moving an expert costs
 
   /// The shape alone, no loads or curves.
   static PlacementInput shape(int layers, int experts, int gpus, int nodes, int slots_per_gpu, int groups = 1) {

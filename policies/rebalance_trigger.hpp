@@ -74,6 +74,13 @@ class RebalanceTrigger {
   virtual std::optional<PredictionRequest> wants_prediction(const RebalanceView& /*view*/) const {
     return std::nullopt;
   }
+  /// Whether, and over what, the trigger wants to place for new work that finds its group idle (asked
+  /// before that work's first step; only triggers whose factory declares PolicyNeeds::predictions).
+  virtual std::optional<PredictionRequest> wants_idle_start() const { return std::nullopt; }
+  /// Before the first step of work that arrived to an idle group (`view.arrivals` > 0, no step loads,
+  /// predicted_load filled as wants_idle_start() asked): a placement for it, or nothing. The work then
+  /// starts on the old placement while the new one moves in (or waits for it under stop_the_world).
+  virtual std::optional<Placement> on_idle_start(const RebalanceView& /*view*/) { return std::nullopt; }
   /// What the trigger did so far, in the order summary.json lists it.
   virtual std::vector<TriggerStat> stats() const { return {}; }
   /// What a placement returned by on_step is (events.csv and the timeline name it).

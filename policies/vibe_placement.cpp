@@ -58,15 +58,17 @@ std::vector<double> predicted_gpu_ns(std::span<const int> phy2log, std::span<con
     }
   }
   std::vector<double> n(static_cast<std::size_t>(gpus), 0.0);
+  std::vector<double> active(static_cast<std::size_t>(gpus), 0.0);
   for (std::size_t s = 0; s < phy2log.size(); ++s) {
     const int e = phy2log[s];
     if (e >= 0) {
-      n[s / static_cast<std::size_t>(slots_per_gpu)] +=
-          load[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
+      const double share = load[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
+      n[s / static_cast<std::size_t>(slots_per_gpu)] += share;
+      active[s / static_cast<std::size_t>(slots_per_gpu)] += activation_probability(share);
     }
   }
-  for (int g = 0; g < gpus; ++g) {
-    n[static_cast<std::size_t>(g)] = curves.ns(g, n[static_cast<std::size_t>(g)]);
+  for (std::size_t g = 0; g < n.size(); ++g) {
+    n[g] = curves.ns(static_cast<int>(g), n[g], active[g]);
   }
   return n;
 }
@@ -86,17 +88,20 @@ VibeIncrementalResult vibe_incremental_layer(std::vector<int>& phy2log, std::spa
   const auto w = [&](int e) {
     return e < 0 ? 0.0 : load[static_cast<std::size_t>(e)] / copies[static_cast<std::size_t>(e)];
   };
+  const auto on = [&](int e) { return activation_probability(w(e)); };  // expected activation
   std::vector<double> n(G, 0.0);
+  std::vector<double> active(G, 0.0);
   std::vector<int> held(G, 0);  // experts per GPU: a move into an empty slot may not exceed cap
   for (std::size_t s = 0; s < phy2log.size(); ++s) {
     n[s / S] += w(phy2log[s]);
+    active[s / S] += on(phy2log[s]);
     held[s / S] += phy2log[s] >= 0 ? 1 : 0;
   }
   const int cap =
       std::max(*std::max_element(held.begin(), held.end()), (static_cast<int>(load.size()) + gpus - 1) / gpus);
   std::vector<double> f(G);
   for (std::size_t g = 0; g < G; ++g) {
-    f[g] = curves.ns(static_cast<int>(g), n[g]);
+    f[g] = curves.ns(static_cast<int>(g), n[g], active[g]);
   }
   VibeIncrementalResult res;
   res.max_ns_before = *std::max_element(f.begin(), f.end());
@@ -124,8 +129,9 @@ VibeIncrementalResult vibe_incremental_layer(std::vector<int>& phy2log, std::spa
           continue;  // a move that would leave one GPU with more experts than the equal share
         }
         const double d = w(ej) - w(ei);
-        const double fs = curves.ns(static_cast<int>(slow), n[slow] + d);
-        const double ff = curves.ns(static_cast<int>(fast), n[fast] - d);
+        const double da = on(ej) - on(ei);
+        const double fs = curves.ns(static_cast<int>(slow), n[slow] + d, active[slow] + da);
+        const double ff = curves.ns(static_cast<int>(fast), n[fast] - d, active[fast] - da);
         const double gain = f[slow] - std::max(fs, ff);
         if (gain > best_gain) {
           best_gain = gain;
@@ -140,6 +146,9 @@ VibeIncrementalResult vibe_incremental_layer(std::vector<int>& phy2log, std::spa
       break;
     }
     const double d = w(phy2log[bj]) - w(phy2log[bi]);
+    const double da = on(phy2log[bj]) - on(phy2log[bi]);
+    active[slow] += da;
+    active[fast] -= da;
     held[slow] += (phy2log[bj] >= 0 ? 1 : 0) - (phy2log[bi] >= 0 ? 1 : 0);
     held[fast] += (phy2log[bi] >= 0 ? 1 : 0) - (phy2log[bj] >= 0 ? 1 : 0);
     std::swap(phy2log[bi], phy2log[bj]);

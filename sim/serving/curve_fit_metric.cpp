@@ -1,6 +1,7 @@
 #include "sim/serving/curve_fit_metric.hpp"
 
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace epsim::serving {
@@ -22,7 +23,9 @@ void CurveFitMetric::on_layer(const LayerRecord& l) {
   std::size_t predicted_gpu = 0;
   std::size_t simulated_gpu = 0;
   for (std::size_t g = 0; g < l.gpu_tokens.size(); ++g) {
-    const double ns = curves_->ns(static_cast<int>(g), static_cast<double>(l.gpu_tokens[g]));
+    const double active =
+        g < l.gpu_activated.size() ? static_cast<double>(l.gpu_activated[g]) : std::numeric_limits<double>::infinity();
+    const double ns = curves_->ns(static_cast<int>(g), static_cast<double>(l.gpu_tokens[g]), active);
     if (ns > predicted) {
       predicted = ns;
       predicted_gpu = g;

@@ -1,5 +1,5 @@
 #pragma once
-// How well the cost curves a placement policy optimised against (GEM, ViBE, DIRECTOR: C_g(n) per GPU)
+// How well the cost curves a placement policy optimised against (GEM, ViBE, DIRECTOR: C_g(n, a) per GPU)
 // predict the run it then served: for every measured MoE layer of the group the curves describe, the
 // slowest GPU the curves predict from that layer's actual tokens per GPU against the slowest the
 // simulator priced (which also sees each expert's padding, activated experts, jitter and drift). A

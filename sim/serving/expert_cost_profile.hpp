@@ -4,8 +4,11 @@
 // expert computation is timed at selected token counts (densely at kernel tile boundaries, sparsely at
 // high counts), each sample with measurement noise, and the policies interpolate linearly between them.
 // The profile is taken once, at time 0: when speeds drift later, policies act on a stale profile, as
-// they would in a deployment. The "exact" mode hands them the cost model itself instead.
+// they would in a deployment. The "exact" mode hands them the cost model itself instead. With
+// activation_aware (the default) the profile has a row per activated-expert count 1 .. slots:
+// C_g(n, a), which is what a grouped GEMM's time depends on; the top row is the token-only C_g(n).
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -17,10 +20,11 @@
 
 namespace epsim::serving {
 
-/// The simulator's true C_g(n): `tokens` token-expert pairs spread evenly over min(tokens, slots_per_gpu)
-/// local experts, each expert's share padded to the GPU's grouped-GEMM tile (as the step executor does).
+/// The simulator's C_g(n, a): `tokens` token-expert pairs spread evenly over min(tokens, activated,
+/// slots_per_gpu) local experts, each expert's share padded to the GPU's grouped-GEMM tile (as the step
+/// executor does). A fractional `activated` (an expectation) interpolates linearly between its neighbours.
 double expert_layer_ns(const models::ModelSpec& model, const hardware::CostModel& cost, int gpu, double tokens,
-                       int slots_per_gpu);
+                       int slots_per_gpu, double activated = std::numeric_limits<double>::infinity());
 
 /// Curves for GPUs gpu_offset .. gpu_offset + gpus - 1 (indexed 0 .. gpus - 1). In exact mode the curves
 /// keep a pointer to `cost`, which must outlive them.

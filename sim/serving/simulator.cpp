@@ -194,6 +194,9 @@ void Simulator::try_start_step(Group& g) {
   if (held_start_) {
     return;  // a batch is still arriving at this instant; its last request starts every group
   }
+  if (!g.busy && !g.migration.paused && g.arrivals > 0 && g.trigger) {
+    place_for_idle_start(g);  // work arrived while the group was idle: its trigger may place for it first
+  }
   if (g.busy || g.migration.paused || !g.scheduler.form_batch(requests_, g.batch, engine_.now(), observers_)) {
     return;
   }
@@ -231,20 +234,36 @@ void Simulator::hand_off(Group& from) {
   from.scheduler.handed_off().clear();
 }
 
+void Simulator::predict_for(Group& g, const std::optional<policies::PredictionRequest>& wanted,
+                            policies::RebalanceView& view) {
+  if (g.pool->forecast && wanted &&
+      g.pool->forecast->predict(g.scheduler, requests_, *parts_.routing_source, *wanted)) {
+    view.predicted_load = g.pool->forecast->load();
+    view.predicted_passes = g.pool->forecast->passes();
+  }
+}
+
+void Simulator::place_for_idle_start(Group& g) {
+  const std::optional<policies::PredictionRequest> wanted = g.trigger->wants_idle_start();
+  if (!wanted || g.migration.active() || !migration_) {
+    return;  // the arrivals stay counted for the next step boundary
+  }
+  policies::RebalanceView view{g.steps, {}, &g.placement, false};
+  view.arrivals = std::exchange(g.arrivals, 0);
+  predict_for(g, wanted, view);
+  start_migration(g, g.trigger->on_idle_start(view));
+}
+
 void Simulator::maybe_rebalance(Group& g) {
   policies::RebalanceView view{g.steps - 1, g.executor.step_loads(), &g.placement, g.migration.active()};
   view.arrivals = std::exchange(g.arrivals, 0);
   view.prefill_tokens = g.batch.prefill_tokens;
   view.decode_tokens = g.batch.decode_tokens;
-  if (g.pool->forecast) {
-    WorkForecast& forecast = *g.pool->forecast;
-    if (const auto wanted = g.trigger->wants_prediction(view);
-        wanted && forecast.predict(g.scheduler, requests_, *parts_.routing_source, *wanted)) {
-      view.predicted_load = forecast.load();
-      view.predicted_passes = forecast.passes();
-    }
-  }
-  std::optional<policies::Placement> next = g.trigger->on_step(view);
+  predict_for(g, g.pool->forecast ? g.trigger->wants_prediction(view) : std::nullopt, view);
+  start_migration(g, g.trigger->on_step(view));
+}
+
+void Simulator::start_migration(Group& g, std::optional<policies::Placement> next) {
   if (!next || g.migration.active() || !migration_) {
     return;  // nothing new, or the previous migration is still under way
   }

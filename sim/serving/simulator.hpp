@@ -141,6 +141,12 @@ class Simulator {
   void on_step_end(Group& g);
   void hand_off(Group& from);
   void maybe_rebalance(Group& g);
+  // Work that arrived to an idle group: its trigger may place for it before the first step.
+  void place_for_idle_start(Group& g);
+  // Fills view's prediction when the trigger asked for one and the pool can forecast.
+  void predict_for(Group& g, const std::optional<policies::PredictionRequest>& wanted, policies::RebalanceView& view);
+  // Moves group g to `next` (if any, and no migration is under way).
+  void start_migration(Group& g, std::optional<policies::Placement> next);
   Group& pick_group(std::size_t first, std::size_t count);
 
   SimulationParts parts_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "experiments/build_simulation.hpp"
@@ -33,6 +34,12 @@ class Timeline final : public serving::Observer {
     const double combine = dispatch + r.dispatch_ns + r.expert_max_ns;
     collectives.push_back({combine, combine + r.combine_ns});
   }
+  void on_step(const serving::StepRecord& r) override {
+    first_step_ns = std::min(first_step_ns, static_cast<double>(r.start_ns));
+  }
+  void on_rebalance(int, core::Time time_ns, policies::RebalanceKind) override {
+    rebalances_ns.push_back(static_cast<double>(time_ns));
+  }
   void on_migration(int, core::Time start_ns, core::Time end_ns, double b) override {
     migrations.push_back({static_cast<double>(start_ns), static_cast<double>(end_ns)});
     bytes += b;
@@ -41,6 +48,8 @@ class Timeline final : public serving::Observer {
   std::vector<Interval> collectives;
   std::vector<Interval> migrations;
   std::vector<core::Time> steps;
+  std::vector<double> rebalances_ns;
+  double first_step_ns = std::numeric_limits<double>::infinity();
   double bytes = 0.0;
 };
 
@@ -138,11 +147,19 @@ TEST_CASE("DIRECTOR re-optimises before each queued batch, from that batch's pre
   Timeline t;
   const auto r = run(director_sets({"policy.rebalance.predictor=oracle"}), t);
   const std::map<std::string, double> stats = stats_of(r);
-  // 10 batches of 16: the first arrives to an idle group and nothing is queued behind it; each later
-  // one is queued while its predecessor runs, and is predicted and placed for once.
-  CHECK(stats.at("reoptimisations") == 9.0);
-  CHECK(r.rebalances <= 9);
+  // 10 batches of 16: the first arrives to an idle group and is placed for before its first step; each
+  // later one is queued while its predecessor runs, and is predicted and placed for once.
+  CHECK(stats.at("reoptimisations") == 10.0);
+  CHECK(r.rebalances <= 10);
   CHECK(r.rebalances >= 1);
+  REQUIRE_FALSE(t.rebalances_ns.empty());
+  CHECK(t.rebalances_ns.front() <= t.first_step_ns);  // decided before the first batch's first step
+  // Without idle_start the first batch starts on the placement it finds: only the 9 queued ones.
+  Timeline t2;
+  const auto r2 = run(director_sets({"policy.rebalance.predictor=oracle", "policy.rebalance.idle_start=false"}), t2);
+  CHECK(stats_of(r2).at("reoptimisations") == 9.0);
+  REQUIRE_FALSE(t2.rebalances_ns.empty());
+  CHECK(t2.rebalances_ns.front() > t2.first_step_ns);
 }
 
 TEST_CASE("DIRECTOR's predictor accuracy follows Table II for the model") {

@@ -4,6 +4,7 @@
 #include <boost/random/uniform_int_distribution.hpp>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <limits>
 
 #include "policies/director_lp.hpp"
@@ -112,6 +113,14 @@ TEST_CASE("DIRECTOR: Eq. 1-4 by hand on two GPUs") {
   CHECK(a.comm_ns == Approx(10.0));
   // Both on GPU 0: lambda = 6 -> 60 ns; GPU 1 sends its 2 tokens -> 20 ns.
   CHECK(director_cost(p, std::vector<int>{0, 0}).total_ns() == Approx(80.0));
+  // With C_g(n, a) = 10 n + 100 a, a GPU pays for the experts it expects to activate: each expert has 3
+  // tokens a pass, so it activates with p = 1 - e^-3.
+  const auto aware = std::make_shared<const CostCurves>(
+      2, CostCurves::ExactActivated([](int, double n, double act) { return 10.0 * n + 100.0 * act; }));
+  p.curves = aware.get();
+  const double on = 1.0 - std::exp(-3.0);
+  CHECK(director_cost(p, std::vector<int>{0, 1}).comp_ns == Approx(30.0 + 100.0 * on));
+  CHECK(director_cost(p, std::vector<int>{0, 0}).comp_ns == Approx(60.0 + 200.0 * on));
   // C_max = 1 forbids it.
   p.capacity = 1;
   CHECK_THROWS_AS(director_cost(p, std::vector<int>{0, 0}), core::Error);
@@ -141,6 +150,42 @@ TEST_CASE("DIRECTOR: LP, rounding and brute force agree on tiny instances (3 exp
   // optimum on every instance. (Before polish exchanged whole GPUs' experts it missed one of the 60:
   // the walk landed on the optimum's mirror, which no improving move or swap reaches.)
   CHECK(rounded_optimal == runs);
+}
+
+TEST_CASE("DIRECTOR with a migration term: moves cost move_ns each, LP and rounding weigh them exactly") {
+  core::Rng rng(21);
+  int kept_all = 0;
+  for (int run = 0; run < 40; ++run) {
+    Instance in = random_instance(2, 3, 2, 2, rng);
+    in.p.current = {1, 0, 1, 0, 1, 1};
+    // By hand: the current placement pays nothing; moving one expert of layer 0 pays move_ns once.
+    in.p.move_ns = 7.0;
+    std::vector<int> one_moved{0, 0, 1, 0, 1, 1};
+    const DirectorCost free_c = director_layer_cost(in.p, 0, std::span<const int>(in.p.current).subspan(0, 3));
+    CHECK(free_c.move_ns == 0.0);
+    CHECK(director_layer_cost(in.p, 0, std::span<const int>(one_moved).subspan(0, 3)).move_ns == 7.0);
+    CHECK(director_cost(in.p, one_moved).move_ns == 7.0);
+    // Moves priced somewhere between free and prohibitive: the LP still bounds the optimum over every
+    // placement (moves included), and rounding plus polish find it.
+    boost::random::uniform_real_distribution<double> price(0.0, 400.0);
+    in.p.move_ns = price(rng);
+    const double best = brute_force(in.p);
+    const DirectorLpResult direct = solve_director_lp(in.p, {.mode = DirectorLpOptions::Mode::direct});
+    const DirectorLpResult bisect = solve_director_lp(in.p, {.mode = DirectorLpOptions::Mode::bisect, .epsilon = 1e-6});
+    CHECK(direct.bound_ns <= best * (1.0 + 1e-9));
+    CHECK(bisect.bound_ns <= direct.bound_ns * (1.0 + 1e-9));
+    CHECK(bisect.budget_ns >= direct.bound_ns * (1.0 - 1e-9));
+    core::Rng r2(static_cast<std::uint64_t>(run));
+    const DirectorRoundingResult r = round_director(in.p, bisect, {.trials = 8}, r2);
+    require_capacity(in.p, r.gpu_of);
+    CHECK(r.cost.total_ns() == Approx(best).epsilon(1e-9));
+    // Prohibitive moves: the current placement is the answer.
+    in.p.move_ns = 1e9;
+    const DirectorRoundingResult keep =
+        round_director(in.p, solve_director_lp(in.p, {.mode = DirectorLpOptions::Mode::direct}), {.trials = 8}, r2);
+    kept_all += keep.gpu_of == in.p.current ? 1 : 0;
+  }
+  CHECK(kept_all == 40);
 }
 
 TEST_CASE("DIRECTOR: when every expert's tokens sit on one GPU the LP is integral and equals brute force", "[slow]") {

@@ -52,6 +52,30 @@ TEST_CASE("ViBE initial placement: speed-proportional targets and greedy binning
   REQUIRE(predicted_gpu_ns(p, w, f, 4, 2) == std::vector<double>{45, 40, 40, 30});
 }
 
+TEST_CASE("ViBE with C_g(n, a): a GPU's time counts the experts it expects to activate") {
+  // f(n, a) = n + 10 a. Mean loads 2, 0.5, 1, 0 (tokens per step) on 2 GPUs x 2 slots: GPU 0 holds
+  // experts 0 and 1, GPU 1 experts 2 and 3. Expected activations 1 - e^-load: GPU 0 (1 - e^-2) +
+  // (1 - e^-0.5), GPU 1 (1 - e^-1) + 0.
+  const CostCurves f(2, CostCurves::ExactActivated([](int, double n, double a) { return n + 10.0 * a; }));
+  const std::vector<double> w{2, 0.5, 1, 0};
+  const std::vector<double> t = predicted_gpu_ns(std::vector<int>{0, 1, 2, 3}, w, f, 2, 2);
+  REQUIRE(t[0] == Approx(2.5 + 10.0 * ((1.0 - std::exp(-2.0)) + (1.0 - std::exp(-0.5)))));
+  REQUIRE(t[1] == Approx(1.0 + 10.0 * (1.0 - std::exp(-1.0))));
+  // The incremental update prices its swaps the same way. GPU 1 at half speed, loads 3, 1, 0.5, 0:
+  // GPU 0 = 4 + 10 (p(3) + p(1)) = 19.82 with p(x) = 1 - e^-x, GPU 1 = 2 (0.5 + 10 p(0.5)) = 8.87. Of the
+  // four swaps between them only experts 1 and 0.5 lower the max: GPU 0 3.5 + 10 (p(3) + p(0.5)) =
+  // 16.94, GPU 1 2 (1 + 10 p(1)) = 14.64.
+  const CostCurves g(
+      2, CostCurves::ExactActivated([](int gpu, double n, double a) { return (n + 10.0 * a) * (gpu + 1); }));
+  const auto p = [](double x) { return 1.0 - std::exp(-x); };
+  std::vector<int> phy2log{0, 1, 2, 3};
+  const VibeIncrementalResult r = vibe_incremental_layer(phy2log, std::vector<double>{3, 1, 0.5, 0}, g, 2, 2, 0.0, 1);
+  REQUIRE(r.swaps == 1);
+  REQUIRE(phy2log == std::vector<int>{0, 2, 1, 3});
+  REQUIRE(r.max_ns_before == Approx(4.0 + 10.0 * (p(3.0) + p(1.0))));
+  REQUIRE(r.max_ns_after == Approx(3.5 + 10.0 * (p(3.0) + p(0.5))));
+}
+
 TEST_CASE("ViBE incremental update: never raises the predicted max, moves fewer experts than a re-solve") {
   core::Rng rng(5);
   boost::random::uniform_real_distribution<double> speed(0.85, 1.15);
