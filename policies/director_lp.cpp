@@ -167,7 +167,8 @@ class LayerLp {
       }
       if (p.charges_moves()) {
         for (int i = 0; i < E; ++i) {
-          obj[static_cast<std::size_t>(i * G + p.current_gpu(l, i))] = -p.move_ns;
+          const int home = i * G + p.current_gpu(l, i);  // x[i][current(i)]
+          obj[static_cast<std::size_t>(home)] = -p.move_ns;
         }
       }
     }
