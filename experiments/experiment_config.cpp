@@ -172,7 +172,7 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.workload_seed = family_seed("workload_seed", "seed of the workload's streams: arrivals, lengths, routing");
   cfg.cluster_seed = family_seed("cluster_seed", "seed of the cluster's streams: GPU speed draws, drift, jitter");
   const double max_sim_time_s = run.real(
-      "max_sim_time_s", 3600.0, "stop simulated time here (unfinished requests are reported)", core::k_positive);
+      "max_sim_time_s", 3600.0, "stop simulated time here (unfinished requests are reported)", core::k_positive_time_s);
   run.finish();
 
   cfg.model = models::parse_model_section(root);

@@ -181,6 +181,16 @@ std::string human_summary(const ExperimentConfig& cfg, const serving::Simulation
        cfg.policy.routing);
   line("requests: {} finished of {} in {:.2f} s simulated ({} steps, mean step {:.2f} ms){}\n", s.requests_finished,
        s.requests, s.makespan_s, s.steps, s.mean_step_ms, res.hit_time_limit ? "  [hit max_sim_time_s]" : "");
+  if (cfg.workload.arrivals.kind == workloads::ArrivalConfig::Kind::replay) {
+    const std::int64_t limit = cfg.workload.num_requests;
+    std::string why = " (every row)";
+    if (limit > 0 && s.requests >= limit) {
+      why = fmt::format(" (the first {}: workload.num_requests)", limit);
+    } else if (cfg.workload.duration_s > 0.0 || res.hit_time_limit) {
+      why = " (the rows within workload.duration_s / run.max_sim_time_s)";
+    }
+    line("replayed {} request(s) from {}{}\n", s.requests, cfg.workload.arrivals.replay_file, why);
+  }
   line("{:<6} {:>10} {:>10} {:>10} {:>10}\n", "ms", "mean", "p50", "p90", "p99");
   for (const auto& [name, l] :
        {std::pair{"TTFT", s.ttft_ms}, std::pair{"TPOT", s.tpot_ms}, std::pair{"E2E", s.e2e_ms}}) {

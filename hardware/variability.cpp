@@ -111,7 +111,7 @@ VariabilityConfig parse_variability(core::ParamTable& t, int gpus, double tdp_w)
   auto drift = t.table("drift", "slow Ornstein-Uhlenbeck drift of each GPU's speed");
   c.drift.stddev = drift.real("stddev", 0.0, "stationary std of the relative drift (0 = none)", {0.0, 0.5});
   c.drift.time_constant_s =
-      drift.real("time_constant_s", c.drift.time_constant_s, "mean-reversion time, s", core::k_positive);
+      drift.real("time_constant_s", c.drift.time_constant_s, "mean-reversion time, s", core::k_positive_time_s);
   drift.finish();
   auto jitter = t.table("jitter", "per-kernel multiplicative noise");
   c.jitter.cv = jitter.real("cv", 0.0, "coefficient of variation of each kernel's duration (0 = none)", {0.0, 1.0});

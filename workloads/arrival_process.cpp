@@ -18,8 +18,8 @@ ArrivalConfig parse_arrivals(core::ParamTable& t) {
   c.kind = t.choice<Kind>("arrival", Kind::poisson, "arrival process", k_kinds);
   c.rate_rps = t.real("rate_rps", c.rate_rps, "mean arrival rate, requests per second", core::k_positive);
   c.cv = t.real("arrival_cv", c.cv, "gamma: coefficient of variation of inter-arrival gaps", {0.01, 100.0});
-  c.on_s = t.real("burst_on_s", c.on_s, "onoff: mean ON period, s", core::k_positive);
-  c.off_s = t.real("burst_off_s", c.off_s, "onoff: mean OFF period, s", core::k_positive);
+  c.on_s = t.real("burst_on_s", c.on_s, "onoff: mean ON period, s", core::k_positive_time_s);
+  c.off_s = t.real("burst_off_s", c.off_s, "onoff: mean OFF period, s", core::k_positive_time_s);
   c.off_rate_fraction = t.real("burst_off_rate_fraction", 0.0, "onoff: OFF-period rate / ON-period rate", {0.0, 1.0});
   c.batch_size = static_cast<int>(t.integer(
       "batch_size", c.batch_size, "batches: requests arriving together, every batch_size / rate_rps s", {1, 1 << 20}));
@@ -75,12 +75,17 @@ core::Time ArrivalProcess::next() {
       // Deterministic: the arrivals stream is not drawn from. A batch's requests share its instant.
       if (in_batch_ == cfg_.batch_size) {
         in_batch_ = 0;
-        clock_ns_ += core::from_seconds(static_cast<double>(cfg_.batch_size) / cfg_.rate_rps);
+        const double gap = static_cast<double>(cfg_.batch_size) / cfg_.rate_rps;
+        const core::Time end_ns = core::from_seconds(core::k_max_time_s);
+        clock_ns_ = gap >= core::to_seconds(end_ns - clock_ns_) ? end_ns : clock_ns_ + core::from_seconds(gap);
       }
       ++in_batch_;
       return clock_ns_;
   }
-  clock_ns_ += core::from_seconds(gap_s);
+  // Simulated time ends at k_max_time_s: a gap beyond it (a rate of 1e-300) saturates there instead of
+  // overflowing the nanosecond clock.
+  const core::Time end_ns = core::from_seconds(core::k_max_time_s);
+  clock_ns_ = gap_s >= core::to_seconds(end_ns - clock_ns_) ? end_ns : clock_ns_ + core::from_seconds(gap_s);
   return clock_ns_;
 }
 

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "sim/core/presets.hpp"
+#include "workloads/request.hpp"
 
 namespace epsim::workloads {
 
@@ -80,7 +81,7 @@ LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t d
                                                             {"empirical", Kind::empirical}}};
   LengthDistribution d;
   d.kind = t.choice<Kind>("distribution", Kind::fixed, "length distribution", kinds);
-  constexpr core::IntBounds len{1, 1 << 22};
+  constexpr core::IntBounds len{1, k_max_request_tokens};
   d.value = t.integer("value", default_value, "tokens (fixed)", len);
   d.min = t.integer("min", 1, "smallest length (uniform, lognormal clamp)", len);
   d.max = t.integer("max", 1 << 20, "largest length (uniform, lognormal clamp)", len);

@@ -6,6 +6,10 @@
 
 namespace epsim::workloads {
 
+/// The longest prompt or answer a request may have (4 Mi tokens, beyond any model's context): lengths
+/// from configs and replayed files are checked against it, so a corrupt row cannot stall a run.
+inline constexpr std::int64_t k_max_request_tokens = std::int64_t{1} << 22;
+
 struct RequestSpec {
   std::int64_t id = 0;
   core::Time arrival_ns = 0;

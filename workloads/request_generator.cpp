@@ -9,9 +9,14 @@ namespace epsim::workloads {
 WorkloadConfig parse_workload(core::ParamTable& t) {
   WorkloadConfig c;
   c.arrivals = parse_arrivals(t);
-  c.num_requests = t.integer("num_requests", 200, "requests to generate (0 = limited by duration_s)", {0, 1LL << 40});
+  // A replayed file is replayed whole unless num_requests says otherwise (stopping at a default count
+  // would silently drop the rest of it).
+  const bool replay = c.arrivals.kind == ArrivalConfig::Kind::replay;
+  c.num_requests = t.optional_integer("num_requests", "200; every row of a replayed file",
+                                      "requests to generate (0 = limited by duration_s)", {0, 1LL << 40})
+                       .value_or(replay ? 0 : 200);
   c.duration_s = t.real("duration_s", 0.0, "generate arrivals for this many seconds (0 = limited by num_requests)",
-                        core::k_non_negative);
+                        core::k_time_s);
   if (!t.documenting() && c.num_requests == 0 && c.duration_s == 0.0 &&
       c.arrivals.kind != ArrivalConfig::Kind::replay) {
     t.fail("num_requests", "set num_requests or duration_s (both are 0: the workload would never end)");
@@ -57,12 +62,16 @@ std::optional<RequestSpec> RequestGenerator::next_replayed() {
     if (!numbers) {
       throw fail("not a number in \"" + line + "\"");  // "100abc" or "100.5" tokens too, not just 100
     }
-    const core::Time at = core::from_seconds(arrival_s);
-    if (arrival_s < 0.0 || at < last_replayed_ns_) {
-      throw fail("arrival times must be >= 0 and non-decreasing");
+    if (!(arrival_s >= 0.0 && arrival_s <= core::k_max_time_s)) {
+      throw fail(fmt::format("arrival time {:g} s is outside [0, {:g}] s", arrival_s, core::k_max_time_s));
     }
-    if (cells.size() == 3 && (prompt < 1 || output < 1)) {
-      throw fail("prompt_tokens and output_tokens must be >= 1");
+    const core::Time at = core::from_seconds(arrival_s);
+    if (at < last_replayed_ns_) {
+      throw fail("arrival times must be non-decreasing");
+    }
+    if (cells.size() == 3 &&
+        (prompt < 1 || output < 1 || prompt > k_max_request_tokens || output > k_max_request_tokens)) {
+      throw fail(fmt::format("prompt_tokens and output_tokens must be in [1, {}]", k_max_request_tokens));
     }
     last_replayed_ns_ = at;
     RequestSpec r;

@@ -39,12 +39,12 @@ SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
   c.drift = t.choice<Drift>("drift", Drift::none, "how the topic mix moves over time", k_drifts);
   c.drift_target_mix = t.real_list("drift_target_mix", "shift: the mix after the shift (empty = all on the last topic)",
                                    core::k_non_negative);
-  c.drift_start_s = t.real("drift_start_s", c.drift_start_s, "shift: start time, s", core::k_non_negative);
-  c.drift_duration_s = t.real("drift_duration_s", c.drift_duration_s, "shift: duration, s", core::k_non_negative);
+  c.drift_start_s = t.real("drift_start_s", c.drift_start_s, "shift: start time, s", core::k_time_s);
+  c.drift_duration_s = t.real("drift_duration_s", c.drift_duration_s, "shift: duration, s", core::k_time_s);
   c.drift_strength =
       t.real("drift_strength", c.drift_strength, "random walk: std of each topic logit", core::k_non_negative);
-  c.drift_time_constant_s =
-      t.real("drift_time_constant_s", c.drift_time_constant_s, "random walk: mean-reversion time, s", core::k_positive);
+  c.drift_time_constant_s = t.real("drift_time_constant_s", c.drift_time_constant_s,
+                                   "random walk: mean-reversion time, s", core::k_positive_time_s);
   c.temporal_groups = static_cast<int>(t.integer("temporal_groups", 0, "bursty expert groups per layer", {0, 1024}));
   c.temporal_group_size = static_cast<int>(t.integer("temporal_group_size", 2, "experts per bursty group", {1, 64}));
   c.burst_fraction = t.real("burst_fraction", c.burst_fraction, "share of steps a group bursts", {0.0, 1.0, true});

@@ -158,6 +158,9 @@ std::optional<double> ParamTable::read_real(std::string_view key, RealBounds b) 
     fail(key, fmt::format("expected a number{}{}, got {}", range.empty() ? "" : " ", range, type_name(*n)));
   }
   const double x = v.value_or(0.0);
+  if (!std::isfinite(x)) {
+    fail(key, fmt::format("expected a finite number{}{}, got {}", range.empty() ? "" : " ", range, format_real(x)));
+  }
   if (!in_bounds(x, b)) {
     fail(key, fmt::format("expected a number {}, got {}", range, format_real(x)));
   }

@@ -166,9 +166,9 @@ ServingSections parse_serving_sections(core::ParamTable& root, const ServingShap
   parse_disaggregation(root, shape, out);
   auto metrics = root.table("metrics", "what is measured");
   out.serving.window.warmup_s = metrics.real(
-      "warmup_s", 0.0, "requests arriving (and steps starting) before this are not measured", core::k_non_negative);
+      "warmup_s", 0.0, "requests arriving (and steps starting) before this are not measured", core::k_time_s);
   out.serving.window.cooldown_s =
-      metrics.real("cooldown_s", 0.0, "nor those in this many seconds before the last arrival", core::k_non_negative);
+      metrics.real("cooldown_s", 0.0, "nor those in this many seconds before the last arrival", core::k_time_s);
   metrics.finish();
   auto slo = root.table("slo", "latency targets");
   out.serving.slo = parse_slo(slo);

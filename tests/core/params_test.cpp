@@ -42,6 +42,18 @@ TEST_CASE("type errors say what was expected and what was found") {
   REQUIRE_THROWS_WITH(t.real_list("l", "doc"), Contains("element 1: expected a number"));
 }
 
+TEST_CASE("non-finite numbers are refused where they enter, and times stay within the int64 ns clock") {
+  const auto tab = parse("a = inf\nb = -inf\nc = nan\nd = 1e10\ne = 1e9\n");
+  ParamTable t({ParamLayer{&tab, "f.toml"}}, "");
+  REQUIRE_THROWS_WITH(t.real("a", 0.0, "doc"), "f.toml: a: expected a finite number, got inf");
+  REQUIRE_THROWS_WITH(t.real("b", 0.0, "doc", k_non_negative), Contains("expected a finite number >= 0, got -inf"));
+  REQUIRE_THROWS_WITH(t.optional_real("c", "none", "doc"), Contains("expected a finite number, got nan"));
+  // 1e10 s is past int64 nanoseconds' ~9.2e9 s: refused, naming the limit; 1e9 s is the largest time.
+  REQUIRE_THROWS_WITH(t.real("d", 0.0, "doc", k_time_s),
+                      "f.toml: d: expected a number in [0, 1000000000], got 10000000000");
+  REQUIRE(t.real("e", 0.0, "doc", k_positive_time_s) == 1e9);
+}
+
 TEST_CASE("unknown keys are reported with the valid ones") {
   const auto tab = parse("alpha = 1\nbetta = 2\n");
   ParamTable t({ParamLayer{&tab, "f.toml"}}, "sec");

@@ -2,6 +2,8 @@
 // examples/engines (DeepSeek-V2-Lite): the engine file of a placement holds the same slots as epsim's own
 // output, windows select exactly the steps summed by hand here, co-selections match a hand tally, and the
 // usage errors say what is missing.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -24,8 +26,9 @@ namespace {
 
 const fs::path k_samples = fs::path(EPSIM_TEST_DATA_DIR) / ".." / ".." / "examples" / "engines";
 
+// Per process: CTest runs this file's test cases as parallel processes, which must not share files.
 fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("epsim_efc_" + name);
+  const fs::path p = fs::temp_directory_path() / ("epsim_efc_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(p);
   return p;
 }

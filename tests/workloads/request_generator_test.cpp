@@ -173,13 +173,55 @@ TEST_CASE("replayed arrivals come from the CSV, malformed rows name the line") {
   workloads::RequestGenerator bad(cfg, core::RandomStreams(1));
   REQUIRE(bad.next());
   REQUIRE_THROWS_WITH(bad.next(),
-                      Catch::Contains("epsim_replay_test.csv: line 2: arrival times must be >= 0 and non-decreasing"));
+                      Catch::Contains("epsim_replay_test.csv: line 2: arrival times must be non-decreasing"));
+  // Out-of-range values are refused before they overflow the nanosecond clock or stall a run: a time
+  // past 1e9 s (int64 ns end at ~9.2e9 s), a negative or infinite time, a prompt of 2^63 - 1 tokens.
+  for (const auto& [row, what] :
+       {std::pair{"1e10,100,10\n", "arrival time 1e+10 s is outside [0, 1e+09] s"},
+        std::pair{"-1,100,10\n", "arrival time -1 s is outside [0, 1e+09] s"},
+        std::pair{"inf,100,10\n", "arrival time inf s is outside [0, 1e+09] s"},
+        std::pair{"0.5,9223372036854775807,10\n", "prompt_tokens and output_tokens must be in [1, 4194304]"}}) {
+    std::ofstream(path) << row;
+    workloads::RequestGenerator g(cfg, core::RandomStreams(1));
+    INFO(row);
+    REQUIRE_THROWS_WITH(g.next(), Catch::Contains(std::string("epsim_replay_test.csv: line 1: ") + what));
+  }
   // Token counts must be whole integers: neither a prefix ("100abc") nor a fraction is read as 100.
   for (const char* row : {"0.5,100abc,10\n", "0.5,100.5,10\n", "0.5,100,10x\n", "0.5s,100,10\n"}) {
     std::ofstream(path) << row;
     workloads::RequestGenerator g(cfg, core::RandomStreams(1));
     REQUIRE_THROWS_WITH(g.next(), Catch::Contains("epsim_replay_test.csv: line 1: not a number in"));
   }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a replayed file is replayed whole unless num_requests says otherwise") {
+  // 250 rows: more than the 200 requests a generated workload defaults to.
+  const auto path = std::filesystem::temp_directory_path() / "epsim_replay_whole.csv";
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 250; ++i) {
+      out << 0.01 * i << ",10,2\n";
+    }
+  }
+  const auto count = [&](const std::string& extra) {
+    const toml::table t =
+        toml::parse("arrival = \"replay\"\nreplay_file = \"" + path.generic_string() + "\"\n" + extra);
+    core::ParamTable p({core::ParamLayer{&t, "test"}}, "workload");
+    const workloads::WorkloadConfig cfg = workloads::parse_workload(p);
+    workloads::RequestGenerator gen(cfg, core::RandomStreams(1));
+    int n = 0;
+    while (gen.next()) {
+      ++n;
+    }
+    return n;
+  };
+  REQUIRE(count("") == 250);
+  REQUIRE(count("num_requests = 100\n") == 100);
+  // Generated workloads keep their default of 200.
+  const toml::table g = toml::parse("rate_rps = 5.0\n");
+  core::ParamTable pg({core::ParamLayer{&g, "test"}}, "workload");
+  REQUIRE(workloads::parse_workload(pg).num_requests == 200);
   std::filesystem::remove(path);
 }
 
