@@ -124,7 +124,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   d.add_options()("config", po::value<std::string>(), "TOML experiment file (default: the embedded demo)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set key=value (repeatable)")(
       "out", po::value<std::string>(), "results directory (default: results/<config name>)")(
-      "seed", po::value<std::uint64_t>(), "override run.seed")(
+      "seed", po::value<std::string>(), "override run.seed")(
       "report", "also write DIR/report.html and its figures (turns on steps.csv, events.csv, gpu_layers.csv)");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -136,7 +136,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   set_log_level(vm["log-level"].as<std::string>());
   ExperimentConfig cfg = load(vm, err);
   if (vm.count("seed")) {
-    cfg.seed = vm["seed"].as<std::uint64_t>();
+    cfg.seed = static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX));
   }
   const bool report = vm.count("report") > 0;
   if (report) {
@@ -223,7 +223,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       "cooldown", po::value<double>()->default_value(o.cooldown_fraction), "share excluded at the end")(
       "burst", "no steady state: every probe serves the config's own workload (how a fixed burst drains)")(
       "out", po::value<std::string>(), "write the attainment-vs-rate curve here (default: results/<config>-slo.csv)")(
-      "seed", po::value<std::uint64_t>(), "override run.seed");
+      "seed", po::value<std::string>(), "override run.seed");
   po::positional_options_description pos;
   pos.add("config", 1);
   const po::variables_map vm = parse(args, d, pos);
@@ -236,7 +236,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   set_log_level(vm["log-level"].as<std::string>());
   ExperimentConfig cfg = load(vm, err);
   if (vm.count("seed")) {
-    cfg.seed = vm["seed"].as<std::uint64_t>();
+    cfg.seed = static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX));
   }
   o.target = vm["target"].as<double>();
   o.tolerance = vm["tolerance"].as<double>();
@@ -334,6 +334,12 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out, std::ostre
   return 0;
 }
 
+// Bounds of `epsim cost`'s size-like options: far beyond any GPU (65,536 experts, 16 Mi tokens a call)
+// yet small enough that a table of them is priced in moments.
+constexpr std::int64_t k_max_cost_experts = std::int64_t{1} << 16;
+constexpr std::int64_t k_max_cost_tokens = std::int64_t{1} << 24;
+constexpr std::size_t k_max_cost_rows = 4096;
+
 std::vector<std::int64_t> parse_token_list(const std::string& s) {
   std::vector<std::int64_t> out;
   std::size_t pos = 0;
@@ -343,12 +349,17 @@ std::vector<std::int64_t> parse_token_list(const std::string& s) {
     try {
       std::size_t used = 0;
       const long long v = std::stoll(item, &used);
-      if (used != item.size() || v < 1) {
+      if (used != item.size() || v < 1 || v > k_max_cost_tokens) {
         throw std::invalid_argument(item);
       }
       out.push_back(v);
+      if (out.size() > k_max_cost_rows) {
+        throw std::invalid_argument(item);
+      }
     } catch (const std::exception&) {
-      throw UsageError("--tokens: expected a comma-separated list of positive integers, got \"" + item + "\"");
+      throw UsageError(
+          fmt::format("--tokens: expected a comma-separated list of at most {} integers in [1, {}], got \"{}\"",
+                      k_max_cost_rows, k_max_cost_tokens, item));
     }
     pos = comma + 1;
   }
@@ -404,8 +415,13 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
   o.context = vm["context"].as<std::int64_t>();
   o.csv = vm.count("csv") > 0;
   const double speed = vm["speed"].as<double>();
-  if (o.experts_active < 0 || o.local_experts < 0 || o.context < 0 || !(speed > 0.0)) {
-    throw UsageError("--experts-active, --local-experts and --context must be >= 0 and --speed > 0");
+  // Every size-like option has a bound that names it (a billion experts priced one by one never ends).
+  if (o.experts_active < 0 || o.experts_active > k_max_cost_experts || o.local_experts < 0 ||
+      o.local_experts > k_max_cost_experts || o.context < 0 || o.context > k_max_cost_tokens ||
+      !(speed > 0.0 && speed <= 1e3)) {
+    throw UsageError(fmt::format(
+        "--experts-active and --local-experts must be in [0, {}], --context in [0, {}] and --speed in (0, 1000]",
+        k_max_cost_experts, k_max_cost_tokens));
   }
   if (vm.count("config")) {
     if (vm.count("gpu") || vm.count("model") || !vm["speed"].defaulted()) {

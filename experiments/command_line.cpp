@@ -1,5 +1,8 @@
 #include "experiments/command_line.hpp"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <stdexcept>
 
 namespace po = boost::program_options;
@@ -16,6 +19,18 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
     throw std::invalid_argument(e.what());
   }
   return vm;
+}
+
+std::int64_t whole_number_option(const std::string& text, std::string_view option, std::int64_t min, std::int64_t max) {
+  std::int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || text.front() == '-' || text.front() == '+' || ec != std::errc() || ptr != end || v < min ||
+      v > max) {
+    throw std::invalid_argument(
+        fmt::format("{}: expected a whole number in [{}, {}], got \"{}\"", option, min, max, text));
+  }
+  return v;
 }
 
 }  // namespace epsim::experiments

@@ -2,7 +2,9 @@
 // Parsing a command's options with Boost.Program_options, the one way every command does it: a bad
 // option becomes std::invalid_argument, which the CLI reports as a usage error (exit code 2).
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace epsim::experiments {
@@ -10,5 +12,10 @@ namespace epsim::experiments {
 boost::program_options::variables_map parse_command_line(
     const std::vector<std::string>& args, const boost::program_options::options_description& options,
     const boost::program_options::positional_options_description& positional = {});
+
+/// A whole number in [min, max] given to `option` (e.g. "--seed"): digits only, so "-1" or "1e3" is
+/// refused instead of wrapping around (Boost reads "-1" as 2^64 - 1 for an unsigned option). Throws
+/// std::invalid_argument naming the option, the range and what was given.
+std::int64_t whole_number_option(const std::string& text, std::string_view option, std::int64_t min, std::int64_t max);
 
 }  // namespace epsim::experiments

@@ -9,6 +9,7 @@
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"
+#include "sim/core/toml_guard.hpp"
 #include "sim/serving/memory_plan.hpp"
 
 namespace epsim::experiments {
@@ -25,6 +26,7 @@ std::string_view embedded_demo_config() {
 }
 
 toml::table parse_config_text(std::string_view text, const std::string& source) {
+  core::check_toml_key_depth(text, source);
   try {
     return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
@@ -46,6 +48,7 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
     }
     const std::string key = s.substr(0, eq);
     const std::string value = s.substr(eq + 1);
+    core::check_toml_key_depth(key, "--set");
     std::string quoted = "\"";
     for (const char c : value) {
       if (c == '"' || c == '\\') {

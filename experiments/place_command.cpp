@@ -29,6 +29,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/toml_guard.hpp"
 
 namespace po = boost::program_options;
 
@@ -99,7 +100,7 @@ po::options_description place_options() {
       "config", po::value<std::string>(),
       "experiment TOML whose GPUs, variability and model give the cost curves instead (policy.cost_profile)")(
       "option", po::value<std::vector<std::string>>(), "policy option KEY=VALUE (TOML value), repeatable")(
-      "seed", po::value<std::uint64_t>()->default_value(42), "seed of randomised policies (GEM's restarts)")(
+      "seed", po::value<std::string>()->default_value("42"), "seed of randomised policies (GEM's restarts)")(
       "coactivation", po::value<std::string>(), "co-selection counts for GRACE, CSV layer,expert_a,expert_b,tokens")(
       "gpus", po::value<int>(), "GPUs of the EP group (num_gpus)")("nodes", po::value<int>(), "nodes (num_nodes)")(
       "groups", po::value<int>(), "expert groups (num_groups)")("slots", po::value<int>(),
@@ -280,6 +281,7 @@ toml::table option_table(const po::variables_map& vm) {
   if (vm.count("option")) {
     for (const std::string& kv : vm["option"].as<std::vector<std::string>>()) {
       try {
+        core::check_toml_key_depth(kv, "--option");
         const toml::table t = toml::parse(kv);
         for (const auto& [k, node] : t) {
           options.insert_or_assign(k, node);
@@ -457,7 +459,9 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   const std::string src = load_path.string();
   const std::size_t experts = check_loads(f, src);
   resolve_shape(f, vm, model, experts, src);
-  policies::PlacementInput in = placement_input(f, experts, src, vm["seed"].as<std::uint64_t>());
+  policies::PlacementInput in = placement_input(
+      f, experts, src,
+      static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX)));
   const std::unique_ptr<hardware::CostModel> cost = attach_inputs(in, vm, f, experts, src);
   if (policy->needs().cost_curves && !in.curves) {
     throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");

@@ -5,8 +5,11 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "sim/core/error.hpp"
+#include "sim/core/toml_guard.hpp"
 
 namespace epsim::core {
 
@@ -45,7 +48,13 @@ const toml::table& PresetCatalog::file(const std::string& path) const {
   auto& slot = files_[path];
   if (!slot) {
     try {
-      slot = std::make_unique<toml::table>(toml::parse_file(path));
+      std::ifstream in(path, std::ios::binary);
+      if (!in) {
+        throw Error(path + ": cannot read");
+      }
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      check_toml_key_depth(text, path);
+      slot = std::make_unique<toml::table>(toml::parse(text, path));
     } catch (const toml::parse_error& e) {
       files_.erase(path);
       throw Error(fmt::format("{}: line {}: {}", path, e.source().begin.line, e.description()));

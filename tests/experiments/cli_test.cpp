@@ -71,6 +71,21 @@ TEST_CASE("cost prints the per-layer cost curve with the active bound") {
   REQUIRE_THAT(missing.err, Contains("model"));
 }
 
+TEST_CASE("size-like options and seeds are bounded: a clear error, never a wrap-around or a hang") {
+  const auto cost = cli({"cost", "--gpu", "h100", "--model", "mixtral-8x7b", "--experts-active", "1000000000"});
+  CHECK(cost.code == 2);
+  CHECK_THAT(cost.err, Contains("--experts-active and --local-experts must be in [0, 65536]"));
+  const auto tokens = cli({"cost", "--gpu", "h100", "--model", "mixtral-8x7b", "--tokens", "1,99999999999"});
+  CHECK(tokens.code == 2);
+  CHECK_THAT(tokens.err, Contains("in [1, 16777216], got \"99999999999\""));
+  for (const char* seed : {"-1", "1e3", "18446744073709551615", ""}) {
+    const auto r = cli({"run", "--seed", seed, "--out", "/nonexistent-epsim-dir/x"});
+    INFO(seed);
+    CHECK(r.code != 0);
+    CHECK_THAT(r.err, Contains("--seed: expected a whole number in [0, 9223372036854775807]"));
+  }
+}
+
 TEST_CASE("validate accepts a good config and rejects a bad one with one line") {
   REQUIRE(cli({"validate", k_small}).code == 0);
   const auto r = cli({"validate", k_small, "--set", "parallel.ep_size=3"});
