@@ -35,6 +35,8 @@
 #include "report/svg_export.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/signal_cleanup.hpp"
+#include "sim/core/staged_directory.hpp"
 #include "version.hpp"
 #include "workloads/routing_source.hpp"
 
@@ -148,6 +150,9 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
   const std::filesystem::path dir = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem;
   spdlog::info("config {} loaded: {} on {} GPUs", cfg.source, cfg.model.name, cfg.cluster.num_gpus());
+  // The results directory is staged beside --out and replaces it as a unit at the end; making it now
+  // reports a bad --out before the simulation, not after.
+  core::StagedDirectory staged(dir);
 
   const auto t0 = std::chrono::steady_clock::now();
   serving::Simulator sim(build_simulation(cfg));
@@ -187,19 +192,29 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                           g.max_groups, g.first_step, g.first_layer));
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  write_results(dir, cfg, res, outputs.logs());
-
+  std::filesystem::path report_file;
+  {
+    // Results, report and the swap into place are not cut by Ctrl-C (it takes effect right after).
+    const core::SignalBlock block;
+    write_results(staged.path(), cfg, res, outputs.logs());
+    if (report) {
+      // SVGs need Node.js; the run's report is still whole without them (the page draws its own figures).
+      const bool svg = report::program_available(report::node_program());
+      if (!svg) {
+        warn(err, fmt::format("no {} on the PATH: report figures written without their SVGs (Debian: apt install "
+                              "nodejs)",
+                              report::node_program()));
+      }
+      report_file =
+          staged.target() / write_run_report(staged.path(), svg, staged.target().filename().string()).filename();
+    }
+    staged.commit();
+  }
   out << human_summary(cfg, res);
   out << fmt::format("wall time {:.2f} s ({:.0f}x real time); results in {}\n", wall_s,
                      wall_s > 0 ? res.summary.makespan_s / wall_s : 0.0, dir.string());
   if (report) {
-    // SVGs need Node.js; the run's report is still whole without them (the page draws its own figures).
-    const bool svg = report::program_available(report::node_program());
-    if (!svg) {
-      warn(err, fmt::format("no {} on the PATH: report figures written without their SVGs (Debian: apt install nodejs)",
-                            report::node_program()));
-    }
-    out << fmt::format("report: {}\n", write_run_report(dir, svg).string());
+    out << fmt::format("report: {}\n", report_file.string());
   }
   return 0;
 }

@@ -68,11 +68,11 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
   return 0;
 }
 
-std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg) {
+std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg, const std::string& name) {
+  const std::string label = name.empty() ? run_dir.filename().string() : name;
   report::ReportInputs inputs;
-  inputs.runs.push_back(report::load_run(run_dir, run_dir.filename().string()));
-  const report::Report rep =
-      report::build_report(inputs, fmt::format("epsim run: {}", run_dir.filename().string()), generator());
+  inputs.runs.push_back(report::load_run(run_dir, label));
+  const report::Report rep = report::build_report(inputs, fmt::format("epsim run: {}", label), generator());
   return report::write_report(rep, run_dir / "report.html", {svg, report::node_program()}).html;
 }
 

@@ -11,6 +11,7 @@ namespace epsim::experiments {
 int report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 /// The report of one run directory into DIR/report.html (epsim run --report).
-std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg);
+/// `name` labels the run (default: the directory's name; a staged directory passes its target's).
+std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg, const std::string& name = {});
 
 }  // namespace epsim::experiments

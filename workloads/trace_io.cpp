@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "sim/core/error.hpp"
+#include "sim/core/signal_cleanup.hpp"
 
 namespace epsim::workloads {
 namespace {
@@ -102,6 +103,8 @@ TraceWriter::TraceWriter(std::filesystem::path path, const trace::Header& header
   }
   tmp_ = path_;
   tmp_ += ".tmp-" + std::to_string(::getpid());
+  core::install_signal_cleanup();
+  on_signal_ = std::make_unique<core::SignalCleanup>(tmp_, core::SignalCleanup::Kind::file);
   out_.open(tmp_, std::ios::binary | std::ios::trunc);
   if (!out_) {
     throw core::Error("cannot write " + tmp_.string());

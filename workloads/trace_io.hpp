@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/core/signal_cleanup.hpp"
 #include "workloads/routing_trace.pb.h"
 
 namespace epsim::workloads {
@@ -30,6 +31,7 @@ class TraceWriter {
  private:
   std::filesystem::path path_;
   std::filesystem::path tmp_;
+  std::unique_ptr<core::SignalCleanup> on_signal_;  // removes tmp_ on SIGINT / SIGTERM
   trace::Header header_;
   std::ofstream out_;
   std::string buffer_;

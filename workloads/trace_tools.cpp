@@ -269,14 +269,9 @@ std::int64_t import_token_json(const std::filesystem::path& json, const std::fil
 
 std::int64_t export_csv(const std::filesystem::path& trace_path, const std::filesystem::path& csv) {
   TraceReader r(trace_path);
-  std::filesystem::path tmp = csv;
-  tmp += ".tmp";
   std::int64_t n = 0;
-  {
-    std::ofstream out(tmp);
-    if (!out) {
-      throw core::Error("cannot write " + tmp.string());
-    }
+  // Whole or nothing: a trace that turns out corrupt half-way leaves no partial CSV (nor a .tmp file).
+  core::write_file_atomically(csv, [&](std::ostream& out) {
     out << "step,layer,expert,tokens\n";
     trace::Step s;
     while (r.next(s)) {
@@ -289,11 +284,7 @@ std::int64_t export_csv(const std::filesystem::path& trace_path, const std::file
       }
       ++n;
     }
-    if (!out) {
-      throw core::Error("failed writing " + tmp.string());
-    }
-  }
-  std::filesystem::rename(tmp, csv);
+  });
   return n;
 }
 

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "sim/core/error.hpp"
+#include "sim/core/signal_cleanup.hpp"
 
 namespace epsim::core {
 
@@ -16,6 +17,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   std::filesystem::path tmp = path;
   tmp += ".tmp-" + std::to_string(::getpid());
+  install_signal_cleanup();
+  const SignalCleanup on_signal(tmp, SignalCleanup::Kind::file);  // an interrupted write leaves nothing
   try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {

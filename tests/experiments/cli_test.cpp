@@ -65,7 +65,8 @@ TEST_CASE("cost prints the per-layer cost curve with the active bound") {
   REQUIRE_THAT(r.out, Contains(",compute,"));
   const auto bad = cli({"cost", "--gpu", "h100", "--model", "mixtral-8x7b", "--tokens", "1,x"});
   REQUIRE(bad.code == 2);
-  REQUIRE_THAT(bad.err, Contains("--tokens: expected a comma-separated list of positive integers, got \"x\""));
+  REQUIRE_THAT(bad.err, Contains("--tokens: expected a comma-separated list of at most 4096 integers in [1, 16777216], "
+                                 "got \"x\""));
   const auto missing = cli({"cost", "--gpu", "h100"});
   REQUIRE(missing.code == 2);
   REQUIRE_THAT(missing.err, Contains("model"));

@@ -1,0 +1,82 @@
+// A results directory replaced as a unit: the new contents replace the old whole (a file the new run
+// does not write is gone), an exception leaves the target as it was and no staging directory behind, a
+// staging directory of a dead process is removed, and a target that is a file is refused up front.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "sim/core/error.hpp"
+#include "sim/core/staged_directory.hpp"
+
+namespace fs = std::filesystem;
+using epsim::core::StagedDirectory;
+
+namespace {
+fs::path fresh(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("epsim_staged_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+int entries(const fs::path& dir) {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) {
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("a staged results directory replaces the old one as a unit, or leaves it untouched") {
+  const fs::path root = fresh("unit");
+  const fs::path target = root / "results";
+  {
+    StagedDirectory s(target);
+    std::ofstream(s.path() / "summary.json") << "old";
+    std::ofstream(s.path() / "steps.csv") << "old steps";
+    REQUIRE_FALSE(fs::exists(target));  // nothing visible before commit
+    s.commit();
+  }
+  REQUIRE(fs::exists(target / "steps.csv"));
+  {
+    StagedDirectory s(target);
+    std::ofstream(s.path() / "summary.json") << "new";
+    s.commit();
+  }
+  REQUIRE(fs::exists(target / "summary.json"));
+  REQUIRE_FALSE(fs::exists(target / "steps.csv"));  // the old run's log does not survive beside the new summary
+  REQUIRE(entries(root) == 1);                      // no staging or old directory left beside it
+  // An exception before commit: the old results stay whole, the staging directory goes.
+  try {
+    StagedDirectory s(target);
+    std::ofstream(s.path() / "summary.json") << "half";
+    throw std::runtime_error("disk full");
+  } catch (const std::runtime_error&) {
+  }
+  std::ifstream in(target / "summary.json");
+  std::string text;
+  in >> text;
+  REQUIRE(text == "new");
+  REQUIRE(entries(root) == 1);
+  fs::remove_all(root);
+}
+
+TEST_CASE("a killed process's staging directory is removed, a file as target is refused") {
+  const fs::path root = fresh("stale");
+  const fs::path target = root / "r";
+  // PIDs never reach 2^31 - 100 (Linux's pid_max is at most 2^22): that process does not exist.
+  fs::create_directories(root / ".r.epsim-staging-2147483547" / "sub");
+  fs::create_directories(root / ".other.epsim-staging-2147483547");  // another target's: not ours to touch
+  {
+    StagedDirectory s(target);
+    REQUIRE_FALSE(fs::exists(root / ".r.epsim-staging-2147483547"));
+    REQUIRE(fs::exists(root / ".other.epsim-staging-2147483547"));
+  }
+  std::ofstream(root / "file") << "x";
+  REQUIRE_THROWS_WITH(StagedDirectory(root / "file"), Catch::Contains("exists and is not a directory"));
+  fs::remove_all(root);
+}
