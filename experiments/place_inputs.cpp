@@ -13,6 +13,13 @@
 
 namespace epsim::experiments {
 
+namespace {
+// Bounds on a load CSV's ids, far beyond any model: 4,096 MoE layers, 65,536 experts, 100,000 steps.
+constexpr double k_max_load_layers = 4096;
+constexpr double k_max_load_experts = 65536;
+constexpr double k_max_load_steps = 100000;
+}  // namespace
+
 LoadFile read_load_json(const std::filesystem::path& path) {
   std::ifstream in(path);
   nlohmann::json j;
@@ -100,6 +107,15 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
     if (v.size() != width || !std::all_of(v.begin(), v.end() - 1, whole)) {
       throw core::Error(
           fmt::format("{}: line {}: expected {} with integer ids, got \"{}\"", path.string(), line_no, expected, line));
+    }
+    // Ids grow the tables: bound them before they do (a one-line `1e8,0,5` once asked for 2.3 GB).
+    if (v[width - 3] >= k_max_load_layers || v[width - 2] >= k_max_load_experts ||
+        (width == 4 && v[0] >= k_max_load_steps) || !std::isfinite(v[width - 1]) || v[width - 1] < 0) {
+      throw core::Error(
+          fmt::format("{}: line {}: expected layer < {}, expert < {}{} and tokens a finite number >= 0, "
+                      "got \"{}\"",
+                      path.string(), line_no, k_max_load_layers, k_max_load_experts,
+                      width == 4 ? fmt::format(", step < {}", k_max_load_steps) : std::string(), line));
     }
     const auto l = static_cast<std::size_t>(v[width - 3]);
     const auto e = static_cast<std::size_t>(v[width - 2]);

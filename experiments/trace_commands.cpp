@@ -145,10 +145,10 @@ int stats(const std::vector<std::string>& args, std::ostream& out) {
 int convert(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description d("trace convert options");
   d.add_options()("help,h", "help")("in", po::value<std::string>()->required(), "input: .csv, .json or a trace")(
-      "out", po::value<std::string>()->required(), "output: .csv, or a trace")("layers", po::value<std::uint32_t>(),
+      "out", po::value<std::string>()->required(), "output: .csv, or a trace")("layers", po::value<std::string>(),
                                                                                "CSV input: MoE layers")(
-      "experts", po::value<std::uint32_t>(), "CSV input: experts per layer")("top-k", po::value<std::uint32_t>(),
-                                                                             "CSV input: experts per token")(
+      "experts", po::value<std::string>(), "CSV input: experts per layer")("top-k", po::value<std::string>(),
+                                                                           "CSV input: experts per token")(
       "model", po::value<std::string>()->default_value(""), "CSV input: model name for the header");
   po::positional_options_description pos;
   pos.add("in", 1).add("out", 1);
@@ -167,9 +167,13 @@ int convert(const std::vector<std::string>& args, std::ostream& out) {
     trace::Header h;
     h.set_version(1);
     h.set_model(vm["model"].as<std::string>());
-    h.set_moe_layers(vm["layers"].as<std::uint32_t>());
-    h.set_experts(vm["experts"].as<std::uint32_t>());
-    h.set_top_k(vm["top-k"].as<std::uint32_t>());
+    const auto dim = [&](const char* name, std::int64_t max) {
+      return static_cast<std::uint32_t>(
+          whole_number_option(vm[name].as<std::string>(), fmt::format("--{}", name), 1, max));
+    };
+    h.set_moe_layers(dim("layers", workloads::k_max_trace_layers));
+    h.set_experts(dim("experts", workloads::k_max_trace_experts));
+    h.set_top_k(dim("top-k", h.experts()));
     steps = workloads::import_csv(in, h, to);
   } else if (in.extension() == ".json") {
     steps = workloads::import_token_json(in, to);

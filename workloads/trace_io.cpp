@@ -101,6 +101,10 @@ TraceWriter::TraceWriter(std::filesystem::path path, const trace::Header& header
       header_.top_k() > header_.experts()) {
     throw core::Error(path_.string() + ": trace header needs moe_layers, experts and 1 <= top_k <= experts");
   }
+  if (header_.moe_layers() > k_max_trace_layers || header_.experts() > k_max_trace_experts) {
+    throw core::Error(fmt::format("{}: a trace of {} MoE layers x {} experts; at most {} x {}", path_.string(),
+                                  header_.moe_layers(), header_.experts(), k_max_trace_layers, k_max_trace_experts));
+  }
   tmp_ = path_;
   tmp_ += ".tmp-" + std::to_string(::getpid());
   core::install_signal_cleanup();
@@ -157,6 +161,11 @@ void TraceReader::open() {
   if (!in_) {
     throw core::Error(path_.string() + ": cannot open the routing trace");
   }
+  std::error_code size_ec;
+  file_bytes_ = std::filesystem::file_size(path_, size_ec);
+  if (size_ec) {
+    file_bytes_ = 0;  // not a regular file (a pipe): no bound from its size
+  }
   char magic[8] = {};
   in_.read(magic, 8);
   if (in_.gcount() != 8 || std::string_view(magic, 8) != std::string_view(k_trace_magic, 8)) {
@@ -172,6 +181,12 @@ void TraceReader::open() {
   if (header_.moe_layers() == 0 || header_.experts() == 0 || header_.top_k() == 0 ||
       header_.top_k() > header_.experts()) {
     throw core::Error(path_.string() + ": the trace header needs moe_layers, experts and 1 <= top_k <= experts");
+  }
+  if (header_.moe_layers() > k_max_trace_layers || header_.experts() > k_max_trace_experts) {
+    throw core::Error(
+        fmt::format("{}: the trace header claims {} MoE layers x {} experts; expected at most {} x {} "
+                    "(a corrupt header?)",
+                    path_.string(), header_.moe_layers(), header_.experts(), k_max_trace_layers, k_max_trace_experts));
   }
   steps_read_ = 0;
 }
@@ -200,6 +215,15 @@ bool TraceReader::read_message(google::protobuf::MessageLite& msg, bool eof_ok) 
     if (shift > 63) {
       throw core::Error(fmt::format("{}: step {}: corrupt message size", path_.string(), steps_read_));
     }
+  }
+  // Check the claimed size against the bytes left before allocating for it: a corrupt size of a few
+  // bytes must not reserve gigabytes.
+  const std::streamoff at = in_.tellg();
+  if (file_bytes_ > 0 && at >= 0 && size > file_bytes_ - static_cast<std::uint64_t>(at)) {
+    throw core::Error(
+        fmt::format("{}: step {}: a {}-byte message at byte {} but only {} bytes are left (corrupt or "
+                    "truncated trace)",
+                    path_.string(), steps_read_, size, at, file_bytes_ - static_cast<std::uint64_t>(at)));
   }
   buffer_.resize(size);
   in_.read(buffer_.data(), static_cast<std::streamsize>(size));

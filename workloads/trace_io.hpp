@@ -60,10 +60,16 @@ class TraceReader {
 
   std::filesystem::path path_;
   std::ifstream in_;
+  std::uint64_t file_bytes_ = 0;  // a message may not claim more than the bytes left
   std::string buffer_;
   trace::Header header_;
   std::int64_t steps_read_ = 0;
 };
+
+/// Bounds on a trace header's shape, far beyond any model, so that a corrupt header cannot make a
+/// reader allocate out of proportion to the file (a 37-byte header once claimed 200,000 layers).
+inline constexpr std::uint32_t k_max_trace_layers = 4096;
+inline constexpr std::uint32_t k_max_trace_experts = 65536;
 
 /// Checks a step against its header; throws core::Error("<where>: step N, layer L: ...").
 void validate_step(const trace::Header& h, const trace::Step& s, const std::string& where);

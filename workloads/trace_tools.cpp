@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -187,15 +188,23 @@ std::int64_t import_csv(const std::filesystem::path& csv, trace::Header header, 
       flush();
       current = v[0];
     }
-    counts[static_cast<std::size_t>(v[1]) * experts + static_cast<std::size_t>(v[2])] +=
-        static_cast<std::uint32_t>(v[3]);
+    std::uint32_t& count = counts[static_cast<std::size_t>(v[1]) * experts + static_cast<std::size_t>(v[2])];
+    if (static_cast<unsigned long long>(v[3]) > std::numeric_limits<std::uint32_t>::max() - count) {
+      throw core::Error(
+          fmt::format("{}: line {}: {} tokens for one expert of one step; a trace holds at most {} (it "
+                      "would wrap around)",
+                      csv.string(), line_no, v[3] + count, std::numeric_limits<std::uint32_t>::max()));
+    }
+    count += static_cast<std::uint32_t>(v[3]);
   }
   flush();
   w.close();
   return written;
 }
 
-std::int64_t import_token_json(const std::filesystem::path& json, const std::filesystem::path& out) {
+namespace {
+
+std::int64_t import_token_json_checked(const std::filesystem::path& json, const std::filesystem::path& out) {
   std::ifstream in(json);
   if (!in) {
     throw core::Error(json.string() + ": cannot open the JSON dump");
@@ -212,16 +221,30 @@ std::int64_t import_token_json(const std::filesystem::path& json, const std::fil
     }
     return j[key];
   };
+  // Whole numbers in range, checked as signed 64-bit first: -1 read as an unsigned 32-bit count would
+  // be 4,294,967,295 experts (16 GiB of counts).
+  const auto whole = [&](const nlohmann::json& v, const std::string& what, std::int64_t lo, std::int64_t hi) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi ||
+        (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))) {
+      throw core::Error(
+          fmt::format("{}: {}: expected a whole number in [{}, {}], got {}", json.string(), what, lo, hi, v.dump()));
+    }
+    return static_cast<std::uint32_t>(v.get<std::int64_t>());
+  };
   trace::Header h;
   h.set_version(1);
   h.set_model(j.value("model", ""));
-  h.set_experts(need("experts").get<std::uint32_t>());
-  h.set_top_k(need("top_k").get<std::uint32_t>());
+  h.set_experts(whole(need("experts"), "\"experts\"", 1, k_max_trace_experts));
+  h.set_top_k(whole(need("top_k"), "\"top_k\"", 1, h.experts()));
   h.set_source(json.filename().string());
   h.set_has_token_experts(true);
   const nlohmann::json& steps = need("steps");
   if (!steps.is_array() || steps.empty() || !steps[0].contains("layers")) {
     throw core::Error(json.string() + ": \"steps\" must be a non-empty array of {\"layers\": [...]}");
+  }
+  if (steps[0]["layers"].size() > k_max_trace_layers) {
+    throw core::Error(fmt::format("{}: step 0 has {} layers; expected at most {}", json.string(),
+                                  steps[0]["layers"].size(), k_max_trace_layers));
   }
   h.set_moe_layers(static_cast<std::uint32_t>(steps[0]["layers"].size()));
   TraceWriter w(out, h);
@@ -247,11 +270,7 @@ std::int64_t import_token_json(const std::filesystem::path& json, const std::fil
                                         json.string(), index, l, token.size(), h.top_k()));
         }
         for (const auto& id : token) {
-          const auto e = id.get<std::uint32_t>();
-          if (e >= h.experts()) {
-            throw core::Error(fmt::format("{}: step {}, layer {}: expert id {} out of range [0, {})", json.string(),
-                                          index, l, e, h.experts()));
-          }
+          const std::uint32_t e = whole(id, fmt::format("step {}, layer {}: expert id", index, l), 0, h.experts() - 1);
           layer->add_token_experts(e);
           ++counts[e];
         }
@@ -265,6 +284,17 @@ std::int64_t import_token_json(const std::filesystem::path& json, const std::fil
   }
   w.close();
   return index;
+}
+
+}  // namespace
+
+std::int64_t import_token_json(const std::filesystem::path& json, const std::filesystem::path& out) {
+  try {
+    return import_token_json_checked(json, out);
+  } catch (const nlohmann::json::exception& e) {
+    // A value of the wrong type or a missing key deeper in the dump: named with the file, never a crash.
+    throw core::Error(fmt::format("{}: unexpected JSON structure: {}", json.string(), e.what()));
+  }
 }
 
 std::int64_t export_csv(const std::filesystem::path& trace_path, const std::filesystem::path& csv) {

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -85,6 +87,18 @@ TEST_CASE("size-like options and seeds are bounded: a clear error, never a wrap-
     CHECK(r.code != 0);
     CHECK_THAT(r.err, Contains("--seed: expected a whole number in [0, 9223372036854775807]"));
   }
+}
+
+TEST_CASE("a load CSV's ids are bounded before they size the tables") {
+  const auto path = std::filesystem::temp_directory_path() / ("epsim_cli_load_" + std::to_string(::getpid()) + ".csv");
+  for (const char* row : {"1e8,0,5\n", "0,100000,5\n", "200000,0,0,5\n", "0,0,inf\n"}) {
+    std::ofstream(path) << row;
+    const auto r = cli({"place", "--policy", "eplb", "--gpus", "2", "--load", path.string()});
+    INFO(row);
+    CHECK(r.code != 0);
+    CHECK_THAT(r.err, Contains("line 1: expected layer < 4096, expert < 65536"));
+  }
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("validate accepts a good config and rejects a bad one with one line") {

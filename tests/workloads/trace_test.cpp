@@ -100,11 +100,26 @@ TEST_CASE("malformed and truncated traces give errors naming the step and layer"
     for (int i = 0; i < 4; ++i) {
       REQUIRE(r.next(s));
     }
-    REQUIRE_THROWS_WITH(r.next(s), Contains("step 4: the file ends") && Contains("(truncated)"));
+    REQUIRE_THROWS_WITH(r.next(s), Contains("step 4: a 30-byte message at byte 154 but only 23 bytes are left") &&
+                                       Contains("truncated"));
   }
   {  // not a trace
     std::ofstream(p, std::ios::binary) << "hello world";
     REQUIRE_THROWS_WITH(TraceReader(p), Contains("not an epsim routing trace"));
+  }
+  {  // 13 bytes whose message size claims ~34 GB: refused against the bytes left, before allocating
+    const double before = rss_bytes();
+    std::ofstream(p, std::ios::binary) << "EPSIMRT1" << std::string("\xff\xff\xff\xff\x7f", 5);
+    REQUIRE_THROWS_WITH(TraceReader(p), Contains("a 34359738367-byte message at byte 13 but only 0 bytes are left"));
+    REQUIRE(rss_bytes() - before < 64.0 * (1 << 20));
+  }
+  {  // a well-formed header claiming 200,000 layers (a reader would size its rows by it)
+    std::string bytes;
+    header(200000, 8, 2).SerializeToString(&bytes);
+    std::ofstream(p, std::ios::binary) << "EPSIMRT1" << static_cast<char>(bytes.size()) << bytes;
+    REQUIRE(bytes.size() < 128);
+    REQUIRE_THROWS_WITH(TraceReader(p),
+                        Contains("claims 200000 MoE layers x 8 experts; expected at most 4096 x 65536"));
   }
   // Inconsistent counts are refused when written and when read.
   TraceWriter w(tmp("bad2.trace"), header(2, 8, 2));
@@ -252,10 +267,45 @@ TEST_CASE("CSV and per-token JSON import, CSV export") {
   REQUIRE(std::vector<std::uint32_t>(c.begin(), c.end()) == std::vector<std::uint32_t>{2, 2, 1, 1});
   REQUIRE(s.layers(1).token_experts_size() == 6);
   std::ofstream(json) << R"({"model": "m", "experts": 4, "top_k": 2, "steps": [{"layers": [[[0, 9]]]}]})";
-  REQUIRE_THROWS_WITH(import_token_json(json, tj), Contains("step 0, layer 0: expert id 9 out of range [0, 4)"));
+  REQUIRE_THROWS_WITH(import_token_json(json, tj),
+                      Contains("step 0, layer 0: expert id: expected a whole number in [0, 3], got 9"));
   for (const auto& f : {csv, t, back, json, tj}) {
     fs::remove(f);
   }
+}
+
+TEST_CASE("imports refuse values that would wrap around or allocate out of proportion to the file") {
+  const fs::path json = tmp("bad.json");
+  const fs::path out = tmp("bad_import.trace");
+  const auto import_json = [&](const std::string& text) {
+    std::ofstream(json) << text;
+    return import_token_json(json, out);
+  };
+  // 60 bytes asking for 2^32 - 1 experts (16 GiB of counts) when -1 was read as unsigned.
+  REQUIRE_THROWS_WITH(import_json(R"({"experts": -1, "top_k": 2, "steps": [{"layers": [[[0, 1]]]}]})"),
+                      Contains("\"experts\": expected a whole number in [1, 65536], got -1"));
+  REQUIRE_THROWS_WITH(import_json(R"({"experts": 8, "top_k": 9, "steps": [{"layers": [[[0, 1]]]}]})"),
+                      Contains("\"top_k\": expected a whole number in [1, 8], got 9"));
+  REQUIRE_THROWS_WITH(import_json(R"({"experts": 8, "top_k": 2, "steps": [{"layers": [[[0, -1]]]}]})"),
+                      Contains("step 0, layer 0: expert id: expected a whole number in [0, 7], got -1"));
+  REQUIRE_THROWS_WITH(import_json(R"({"experts": 8, "top_k": 2, "steps": [{"layers": [[["a", 1]]]}]})"),
+                      Contains("got \"a\""));
+  REQUIRE_THROWS_WITH(import_json(R"({"experts": 8, "top_k": 2, "steps": [{"layers": 5}]})"),
+                      Contains("bad.json: unexpected JSON structure"));
+  // A CSV count above 2^32 - 1 wrapped to a small number.
+  const fs::path csv = tmp("big.csv");
+  std::ofstream(csv) << "step,layer,expert,tokens\n0,0,0,5000000000\n";
+  REQUIRE_THROWS_WITH(
+      import_csv(csv, header(1, 8, 1), out),
+      Contains("line 2: 5000000000 tokens for one expert of one step; a trace holds at most 4294967295"));
+  // A header of 200,000 layers is refused before its counts are allocated.
+  REQUIRE_THROWS_WITH(import_csv(csv, header(200000, 8, 1), out), Contains("at most 4096 x 65536"));
+  REQUIRE_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path())) {
+    REQUIRE(e.path().filename().string().rfind("epsim_trace_test_bad_import.trace.tmp", 0) != 0);  // nothing left
+  }
+  fs::remove(json);
+  fs::remove(csv);
 }
 
 TEST_CASE("trace statistics by hand on a tiny trace") {
