@@ -317,7 +317,9 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   pos.add("config", 1);
   const po::variables_map vm = parse(args, d, pos);
   if (vm.count("help")) {
-    out << "usage: epsim validate CONFIG [--set key=value]...\n\n" << d;
+    out << "usage: epsim validate CONFIG [--set key=value]...\n\nChecks a config as run does: parses it and builds the "
+           "simulation (placement, cost curves, memory plan, inputs) without running it.\n\n"
+        << d;
     return 0;
   }
   if (!vm.count("config")) {
@@ -325,6 +327,9 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   set_log_level(vm["log-level"].as<std::string>());
   const ExperimentConfig cfg = load(vm, err);
+  // Every check run makes before simulating is made here by the same code: the simulation is built
+  // (placement, cost curves, load window, memory plan, routing source, arrivals), just not run.
+  const serving::Simulator sim(build_simulation(cfg));
   out << fmt::format("{}: ok ({} on {} x {} GPUs, {}, {} requests at {} req/s)\n", cfg.source, cfg.model.name,
                      cfg.cluster.num_gpus(), cfg.gpu.name, ep_description(cfg), cfg.workload.num_requests,
                      cfg.workload.arrivals.rate_rps);

@@ -13,15 +13,19 @@ std::span<const core::EmbeddedFile> embedded_gpus();
 GpuSpec parse_gpu_spec(core::ParamTable& t) {
   GpuSpec g;
   g.name = t.string("name", "", "display name of the GPU");
-  g.bf16_tflops = t.real_required("bf16_tflops", "peak dense BF16 TFLOP/s", core::k_positive);
-  g.fp16_tflops = t.real("fp16_tflops", 0.0, "peak dense FP16 TFLOP/s (0 = as BF16)", core::k_non_negative);
+  // Physical ranges far beyond any GPU, yet tight enough that every kernel time stays a finite number of
+  // nanoseconds (1e-300 GB/s once made a step last ~1e300 s and the clock wrap around).
+  constexpr core::RealBounds rate{1e-3, 1e7, false};  // TFLOP/s, GB/s
+  constexpr core::RealBounds rate_or_zero{0.0, 1e7, false};
+  g.bf16_tflops = t.real_required("bf16_tflops", "peak dense BF16 TFLOP/s", rate);
+  g.fp16_tflops = t.real("fp16_tflops", 0.0, "peak dense FP16 TFLOP/s (0 = as BF16)", rate_or_zero);
   if (g.fp16_tflops == 0.0) {
     g.fp16_tflops = g.bf16_tflops;
   }
-  g.fp8_tflops = t.real("fp8_tflops", 0.0, "peak dense FP8 TFLOP/s (0 = no FP8 support)", core::k_non_negative);
-  g.hbm_gbps = t.real_required("hbm_gbps", "memory bandwidth in GB/s", core::k_positive);
-  g.memory_gib = t.real_required("memory_gib", "memory capacity in GiB", core::k_positive);
-  g.tdp_w = t.real("tdp_w", 0.0, "board power in W", core::k_non_negative);
+  g.fp8_tflops = t.real("fp8_tflops", 0.0, "peak dense FP8 TFLOP/s (0 = no FP8 support)", rate_or_zero);
+  g.hbm_gbps = t.real_required("hbm_gbps", "memory bandwidth in GB/s", rate);
+  g.memory_gib = t.real_required("memory_gib", "memory capacity in GiB", {0.0, 1e7, true});
+  g.tdp_w = t.real("tdp_w", 0.0, "board power in W", {0.0, 1e6, false});
   g.scale_up_link = t.string("scale_up_link", "", "link type of the scale-up fabric (informational)");
   auto eff = t.table("efficiency", "achievable efficiencies per kernel family");
   for (int k = 0; k < hardware::k_op_kinds; ++k) {
@@ -43,7 +47,7 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
   g.sm_count =
       static_cast<int>(t.integer("sm_count", g.sm_count, "streaming multiprocessors (0 = unknown)", {0, 100000}));
   g.kernel_launch_us =
-      t.real("kernel_launch_us", g.kernel_launch_us, "fixed overhead per kernel in microseconds", core::k_non_negative);
+      t.real("kernel_launch_us", g.kernel_launch_us, "fixed overhead per kernel in microseconds", {0.0, 1e6, false});
   for (int k = 0; k < hardware::k_op_kinds; ++k) {
     const double fixed = g.efficiency[static_cast<std::size_t>(k)].fixed_us;
     if (fixed < -g.kernel_launch_us) {

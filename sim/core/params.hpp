@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/time.hpp"
+
 namespace toml {
 inline namespace v3 {
 class table;
@@ -45,9 +47,7 @@ struct RealBounds {
 inline constexpr RealBounds k_positive{0.0, std::numeric_limits<double>::infinity(), true};
 inline constexpr RealBounds k_non_negative{0.0, std::numeric_limits<double>::infinity(), false};
 inline constexpr RealBounds k_unit_interval{0.0, 1.0, false};
-/// Seconds of simulated time: it is kept in int64 nanoseconds, which end at ~9.2e9 s; 1e9 s (31 years)
-/// leaves room for sums of such times.
-inline constexpr double k_max_time_s = 1e9;
+/// Seconds of simulated time (time.hpp's k_max_time_s at most).
 inline constexpr RealBounds k_time_s{0.0, k_max_time_s, false};
 inline constexpr RealBounds k_positive_time_s{0.0, k_max_time_s, true};
 

@@ -11,6 +11,9 @@ using Time = std::int64_t;  ///< simulated time in nanoseconds
 inline constexpr Time k_ns_per_us = 1'000;
 inline constexpr Time k_ns_per_ms = 1'000'000;
 inline constexpr Time k_ns_per_s = 1'000'000'000;
+/// The longest simulated time, in seconds: int64 nanoseconds end at ~9.2e9 s; 1e9 s (31 years) leaves
+/// room for sums of such times. Config times are bounded by it and arrivals saturate there.
+inline constexpr double k_max_time_s = 1e9;
 
 /// Rounds a duration in (fractional) nanoseconds to the engine's integer nanoseconds.
 inline Time round_ns(double ns) {

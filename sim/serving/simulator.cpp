@@ -1,5 +1,7 @@
 #include "sim/serving/simulator.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -212,6 +214,14 @@ void Simulator::try_start_step(Group& g) {
   g.last.kv_capacity_tokens = sch.kv_capacity_tokens();
   // Preemptions of a batch that came out empty go to the next step: the steps' sum is the total.
   g.last.preemptions = sch.preemptions() - std::exchange(g.preemptions_reported, sch.preemptions());
+  // A step longer than simulated time can hold comes from numbers out of any physical range (a cost
+  // model fed extreme specs): refuse it rather than let the clock wrap around.
+  if (!(g.last.duration_ns >= 0.0 && g.last.duration_ns <= core::k_max_time_s * 1e9)) {
+    throw core::Error(
+        fmt::format("group {} step {} would take {:g} s: the cost model's inputs (GPU, link or model "
+                    "specs) are out of any physical range",
+                    g.index, g.steps, g.last.duration_ns * 1e-9));
+  }
   engine_.schedule_after(core::round_ns(g.last.duration_ns), [this, &g] { on_step_end(g); });
 }
 

@@ -109,6 +109,17 @@ TEST_CASE("validate accepts a good config and rejects a bad one with one line") 
   const auto missing = cli({"validate", "/nonexistent.toml"});
   REQUIRE(missing.code == 2);
   REQUIRE_THAT(missing.err, Contains("/nonexistent.toml: cannot open"));
+  // What only building the simulation finds, validate finds too (it shares run's code): GEM's load window
+  // needs a warm-up run long enough, and a replayed arrival file must exist.
+  const std::vector<std::string> gem{
+      "validate", k_small, "--set", "policy.placement=gem", "--set", "workload.num_requests=3"};
+  const auto short_window = cli(gem);
+  CHECK(short_window.code != 0);
+  CHECK_THAT(short_window.err, Contains("policy.load_window: the warm-up run served only"));
+  const auto replay = cli({"validate", k_small, "--set", "workload.arrival=replay", "--set",
+                           "workload.replay_file=\"/nonexistent-epsim.csv\""});
+  CHECK(replay.code != 0);
+  CHECK_THAT(replay.err, Contains("/nonexistent-epsim.csv: cannot open the arrival replay file"));
 }
 
 TEST_CASE("run writes the results directory and a bad config writes nothing") {

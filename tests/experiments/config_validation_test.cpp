@@ -151,7 +151,7 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       // 26. wrong type of a preset override
       {edit("preset = \"h100\"", "preset = \"h100\"\nhbm_gbps = true"),
        {},
-       "bad.toml: gpu.hbm_gbps: expected a number > 0, got true"},
+       "bad.toml: gpu.hbm_gbps: expected a number in [0.001, 10000000], got true"},
       // 27. unknown link type, with the valid ones
       {edit("[parallel]", "[cluster.intra_node]\nlink = \"nvlink9\"\n[parallel]"),
        {},
