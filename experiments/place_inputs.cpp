@@ -131,6 +131,12 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
         f.window[s][l].resize(e + 1, 0.0);
       }
       f.window[s][l][e] += v[3];
+      if (!std::isfinite(f.window[s][l][e])) {
+        throw core::Error(
+            fmt::format("{}: line {}: step {}, layer {}, expert {}: the tokens sum past the largest "
+                        "number (a load would print as null)",
+                        path.string(), line_no, s, l, e));
+      }
       continue;
     }
     if (f.weight.size() <= l) {
@@ -140,6 +146,12 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
       f.weight[l].resize(e + 1, 0.0);
     }
     f.weight[l][e] += v[2];
+    if (!std::isfinite(f.weight[l][e])) {
+      throw core::Error(
+          fmt::format("{}: line {}: layer {}, expert {}: the tokens sum past the largest number (a load "
+                      "would print as null)",
+                      path.string(), line_no, l, e));
+    }
   }
   if (!f.window.empty()) {
     // Rows with no tokens may be left out: pad every step to the largest layer and expert seen.
