@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # libjs-vega is compiled into `epsim report`; nodejs draws each report figure's SVG with it; chromium
-# (with a font) renders reports in the browser tests.
+# (with a font) renders reports in the browser tests; clang-15 and libfuzzer-15-dev build the fuzz harnesses.
 packages=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libboost-program-options-dev libboost-random-dev
@@ -15,7 +15,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libjs-vega nodejs
   chromium fonts-liberation
-  clang-format-15 clang-tidy-15
+  clang-format-15 clang-tidy-15 clang-15 libfuzzer-15-dev
   python3
 )
 

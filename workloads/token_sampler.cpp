@@ -9,7 +9,7 @@
 namespace epsim::workloads {
 
 TokenSampler::TokenSampler(int experts, int top_k, int groups, int topk_group)
-    : experts_(experts), top_k_(top_k), groups_(groups), topk_group_(topk_group), group_size_(experts / groups) {
+    : top_k_(top_k), groups_(groups), topk_group_(topk_group), group_size_(groups > 0 ? experts / groups : 0) {
   if (groups < 1 || experts % groups != 0 || topk_group < 1 || topk_group > groups ||
       topk_group * group_size_ < top_k) {
     throw core::Error("TokenSampler: groups must divide the experts and topk_group groups must hold top_k experts");

@@ -24,7 +24,7 @@ class TokenSampler {
   int group_of(int expert) const { return expert / group_size_; }
 
  private:
-  int experts_, top_k_, groups_, topk_group_, group_size_;
+  int top_k_, groups_, topk_group_, group_size_;
   std::vector<double> cdf_;         // [expert] cumulative weight inside its group (group-local prefix)
   std::vector<double> group_mass_;  // [group]
   std::vector<int> picked_groups_;  // this token's groups
