@@ -152,7 +152,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   spdlog::info("config {} loaded: {} on {} GPUs", cfg.source, cfg.model.name, cfg.cluster.num_gpus());
   // The results directory is staged beside --out and replaces it as a unit at the end; making it now
   // reports a bad --out before the simulation, not after.
-  core::StagedDirectory staged(dir);
+  core::StagedDirectory staged(dir, run_output_names());
 
   const auto t0 = std::chrono::steady_clock::now();
   serving::Simulator sim(build_simulation(cfg));

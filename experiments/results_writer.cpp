@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "sim/core/atomic_file.hpp"
@@ -127,6 +128,13 @@ std::string requests_csv(const serving::SimulationResult& res) {
     }
   }
   return out;
+}
+
+std::span<const std::string_view> run_output_names() {
+  static constexpr std::array<std::string_view, 10> k_names{
+      "summary.json",  "requests.csv", "steps.csv",      "tokens.csv",  "layers.csv",
+      "timeline.json", "events.csv",   "gpu_layers.csv", "report.html", "report-figures"};
+  return k_names;
 }
 
 void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res,

@@ -3,7 +3,9 @@
 // requests.csv, each file atomically.
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "experiments/experiment_config.hpp"
 #include "sim/serving/run_logs.hpp"
@@ -26,6 +28,10 @@ struct RunLogs {
   const serving::EventLog* events = nullptr;
   const serving::GpuLayerLog* gpu_layers = nullptr;
 };
+
+/// Every entry `epsim run` may write into its results directory (the logs, the report and its figures):
+/// what a rerun may replace.
+std::span<const std::string_view> run_output_names();
 
 /// Creates `dir` if needed and writes summary.json, requests.csv and the asked-for logs into it.
 void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res,

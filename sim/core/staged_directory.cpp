@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -45,13 +46,29 @@ void remove_stale_staging(const std::filesystem::path& target) {
 
 }  // namespace
 
-StagedDirectory::StagedDirectory(std::filesystem::path target) : target_(std::move(target)) {
-  if (target_.filename().empty()) {
-    target_ = target_.parent_path();  // "dir/" names dir
-  }
+StagedDirectory::StagedDirectory(std::filesystem::path target, std::span<const std::string_view> owned)
+    : target_(std::move(target)) {
   std::error_code ec;
+  // A real name (".", "dir/" and "a/../b" have none or a misleading one): the staging directory is its
+  // sibling.
+  target_ = std::filesystem::weakly_canonical(std::filesystem::absolute(target_, ec), ec);
+  if (ec || target_.filename().empty() || target_ == target_.root_path()) {
+    throw Error("cannot use " + target_.string() + " as a results directory");
+  }
   if (std::filesystem::exists(target_, ec) && !std::filesystem::is_directory(target_, ec)) {
     throw Error(target_.string() + ": exists and is not a directory (expected a results directory to write)");
+  }
+  if (std::filesystem::is_directory(target_, ec)) {
+    for (const auto& entry : std::filesystem::directory_iterator(target_, ec)) {
+      const std::string name = entry.path().filename().string();
+      const bool ours =
+          std::find(owned.begin(), owned.end(), name) != owned.end() || name.find(".tmp-") != std::string::npos;
+      if (!ours) {
+        throw Error(target_.string() + ": holds " + name +
+                    ", which is not a result epsim writes; the results replace the directory as a whole, so give "
+                    "a new or an earlier results directory as the output");
+      }
+    }
   }
   if (!target_.parent_path().empty()) {
     std::filesystem::create_directories(target_.parent_path(), ec);

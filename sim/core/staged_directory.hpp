@@ -9,6 +9,8 @@
 // left by a killed process (SIGKILL, power loss) is removed by the next StagedDirectory for that target.
 #include <filesystem>
 #include <memory>
+#include <span>
+#include <string_view>
 
 #include "sim/core/signal_cleanup.hpp"
 
@@ -16,9 +18,12 @@ namespace epsim::core {
 
 class StagedDirectory {
  public:
-  /// Creates the staging directory (and the target's parent if missing). Throws core::Error naming the
-  /// target when it is not a directory or the staging directory cannot be made.
-  explicit StagedDirectory(std::filesystem::path target);
+  /// Creates the staging directory (and the target's parent if missing). An existing target is replaced
+  /// whole, so it may hold only what the writer owns: entries named in `owned` (and temporary files
+  /// "NAME.tmp-PID"); anything else (a user's own files under an --out that was not a results
+  /// directory) would be deleted, so it is refused. Throws core::Error naming the target when it is not
+  /// a directory, holds a file it does not own, or the staging directory cannot be made.
+  StagedDirectory(std::filesystem::path target, std::span<const std::string_view> owned);
   /// Removes the staging directory and its contents unless committed.
   ~StagedDirectory();
   StagedDirectory(const StagedDirectory&) = delete;

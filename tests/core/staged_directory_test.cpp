@@ -3,17 +3,23 @@
 // staging directory of a dead process is removed, and a target that is a file is refused up front.
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "sim/core/error.hpp"
 #include "sim/core/staged_directory.hpp"
 
 namespace fs = std::filesystem;
 using epsim::core::StagedDirectory;
+
+namespace {
+constexpr std::array<std::string_view, 2> k_owned{"summary.json", "steps.csv"};
+}  // namespace
 
 namespace {
 fs::path fresh(const std::string& name) {
@@ -35,7 +41,7 @@ TEST_CASE("a staged results directory replaces the old one as a unit, or leaves 
   const fs::path root = fresh("unit");
   const fs::path target = root / "results";
   {
-    StagedDirectory s(target);
+    StagedDirectory s(target, k_owned);
     std::ofstream(s.path() / "summary.json") << "old";
     std::ofstream(s.path() / "steps.csv") << "old steps";
     REQUIRE_FALSE(fs::exists(target));  // nothing visible before commit
@@ -43,7 +49,7 @@ TEST_CASE("a staged results directory replaces the old one as a unit, or leaves 
   }
   REQUIRE(fs::exists(target / "steps.csv"));
   {
-    StagedDirectory s(target);
+    StagedDirectory s(target, k_owned);
     std::ofstream(s.path() / "summary.json") << "new";
     s.commit();
   }
@@ -52,7 +58,7 @@ TEST_CASE("a staged results directory replaces the old one as a unit, or leaves 
   REQUIRE(entries(root) == 1);                      // no staging or old directory left beside it
   // An exception before commit: the old results stay whole, the staging directory goes.
   try {
-    StagedDirectory s(target);
+    StagedDirectory s(target, k_owned);
     std::ofstream(s.path() / "summary.json") << "half";
     throw std::runtime_error("disk full");
   } catch (const std::runtime_error&) {
@@ -72,11 +78,18 @@ TEST_CASE("a killed process's staging directory is removed, a file as target is 
   fs::create_directories(root / ".r.epsim-staging-2147483547" / "sub");
   fs::create_directories(root / ".other.epsim-staging-2147483547");  // another target's: not ours to touch
   {
-    StagedDirectory s(target);
+    StagedDirectory s(target, k_owned);
     REQUIRE_FALSE(fs::exists(root / ".r.epsim-staging-2147483547"));
     REQUIRE(fs::exists(root / ".other.epsim-staging-2147483547"));
   }
+  // A directory holding anything the writer does not own is refused, not wiped: "--out ." or
+  // "--out ~/work" must never delete a user's files.
+  fs::create_directories(root / "mine");
+  std::ofstream(root / "mine" / "notes.txt") << "keep me";
+  std::ofstream(root / "mine" / "summary.json") << "{}";
+  REQUIRE_THROWS_WITH(StagedDirectory(root / "mine", k_owned), Catch::Contains("holds notes.txt"));
+  REQUIRE(fs::exists(root / "mine" / "notes.txt"));
   std::ofstream(root / "file") << "x";
-  REQUIRE_THROWS_WITH(StagedDirectory(root / "file"), Catch::Contains("exists and is not a directory"));
+  REQUIRE_THROWS_WITH(StagedDirectory(root / "file", k_owned), Catch::Contains("exists and is not a directory"));
   fs::remove_all(root);
 }
