@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <set>
 
@@ -47,7 +48,8 @@ bool parse_columns(const std::vector<std::string_view>& words, Columns& c) {
   const std::size_t size = find("size", "size");
   const std::size_t time = find("time", "cputime");
   const std::size_t wrong = find("#wrong", "#wrong");
-  if (size >= words.size() || time >= words.size() || wrong >= words.size()) {
+  // Index 0 is the comment mark itself (a line "#wrong ..." names no column).
+  if (size == 0 || time == 0 || wrong == 0 || size >= words.size() || time >= words.size() || wrong >= words.size()) {
     return false;
   }
   // The rows carry no '#': one word less.
@@ -85,23 +87,30 @@ void read_comment(FileState& f, const std::vector<std::string_view>& w, std::str
   } else if (w.size() >= 5 && w[1] == "nThread" && w[3] == "nGpus") {
     long long threads = 0;
     long long gpus = 0;
-    if (core::parse_number(std::string(w[2]), threads) && core::parse_number(std::string(w[4]), gpus)) {
+    // Counts beyond any machine are left unread rather than multiplied past int.
+    if (core::parse_number(std::string(w[2]), threads) && core::parse_number(std::string(w[4]), gpus) && threads > 0 &&
+        gpus > 0 && threads <= 1 << 15 && gpus <= 1 << 15) {
       f.single_process_gpus = static_cast<int>(threads * gpus);
     }
   } else if (w.size() >= 3 && w[1] == "Rank") {
-    // "#  Rank R Group G Pid P on HOST device D [PCI] NAME" (older versions have no Group).
-    const auto on = std::find(w.begin(), w.end(), "on");
-    const auto dev = std::find(w.begin(), w.end(), "device");
+    // "#  Rank R Group G Pid P on HOST device D [PCI] NAME" (older versions have no Group). Positions are
+    // indices: an iterator moved past the words' end is undefined even before it is compared.
+    const auto index_of = [&](std::string_view word) {
+      return static_cast<std::size_t>(std::find(w.begin(), w.end(), word) - w.begin());
+    };
+    const std::size_t on = index_of("on");
+    const std::size_t dev = index_of("device");
     long long rank = 0;
-    if (!core::parse_number(std::string(w[2]), rank) || on + 1 >= w.end() || dev == w.end()) {
+    if (!core::parse_number(std::string(w[2]), rank) || rank < 0 || rank > INT_MAX || on + 1 >= w.size() ||
+        dev >= w.size()) {
       throw core::Error(fmt::format("{}: expected \"#  Rank N Group G Pid P on HOST device D ...\"", where));
     }
     if (f.ranks.insert(static_cast<int>(rank)).second) {
-      ++f.ranks_per_host[std::string(*(on + 1))];
+      ++f.ranks_per_host[std::string(w[on + 1])];
     }
     // The device name is the rest of the line after the device index and the PCI id in brackets.
-    if (f.device.empty() && dev + 3 < w.end()) {
-      f.device = std::string(line.substr(static_cast<std::size_t>((dev + 3)->data() - line.data())));
+    if (f.device.empty() && dev + 3 < w.size()) {
+      f.device = std::string(line.substr(static_cast<std::size_t>(w[dev + 3].data() - line.data())));
     }
   } else if (parse_columns(w, f.cols)) {
     f.have_columns = true;
@@ -111,7 +120,7 @@ void read_comment(FileState& f, const std::vector<std::string_view>& w, std::str
 // A data row (its first word a size) as a measurement.
 Measurement data_row(FileState& f, const std::vector<std::string_view>& w, double bytes, const ImportOptions& o,
                      const std::string& file, const std::string& where) {
-  if (w.size() <= f.cols.wrong) {
+  if (w.size() <= std::max({f.cols.size, f.cols.time, f.cols.wrong})) {
     throw core::Error(fmt::format("{}: expected {} columns as in the header, got {}", where, f.cols.count, w.size()));
   }
   double time_us = 0.0;

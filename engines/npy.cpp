@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <charconv>
 #include <cstring>
 
 #include "sim/core/error.hpp"
@@ -72,37 +73,52 @@ NpyArray parse_npy(std::string_view bytes, const std::string& where) {
   }
   const bool is_signed = descr[1] == 'i';
   const bool big = descr[0] == '>';
-  const std::size_t width = std::stoul(descr.substr(2));
-  if (width != 1 && width != 2 && width != 4 && width != 8) {
+  const std::string_view width_text = std::string_view(descr).substr(2);
+  std::size_t width = 0;
+  if (std::from_chars(width_text.data(), width_text.data() + width_text.size(), width).ptr !=
+          width_text.data() + width_text.size() ||
+      (width != 1 && width != 2 && width != 4 && width != 8)) {
     throw core::Error(fmt::format("{}: .npy dtype '{}' has an unsupported width", where, descr));
   }
   NpyArray a;
-  std::int64_t n = 1;
+  // Elements the data can hold: each dimension is checked against it before it multiplies the count, so
+  // a shape like (2^40, 2^40) is refused instead of overflowing.
+  const std::size_t data = start + header_len;
+  const std::size_t capacity = (bytes.size() - data) / width;
+  std::size_t n = 1;
   const std::string shape = dict_value(header, "shape", where);
   std::size_t i = 0;
   while (i < shape.size()) {
     const std::size_t j = shape.find(',', i);
-    std::string part = shape.substr(i, j == std::string::npos ? std::string::npos : j - i);
-    part.erase(0, part.find_first_not_of(' '));
+    std::string_view part = std::string_view(shape).substr(i, j == std::string::npos ? std::string::npos : j - i);
+    while (!part.empty() && part.front() == ' ') {
+      part.remove_prefix(1);
+    }
+    while (!part.empty() && part.back() == ' ') {
+      part.remove_suffix(1);
+    }
     if (!part.empty()) {
-      try {
-        a.shape.push_back(std::stoll(part));
-      } catch (const std::exception&) {
-        throw core::Error(fmt::format("{}: .npy shape ({}) is not a tuple of integers", where, shape));
+      std::int64_t dim = 0;
+      if (std::from_chars(part.data(), part.data() + part.size(), dim).ptr != part.data() + part.size() || dim < 0) {
+        throw core::Error(fmt::format("{}: .npy shape ({}) is not a tuple of integers >= 0", where, shape));
       }
-      n *= a.shape.back();
+      a.shape.push_back(dim);
+      if (dim != 0 && n > capacity / static_cast<std::size_t>(dim)) {
+        throw core::Error(fmt::format("{}: .npy data holds {} bytes, less than the shape ({}) needs", where,
+                                      bytes.size() - data, shape));
+      }
+      n *= static_cast<std::size_t>(dim);
     }
     if (j == std::string::npos) {
       break;
     }
     i = j + 1;
   }
-  const std::size_t data = start + header_len;
-  if (n < 0 || bytes.size() - data < static_cast<std::size_t>(n) * width) {
+  if (n > capacity) {  // a 0-d array holds one element
     throw core::Error(fmt::format("{}: .npy data holds {} bytes, the shape ({}) needs {}", where, bytes.size() - data,
-                                  shape, static_cast<std::size_t>(n) * width));
+                                  shape, n * width));
   }
-  a.values.resize(static_cast<std::size_t>(n));
+  a.values.resize(n);
   for (std::size_t k = 0; k < a.values.size(); ++k) {
     std::uint64_t raw = 0;
     for (std::size_t b = 0; b < width; ++b) {

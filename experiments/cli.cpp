@@ -49,6 +49,15 @@ struct UsageError : core::Error {
   using core::Error::Error;
 };
 
+// --seed N: a usage error (exit 2) when N is not a whole number in [0, 2^63 - 1].
+std::uint64_t seed_option(const po::variables_map& vm) {
+  try {
+    return static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
                         const po::positional_options_description& pos) {
   try {
@@ -138,7 +147,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   set_log_level(vm["log-level"].as<std::string>());
   ExperimentConfig cfg = load(vm, err);
   if (vm.count("seed")) {
-    cfg.seed = static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX));
+    cfg.seed = seed_option(vm);
   }
   const bool report = vm.count("report") > 0;
   if (report) {
@@ -251,7 +260,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   set_log_level(vm["log-level"].as<std::string>());
   ExperimentConfig cfg = load(vm, err);
   if (vm.count("seed")) {
-    cfg.seed = static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX));
+    cfg.seed = seed_option(vm);
   }
   o.target = vm["target"].as<double>();
   o.tolerance = vm["tolerance"].as<double>();

@@ -234,10 +234,10 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto files = output_files(spec, plan, records, wall_s, reused);
+  core::write_files_atomically(dir, files);  // as a set: never a new runs.csv beside an old study.json
   std::vector<std::string> names;
   names.reserve(files.size());
   for (const auto& [name, content] : files) {
-    core::write_file_atomically(dir / name, content);
     names.push_back(name);
   }
   out << study_table(spec, plan, records);

@@ -62,121 +62,24 @@ namespace {
 class LayerLp {
  public:
   LayerLp(const DirectorProblem& p, int l, const DirectorLpOptions& opt, bool minimise) : p_(p), l_(l) {
-    const int E = p.experts;
-    const int G = p.gpus;
-    const int P = p.passes;
-    nx_ = E * G;
-    budget_row_ = E + G + 2 * G * P;
-    std::vector<int> rows;
-    std::vector<int> cols;
-    std::vector<double> vals;
-    const auto add = [&](int r, int c, double v) {
-      rows.push_back(r);
-      cols.push_back(c);
-      vals.push_back(v);
-    };
-    for (int i = 0; i < E; ++i) {
-      for (int j = 0; j < G; ++j) {
-        const int c = i * G + j;
-        add(i, c, 1.0);
-        add(E + j, c, 1.0);
-        for (int q = 0; q < P; ++q) {
-          const double n = p.expert_tokens(l, i, q);
-          if (n > 0.0) {
-            add(lambda_row(q, j), c, n);
-          }
-          for (int o = 0; o < G; ++o) {  // tokens of origin o that expert i on GPU j draws over the link o -> j
-            const double ns = p.w(l, o, i, q) * p.ns_per_token(o, j);
-            if (ns > 0.0) {
-              add(comm_row(q, o), c, ns);
-            }
-          }
-        }
-      }
-    }
-    int r = budget_row_ + 1;
-    std::vector<double> row_lo;
-    std::vector<double> row_hi;
-    for (int i = 0; i < E; ++i) {
-      row_lo.push_back(1.0);
-      row_hi.push_back(1.0);
-    }
-    for (int j = 0; j < G; ++j) {
-      row_lo.push_back(-COIN_DBL_MAX);
-      row_hi.push_back(p.capacity);
-    }
-    for (int q = 0; q < P; ++q) {
-      for (int j = 0; j < G; ++j) {  // sum_i n_qi x_ij - lambda_qj = 0
-        add(lambda_row(q, j), lambda_col(q, j), -1.0);
-        row_lo.push_back(0.0);
-        row_hi.push_back(0.0);
-      }
-      for (int j = 0; j < G; ++j) {  // comm_qj - tau_comm_q <= 0
-        add(comm_row(q, j), tau_comm_col(q), -1.0);
-        row_lo.push_back(-COIN_DBL_MAX);
-        row_hi.push_back(0.0);
-      }
-    }
-    for (int q = 0; q < P; ++q) {
-      add(budget_row_, tau_comp_col(q), p.weight(q));
-      add(budget_row_, tau_comm_col(q), p.weight(q));
-    }
-    // Migration: move_ns (1 - x[i][current(i)]) per expert; the constant move_ns E goes to the budget's
-    // right-hand side and back onto the objective.
-    if (p.charges_moves()) {
-      for (int i = 0; i < E; ++i) {
-        add(budget_row_, i * G + p.current_gpu(l, i), -p.move_ns);
-      }
-      move_const_ns_ = p.move_ns * E;
-    }
-    row_lo.push_back(-COIN_DBL_MAX);
-    row_hi.push_back(COIN_DBL_MAX);
-    lines_.resize(static_cast<std::size_t>(P) * static_cast<std::size_t>(G));
-    for (int q = 0; q < P; ++q) {
-      // The LP is linear in tokens only; it prices each GPU at the activation an even spread of the
-      // pass's expected activated experts gives it (the integral polish prices each GPU's own).
-      double tokens = 0.0;
-      double active = 0.0;
-      for (int i = 0; i < E; ++i) {
-        tokens += p.expert_tokens(l, i, q);
-        active += activation_probability(p.expert_tokens(l, i, q));
-      }
-      const double active_per_gpu = active / G;
-      for (int j = 0; j < G; ++j) {  // a * lambda_qj - tau_comp_q <= -b
-        std::vector<HullLine>& hull =
-            lines_[static_cast<std::size_t>(q) * static_cast<std::size_t>(G) + static_cast<std::size_t>(j)];
-        hull = lower_hull_lines(*p.curves, j, tokens, opt.curve_points, active_per_gpu);
-        for (const HullLine& h : hull) {
-          add(r, lambda_col(q, j), h.slope);
-          add(r, tau_comp_col(q), -1.0);
-          row_lo.push_back(-COIN_DBL_MAX);
-          row_hi.push_back(-h.intercept_ns);
-          ++r;
-        }
-      }
-    }
-    const int ncols = nx_ + P * (G + 2);
+    nx_ = p.experts * p.gpus;
+    budget_row_ = p.experts + p.gpus * (1 + 2 * p.passes);
+    Rows m;
+    add_assignment_columns(m);
+    add_pass_rows(m);
+    add_budget_row(m);
+    add_hull_rows(m, opt);
+    const int ncols = nx_ + p.passes * (p.gpus + 2);
     std::vector<double> col_lo(static_cast<std::size_t>(ncols), 0.0);
     std::vector<double> col_hi(static_cast<std::size_t>(ncols), COIN_DBL_MAX);
     std::fill(col_hi.begin(), col_hi.begin() + nx_, 1.0);
-    std::vector<double> obj(static_cast<std::size_t>(ncols), 0.0);
-    if (minimise) {
-      for (int q = 0; q < P; ++q) {
-        obj[static_cast<std::size_t>(tau_comp_col(q))] = p.weight(q);
-        obj[static_cast<std::size_t>(tau_comm_col(q))] = p.weight(q);
-      }
-      if (p.charges_moves()) {
-        for (int i = 0; i < E; ++i) {
-          const int home = i * G + p.current_gpu(l, i);  // x[i][current(i)]
-          obj[static_cast<std::size_t>(home)] = -p.move_ns;
-        }
-      }
-    }
-    const CoinPackedMatrix m(true, rows.data(), cols.data(), vals.data(), static_cast<CoinBigIndex>(vals.size()));
+    const std::vector<double> obj = objective_row(ncols, minimise);
+    const CoinPackedMatrix matrix(true, m.rows.data(), m.cols.data(), m.vals.data(),
+                                  static_cast<CoinBigIndex>(m.vals.size()));
     lp_.setLogLevel(0);
-    lp_.loadProblem(m, col_lo.data(), col_hi.data(), obj.data(), row_lo.data(), row_hi.data());
-    if (lp_.getNumRows() != r) {
-      throw core::Error(fmt::format("director: internal LP row count {} != {}", lp_.getNumRows(), r));
+    lp_.loadProblem(matrix, col_lo.data(), col_hi.data(), obj.data(), m.lo.data(), m.hi.data());
+    if (lp_.getNumRows() != static_cast<int>(m.lo.size())) {
+      throw core::Error(fmt::format("director: internal LP row count {} != {}", lp_.getNumRows(), m.lo.size()));
     }
   }
 
@@ -229,6 +132,133 @@ class LayerLp {
   }
 
  private:
+  // The constraint matrix as triplets, and each row's bounds (rows are numbered by their bounds' order).
+  struct Rows {
+    std::vector<int> rows;
+    std::vector<int> cols;
+    std::vector<double> vals;
+    std::vector<double> lo;
+    std::vector<double> hi;
+    void add(int r, int c, double v) {
+      rows.push_back(r);
+      cols.push_back(c);
+      vals.push_back(v);
+    }
+    void bound(double low, double high) {
+      lo.push_back(low);
+      hi.push_back(high);
+    }
+  };
+
+  // The x columns: assignment (each expert once), capacity (slots per GPU), and each pass's tokens and
+  // link time the expert brings to its GPU.
+  void add_assignment_columns(Rows& m) const {
+    const int E = p_.experts;
+    const int G = p_.gpus;
+    for (int i = 0; i < E; ++i) {
+      for (int j = 0; j < G; ++j) {
+        const int c = i * G + j;
+        m.add(i, c, 1.0);
+        m.add(E + j, c, 1.0);
+        for (int q = 0; q < p_.passes; ++q) {
+          const double n = p_.expert_tokens(l_, i, q);
+          if (n > 0.0) {
+            m.add(lambda_row(q, j), c, n);
+          }
+          for (int o = 0; o < G; ++o) {  // tokens of origin o that expert i on GPU j draws over the link o -> j
+            const double ns = p_.w(l_, o, i, q) * p_.ns_per_token(o, j);
+            if (ns > 0.0) {
+              m.add(comm_row(q, o), c, ns);
+            }
+          }
+        }
+      }
+    }
+    for (int i = 0; i < E; ++i) {
+      m.bound(1.0, 1.0);
+    }
+    for (int j = 0; j < G; ++j) {
+      m.bound(-COIN_DBL_MAX, p_.capacity);
+    }
+  }
+
+  // Per pass: lambda_qj is GPU j's tokens, and tau_comm_q bounds every GPU's link time.
+  void add_pass_rows(Rows& m) const {
+    for (int q = 0; q < p_.passes; ++q) {
+      for (int j = 0; j < p_.gpus; ++j) {  // sum_i n_qi x_ij - lambda_qj = 0
+        m.add(lambda_row(q, j), lambda_col(q, j), -1.0);
+        m.bound(0.0, 0.0);
+      }
+      for (int j = 0; j < p_.gpus; ++j) {  // comm_qj - tau_comm_q <= 0
+        m.add(comm_row(q, j), tau_comm_col(q), -1.0);
+        m.bound(-COIN_DBL_MAX, 0.0);
+      }
+    }
+  }
+
+  // sum_q weight_q (tau_comp_q + tau_comm_q) + migration; its upper bound is the search's budget.
+  void add_budget_row(Rows& m) {
+    for (int q = 0; q < p_.passes; ++q) {
+      m.add(budget_row_, tau_comp_col(q), p_.weight(q));
+      m.add(budget_row_, tau_comm_col(q), p_.weight(q));
+    }
+    // Migration: move_ns (1 - x[i][current(i)]) per expert; the constant move_ns E goes to the budget's
+    // right-hand side and back onto the objective.
+    if (p_.charges_moves()) {
+      for (int i = 0; i < p_.experts; ++i) {
+        m.add(budget_row_, i * p_.gpus + p_.current_gpu(l_, i), -p_.move_ns);
+      }
+      move_const_ns_ = p_.move_ns * p_.experts;
+    }
+    m.bound(-COIN_DBL_MAX, COIN_DBL_MAX);
+  }
+
+  // The computation epigraph: tau_comp_q >= every hull line of every GPU's curve at lambda_qj.
+  void add_hull_rows(Rows& m, const DirectorLpOptions& opt) {
+    const int G = p_.gpus;
+    lines_.resize(static_cast<std::size_t>(p_.passes) * static_cast<std::size_t>(G));
+    for (int q = 0; q < p_.passes; ++q) {
+      // The LP is linear in tokens only; it prices each GPU at the activation an even spread of the
+      // pass's expected activated experts gives it (the integral polish prices each GPU's own).
+      double tokens = 0.0;
+      double active = 0.0;
+      for (int i = 0; i < p_.experts; ++i) {
+        tokens += p_.expert_tokens(l_, i, q);
+        active += activation_probability(p_.expert_tokens(l_, i, q));
+      }
+      const double active_per_gpu = active / G;
+      for (int j = 0; j < G; ++j) {  // a * lambda_qj - tau_comp_q <= -b
+        std::vector<HullLine>& hull =
+            lines_[static_cast<std::size_t>(q) * static_cast<std::size_t>(G) + static_cast<std::size_t>(j)];
+        hull = lower_hull_lines(*p_.curves, j, tokens, opt.curve_points, active_per_gpu);
+        for (const HullLine& h : hull) {
+          const int r = static_cast<int>(m.lo.size());
+          m.add(r, lambda_col(q, j), h.slope);
+          m.add(r, tau_comp_col(q), -1.0);
+          m.bound(-COIN_DBL_MAX, -h.intercept_ns);
+        }
+      }
+    }
+  }
+
+  // Minimisation: the budget row's terms; feasibility probes (the bisection): none.
+  std::vector<double> objective_row(int ncols, bool minimise) const {
+    std::vector<double> obj(static_cast<std::size_t>(ncols), 0.0);
+    if (!minimise) {
+      return obj;
+    }
+    for (int q = 0; q < p_.passes; ++q) {
+      obj[static_cast<std::size_t>(tau_comp_col(q))] = p_.weight(q);
+      obj[static_cast<std::size_t>(tau_comm_col(q))] = p_.weight(q);
+    }
+    if (p_.charges_moves()) {
+      for (int i = 0; i < p_.experts; ++i) {
+        obj[static_cast<std::size_t>(i * p_.gpus + p_.current_gpu(l_, i))] = -p_.move_ns;  // x[i][current(i)]
+      }
+    }
+    return obj;
+  }
+
   const DirectorProblem& p_;
   int l_;
   int lambda_row(int q, int j) const { return p_.experts + p_.gpus + 2 * p_.gpus * q + j; }

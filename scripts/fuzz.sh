@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Fuzzes epsim's parsers with libFuzzer (fuzz/, ASan + UBSan, Clang 15): builds the `fuzz` preset, then
-# runs each harness over its seed corpus (fuzz/corpus/NAME: every past finding stays there as a
-# regression input) and fuzzes it for a bounded time or number of runs, at most 512 MiB of memory per
-# input. New interesting inputs go to build/fuzz/corpus/NAME (not committed); a crash, leak, timeout or
-# memory blow-up stops with its reproducer in build/fuzz/artifacts/NAME/ and exit status 1.
+# Fuzzes epsim's parsers and importers with libFuzzer (fuzz/, ASan + UBSan, Clang 15): builds the harnesses
+# of the `asan` preset (the same build as the sanitizer tests), then runs each harness over its seed corpus
+# (fuzz/corpus/NAME: every past finding stays there as a regression input) and fuzzes it for a bounded
+# time or number of runs, at most 512 MiB of memory per input. New interesting inputs go to build/asan/fuzz/corpus/NAME (not committed); a crash, leak, timeout
+# or memory blow-up stops with its reproducer in build/asan/fuzz/artifacts/NAME/ and exit status 1.
 #   scripts/fuzz.sh                      # every harness, 30 s each (CI)
 #   scripts/fuzz.sh --seconds 3600       # longer
 #   scripts/fuzz.sh --runs 10000000      # a fixed number of executions per harness (an overnight run)
 #   scripts/fuzz.sh --seconds 60 trace   # one harness
-# Harnesses: config (TOML config text and [workload]), trace (binary routing traces), trace_csv and
-# trace_json (trace convert's importers), replay (arrival replay CSV).
+# Harnesses: config (TOML text and [workload]), experiment (a whole config with --set overrides), trace
+# (binary routing traces), trace_csv and trace_json (trace convert's importers), replay (arrival replay
+# CSV), place (place's load, co-selection, cost-curve and load-history files), calibration (the measurement
+# table and every calibrate importer), engines (routing importers, placement files, .npy, safetensors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time=30)
@@ -18,26 +20,38 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2"); shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) harnesses+=("$1"); shift ;;
   esac
 done
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(config trace trace_csv trace_json replay)
+  harnesses=(config experiment trace trace_csv trace_json replay place calibration engines)
 fi
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
+# Stack traces with function names and lines (the sanitizers look for llvm-symbolizer by that name only).
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
+  for s in llvm-symbolizer-15 llvm-symbolizer; do
+    if command -v "$s" >/dev/null; then
+      export ASAN_SYMBOLIZER_PATH UBSAN_SYMBOLIZER_PATH
+      ASAN_SYMBOLIZER_PATH=$(command -v "$s")
+      UBSAN_SYMBOLIZER_PATH=$ASAN_SYMBOLIZER_PATH
+      break
+    fi
+  done
+fi
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cmake --preset asan >/dev/null
+cmake --build --preset asan --target fuzz_all
 status=0
 for h in "${harnesses[@]}"; do
-  bin=build/fuzz/fuzz/fuzz_$h
-  work=build/fuzz/corpus/$h
-  artifacts=build/fuzz/artifacts/$h
+  bin=build/asan/fuzz/fuzz_$h
+  work=build/asan/fuzz/corpus/$h
+  artifacts=build/asan/fuzz/artifacts/$h
   mkdir -p "$work" "$artifacts"
   dict=()
-  if [ "$h" = config ]; then
+  if [ "$h" = config ] || [ "$h" = experiment ]; then
     dict=(-dict=fuzz/toml.dict)
   fi
-  log=build/fuzz/$h.log
+  log=build/asan/fuzz/$h.log
   echo "== fuzz_$h: ${limit[*]}"
   if "$bin" "${limit[@]}" "${dict[@]}" -rss_limit_mb=512 -max_len=4096 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" "fuzz/corpus/$h" >"$log" 2>&1; then

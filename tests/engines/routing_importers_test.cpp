@@ -250,3 +250,44 @@ TEST_CASE("routing formats are told apart by name and first bytes", "[engines]")
   write(dir / "y.json", "{\"weight\": [[1]]}");
   CHECK(engines::detect_routing_format(dir / "y.json") == nullptr);
 }
+
+TEST_CASE(".npy: dtype widths, shapes and sizes are checked before anything is sized by them", "[engines]") {
+  // A header as numpy writes it (version 1.0, 64-byte aligned), then `data`.
+  const auto npy = [](const std::string& descr, const std::string& shape, const std::string& data) {
+    std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+    dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
+    dict += '\n';
+    std::string out = "\x93NUMPY";
+    out += '\x01';
+    out += '\x00';
+    out += static_cast<char>(dict.size() & 0xff);
+    out += static_cast<char>(dict.size() >> 8);
+    return out + dict + data;
+  };
+  const auto error_of = [](const std::string& bytes) {
+    try {
+      (void)engines::parse_npy(bytes, "x.npy");
+    } catch (const core::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string eight(8, '\x01');
+  // Found by fuzz_engines: a width that is not a number threw std::invalid_argument out of std::stoul.
+  CHECK(error_of(npy("<ix", "(2,)", eight)) == "x.npy: .npy dtype '<ix' has an unsupported width");
+  CHECK(error_of(npy("<i4x", "(2,)", eight)) == "x.npy: .npy dtype '<i4x' has an unsupported width");
+  // Dimensions whose product overflows 64 bits, negative ones, and ones with trailing junk.
+  CHECK(error_of(npy("<i1", "(1099511627776, 1099511627776)", eight)) ==
+        "x.npy: .npy data holds 8 bytes, less than the shape (1099511627776, 1099511627776) needs");
+  CHECK(error_of(npy("<i1", "(-2, -4)", eight)) == "x.npy: .npy shape (-2, -4) is not a tuple of integers >= 0");
+  CHECK(error_of(npy("<i1", "(2x,)", eight)) == "x.npy: .npy shape (2x,) is not a tuple of integers >= 0");
+  CHECK(error_of(npy("<i4", "(3,)", eight)) == "x.npy: .npy data holds 8 bytes, less than the shape (3,) needs");
+  CHECK(error_of(npy("<i8", "()", "1234")) == "x.npy: .npy data holds 4 bytes, the shape () needs 8");
+  // The valid forms still read: (2, 4) bytes, and a 0-d array of one int64.
+  const auto a = engines::parse_npy(npy("|u1", "(2, 4)", eight), "x.npy");
+  CHECK(a.shape == std::vector<std::int64_t>{2, 4});
+  CHECK(a.values == std::vector<std::int64_t>(8, 1));
+  const auto scalar = engines::parse_npy(npy("<i8", "()", eight), "x.npy");
+  CHECK(scalar.shape.empty());
+  CHECK(scalar.values == std::vector<std::int64_t>{0x0101010101010101});
+}
