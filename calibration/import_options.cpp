@@ -19,9 +19,7 @@ std::string read_import_file(const std::filesystem::path& path) {
   if (!in) {
     throw core::Error(fmt::format("{}: cannot read the file to import", path.string()));
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return core::read_whole_input(in, path.string());
 }
 
 std::vector<std::string_view> import_lines(std::string_view text) {

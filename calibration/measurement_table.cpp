@@ -422,9 +422,7 @@ MeasurementTable read_measurement_table(const std::filesystem::path& path) {
   if (!in) {
     throw core::Error(fmt::format("{}: cannot read the measurement table", path.string()));
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_measurement_table(s.str(), path.string());
+  return parse_measurement_table(core::read_whole_input(in, path.string()), path.string());
 }
 
 std::string format_measurement_table(const MeasurementTable& t, std::span<const std::string> added,

@@ -38,6 +38,7 @@
 #include "sim/core/signal_cleanup.hpp"
 #include "sim/core/staged_directory.hpp"
 #include "version.hpp"
+#include "workloads/request_generator.hpp"
 #include "workloads/routing_source.hpp"
 
 namespace po = boost::program_options;
@@ -339,9 +340,20 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   // Every check run makes before simulating is made here by the same code: the simulation is built
   // (placement, cost curves, load window, memory plan, routing source, arrivals), just not run.
   const serving::Simulator sim(build_simulation(cfg));
-  out << fmt::format("{}: ok ({} on {} x {} GPUs, {}, {} requests at {} req/s)\n", cfg.source, cfg.model.name,
-                     cfg.cluster.num_gpus(), cfg.gpu.name, ep_description(cfg), cfg.workload.num_requests,
-                     cfg.workload.arrivals.rate_rps);
+  std::string workload =
+      fmt::format("{} requests at {} req/s", cfg.workload.num_requests, cfg.workload.arrivals.rate_rps);
+  if (cfg.workload.arrivals.kind == workloads::ArrivalConfig::Kind::replay) {
+    // run reads the replayed rows as it goes; every row it would read is read here, so a bad row deep in
+    // the file (or a file without rows) fails here too.
+    workloads::RequestGenerator rows(cfg.workload, core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
+    std::int64_t n = 0;
+    while (rows.next()) {
+      ++n;
+    }
+    workload = fmt::format("replays {} request(s) from {}", n, cfg.workload.arrivals.replay_file);
+  }
+  out << fmt::format("{}: ok ({} on {} x {} GPUs, {}, {})\n", cfg.source, cfg.model.name, cfg.cluster.num_gpus(),
+                     cfg.gpu.name, ep_description(cfg), workload);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/core/csv_lines.hpp"
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/random_streams.hpp"
@@ -251,9 +252,7 @@ ExperimentConfig load_config(const std::string& path, const std::vector<std::str
   if (!in) {
     throw core::ConfigError(path, "", "cannot open the config file");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_config_text(text.str(), path, sets);
+  return load_config_text(core::read_whole_input(in, path), path, sets);
 }
 
 }  // namespace epsim::experiments

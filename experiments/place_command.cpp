@@ -359,12 +359,10 @@ int check_placement_file(const po::variables_map& vm, const engines::PlacementFo
   if (!in) {
     throw core::Error(path.string() + ": cannot read");
   }
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = core::read_whole_input(in, path.string());
   const engines::LayerLayout layout = engines::layer_layout(*model);
   const int gpus = vm["gpus"].as<int>();
-  const policies::Placement p =
-      format.read(text.str(), layout, static_cast<int>(model->routed_experts), gpus, path.string());
+  const policies::Placement p = format.read(text, layout, static_cast<int>(model->routed_experts), gpus, path.string());
   const auto& first = p.layers.front();
   int redundant = 0;
   for (const auto& layer : p.layers) {

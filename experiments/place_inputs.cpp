@@ -79,16 +79,17 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
   LoadFile f;
   // Two layouts: layer,expert,tokens (a total per expert) or step,layer,expert,tokens (a per-step window,
   // which GEM scores step by step). The header, if any, says which; else the first row's width.
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string all = text.str();
+  if (!in) {
+    throw core::Error(path.string() + ": cannot read");
+  }
+  const std::string all = core::read_whole_input(in, path.string());
   std::size_t first = all.find_first_not_of(" \t\r\n");
   while (first != std::string::npos && all[first] == '#') {
     first = all.find_first_not_of(" \t\r\n", all.find('\n', first));
   }
   const bool stepped = first != std::string::npos && all.compare(first, 4, "step") == 0;
   std::istringstream body(all);
-  core::CsvLines lines(body, stepped ? "step" : "layer");
+  core::CsvLines lines(body, stepped ? "step" : "layer", path.string());
   std::vector<double> v;
   std::size_t width = stepped ? 4 : 0;
   const auto whole = [](double x) { return x >= 0 && x == std::floor(x); };
@@ -180,7 +181,7 @@ std::vector<double> read_coactivation(const std::filesystem::path& path, int lay
   }
   const auto E = static_cast<std::size_t>(experts);
   std::vector<double> counts(static_cast<std::size_t>(layers) * E * E, 0.0);
-  core::CsvLines lines(in, "layer");
+  core::CsvLines lines(in, "layer", path.string());
   std::vector<double> v;
   while (lines.next()) {
     const bool ok = core::parse_csv_numbers(lines.line(), v) && v.size() == 4 &&
@@ -207,7 +208,7 @@ std::shared_ptr<const policies::CostCurves> read_curves(const std::filesystem::p
     throw core::Error(path.string() + ": cannot read");
   }
   std::vector<std::vector<std::pair<double, double>>> points(static_cast<std::size_t>(gpus));
-  core::CsvLines lines(in, "gpu");
+  core::CsvLines lines(in, "gpu", path.string());
   std::vector<double> v;
   while (lines.next()) {
     if (!core::parse_csv_numbers(lines.line(), v) || v.size() != 3 || v[0] < 0 || v[0] != std::floor(v[0]) ||

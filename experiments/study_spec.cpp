@@ -11,6 +11,7 @@
 
 #include "policies/policy_bundles.hpp"
 #include "policies/rebalance_config.hpp"
+#include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
 
 namespace epsim::experiments {
@@ -345,10 +346,8 @@ void load_base(Reader& rd, const toml::table& study, const toml::table& file, co
     if (!in) {
       rd.fail(p + "base", fmt::format("cannot open the base experiment {}", path.string()));
     }
-    std::ostringstream t;
-    t << in.rdbuf();
     s.base_source = path.lexically_normal().string();
-    s.base = parse_config_text(t.str(), s.base_source);
+    s.base = parse_config_text(core::read_whole_input(in, s.base_source), s.base_source);
   } else {
     const toml::table* base = file.get_as<toml::table>("base");
     if (!base) {
@@ -532,9 +531,7 @@ StudySpec load_study(const std::string& path) {
   if (!in) {
     throw core::ConfigError(path, "", "cannot open the study file");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_study_text(text.str(), path, std::filesystem::path(path).parent_path().string());
+  return load_study_text(core::read_whole_input(in, path), path, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace epsim::experiments

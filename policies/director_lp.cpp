@@ -253,7 +253,8 @@ class LayerLp {
     }
     if (p_.charges_moves()) {
       for (int i = 0; i < p_.experts; ++i) {
-        obj[static_cast<std::size_t>(i * p_.gpus + p_.current_gpu(l_, i))] = -p_.move_ns;  // x[i][current(i)]
+        const int home = i * p_.gpus + p_.current_gpu(l_, i);  // x[i][current(i)]
+        obj[static_cast<std::size_t>(home)] = -p_.move_ns;
       }
     }
     return obj;

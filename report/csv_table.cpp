@@ -15,9 +15,7 @@ CsvTable CsvTable::load(const std::filesystem::path& path) {
   if (!in) {
     throw core::Error(fmt::format("{}: cannot open", path.string()));
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path.string());
+  return parse(core::read_whole_input(in, path.string()), path.string());
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& source) {

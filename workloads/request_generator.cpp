@@ -36,7 +36,7 @@ RequestGenerator::RequestGenerator(const WorkloadConfig& cfg, const core::Random
     if (!*replay_) {
       throw core::Error(cfg_.arrivals.replay_file + ": cannot open the arrival replay file");
     }
-    replay_lines_ = std::make_unique<core::CsvLines>(*replay_, "arrival");
+    replay_lines_ = std::make_unique<core::CsvLines>(*replay_, "arrival", cfg_.arrivals.replay_file);
   }
 }
 
@@ -78,7 +78,12 @@ std::optional<RequestSpec> RequestGenerator::next_replayed() {
     r.arrival_ns = at;
     r.prompt_tokens = cells.size() == 3 ? prompt : cfg_.prompt.sample(length_rng_);
     r.output_tokens = cells.size() == 3 ? output : cfg_.output.sample(length_rng_);
+    ++replayed_rows_;
     return r;
+  }
+  if (replayed_rows_ == 0) {  // a run of no requests would look like a result
+    throw core::Error(cfg_.arrivals.replay_file +
+                      ": no arrival rows (expected lines arrival_s or arrival_s,prompt_tokens,output_tokens)");
   }
   return std::nullopt;
 }

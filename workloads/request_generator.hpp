@@ -31,7 +31,7 @@ class RequestGenerator {
   RequestGenerator(const WorkloadConfig& cfg, const core::RandomStreams& streams);
   ~RequestGenerator();
   /// The next request, or nullopt when the count or duration limit (or the replay file) is exhausted.
-  /// Throws core::Error naming the replay file and line on a malformed row.
+  /// Throws core::Error naming the replay file and line on a malformed row, or the file when it has no row.
   std::optional<RequestSpec> next();
 
  private:
@@ -45,6 +45,7 @@ class RequestGenerator {
   std::unique_ptr<core::CsvLines> replay_lines_;  // over *replay_
   std::vector<std::string> replay_cells_;
   core::Time last_replayed_ns_ = 0;
+  std::int64_t replayed_rows_ = 0;
 };
 
 }  // namespace epsim::workloads

@@ -162,7 +162,7 @@ std::int64_t import_csv(const std::filesystem::path& csv, trace::Header header, 
     ++written;
     std::fill(counts.begin(), counts.end(), 0);
   };
-  core::CsvLines lines(in, "step");
+  core::CsvLines lines(in, "step", csv.string());
   std::vector<long long> v;
   while (lines.next()) {
     const std::string& line = lines.line();

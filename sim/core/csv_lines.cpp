@@ -1,21 +1,63 @@
 #include "sim/core/csv_lines.hpp"
 
+#include <fmt/format.h>
+
+#include <array>
 #include <exception>
 #include <utility>
 
+#include "sim/core/error.hpp"
+
 namespace epsim::core {
 
-CsvLines::CsvLines(std::istream& in, std::string header_prefix) : in_(in), header_prefix_(std::move(header_prefix)) {}
+std::string read_whole_input(std::istream& in, const std::string& source, std::size_t max_bytes) {
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got > max_bytes - text.size()) {  // checked before the string grows past the bound
+      throw Error(fmt::format("{}: larger than {} bytes (not an input epsim reads whole)", source, max_bytes));
+    }
+    text.append(chunk.data(), got);
+  }
+  if (in.bad()) {
+    throw Error(source + ": read error");
+  }
+  return text;
+}
+
+CsvLines::CsvLines(std::istream& in, std::string header_prefix, std::string source)
+    : in_(in), header_prefix_(std::move(header_prefix)), source_(std::move(source)) {}
 
 bool CsvLines::next() {
-  while (std::getline(in_, line_)) {
+  buffer_.resize(k_max_csv_line_bytes + 1);
+  for (;;) {
+    // getline into a bounded buffer: it stops at the bound with failbit instead of growing the line.
+    in_.getline(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    if (in_.bad()) {
+      throw Error(fmt::format("{}: line {}: read error", source_, line_no_ + 1));
+    }
+    if (in_.fail()) {  // nothing left, or the bound reached before a line break
+      if (got >= k_max_csv_line_bytes) {
+        throw Error(fmt::format("{}: line {} is longer than {} bytes (not a table epsim reads)", source_, line_no_ + 1,
+                                k_max_csv_line_bytes));
+      }
+      return false;
+    }
     ++line_no_;
-    const bool header = line_no_ == 1 && !header_prefix_.empty() && line_.rfind(header_prefix_, 0) == 0;
-    if (!line_.empty() && line_[0] != '#' && !header) {
+    // The line break, when there was one, is counted by gcount but not stored.
+    line_.assign(buffer_.data(), in_.eof() ? got : got - 1);
+    if (line_.empty() || line_[0] == '#') {
+      continue;
+    }
+    const bool header = !past_header_ && !header_prefix_.empty() && line_.rfind(header_prefix_, 0) == 0;
+    past_header_ = true;
+    if (!header) {
       return true;
     }
   }
-  return false;
 }
 
 std::string csv_quote(std::string_view text) {

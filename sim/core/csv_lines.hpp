@@ -1,7 +1,9 @@
 #pragma once
-// Line-by-line reading of small CSV inputs (arrival replays, load tables, trace imports): one place for
-// skipping blank lines, '#' comments and the header, counting lines for error messages, and strict
-// number parsing (a cell must be a whole number, not a number's prefix).
+// Reading text inputs: line by line for small CSV inputs (arrival replays, load tables, trace imports),
+// one place for skipping blank lines, '#' comments and the header, counting lines for error messages, and
+// strict number parsing (a cell must be a whole number, not a number's prefix); and whole, for the inputs
+// parsed at once. Both are bounded, so an endless input ends in an error, not in all memory taken.
+#include <cstddef>
 #include <cstdint>
 #include <istream>
 #include <string>
@@ -10,11 +12,26 @@
 
 namespace epsim::core {
 
+/// The longest line a CSV input may have: no table epsim reads comes near it, and the bound keeps an
+/// endless line (/dev/zero given as a file) from taking all memory.
+inline constexpr std::size_t k_max_csv_line_bytes = std::size_t{1} << 20;
+
+/// The largest input epsim reads whole (configs, studies, placement files, measurement tables, load CSVs):
+/// far above any of them, and a bound for an endless one.
+inline constexpr std::size_t k_max_text_input_bytes = std::size_t{256} << 20;
+
+/// The whole of `in`, opened from `source`; throws core::Error naming `source` when it holds more than
+/// `max_bytes` or cannot be read.
+std::string read_whole_input(std::istream& in, const std::string& source,
+                             std::size_t max_bytes = k_max_text_input_bytes);
+
 class CsvLines {
  public:
-  /// A first line that starts with `header_prefix` is the header and is skipped.
-  CsvLines(std::istream& in, std::string header_prefix);
-  /// Moves to the next data line; false at the end of the input.
+  /// The first line that is neither blank nor a '#' comment is the header, and is skipped, when it starts
+  /// with `header_prefix`; `source` names the input in errors.
+  CsvLines(std::istream& in, std::string header_prefix, std::string source);
+  /// Moves to the next data line; false at the end of the input. Throws core::Error naming the source and
+  /// the line when a line is longer than k_max_csv_line_bytes or the input cannot be read.
   bool next();
   const std::string& line() const { return line_; }
   /// 1-based number of the current line in the input (blank, comment and header lines counted).
@@ -23,8 +40,11 @@ class CsvLines {
  private:
   std::istream& in_;
   std::string header_prefix_;
+  std::string source_;
   std::string line_;
+  std::string buffer_;  // k_max_csv_line_bytes + 1: istream::getline's bounded destination
   std::int64_t line_no_ = 0;
+  bool past_header_ = false;  // a line that could be the header has been seen
 };
 
 /// Splits `line` at commas into `cells` (cleared first) as std::getline(.., ',') would: an empty line

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "sim/core/csv_lines.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/toml_guard.hpp"
 
@@ -52,7 +53,7 @@ const toml::table& PresetCatalog::file(const std::string& path) const {
       if (!in) {
         throw Error(path + ": cannot read");
       }
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string text = read_whole_input(in, path);
       check_toml_key_depth(text, path);
       slot = std::make_unique<toml::table>(toml::parse(text, path));
     } catch (const toml::parse_error& e) {

@@ -1,13 +1,17 @@
 #include "sim/core/csv_lines.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <array>
 #include <sstream>
+#include <streambuf>
+#include <string>
 
 using namespace epsim::core;
 
 TEST_CASE("CsvLines skips blank lines, comments and a first-line header, and counts every line") {
   std::istringstream in("step,layer\n\n# note\n1,2\nstep,3\n");
-  CsvLines lines(in, "step");
+  CsvLines lines(in, "step", "t.csv");
   REQUIRE(lines.next());
   CHECK(lines.line() == "1,2");
   CHECK(lines.line_no() == 4);
@@ -17,9 +21,18 @@ TEST_CASE("CsvLines skips blank lines, comments and a first-line header, and cou
   CHECK_FALSE(lines.next());
 }
 
+TEST_CASE("CsvLines finds the header after leading comments and blank lines") {
+  std::istringstream in("# written by a tool\n\nstep,layer\n1,2\n");
+  CsvLines lines(in, "step", "t.csv");
+  REQUIRE(lines.next());
+  CHECK(lines.line() == "1,2");
+  CHECK(lines.line_no() == 4);
+  CHECK_FALSE(lines.next());
+}
+
 TEST_CASE("CsvLines keeps a first line that is not the header") {
   std::istringstream in("7,8\n");
-  CsvLines lines(in, "step");
+  CsvLines lines(in, "step", "t.csv");
   REQUIRE(lines.next());
   CHECK(lines.line() == "7,8");
   CHECK(lines.line_no() == 1);
@@ -75,4 +88,52 @@ TEST_CASE("csv_quote and split_csv_quoted round-trip cells with commas, quotes a
   REQUIRE(split_csv_quoted("a,", cells));
   REQUIRE(cells == std::vector<std::string>{"a", ""});
   REQUIRE_FALSE(split_csv_quoted("a,\"open", cells));
+}
+
+namespace {
+
+// An endless input of one byte (what /dev/zero gives a reader), holding no memory of its own.
+class Endless : public std::streambuf {
+ public:
+  explicit Endless(char c) { buffer_.fill(c); }
+
+ protected:
+  int_type underflow() override {
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + buffer_.size());
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+ private:
+  std::array<char, 4096> buffer_{};
+};
+
+}  // namespace
+
+TEST_CASE("an endless input ends in an error naming it, not in all memory taken") {
+  Endless zeros('\0');
+  std::istream endless(&zeros);
+  CsvLines lines(endless, "arrival", "/dev/zero");
+  CHECK_THROWS_WITH(lines.next(), "/dev/zero: line 1 is longer than 1048576 bytes (not a table epsim reads)");
+
+  Endless letters('x');
+  std::istream endless_text(&letters);
+  CHECK_THROWS_WITH(read_whole_input(endless_text, "big.toml", 100000),
+                    "big.toml: larger than 100000 bytes (not an input epsim reads whole)");
+}
+
+TEST_CASE("lines at the bound, without a final line break, and whole inputs at the bound read as they are") {
+  const std::string longest(k_max_csv_line_bytes, '7');
+  std::istringstream in("1,2\n" + longest + "\n\n3,4");  // the last line has no line break
+  CsvLines lines(in, "", "t.csv");
+  REQUIRE(lines.next());
+  CHECK(lines.line() == "1,2");
+  REQUIRE(lines.next());
+  CHECK(lines.line() == longest);
+  REQUIRE(lines.next());
+  CHECK(lines.line() == "3,4");
+  CHECK(lines.line_no() == 4);
+  CHECK_FALSE(lines.next());
+
+  std::istringstream whole(std::string(100000, 'a'));
+  CHECK(read_whole_input(whole, "t.toml", 100000).size() == 100000);
 }

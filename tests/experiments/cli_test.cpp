@@ -124,6 +124,24 @@ TEST_CASE("validate accepts a good config and rejects a bad one with one line") 
                            "workload.replay_file=\"/nonexistent-epsim.csv\""});
   CHECK(replay.code != 0);
   CHECK_THAT(replay.err, Contains("/nonexistent-epsim.csv: cannot open the arrival replay file"));
+  // Every replayed row run would read is read: a bad row deep in the file, or no row at all, fails here.
+  const fs::path rows = fs::temp_directory_path() / ("epsim_cli_validate_" + std::to_string(::getpid()) + ".csv");
+  const std::vector<std::string> replayed{"validate", k_small,
+                                          "--set",    "workload.arrival=replay",
+                                          "--set",    "workload.replay_file=\"" + rows.string() + "\""};
+  std::ofstream(rows) << "arrival_s\n0.5\n1.0\n0.7\n";
+  const auto unordered = cli(replayed);
+  CHECK(unordered.code == 1);
+  CHECK_THAT(unordered.err, Contains(rows.string() + ": line 4: arrival times must be non-decreasing"));
+  std::ofstream(rows) << "# no rows yet\n";
+  const auto empty = cli(replayed);
+  CHECK(empty.code == 1);
+  CHECK_THAT(empty.err, Contains(rows.string() + ": no arrival rows"));
+  std::ofstream(rows) << "arrival_s\n0.5\n1.0\n";
+  const auto two = cli(replayed);
+  CHECK(two.code == 0);
+  CHECK_THAT(two.out, Contains("replays 2 request(s) from " + rows.string()));
+  fs::remove(rows);
 }
 
 TEST_CASE("run writes the results directory and a bad config writes nothing") {

@@ -73,6 +73,15 @@ case_ "one-line load CSV 1e8,0,5" "load.csv: line 1: expected layer < 4096, expe
 printf '0,0,1e308\n0,0,1e308\n0,1,5\n' >"$dir/inf.csv"
 case_ "load CSV whose tokens sum to infinity" "inf.csv: line 2: layer 0, expert 0: the tokens sum past the largest" -- \
   "$epsim" place --policy eplb --gpus 2 --load "$dir/inf.csv" --out "$dir/out"
+# Endless inputs (/dev/zero as a file): bounded reads end them, not the memory cap.
+case_ "/dev/zero replayed" "/dev/zero: line 1 is longer than 1048576 bytes" -- \
+  "$epsim" run "$demo" --set workload.arrival=replay --set 'workload.replay_file="/dev/zero"' --out "$dir/out"
+ln -s /dev/zero "$dir/zero.csv"
+case_ "/dev/zero as a CSV trace" "zero.csv: line 1 is longer than 1048576 bytes" -- \
+  "$epsim" trace convert "$dir/zero.csv" "$dir/out" --layers 1 --experts 8 --top-k 1
+: >"$dir/empty.csv"
+case_ "replay file without rows" "empty.csv: no arrival rows" -- \
+  "$epsim" run "$demo" --set workload.arrival=replay --set "workload.replay_file=\"$dir/empty.csv\"" --out "$dir/out"
 touch "$dir/file"
 case_ "--out is a file" "file: exists and is not a directory" -- \
   "$epsim" run "$demo" --out "$dir/file"

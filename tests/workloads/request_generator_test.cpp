@@ -192,6 +192,19 @@ TEST_CASE("replayed arrivals come from the CSV, malformed rows name the line") {
     workloads::RequestGenerator g(cfg, core::RandomStreams(1));
     REQUIRE_THROWS_WITH(g.next(), Catch::Contains("epsim_replay_test.csv: line 1: not a number in"));
   }
+  // A file without a row (empty, or only comments and a header) is an error, not a run of no requests;
+  // the header may follow comments.
+  for (const char* text : {"", "# nothing yet\n", "# exported by a tool\n\narrival_s,prompt_tokens,output_tokens\n"}) {
+    std::ofstream(path) << text;
+    workloads::RequestGenerator g(cfg, core::RandomStreams(1));
+    INFO(text);
+    REQUIRE_THROWS_WITH(g.next(), Catch::EndsWith("epsim_replay_test.csv: no arrival rows (expected lines arrival_s or "
+                                                  "arrival_s,prompt_tokens,output_tokens)"));
+  }
+  std::ofstream(path) << "# exported by a tool\narrival_s,prompt_tokens,output_tokens\n0.5,100,10\n";
+  workloads::RequestGenerator after_comment(cfg, core::RandomStreams(1));
+  REQUIRE(after_comment.next()->prompt_tokens == 100);
+  REQUIRE_FALSE(after_comment.next());
   std::filesystem::remove(path);
 }
 
