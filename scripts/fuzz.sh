@@ -42,6 +42,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cmake --preset asan >/dev/null
 cmake --build --preset asan --target fuzz_all
 status=0
+summary=()
 for h in "${harnesses[@]}"; do
   bin=build/asan/fuzz/fuzz_$h
   work=build/asan/fuzz/corpus/$h
@@ -55,11 +56,20 @@ for h in "${harnesses[@]}"; do
   echo "== fuzz_$h: ${limit[*]}"
   if "$bin" "${limit[@]}" "${dict[@]}" -rss_limit_mb=512 -max_len=4096 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" "fuzz/corpus/$h" >"$log" 2>&1; then
-    grep -E "^stat::number_of_executed_units|^Done" "$log" | tail -2
+    result="no failure"
   else
     status=1
+    result="FAILURE: reproducer in $artifacts/"
     grep -E "ERROR|SUMMARY|Test unit written" "$log" | head -10
     echo "fuzz_$h found a failure: reproducer in $artifacts/ (add it to fuzz/corpus/$h/ once fixed); log $log"
   fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  per_s=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  corpus=$(find "$work" -type f | wc -l)
+  line=$(printf '%-12s %12s executions %7s/s  corpus %6s  %s' "$h" "${runs:-?}" "${per_s:-?}" "$corpus" "$result")
+  echo "$line"
+  summary+=("$line")
 done
+echo "== summary"
+printf '%s\n' "${summary[@]}"
 exit $status
