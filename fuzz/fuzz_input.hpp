@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -24,9 +25,22 @@ inline std::filesystem::path scratch_directory() {
   return std::filesystem::temp_directory_path();
 }
 
+/// The scratch files this process wrote, removed when it exits (libFuzzer ends a run with exit()).
+struct ScratchFiles {
+  std::set<std::filesystem::path> paths;
+  ~ScratchFiles() {
+    std::error_code ignored;
+    for (const auto& p : paths) {
+      std::filesystem::remove(p, ignored);
+    }
+  }
+};
+
 /// Writes `data` to a per-process scratch file with extension `ext` and returns its path.
 inline std::filesystem::path input_file(const std::uint8_t* data, std::size_t size, const std::string& ext) {
+  static ScratchFiles scratch;
   const std::filesystem::path p = scratch_directory() / ("epsim_fuzz_" + std::to_string(::getpid()) + ext);
+  scratch.paths.insert(p);
   std::ofstream(p, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return p;

@@ -3,6 +3,7 @@
 // one place for skipping blank lines, '#' comments and the header, counting lines for error messages, and
 // strict number parsing (a cell must be a whole number, not a number's prefix); and whole, for the inputs
 // parsed at once. Both are bounded, so an endless input ends in an error, not in all memory taken.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <istream>
@@ -42,9 +43,11 @@ class CsvLines {
   std::string header_prefix_;
   std::string source_;
   std::string line_;
-  std::string buffer_;  // k_max_csv_line_bytes + 1: istream::getline's bounded destination
+  std::array<char, 4096> chunk_{};  // istream::getline's bounded destination
   std::int64_t line_no_ = 0;
   bool past_header_ = false;  // a line that could be the header has been seen
+  /// The next line into line_, bounded; false at the end of the input.
+  bool read_line();
 };
 
 /// Splits `line` at commas into `cells` (cleared first) as std::getline(.., ',') would: an empty line

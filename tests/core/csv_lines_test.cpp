@@ -134,6 +134,20 @@ TEST_CASE("lines at the bound, without a final line break, and whole inputs at t
   CHECK(lines.line_no() == 4);
   CHECK_FALSE(lines.next());
 
+  // Lines around the reader's 4,096-byte chunks: just under, at, just over and twice, with and without a
+  // final line break.
+  for (const std::size_t n : {4094, 4095, 4096, 4097, 8190, 8191, 8192}) {
+    for (const char* end : {"\n", ""}) {
+      std::istringstream edge("a,b\n" + std::string(n, 'x') + end);
+      CsvLines l(edge, "", "t.csv");
+      INFO(n << " bytes" << (*end ? " and a line break" : ""));
+      REQUIRE(l.next());
+      REQUIRE(l.next());
+      CHECK(l.line() == std::string(n, 'x'));
+      CHECK_FALSE(l.next());
+    }
+  }
+
   std::istringstream whole(std::string(100000, 'a'));
   CHECK(read_whole_input(whole, "t.toml", 100000).size() == 100000);
 }
