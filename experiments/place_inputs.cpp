@@ -18,6 +18,68 @@ namespace {
 constexpr double k_max_load_layers = 4096;
 constexpr double k_max_load_experts = 65536;
 constexpr double k_max_load_steps = 100000;
+
+// A step-by-step load window, filled row by row and padded to a dense [step][layer][expert] table at the
+// end (rows with no tokens may be left out). The dense size is bounded by the rows read, checked before
+// any table grows: a 14-byte row "9110,0,9110,2" once padded to 664 MB.
+class WindowBuilder {
+ public:
+  // Dense cells allowed: a floor (4 Mi cells, 32 MiB) plus 256 per row read, far more padding than a
+  // decode window's sparsest rows need (one token, top-8 of 256 experts: 32 cells per row).
+  static constexpr double k_floor_cells = 4194304;
+  static constexpr double k_cells_per_row = 256;
+
+  // Adds `tokens` at (s, l, e); `where` names the file and line for errors.
+  void add(std::size_t s, std::size_t l, std::size_t e, double tokens, const std::string& where) {
+    ++rows_;
+    steps_ = std::max(steps_, s + 1);
+    layers_ = std::max(layers_, l + 1);
+    experts_ = std::max(experts_, e + 1);
+    const double cells = static_cast<double>(steps_) * static_cast<double>(layers_) * static_cast<double>(experts_);
+    if (cells > k_floor_cells + k_cells_per_row * static_cast<double>(rows_)) {
+      throw core::Error(fmt::format(
+          "{}: {} steps x {} layers x {} experts from {} row(s): too sparse to pad into a table (at most {:.0f} "
+          "cells + {:.0f} per row)",
+          where, steps_, layers_, experts_, rows_, k_floor_cells, k_cells_per_row));
+    }
+    if (window_.size() <= s) {
+      window_.resize(s + 1);
+    }
+    if (window_[s].size() <= l) {
+      window_[s].resize(l + 1);
+    }
+    if (window_[s][l].size() <= e) {
+      window_[s][l].resize(e + 1, 0.0);
+    }
+    double& cell = window_[s][l][e];
+    cell += tokens;
+    if (!std::isfinite(cell)) {
+      throw core::Error(
+          fmt::format("{}: step {}, layer {}, expert {}: the tokens sum past the largest number (a "
+                      "load would print as null)",
+                      where, s, l, e));
+    }
+  }
+
+  // The dense table: every step padded to the largest layer and expert seen.
+  std::vector<std::vector<std::vector<double>>> take() {
+    for (auto& step : window_) {
+      step.resize(layers_);
+      for (auto& row : step) {
+        row.resize(experts_, 0.0);
+      }
+    }
+    return std::move(window_);
+  }
+
+ private:
+  std::vector<std::vector<std::vector<double>>> window_;
+  std::size_t steps_ = 0;
+  std::size_t layers_ = 0;
+  std::size_t experts_ = 0;
+  std::size_t rows_ = 0;
+};
+
 }  // namespace
 
 LoadFile read_load_json(const std::filesystem::path& path) {
@@ -91,6 +153,7 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
   std::istringstream body(all);
   core::CsvLines lines(body, stepped ? "step" : "layer", path.string());
   std::vector<double> v;
+  WindowBuilder window;
   std::size_t width = stepped ? 4 : 0;
   const auto whole = [](double x) { return x >= 0 && x == std::floor(x); };
   while (lines.next()) {
@@ -121,23 +184,7 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
     const auto l = static_cast<std::size_t>(v[width - 3]);
     const auto e = static_cast<std::size_t>(v[width - 2]);
     if (width == 4) {
-      const auto s = static_cast<std::size_t>(v[0]);
-      if (f.window.size() <= s) {
-        f.window.resize(s + 1);
-      }
-      if (f.window[s].size() <= l) {
-        f.window[s].resize(l + 1);
-      }
-      if (f.window[s][l].size() <= e) {
-        f.window[s][l].resize(e + 1, 0.0);
-      }
-      f.window[s][l][e] += v[3];
-      if (!std::isfinite(f.window[s][l][e])) {
-        throw core::Error(
-            fmt::format("{}: line {}: step {}, layer {}, expert {}: the tokens sum past the largest "
-                        "number (a load would print as null)",
-                        path.string(), line_no, s, l, e));
-      }
+      window.add(static_cast<std::size_t>(v[0]), l, e, v[3], fmt::format("{}: line {}", path.string(), line_no));
       continue;
     }
     if (f.weight.size() <= l) {
@@ -154,23 +201,7 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
                       path.string(), line_no, l, e));
     }
   }
-  if (!f.window.empty()) {
-    // Rows with no tokens may be left out: pad every step to the largest layer and expert seen.
-    std::size_t layers = 0;
-    std::size_t experts = 0;
-    for (const auto& step : f.window) {
-      layers = std::max(layers, step.size());
-      for (const auto& row : step) {
-        experts = std::max(experts, row.size());
-      }
-    }
-    for (auto& step : f.window) {
-      step.resize(layers);
-      for (auto& row : step) {
-        row.resize(experts, 0.0);
-      }
-    }
-  }
+  f.window = window.take();
   return f;
 }
 

@@ -102,6 +102,16 @@ TEST_CASE("a load CSV's ids are bounded before they size the tables") {
     CHECK(r.code != 0);
     CHECK_THAT(r.err, Contains("line 1: expected layer < 4096, expert < 65536"));
   }
+  // Found by fuzz_place: ids within their bounds whose dense window is out of all proportion to the rows
+  // (14 bytes padded to 9,111 steps x 9,111 experts, 664 MB) are refused before any table grows.
+  std::ofstream(path) << "9110,0,9110,2\n";
+  const auto sparse = cli({"place", "--policy", "eplb", "--gpus", "2", "--load", path.string()});
+  CHECK(sparse.code == 1);
+  CHECK_THAT(sparse.err, Contains("line 1: 9111 steps x 1 layers x 9111 experts from 1 row(s): too sparse to pad"));
+  // A sparse window of a realistic shape still pads: 3 steps x 2 layers x 8 experts from 5 rows.
+  std::ofstream(path) << "step,layer,expert,tokens\n0,0,1,4\n0,1,7,4\n1,0,0,2\n2,1,3,6\n2,0,5,1\n";
+  const auto ok = cli({"place", "--policy", "eplb", "--gpus", "2", "--load", path.string()});
+  CHECK(ok.code == 0);
   std::filesystem::remove(path);
 }
 
