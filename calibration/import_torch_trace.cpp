@@ -265,6 +265,8 @@ MeasurementTable import_torch_trace(std::span<const std::filesystem::path> files
       j = json::parse(read_import_file(path));
     } catch (const json::parse_error& e) {
       throw core::Error(fmt::format("{}: byte {}: not JSON: {}", file, e.byte, e.what()));
+    } catch (const json::exception& e) {  // valid syntax it cannot hold, as a number past double's range
+      throw core::Error(fmt::format("{}: not JSON epsim can read: {}", file, e.what()));
     }
     Trace tr = read_trace(j, file);
     const json& events = j["traceEvents"];

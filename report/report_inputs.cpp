@@ -21,7 +21,7 @@ nlohmann::json read_json(const fs::path& path) {
   }
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number past double's range
     throw core::Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
   }
 }

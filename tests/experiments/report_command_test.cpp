@@ -187,3 +187,18 @@ TEST_CASE("a grid over a numeric config key plots each report metric against it,
   REQUIRE(matched == 4);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a results file with a number past double's range is refused naming the file") {
+  // Valid JSON syntax nlohmann::json cannot hold throws out_of_range, not parse_error (found by fuzzing
+  // the torch_trace importer, which shared the too narrow catch); the error must still name the file.
+  const fs::path dir = fs::temp_directory_path() / "epsim_report_huge_number";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "summary.json") << "{\"requests\": 1e999}\n";
+  const Cli r = cli({"report", dir.string(), "--out", (dir / "r.html").string(), "--no-svg"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains((dir / "summary.json").string() + ": not valid JSON") &&
+                        Catch::Contains("number overflow"));
+  CHECK_FALSE(fs::exists(dir / "r.html"));
+  fs::remove_all(dir);
+}
