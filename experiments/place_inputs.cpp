@@ -29,8 +29,9 @@ class WindowBuilder {
   static constexpr double k_floor_cells = 4194304;
   static constexpr double k_cells_per_row = 256;
 
-  // Adds `tokens` at (s, l, e); `where` names the file and line for errors.
-  void add(std::size_t s, std::size_t l, std::size_t e, double tokens, const std::string& where) {
+  // Adds `tokens` at (s, l, e), read from `path` at `line_no` (named in errors).
+  void add(std::size_t s, std::size_t l, std::size_t e, double tokens, const std::filesystem::path& path,
+           std::int64_t line_no) {
     ++rows_;
     steps_ = std::max(steps_, s + 1);
     layers_ = std::max(layers_, l + 1);
@@ -38,9 +39,9 @@ class WindowBuilder {
     const double cells = static_cast<double>(steps_) * static_cast<double>(layers_) * static_cast<double>(experts_);
     if (cells > k_floor_cells + k_cells_per_row * static_cast<double>(rows_)) {
       throw core::Error(fmt::format(
-          "{}: {} steps x {} layers x {} experts from {} row(s): too sparse to pad into a table (at most {:.0f} "
-          "cells + {:.0f} per row)",
-          where, steps_, layers_, experts_, rows_, k_floor_cells, k_cells_per_row));
+          "{}: line {}: {} steps x {} layers x {} experts from {} row(s): too sparse to pad into a table (at most "
+          "{:.0f} cells + {:.0f} per row)",
+          path.string(), line_no, steps_, layers_, experts_, rows_, k_floor_cells, k_cells_per_row));
     }
     if (window_.size() <= s) {
       window_.resize(s + 1);
@@ -55,9 +56,9 @@ class WindowBuilder {
     cell += tokens;
     if (!std::isfinite(cell)) {
       throw core::Error(
-          fmt::format("{}: step {}, layer {}, expert {}: the tokens sum past the largest number (a "
+          fmt::format("{}: line {}: step {}, layer {}, expert {}: the tokens sum past the largest number (a "
                       "load would print as null)",
-                      where, s, l, e));
+                      path.string(), line_no, s, l, e));
     }
   }
 
@@ -184,7 +185,7 @@ LoadFile read_load_csv(const std::filesystem::path& path) {
     const auto l = static_cast<std::size_t>(v[width - 3]);
     const auto e = static_cast<std::size_t>(v[width - 2]);
     if (width == 4) {
-      window.add(static_cast<std::size_t>(v[0]), l, e, v[3], fmt::format("{}: line {}", path.string(), line_no));
+      window.add(static_cast<std::size_t>(v[0]), l, e, v[3], path, line_no);
       continue;
     }
     if (f.weight.size() <= l) {

@@ -18,11 +18,37 @@ std::filesystem::path temporary_of(const std::filesystem::path& path) {
   return tmp;
 }
 
+// Writes `tmp` whole, or throws (the caller removes what was written).
+void write_temporary(const std::filesystem::path& tmp, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    throw Error("cannot write " + tmp.string());
+  }
+  write(out);
+  out.flush();
+  if (!out) {
+    throw Error("failed writing " + tmp.string());
+  }
+}
+
+// Renames `tmp` over `path`; on failure removes `tmp` and throws.
+void rename_into_place(const std::filesystem::path& tmp, const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw Error("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+  }
+}
+
+void write_content(std::ostream& out, std::string_view content) {
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+}
+
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  write_file_atomically(
-      path, [content](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+  write_file_atomically(path, [content](std::ostream& out) { write_content(out, content); });
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
@@ -30,26 +56,13 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
   install_signal_cleanup();
   const SignalCleanup on_signal(tmp, SignalCleanup::Kind::file);  // an interrupted write leaves nothing
   try {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw Error("cannot write " + tmp.string());
-    }
-    write(out);
-    out.flush();
-    if (!out) {
-      throw Error("failed writing " + tmp.string());
-    }
+    write_temporary(tmp, write);
   } catch (...) {
     std::error_code ignored;
     std::filesystem::remove(tmp, ignored);
     throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
-  }
+  rename_into_place(tmp, path);
 }
 
 void write_files_atomically(const std::filesystem::path& dir,
@@ -65,18 +78,9 @@ void write_files_atomically(const std::filesystem::path& dir,
   };
   try {
     for (const auto& [name, content] : files) {
-      const std::filesystem::path tmp = temporary_of(dir / name);
-      on_signal.emplace_back(tmp, SignalCleanup::Kind::file);
-      temporaries.push_back(tmp);
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) {
-        throw Error("cannot write " + tmp.string());
-      }
-      out.write(content.data(), static_cast<std::streamsize>(content.size()));
-      out.flush();
-      if (!out) {
-        throw Error("failed writing " + tmp.string());
-      }
+      temporaries.push_back(temporary_of(dir / name));
+      on_signal.emplace_back(temporaries.back(), SignalCleanup::Kind::file);
+      write_temporary(temporaries.back(), [&content](std::ostream& out) { write_content(out, content); });
     }
   } catch (...) {
     remove_temporaries();
@@ -84,12 +88,11 @@ void write_files_atomically(const std::filesystem::path& dir,
   }
   const SignalBlock block;  // the set is renamed whole, or (a failed rename) the rest stays unrenamed
   for (std::size_t i = 0; i < files.size(); ++i) {
-    std::error_code ec;
-    std::filesystem::rename(temporaries[i], dir / files[i].first, ec);
-    if (ec) {
+    try {
+      rename_into_place(temporaries[i], dir / files[i].first);
+    } catch (...) {
       remove_temporaries();
-      throw Error("cannot rename " + temporaries[i].string() + " to " + (dir / files[i].first).string() + ": " +
-                  ec.message());
+      throw;
     }
   }
 }

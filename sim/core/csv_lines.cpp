@@ -51,33 +51,26 @@ bool CsvLines::read_line() {
   // istream::getline into a small chunk, as often as a line needs: it stops at the chunk's end with
   // failbit instead of growing anything, so the line grows here, under the bound.
   line_.clear();
-  bool any = false;
   for (;;) {
     in_.getline(chunk_.data(), static_cast<std::streamsize>(chunk_.size()));
     const auto got = static_cast<std::size_t>(in_.gcount());
     if (in_.bad()) {
       throw Error(fmt::format("{}: line {}: read error", source_, line_no_ + 1));
     }
-    if (in_.fail() && got + 1 == chunk_.size()) {  // the chunk is full and the line goes on
-      line_.append(chunk_.data(), got);
-      any = true;
-      if (line_.size() > k_max_csv_line_bytes) {
-        throw Error(fmt::format("{}: line {} is longer than {} bytes (not a table epsim reads)", source_, line_no_ + 1,
-                                k_max_csv_line_bytes));
-      }
-      in_.clear(in_.rdstate() & ~std::ios::failbit);
-      continue;
+    const bool full = in_.fail() && got + 1 == chunk_.size();  // the chunk is full and the line goes on
+    if (in_.fail() && !full) {  // nothing was left: the end, or the end of a line that filled whole chunks
+      return !line_.empty();
     }
-    if (in_.fail()) {  // nothing was left: the end, or the end of a line that filled whole chunks
-      return any;
-    }
-    // The line break, when there was one, is counted by gcount but not stored.
-    line_.append(chunk_.data(), in_.eof() ? got : got - 1);
+    // A line break, when there was one, is counted by gcount but not stored.
+    line_.append(chunk_.data(), full || in_.eof() ? got : got - 1);
     if (line_.size() > k_max_csv_line_bytes) {
       throw Error(fmt::format("{}: line {} is longer than {} bytes (not a table epsim reads)", source_, line_no_ + 1,
                               k_max_csv_line_bytes));
     }
-    return true;
+    if (!full) {
+      return true;
+    }
+    in_.clear(in_.rdstate() & ~std::ios::failbit);
   }
 }
 
