@@ -77,10 +77,10 @@ void write_files_atomically(const std::filesystem::path& dir,
     }
   };
   try {
-    for (const auto& [name, content] : files) {
-      temporaries.push_back(temporary_of(dir / name));
+    for (const auto& file : files) {  // not a structured binding: Clang 15 cannot capture one
+      temporaries.push_back(temporary_of(dir / file.first));
       on_signal.emplace_back(temporaries.back(), SignalCleanup::Kind::file);
-      write_temporary(temporaries.back(), [&content](std::ostream& out) { write_content(out, content); });
+      write_temporary(temporaries.back(), [&file](std::ostream& out) { write_content(out, file.second); });
     }
   } catch (...) {
     remove_temporaries();
