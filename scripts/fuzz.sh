@@ -2,8 +2,9 @@
 # Fuzzes epsim's parsers and importers with libFuzzer (fuzz/, ASan + UBSan, Clang 15): builds the harnesses
 # of the `asan` preset (the same build as the sanitizer tests), then runs each harness over its seed corpus
 # (fuzz/corpus/NAME: every past finding stays there as a regression input) and fuzzes it for a bounded
-# time or number of runs, at most 512 MiB of memory per input. New interesting inputs go to build/asan/fuzz/corpus/NAME (not committed); a crash, leak, timeout
-# or memory blow-up stops with its reproducer in build/asan/fuzz/artifacts/NAME/ and exit status 1.
+# time or number of runs, at most 512 MiB of memory per input. New interesting inputs go to
+# build/asan/fuzz/corpus/NAME (not committed); a crash, leak, timeout or memory blow-up stops with its
+# reproducer in build/asan/fuzz/artifacts/NAME/ and exit status 1.
 #   scripts/fuzz.sh                      # every harness, 30 s each (CI)
 #   scripts/fuzz.sh --seconds 3600       # longer
 #   scripts/fuzz.sh --runs 10000000      # a fixed number of executions per harness (an overnight run)
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2"); shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | sed '$d'; exit 0 ;;  # the header comment
     *) harnesses+=("$1"); shift ;;
   esac
 done
