@@ -14,6 +14,15 @@ constexpr std::array<core::Choice<DispatchAlgorithm>, 4> k_algorithms{
 constexpr std::array<core::Choice<WireDtype>, 2> k_dtypes{{{"bf16", WireDtype::bf16}, {"fp8", WireDtype::fp8}}};
 constexpr std::array<core::Choice<OverlapMode>, 2> k_overlaps{
     {{"none", OverlapMode::none}, {"two_batch", OverlapMode::two_batch}}};
+
+// The send and receive kernels of one low-latency dispatch / combine, measured alone on H100 at 128
+// tokens per GPU, EP72 (DeepEP unit tests charted in the LMSYS large-scale EP blog, 2025-05-05, decode
+// breakdown: 0.060 and 0.077 ms per layer for the two micro-batches; data/profiles/public-breakdown.csv).
+// Held constant: at decode batch sizes the kernels wait on latency, not bytes.
+void set_low_latency_kernel_time(EpCommConfig& c) {
+  c.compute_dispatch_us = 30.0;
+  c.compute_combine_us = 38.5;
+}
 }  // namespace
 
 EpCommConfig algorithm_defaults(DispatchAlgorithm algorithm) {
@@ -36,11 +45,13 @@ EpCommConfig algorithm_defaults(DispatchAlgorithm algorithm) {
       break;
     case DispatchAlgorithm::deepep_auto:
       c.dispatch_dtype = WireDtype::fp8;
+      set_low_latency_kernel_time(c);
       break;
     case DispatchAlgorithm::deepep_low_latency:
       c.dispatch_dtype = WireDtype::fp8;
       c.alpha_us = 20.0;
       c.message_ns = 15.0;
+      set_low_latency_kernel_time(c);
       break;
   }
   return c;
@@ -89,6 +100,12 @@ EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
       "none, or two_batch: two half-batches, one's dispatch/combine under the other's compute", k_overlaps);
   c.alpha_us = t.real("alpha_us", c.alpha_us, "DeepEP: startup of one dispatch or combine, us", core::k_non_negative);
   c.message_ns = t.real("message_ns", c.message_ns, "low latency: issue cost per message, ns", core::k_non_negative);
+  c.compute_dispatch_us = t.real("compute_dispatch_us", c.compute_dispatch_us,
+                                 "low latency + two-batch overlap: compute-stream time of one dispatch, us",
+                                 core::k_non_negative);
+  c.compute_combine_us = t.real("compute_combine_us", c.compute_combine_us,
+                                "low latency + two-batch overlap: compute-stream time of one combine, us",
+                                core::k_non_negative);
   c.comm_sms = static_cast<int>(t.integer("comm_sms", c.comm_sms, "normal mode: SMs its kernels use", {1, 1024}));
   c.sm_gbps = t.real("sm_gbps", c.sm_gbps, "normal mode: GB/s one SM moves (0 = no SM limit)", core::k_non_negative);
   c.fanout_samples = static_cast<int>(

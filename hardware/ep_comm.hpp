@@ -34,6 +34,10 @@ struct EpCommConfig {
   /// Defaults: algorithm_defaults().
   double alpha_us = 0.0;
   double message_ns = 0.0;   ///< low latency: issue cost of one message, on the sending GPU
+  /// Low latency under two-batch overlap: time one dispatch's / combine's send and receive kernels hold
+  /// the compute stream, us (the messages then fly without SMs).
+  double compute_dispatch_us = 0.0;
+  double compute_combine_us = 0.0;
   int comm_sms = 24;         ///< normal mode: SMs its kernels occupy (DeepEP Buffer.num_sms default)
   double sm_gbps = 0.0;      ///< normal mode: bytes per ns one SM's channel moves (caps the send side)
   int fanout_samples = 256;  ///< tokens sampled per layer to estimate node / GPU fan-out
@@ -45,6 +49,11 @@ struct EpCommConfig {
   /// Whether dispatch costs depend on how many distinct nodes and GPUs each token reaches.
   bool deduplicates() const {
     return algorithm == DispatchAlgorithm::deepep_normal || algorithm == DispatchAlgorithm::deepep_auto;
+  }
+  /// Whether a step uses DeepEP's low-latency kernels (masked layout, no permutation).
+  bool low_latency_kernels(bool step_prefills) const {
+    return algorithm == DispatchAlgorithm::deepep_low_latency ||
+           (algorithm == DispatchAlgorithm::deepep_auto && !step_prefills);
   }
   /// Whether a step's dispatch runs DeepEP's normal kernels (auto: steps that prefill).
   bool normal_kernels(bool step_prefills) const {

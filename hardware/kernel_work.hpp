@@ -36,6 +36,7 @@ struct KernelWork {
   double flops = 0.0;   ///< floating-point operations (multiply-add = 2)
   double bytes = 0.0;   ///< bytes moved to/from HBM (weights + activations + KV cache)
   double tokens = 0.0;  ///< tokens processed (for profiles keyed on token count)
+  double launches = 1.0;  ///< kernels this work stands for: each pays the launch and fixed cost
 };
 
 }  // namespace epsim::hardware

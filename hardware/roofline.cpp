@@ -45,7 +45,8 @@ KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, d
   c.memory_ns = work.bytes / achievable_bytes_per_ns(gpu, work.kind);
   c.bound = c.compute_ns >= c.memory_ns ? Bound::compute : Bound::memory;
   const Efficiency& e = gpu.eff(work.kind);
-  c.total_ns = roofline_body_ns(c.compute_ns, c.memory_ns, e.knee) / speed + (gpu.kernel_launch_us + e.fixed_us) * 1e3;
+  c.total_ns = roofline_body_ns(c.compute_ns, c.memory_ns, e.knee) / speed +
+               work.launches * (gpu.kernel_launch_us + e.fixed_us) * 1e3;
   return c;
 }
 

@@ -139,6 +139,55 @@ hardware::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, d
   return w;
 }
 
+hardware::KernelWork elementwise_work(const ModelSpec& m, double tokens, bool moe_layer, bool permute) {
+  const double h = d(m.hidden_size);
+  const double act = d(m.activation_bytes);
+  const bool fp8 = m.weight_precision() == hardware::Precision::fp8;
+  double elems = 8.0 * h;  // 2 RMSNorms + residual adds: each reads x and the residual, writes both
+  double launches = 2.0;
+  double o_proj_in = 0.0;  // width of the attention output (the output projection's input)
+  if (m.attention == AttentionKind::mla) {
+    elems += 2.0 * d(m.q_lora_rank + m.kv_lora_rank);             // latent norms, read + write
+    elems += 2.0 * d(m.num_heads + 1) * d(m.qk_rope_head_dim);     // RoPE of q and the shared k, r + w
+    o_proj_in = d(m.num_heads * m.v_head_dim);
+    launches += 3.0;
+  } else {
+    elems += 2.0 * d(m.num_heads + m.num_kv_heads) * d(m.head_dim);  // RoPE of q and k
+    o_proj_in = d(m.num_heads * m.head_dim);
+    launches += 1.0;
+  }
+  double bytes = 0.0;
+  if (fp8) {
+    // Quantisation of the projections', output projection's and FFN's inputs: read BF16, write FP8.
+    bytes += (2.0 * h + o_proj_in) * (act + 1.0);
+    launches += 3.0;
+  }
+  if (moe_layer) {
+    const double k = d(m.top_k);
+    const double inter = d(m.moe_intermediate_size);
+    elems += k * 3.0 * inter;                       // SiLU-and-multiply: read gate and up, write
+    elems += (k + 1.0) * h;                         // weighted sum of the routed outputs
+    elems += d(m.shared_experts) * 3.0 * inter;     // the shared experts' SiLU
+    bytes += 2.0 * d(m.routed_experts) * 4.0;       // router logits (FP32) in, top-k out
+    launches += 3.0 + (m.shared_experts > 0 ? 1.0 : 0.0);
+    if (permute) {
+      // Routed tokens into expert order (as dispatched: FP8 for FP8 experts) and outputs back, r + w.
+      bytes += 2.0 * k * h * ((fp8 ? 1.0 : act) + act);
+      launches += 2.0;
+    }
+  } else if (m.dense_intermediate_size > 0) {
+    elems += 3.0 * d(m.dense_intermediate_size);
+    launches += 1.0;
+  }
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::dense_gemm;
+  w.precision = hardware::Precision::bf16;
+  w.tokens = tokens;
+  w.bytes = tokens * (elems * act + bytes);
+  w.launches = launches;
+  return w;
+}
+
 hardware::KernelWork router_work(const ModelSpec& m, double tokens) {
   // The gate runs in BF16 even for FP8 models.
   hardware::KernelWork w = gemm(hardware::OpKind::dense_gemm, hardware::Precision::bf16, m, tokens,

@@ -58,6 +58,13 @@ hardware::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatc
 hardware::KernelWork dense_ffn_work(const ModelSpec& m, double tokens, double intermediate);
 /// Routed experts of one GPU: `padded_tokens` computed, `tokens` real, `activated` experts' weights read.
 hardware::KernelWork expert_ffn_work(const ModelSpec& m, double padded_tokens, double tokens, double activated);
+/// The small memory-bound kernels of one layer on `tokens` tokens, between its GEMMs and attention core:
+/// two RMSNorms fused with their residual adds, MLA's latent norms, RoPE, FP8 quantisation of the GEMM
+/// inputs (FP8 weights), SiLU-and-multiply; in a MoE layer also the router's top-k, the weighted sum
+/// of the routed outputs and, with `permute`, the copy of routed tokens into expert order and back
+/// that contiguous-layout kernels need (DeepEP's low-latency dispatch writes the masked layout itself).
+/// Bytes only (no FLOPs), one launch per kernel.
+hardware::KernelWork elementwise_work(const ModelSpec& m, double tokens, bool moe_layer, bool permute);
 /// Router (gate) projection hidden -> routed_experts.
 hardware::KernelWork router_work(const ModelSpec& m, double tokens);
 /// Embedding lookup of `tokens` tokens (a gather of hidden-wide rows).

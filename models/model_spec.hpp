@@ -44,6 +44,9 @@ struct ModelSpec {
   std::int64_t full_attention_every = 0;  ///< with chunks: every n-th layer attends globally (Llama-4: 4)
   std::int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
+  /// Price the small kernels between the GEMMs (norms, RoPE, quantisation, activation, permutation;
+  /// layer_work.hpp's elementwise_work). Off by default: results stay comparable with earlier releases.
+  bool elementwise_kernels = false;
   std::int64_t weight_bytes = 2;      ///< bytes per weight element (2 = BF16, 1 = FP8)
   std::int64_t kv_cache_bytes = 2;    ///< bytes per KV-cache element
   std::int64_t activation_bytes = 2;  ///< bytes per activation element (dispatch/combine payload)

@@ -65,7 +65,29 @@ def deepgemm_rows():
                                kernel=f"deepgemm_m_grouped_fp8_{layout}", groups=g,
                                note=(f"H800 SXM5; ONE call over {g} groups of M={m} (m column is per group); "
                                      f"latency = 2*groups*M*N*K / {tflops} TFLOPS")))
-    return plain, grouped
+    return plain, grouped, expert_ffn_rows()
+
+
+def expert_ffn_rows():
+    """One row per (layout, groups, M): the gate+up call plus the down call of the same groups and M,
+    i.e. the two GEMMs of `groups` DeepSeek-V3 experts (hidden 7168, intermediate 2048) over M tokens
+    each, as one expert_ffn measurement. The SiLU-and-multiply between them is not in the tables."""
+    out = []
+    for layout, rows_ in (("contiguous", DEEPGEMM_CONTIGUOUS), ("masked", DEEPGEMM_MASKED)):
+        calls = {}
+        for g, m, n, k, tflops in rows_:
+            calls.setdefault((g, m), []).append((n, k, tflops))
+        for (g, m), parts in calls.items():
+            assert sorted((n, k) for n, k, _ in parts) == [(4096, 7168), (7168, 2048)], parts
+            us = sum(2.0 * g * m * n * k / (t * 1e6) for n, k, t in parts)
+            tf = " + ".join(f"{n}x{k} at {t}" for n, k, t in parts)
+            out.append(row("expert_ffn", "h100", us,
+                           dict(tokens=g * m, experts=g, top_k=1, hidden=7168, intermediate=2048, dtype="fp8",
+                                active_experts=g),
+                           "deepgemm-readme", kernel=f"deepgemm_m_grouped_fp8_{layout}", groups=g,
+                           note=(f"H800 SXM5; {g} experts x M={m} tokens each: gate+up and down grouped calls "
+                                 f"summed ({tf} TFLOPS); no SiLU/quantisation kernel")))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,11 +166,78 @@ def deepep_rows():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# LMSYS blog "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96 H100
+# GPUs" (SGLang team, 2025-05-05), section "Profile Results / Detail Breakdown": the bar charts
+# images/blog/large_scale_ep/profile-decode.png and profile-prefill.png (lm-sys/lm-sys.github.io),
+# "Scaled Mean Time (ms) per Layer" per kernel category. Bar ends were measured in pixels against the
+# charts' grid lines (decode: 482.9 px per ms, prefill: 15.43 px per ms), so each value carries about
+# +-0.002 ms (decode) and +-0.07 ms (prefill) of reading error. Categories a series has no bar for
+# are left out. Series (blog text): DeepSeek's public profile (H800; prefill EP32, 16,384 tokens per
+# GPU, 4K prompts; decode EP128, 128 requests per GPU, 4K context, with MTP), SGLang on H100 (prefill
+# EP32 on 4 nodes, same batch, default EPLB; decode EP72 on 9 nodes, 256 requests per GPU, 2,000-token
+# context), SGLang with simulated perfect EPLB (prefill) or simulated slow attention (decode: MTP's
+# attention, dummy kernels added), and unit tests of the kernels alone.
+# ---------------------------------------------------------------------------------------------
+BREAKDOWN_SERIES = ("unit_test", "deepseek_profile", "sglang", "sglang_variant")
+BREAKDOWN = {  # (phase, category, stream) -> ms per layer per BREAKDOWN_SERIES (None: no bar)
+    ("decode", "overall", "both"): (None, 1.421, 1.487, 1.549),
+    ("decode", "dispatch", "compute"): (0.060, 0.172, 0.168, 0.164),
+    ("decode", "combine", "compute"): (0.077, 0.073, 0.174, 0.085),
+    ("decode", "moe", "compute"): (0.193, 0.242, 0.300, 0.300),
+    ("decode", "attention_core", "compute"): (None, 0.501, 0.358, 0.493),
+    ("decode", "gemm", "compute"): (None, 0.290, 0.286, 0.298),
+    ("decode", "other_kernels", "compute"): (None, 0.083, 0.135, 0.135),
+    ("decode", "launch_overhead", "compute"): (None, 0.046, 0.052, 0.058),
+    ("prefill", "overall", "both"): (None, 34.60, 42.84, 36.29),
+    ("prefill", "dispatch_barrier", "communication"): (None, 2.06, 2.71, 3.23),
+    ("prefill", "dispatch_core", "communication"): (7.24, 9.45, 16.71, 10.81),
+    ("prefill", "combine_barrier", "communication"): (None, 1.99, 2.19, 1.60),
+    ("prefill", "combine_core", "communication"): (14.25, 17.23, 20.02, 14.96),
+    ("prefill", "moe", "compute"): (11.07, 12.37, 10.49, 12.24),
+    ("prefill", "attention_core", "compute"): (None, 5.62, 5.69, 6.47),
+    ("prefill", "gemm", "compute"): (None, 8.41, 8.80, 9.51),
+    ("prefill", "other_kernels", "compute"): (None, 5.11, 6.14, 6.60),
+    ("prefill", "compute_stream_bubble", "compute"): (None, 2.45, 11.26, 1.22),
+    ("prefill", "communication_stream_bubble", "communication"): (None, 3.61, 0.89, 5.49),
+}
+BREAKDOWN_HEADER = ["phase", "category", "stream", "series", "ms_per_layer", "source", "note"]
+BREAKDOWN_NOTES = {
+    "unit_test": "the kernel alone (DeepEP / DeepGEMM unit tests), as charted by the blog",
+    "deepseek_profile": "DeepSeek's public profile (H800; prefill EP32 16,384 tokens/GPU 4K; decode EP128 128 req/GPU 4K MTP)",
+    "sglang": "SGLang on H100 (prefill EP32 4 nodes 16,384 tokens/GPU 4K default EPLB; decode EP72 9 nodes 256 req/GPU 2K)",
+    "sglang_variant": "SGLang on H100 with simulated perfect EPLB (prefill) / simulated slow attention (decode)",
+}
+
+
+def breakdown_rows():
+    out = []
+    for (phase, category, stream), values in BREAKDOWN.items():
+        for series, ms in zip(BREAKDOWN_SERIES, values):
+            if ms is None:
+                continue
+            out.append(dict(phase=phase, category=category, stream=stream, series=series, ms_per_layer=f"{ms:g}",
+                            source="lmsys-large-scale-ep", note=BREAKDOWN_NOTES[series]))
+    return out
+
+
+def write_breakdown(path, rows):
+    # Written like table.write_table: to a temporary file, then renamed.
+    import csv
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=BREAKDOWN_HEADER, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+    return len(rows)
+
+
 def main():
-    plain, grouped = deepgemm_rows()
+    plain, grouped, expert_ffn = deepgemm_rows()
     fa3, fa_alt = attention_rows()
     files = {
-        "public-h100.csv": plain + fa3,
+        "public-h100.csv": plain + expert_ffn + fa3,
         "public-h100-grouped-gemm.csv": grouped,
         "public-h100-attention-alt.csv": fa_alt,
         "public-h800-deepep.csv": deepep_rows(),
@@ -156,6 +245,8 @@ def main():
     for name, rows in files.items():
         n = table.write_table(os.path.join(OUT_DIR, name), rows, header=HEADER)
         print(f"{name}: {n} rows")
+    n = write_breakdown(os.path.join(OUT_DIR, "public-breakdown.csv"), breakdown_rows())
+    print(f"public-breakdown.csv: {n} rows")
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
     sum_activated_.assign(static_cast<std::size_t>(gpus_), 0);
   }
   for (Eigen::ArrayXd* a : {&quota_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
-                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_, &gather_bytes_}) {
+                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_, &gather_bytes_,
+                            &elementwise_moe_ns_, &elementwise_dense_ns_}) {
     a->setZero(gpus_);
   }
   gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
@@ -159,6 +160,12 @@ void StepExecutor::price_local_phases(const Batch& batch) {
                                           static_cast<double>(model_.moe_intermediate_size * model_.shared_experts)))
                           : 0.0;
       lm_head_ns_(g) = kernel(g, shard(models::lm_head_work(model_, emit), tp));  // vocabulary-parallel
+      if (model_.elementwise_kernels) {
+        // Low-latency dispatch writes the experts' masked layout itself: no permutation kernels.
+        const bool permute = !comm_.low_latency_kernels(step_prefills_);
+        elementwise_moe_ns_(g) = kernel(g, models::elementwise_work(model_, tokens / tp, true, permute));
+        elementwise_dense_ns_(g) = kernel(g, models::elementwise_work(model_, tokens / tp, false, false));
+      }
     }
   }
   const double total = tokens_.sum();
@@ -356,6 +363,21 @@ bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requ
   return true;
 }
 
+void StepExecutor::add_low_latency_kernels() {
+  // DeepEP's low-latency dispatch and combine free the SMs while their messages fly, but their send and
+  // receive kernels run on the compute stream: a dispatch's before the experts it feeds, a combine's before
+  // the next layer's local work (the last one's before the tail).
+  const double dispatch_ns = comm_.compute_dispatch_us * 1e3;
+  const double combine_ns = comm_.compute_combine_us * 1e3;
+  for (const auto& h : halves_) {
+    std::vector<HalfLayer>& layers = h->half_layers_;
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      layers[l].expert_ns += dispatch_ns;
+      (l + 1 < layers.size() ? layers[l + 1].local_ns : h->tail_ns_) += combine_ns;
+    }
+  }
+}
+
 void StepExecutor::price_two_batches(const Batch& batch, core::Time now, int group, std::int64_t step,
                                      std::span<Observer* const> observers, StepRecord& out) {
   split_batch(batch, half_batches_[0], half_batches_[1]);
@@ -386,6 +408,9 @@ void StepExecutor::price_two_batches(const Batch& batch, core::Time now, int gro
       }
       h->tail_ns_ *= overlap_compute_factor_;
     }
+  }
+  if (comm_.low_latency_kernels(batch.prefill_tokens > 0)) {
+    add_low_latency_kernels();
   }
   schedule_two_batches(halves_[0]->half_layers_, halves_[1]->half_layers_, halves_[0]->tail_ns_, halves_[1]->tail_ns_,
                        timeline_);
@@ -445,10 +470,10 @@ void StepExecutor::price_step(const Batch& batch, core::Time now, int group, std
   for (int layer = 0; layer < model_.num_layers; ++layer) {
     local_ns_ += model_.is_chunked_attention_layer(layer) ? chunked_attention_ns_ : attention_ns_;
     if (!model_.is_moe_layer(layer)) {
-      local_ns_ += dense_ns_;
+      local_ns_ += dense_ns_ + elementwise_dense_ns_;
       continue;
     }
-    local_ns_ += router_ns_ + shared_ns_;
+    local_ns_ += router_ns_ + shared_ns_ + elementwise_moe_ns_;
     LayerRecord rec;
     rec.group = group;
     rec.step = step;

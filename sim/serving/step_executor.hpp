@@ -59,6 +59,8 @@ class StepExecutor {
   // Two-batch overlap: both halves priced by their own executors, then scheduled on two streams.
   void price_two_batches(const Batch& batch, core::Time now, int group, std::int64_t step,
                          std::span<Observer* const> observers, StepRecord& out);
+  // Two-batch overlap with low-latency kernels: their send/receive kernels' time on the compute stream.
+  void add_low_latency_kernels();
   // Keeps every MoE layer's per-GPU figures of the last step (a half's executor: its parent reports them).
   void keep_layers();
   double kernel(int local_gpu, const hardware::KernelWork& w);
@@ -100,6 +102,7 @@ class StepExecutor {
 
   // Per-GPU buffers.
   Eigen::ArrayXd tokens_, share_, attention_ns_, chunked_attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
+  Eigen::ArrayXd elementwise_moe_ns_, elementwise_dense_ns_;  // model.elementwise_kernels: per MoE / dense layer
   Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_, quota_;  // quota_: derive_origins' workspace
   Eigen::ArrayXd gather_bytes_;                                    // all-gather: hidden-state bytes each GPU sends
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_, origin_share_;

@@ -153,4 +153,8 @@ TEST_CASE("a smooth knee blends the bounds as a p-norm and the fixed cost adds t
   g.efficiency[0].fixed_us = 3.0;
   CHECK(epsim::hardware::roofline_cost(g, w).total_ns ==
         Approx(std::sqrt(compute_ns * compute_ns + memory_ns * memory_ns) + (4.0 + 3.0) * 1e3));
+  // Work standing for several kernels pays the launch and fixed cost once per kernel, the body once.
+  w.launches = 5.0;
+  CHECK(epsim::hardware::roofline_cost(g, w).total_ns ==
+        Approx(std::sqrt(compute_ns * compute_ns + memory_ns * memory_ns) + 5.0 * (4.0 + 3.0) * 1e3));
 }

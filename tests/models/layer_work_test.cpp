@@ -53,6 +53,36 @@ TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)
   REQUIRE(w.bytes == 1001.0 * 1152.0 + (73728.0 + 65536.0) * 2.0);
 }
 
+TEST_CASE("elementwise kernels of DeepSeek-V3 and Mixtral layers by hand") {
+  const auto ds = preset("deepseek-v3");  // MLA, FP8 weights, top-8 of 256, one shared expert
+  // Per token, BF16 elements read + written: 2 norms with residual (8 x 7168), latent norms
+  // (2 x (1536 + 512)), RoPE of 128 query heads and the shared key (2 x 129 x 64), SiLU of 8 routed and
+  // 1 shared expert (9 x 3 x 2048), weighted sum of 8 outputs into one (9 x 7168).
+  const double elems = 57344.0 + 4096 + 16512 + 8 * 6144 + 64512 + 6144;
+  // Bytes: FP8 quantisation of 7168 + 128 x 128 + 7168 inputs (read 2, write 1), router logits 2 x 256 x 4.
+  const double bytes = elems * 2 + (7168.0 + 16384 + 7168) * 3 + 2048;
+  REQUIRE(bytes == 489728.0);
+  const hardware::KernelWork moe = models::elementwise_work(ds, 10.0, true, false);
+  CHECK(moe.kind == hardware::OpKind::dense_gemm);
+  CHECK(moe.flops == 0.0);
+  CHECK(moe.bytes == Approx(10.0 * bytes));
+  CHECK(moe.launches == 12.0);  // 2 norms, 2 latent norms + RoPE, 3 quantisations, top-k, SiLU, sum, shared SiLU
+  // Contiguous layout: 8 FP8 copies in and 8 BF16 outputs back, each read and written.
+  const hardware::KernelWork permuted = models::elementwise_work(ds, 10.0, true, true);
+  CHECK(permuted.bytes == Approx(10.0 * (bytes + 2.0 * 8 * 7168 * 3)));
+  CHECK(permuted.launches == 14.0);
+  // A dense layer: no routing; SiLU over the 18432-wide FFN.
+  const hardware::KernelWork dense = models::elementwise_work(ds, 1.0, false, true);
+  CHECK(dense.bytes == Approx((57344.0 + 4096 + 16512 + 3 * 18432) * 2 + (7168.0 + 16384 + 7168) * 3));
+  CHECK(dense.launches == 9.0);
+  // Mixtral 8x7B: GQA (32 query, 8 KV heads of 128), BF16 weights (no quantisation), top-2, no shared.
+  const auto mx = preset("mixtral-8x7b");
+  const double mx_elems = 8.0 * 4096 + 2 * 40 * 128 + 2 * 3 * 14336 + 3 * 4096;
+  const hardware::KernelWork mixtral = models::elementwise_work(mx, 1.0, true, true);
+  CHECK(mixtral.bytes == Approx(mx_elems * 2 + 2 * 8 * 4 + 2.0 * 2 * 4096 * 4));
+  CHECK(mixtral.launches == 8.0);  // 2 norms, RoPE, top-k, SiLU, sum, 2 permutations
+}
+
 TEST_CASE("chunked attention pairs by hand") {
   // Window 4: a query at position p sees (p mod 4) + 1 keys. Positions 2..9: 3 4 1 2 3 4 1 2 = 20.
   REQUIRE(models::chunked_causal_pairs(2, 8, 4) == 20.0);

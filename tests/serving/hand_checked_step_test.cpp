@@ -2,6 +2,8 @@
 // the modelled phases, each computed here from first principles (not through models/ or hardware/).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "hardware/roofline.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
@@ -12,24 +14,22 @@ using namespace epsim;
 
 namespace {
 
-// Always routes the same counts: experts 0..3 get 40, 30, 50, 8 token-expert pairs (64 tokens x top-2).
+// Always routes the same counts: experts 0..3 get 40, 30, 50, 8 token-expert pairs (64 tokens x top-2),
+// half of each for a half of the prompt.
 class FixedRouting final : public workloads::RoutingSource {
  public:
   int num_moe_layers() const override { return 1; }
   int num_experts() const override { return 4; }
   int top_k() const override { return 2; }
   void sample(int, std::int64_t tokens, std::span<std::int32_t> out) override {
-    REQUIRE(tokens == 64);
+    REQUIRE((tokens == 64 || tokens == 32));  // the prompt, or one half of it under two-batch overlap
     const std::int32_t counts[] = {40, 30, 50, 8};
-    std::copy(std::begin(counts), std::end(counts), out.begin());
+    std::transform(std::begin(counts), std::end(counts), out.begin(),
+                   [&](std::int32_t c) { return static_cast<std::int32_t>(c * tokens / 64); });
   }
 };
 
-}  // namespace
-
-TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
-  const models::ModelSpec m = test::tiny_model(2);
-
+serving::SimulationParts scenario(const models::ModelSpec& m) {
   hardware::GpuSpec g = test::paper_gpu();
   g.moe_tile_small = 16;
   g.moe_tile_large = 16;
@@ -53,8 +53,14 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
   p.workload.output.value = 1;
   p.serving.ep_size = 2;
   p.serving.step_overhead_us = 10.0;
+  return p;
+}
 
-  serving::Simulator sim(std::move(p));
+}  // namespace
+
+TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
+  const models::ModelSpec m = test::tiny_model(2);
+  serving::Simulator sim(scenario(m));
   const auto res = sim.run();
   REQUIRE(res.requests.size() == 1);
   const auto& r = res.requests[0];
@@ -93,4 +99,50 @@ TEST_CASE("hand-checked scenario: TTFT equals the sum of the modelled phases") {
   REQUIRE(r.finish_ns == r.first_token_ns);
   // The straggler gap of the one MoE layer is the slow GPU's expert time minus the fast one's.
   REQUIRE(res.summary.mean_straggler_gap_us == Approx((gpu1 - gpu0) / 1e3));
+}
+
+TEST_CASE("hand-checked scenario: the elementwise kernels add their traffic and launches to the local phase") {
+  models::ModelSpec m = test::tiny_model(2);
+  serving::Simulator plain(scenario(m));
+  m.elementwise_kernels = true;
+  serving::Simulator with(scenario(m));
+  const auto a = plain.run();
+  const auto b = with.run();
+  REQUIRE(a.requests.size() == 1);
+  REQUIRE(b.requests.size() == 1);
+  // GPU 0 holds all 64 tokens (GPU 1 none, so it launches nothing). Per token, BF16 elements read and
+  // written: 2 norms with residual (8 x 1024), RoPE of 8 + 8 heads of 128 (2 x 16 x 128), SiLU of 2
+  // experts (2 x 3 x 512), weighted sum of 2 outputs into 1 (3 x 1024); bytes: router logits (2 x 4 x 4
+  // FP32) and the contiguous layout's permutation (2 copies in and out, 2 x 2 x 1024 x (2 + 2)).
+  const double per_token = (8.0 * 1024 + 2 * 16 * 128 + 2 * 3 * 512 + 3 * 1024) * 2 + 32 + 2.0 * 2 * 1024 * 4;
+  REQUIRE(per_token == 53280.0);
+  // 1000 bytes per ns; 8 kernels (2 norms, RoPE, top-k, SiLU, sum, 2 permutations) at 1 us each.
+  const double elementwise = 64.0 * per_token / 1000.0 + 8 * 1000.0;
+  const auto ttft = [](const serving::SimulationResult& r) {
+    return static_cast<double>(r.requests[0].first_token_ns - r.requests[0].spec.arrival_ns);
+  };
+  CHECK(ttft(b) - ttft(a) == Approx(elementwise).margin(1.0));
+}
+
+TEST_CASE("two-batch overlap: DeepEP low-latency kernels hold the compute stream before the experts and the tails") {
+  const models::ModelSpec m = test::tiny_model(2);
+  const auto ttft = [&](double dispatch_us, double combine_us) {
+    serving::SimulationParts p = scenario(m);
+    p.comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency);
+    p.comm.overlap = hardware::OverlapMode::two_batch;
+    p.comm.compute_dispatch_us = dispatch_us;
+    p.comm.compute_combine_us = combine_us;
+    serving::Simulator sim(std::move(p));
+    const auto r = sim.run();
+    REQUIRE(r.requests.size() == 1);
+    return static_cast<double>(r.requests[0].first_token_ns - r.requests[0].spec.arrival_ns);
+  };
+  const double base = ttft(0.0, 0.0);
+  REQUIRE(base < 1e6);
+  // With kernels far longer than everything else the compute stream is the critical path: each half's
+  // expert phase holds one dispatch's kernels (1 ms) and each half's tail its last combine's (2 ms), all
+  // on the one stream: 2 x (1 + 2) ms, plus at most the step without them.
+  const double slow = ttft(1000.0, 2000.0);
+  CHECK(slow >= 6e6);
+  CHECK(slow <= 6e6 + base);
 }
