@@ -478,6 +478,10 @@ int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostre
       // The slots of the GPU's pool: a prefill pool of its own EP size holds another number per GPU.
       o.local_experts = index < cfg.pools().prefill.gpus() ? cfg.prefill_slots_per_gpu() : cfg.slots_per_gpu();
     }
+    // The GPU's pool's kernels: DeepEP's low-latency ones write the masked layout (no permutation).
+    const bool prefill_pool = index < cfg.pools().prefill.gpus();
+    const hardware::EpCommConfig& comm = prefill_pool && cfg.prefill_comm ? *cfg.prefill_comm : cfg.comm;
+    o.masked_layout = comm.algorithm == hardware::DispatchAlgorithm::deepep_low_latency;
     const auto cost = make_cost_model(cfg);  // the run's own (builders.hpp)
     const hardware::RooflineCostModel& roofline = hardware::roofline_of(*cost);
     out << cost_table(cfg.model, *cost, roofline.gpu_of(index), index, roofline.speed(index), o);

@@ -54,17 +54,20 @@ std::string cost_table(const models::ModelSpec& m, const hardware::CostModel& co
   if (o.csv) {
     out =
         "tokens,experts_active,expert_ffn_us,expert_ffn_bound,attention_prefill_us,attention_prefill_bound,"
-        "attention_decode_us,attention_decode_bound,projections_us,projections_bound\n";
+        "attention_decode_us,attention_decode_bound,projections_us,projections_bound,shared_router_us,"
+        "shared_router_bound,elementwise_us\n";
   } else {
     const std::string active = o.experts_active > 0
                                    ? fmt::format("{} given active experts split them exactly", o.experts_active)
                                    : std::string("the expected active experts get tokens / active each (rounded up)");
     out = fmt::format(
         "{} on {} (speed {}), one layer; experts: tokens land uniformly on {} local, {}, padded to the tile rule "
-        "{}/{}; decode context {}\n",
-        m.name, gpu.name, speed, local, active, gpu.moe_tile_small, gpu.moe_tile_large, o.context);
-    out += fmt::format("{:>8} {:>7} | {:>22} | {:>22} | {:>22} | {:>22}\n", "tokens", "active", "expert FFN us",
-                       "prefill attention us", "decode attention us", "QKV+O projections us");
+        "{}/{}; decode context {}; elementwise kernels of a MoE layer {} the permutation\n",
+        m.name, gpu.name, speed, local, active, gpu.moe_tile_small, gpu.moe_tile_large, o.context,
+        o.masked_layout ? "without" : "with");
+    out += fmt::format("{:>8} {:>7} | {:>22} | {:>22} | {:>22} | {:>22} | {:>22} | {:>14}\n", "tokens", "active",
+                       "expert FFN us", "prefill attention us", "decode attention us", "QKV+O projections us",
+                       "shared+router us", "elementwise us");
   }
   for (const std::int64_t n : o.tokens) {
     const ExpertShape e = expert_shape(n, o.experts_active, local, cost.moe_tile(gpu_index, n, local));
@@ -76,13 +79,21 @@ std::string cost_table(const models::ModelSpec& m, const hardware::CostModel& co
     const Cell decode =
         price_on(models::attention_core_work(m, {nd, nd * (ctx + 1.0), nd * ctx}, hardware::OpKind::attention_decode));
     const Cell proj = price_on(models::attention_projection_work(m, nd));
+    const double shared_inter = static_cast<double>(m.moe_intermediate_size * m.shared_experts);
+    const Cell shared = m.shared_experts > 0 ? price_on(models::dense_ffn_work(m, nd, shared_inter)) : Cell{0.0, "-"};
+    const Cell router = price_on(models::router_work(m, nd));
+    const Cell shared_router{shared.us + router.us, m.shared_experts > 0 ? shared.bound : router.bound};
+    const double elementwise = cost.kernel_ns(gpu_index, models::elementwise_work(m, nd, true, !o.masked_layout)) / 1e3;
     if (o.csv) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", n, e.active, expert.us, expert.bound, prefill.us,
-                         prefill.bound, decode.us, decode.bound, proj.us, proj.bound);
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", n, e.active, expert.us, expert.bound, prefill.us,
+                         prefill.bound, decode.us, decode.bound, proj.us, proj.bound, shared_router.us,
+                         shared_router.bound, elementwise);
     } else {
-      out += fmt::format("{:>8} {:>7.1f} | {:>12.2f} {:>9} | {:>12.2f} {:>9} | {:>12.2f} {:>9} | {:>12.2f} {:>9}\n", n,
-                         e.active, expert.us, expert.bound, prefill.us, prefill.bound, decode.us, decode.bound, proj.us,
-                         proj.bound);
+      out += fmt::format(
+          "{:>8} {:>7.1f} | {:>12.2f} {:>9} | {:>12.2f} {:>9} | {:>12.2f} {:>9} | {:>12.2f} {:>9} | {:>12.2f} {:>9} | "
+          "{:>14.2f}\n",
+          n, e.active, expert.us, expert.bound, prefill.us, prefill.bound, decode.us, decode.bound, proj.us, proj.bound,
+          shared_router.us, shared_router.bound, elementwise);
     }
   }
   return out;

@@ -6,6 +6,9 @@
 // active (a real number). An approximation: every active expert gets the expected share n / active,
 // rounded up and padded to the tile, so padded tokens = active x pad(ceil(n / active)); the weights of
 // E[active] experts are read. An explicit active count splits the n tokens exactly instead.
+// The other columns price n tokens through one MoE layer: the attention cores (prefill: one causal
+// sequence of n; decode: n tokens over `context` each), the projections, the shared experts and router,
+// and the elementwise kernels (models/layer_work.hpp; priced whether or not the model turns them on).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +24,7 @@ struct CostTableOptions {
   std::int64_t experts_active = 0;   ///< activated experts on the GPU (0 = expected under uniform routing)
   std::int64_t local_experts = 0;    ///< experts resident on the GPU (0 = routed / 8)
   std::int64_t context = 1024;       ///< cached tokens behind each decode token
+  bool masked_layout = false;        ///< DeepEP low-latency kernels: the elementwise work has no permutation
   bool csv = false;
 };
 

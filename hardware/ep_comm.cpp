@@ -100,12 +100,12 @@ EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
       "none, or two_batch: two half-batches, one's dispatch/combine under the other's compute", k_overlaps);
   c.alpha_us = t.real("alpha_us", c.alpha_us, "DeepEP: startup of one dispatch or combine, us", core::k_non_negative);
   c.message_ns = t.real("message_ns", c.message_ns, "low latency: issue cost per message, ns", core::k_non_negative);
-  c.compute_dispatch_us = t.real("compute_dispatch_us", c.compute_dispatch_us,
-                                 "low latency + two-batch overlap: compute-stream time of one dispatch, us",
-                                 core::k_non_negative);
-  c.compute_combine_us = t.real("compute_combine_us", c.compute_combine_us,
-                                "low latency + two-batch overlap: compute-stream time of one combine, us",
-                                core::k_non_negative);
+  c.compute_dispatch_us =
+      t.real("compute_dispatch_us", c.compute_dispatch_us,
+             "low latency + two-batch overlap: compute-stream time of one dispatch, us", core::k_non_negative);
+  c.compute_combine_us =
+      t.real("compute_combine_us", c.compute_combine_us,
+             "low latency + two-batch overlap: compute-stream time of one combine, us", core::k_non_negative);
   c.comm_sms = static_cast<int>(t.integer("comm_sms", c.comm_sms, "normal mode: SMs its kernels use", {1, 1024}));
   c.sm_gbps = t.real("sm_gbps", c.sm_gbps, "normal mode: GB/s one SM moves (0 = no SM limit)", core::k_non_negative);
   c.fanout_samples = static_cast<int>(

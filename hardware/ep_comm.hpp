@@ -33,7 +33,7 @@ struct EpCommConfig {
   /// nccl algorithm uses the cluster's collective_overhead_us instead, deepep_auto each family's default.
   /// Defaults: algorithm_defaults().
   double alpha_us = 0.0;
-  double message_ns = 0.0;   ///< low latency: issue cost of one message, on the sending GPU
+  double message_ns = 0.0;  ///< low latency: issue cost of one message, on the sending GPU
   /// Low latency under two-batch overlap: time one dispatch's / combine's send and receive kernels hold
   /// the compute stream, us (the messages then fly without SMs).
   double compute_dispatch_us = 0.0;

@@ -33,9 +33,9 @@ enum class Precision : std::uint8_t { bf16, fp8 };
 struct KernelWork {
   OpKind kind = OpKind::dense_gemm;
   Precision precision = Precision::bf16;
-  double flops = 0.0;   ///< floating-point operations (multiply-add = 2)
-  double bytes = 0.0;   ///< bytes moved to/from HBM (weights + activations + KV cache)
-  double tokens = 0.0;  ///< tokens processed (for profiles keyed on token count)
+  double flops = 0.0;     ///< floating-point operations (multiply-add = 2)
+  double bytes = 0.0;     ///< bytes moved to/from HBM (weights + activations + KV cache)
+  double tokens = 0.0;    ///< tokens processed (for profiles keyed on token count)
   double launches = 1.0;  ///< kernels this work stands for: each pays the launch and fixed cost
 };
 

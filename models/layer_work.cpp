@@ -109,17 +109,29 @@ hardware::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatc
   w.tokens = b.tokens;
   const double heads = d(m.num_heads);
   double flops_per_pair = 0.0;
-  double act_per_token = 0.0;  // query in + attention output, elements
+  double act_per_token = 0.0;    // query in + attention output, elements
+  double expanded_per_kv = 0.0;  // MLA prefill: K and V expanded from the latent cache, elements per KV token
   if (m.attention == AttentionKind::gqa) {
     flops_per_pair = 4.0 * heads * d(m.head_dim);
     act_per_token = 2.0 * heads * d(m.head_dim);
+  } else if (kind == hardware::OpKind::attention_prefill) {
+    // Prefill runs MLA as multi-head attention over K and V expanded by kv_b (SGLang's, vLLM's and
+    // DeepSeek's prefill path): q.k over the nope + rope dims, p.v over the value dims; 3.4x fewer FLOPs
+    // per pair than the absorbed form for DeepSeek-V3.
+    const double qk = d(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const double v = d(m.v_head_dim);
+    flops_per_pair = 2.0 * heads * qk + 2.0 * heads * v;
+    act_per_token = heads * (qk + v);
+    expanded_per_kv = heads * (qk + v);
   } else {
+    // Decode absorbs kv_b into the query and output: every head attends over the latent cache itself.
     flops_per_pair = 2.0 * heads * d(m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * heads * d(m.kv_lora_rank);
     act_per_token = heads * d(m.kv_lora_rank + m.qk_rope_head_dim) + heads * d(m.kv_lora_rank);
   }
   w.flops = flops_per_pair * b.score_pairs;
-  w.bytes =
-      (b.kv_read_tokens + b.tokens) * kv_bytes_per_token_layer(m) + b.tokens * act_per_token * d(m.activation_bytes);
+  const double kv_tokens = b.kv_read_tokens + b.tokens;
+  w.bytes = kv_tokens * kv_bytes_per_token_layer(m) +
+            (b.tokens * act_per_token + kv_tokens * expanded_per_kv) * d(m.activation_bytes);
   return w;
 }
 
@@ -147,8 +159,8 @@ hardware::KernelWork elementwise_work(const ModelSpec& m, double tokens, bool mo
   double launches = 2.0;
   double o_proj_in = 0.0;  // width of the attention output (the output projection's input)
   if (m.attention == AttentionKind::mla) {
-    elems += 2.0 * d(m.q_lora_rank + m.kv_lora_rank);             // latent norms, read + write
-    elems += 2.0 * d(m.num_heads + 1) * d(m.qk_rope_head_dim);     // RoPE of q and the shared k, r + w
+    elems += 2.0 * d(m.q_lora_rank + m.kv_lora_rank);           // latent norms, read + write
+    elems += 2.0 * d(m.num_heads + 1) * d(m.qk_rope_head_dim);  // RoPE of q and the shared k, r + w
     o_proj_in = d(m.num_heads * m.v_head_dim);
     launches += 3.0;
   } else {
@@ -165,10 +177,10 @@ hardware::KernelWork elementwise_work(const ModelSpec& m, double tokens, bool mo
   if (moe_layer) {
     const double k = d(m.top_k);
     const double inter = d(m.moe_intermediate_size);
-    elems += k * 3.0 * inter;                       // SiLU-and-multiply: read gate and up, write
-    elems += (k + 1.0) * h;                         // weighted sum of the routed outputs
-    elems += d(m.shared_experts) * 3.0 * inter;     // the shared experts' SiLU
-    bytes += 2.0 * d(m.routed_experts) * 4.0;       // router logits (FP32) in, top-k out
+    elems += k * 3.0 * inter;                    // SiLU-and-multiply: read gate and up, write
+    elems += (k + 1.0) * h;                      // weighted sum of the routed outputs
+    elems += d(m.shared_experts) * 3.0 * inter;  // the shared experts' SiLU
+    bytes += 2.0 * d(m.routed_experts) * 4.0;    // router logits (FP32) in, top-k out
     launches += 3.0 + (m.shared_experts > 0 ? 1.0 : 0.0);
     if (permute) {
       // Routed tokens into expert order (as dispatched: FP8 for FP8 experts) and outputs back, r + w.

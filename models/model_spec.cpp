@@ -50,8 +50,8 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
       t.integer("full_attention_every", 0, "with chunks: every n-th layer attends globally (0 = none)", {0, 1024});
   m.vocab_size = t.integer_required("vocab_size", "vocabulary size", {1, 1 << 24});
   m.tie_word_embeddings = t.boolean("tie_word_embeddings", false, "the LM head shares the embedding matrix");
-  m.elementwise_kernels = t.boolean("elementwise_kernels", false,
-                                    "price the norm, RoPE, quantisation, activation and permutation kernels");
+  m.elementwise_kernels =
+      t.boolean("elementwise_kernels", false, "price the norm, RoPE, quantisation, activation and permutation kernels");
   m.weight_bytes = t.choice<std::int64_t>("weight_dtype", 2, "dtype of the weights", k_dtypes);
   m.kv_cache_bytes = t.choice<std::int64_t>("kv_cache_dtype", 2, "dtype of the KV cache", k_dtypes);
   m.activation_bytes = 2;

@@ -102,7 +102,7 @@ class StepExecutor {
 
   // Per-GPU buffers.
   Eigen::ArrayXd tokens_, share_, attention_ns_, chunked_attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
-  Eigen::ArrayXd elementwise_moe_ns_, elementwise_dense_ns_;  // model.elementwise_kernels: per MoE / dense layer
+  Eigen::ArrayXd elementwise_moe_ns_, elementwise_dense_ns_;       // model.elementwise_kernels: per MoE / dense layer
   Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_, quota_;  // quota_: derive_origins' workspace
   Eigen::ArrayXd gather_bytes_;                                    // all-gather: hidden-state bytes each GPU sends
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_, origin_share_;

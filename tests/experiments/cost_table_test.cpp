@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiments/cost_table.hpp"
+#include "hardware/gpu_spec.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 
@@ -88,4 +89,35 @@ TEST_CASE("cost --gpu takes a preset file (.toml)") {
   const test::Cli missing = test::cli({"cost", "--gpu", file.string(), "--model", "mixtral-8x7b"});
   CHECK(missing.code == 2);
   CHECK_THAT(missing.err, Contains("--gpu: gpus preset file"));
+}
+
+TEST_CASE("cost: the shared experts + router and the elementwise kernels of a MoE layer, by hand") {
+  // Mixtral-8x7B on an H100 at 64 tokens: no shared expert, so the column is the router alone: a BF16
+  // 4096 x 8 gate (dense_gemm: 75 % of 989 TFLOP/s, 85 % of 3350 GB/s), 64 x (4096 + 8) activations.
+  const auto row = row_of({"--gpu", "h100", "--model", "mixtral-8x7b", "--tokens", "64"}, "64");
+  REQUIRE(row.size() == 13);
+  const double router_bytes = 4096.0 * 8 * 2 + 64.0 * (4096 + 8) * 2;
+  const double router_flops = 2.0 * 64 * 4096 * 8;
+  CHECK(std::stod(row[10]) ==
+        Approx(std::max(router_flops / (989e3 * 0.75), router_bytes / (3350.0 * 0.85)) / 1e3 + 4));
+  CHECK(row[11] == "memory");
+  // Elementwise (with the permutation, no --config): per token 2 norms (8 x 4096), RoPE (2 x 40 x 128),
+  // SiLU of 2 experts (2 x 3 x 14336), sum (3 x 4096) BF16 elements, router logits 64 B, permutation
+  // 2 x 2 x 4096 x 4 B; 8 kernels of 4 us.
+  const double per_token = (32768.0 + 10240 + 86016 + 12288) * 2 + 64 + 65536;
+  CHECK(std::stod(row[12]) == Approx(64.0 * per_token / (3350.0 * 0.85) / 1e3 + 8 * 4.0));
+}
+
+TEST_CASE(
+    "cost --config: a pool on DeepEP's low-latency kernels prices the elementwise kernels without the permutation") {
+  const std::string decode =
+      (std::filesystem::path(EPSIM_TEST_DATA_DIR) / ".." / ".." / "examples/deployments/sglang-decode-ep72.toml")
+          .string();
+  const auto row = row_of({"--config", decode, "--tokens", "128"}, "128");
+  // DeepSeek-V3, 489,728 B per token (tests/models/layer_work_test.cpp), 12 kernels, on the example's
+  // h100-calibrated GPU (dense_gemm memory efficiency as fitted).
+  const double bw = 3350.0 * hardware::load_gpu_preset("h100-calibrated").efficiency[0].memory;
+  CHECK(std::stod(row[12]) == Approx(128.0 * 489728 / bw / 1e3 + 12 * 4.0));
+  const test::Cli text = test::cli({"cost", "--config", decode, "--tokens", "128"});
+  CHECK_THAT(text.out, Contains("elementwise kernels of a MoE layer without the permutation"));
 }

@@ -33,7 +33,7 @@ TEST_CASE("GQA attention of Qwen3-30B-A3B by hand") {
   REQUIRE(w.precision == hardware::Precision::bf16);
 }
 
-TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)") {
+TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode, expanded prefill)") {
   const auto m = preset("deepseek-v3");
   // q: 7168*1536 + 1536*128*(128+64); kv_a: 7168*(512+64); kv_b: 512*128*(128+128); o: 128*128*7168
   const double params = 11010048.0 + 37748736.0 + 4128768.0 + 16777216.0 + 117440512.0;
@@ -51,6 +51,13 @@ TEST_CASE("MLA attention of DeepSeek-V3 by hand (compressed KV, absorbed decode)
   REQUIRE(w.flops == 1001.0 * (147456.0 + 131072.0));
   // KV (1000 + 1) * 1152 + absorbed query 128*(512+64) and output 128*512 BF16 elements
   REQUIRE(w.bytes == 1001.0 * 1152.0 + (73728.0 + 65536.0) * 2.0);
+  // Prefill of 1000 new tokens runs as multi-head attention over expanded K and V: 1000 * 1001 / 2
+  // pairs, each 2*128*(128+64) + 2*128*128 FLOPs; the latent cache written, query (128*192) and output
+  // (128*128) BF16 per token, and K (128*192) and V (128*128) expanded for every KV token.
+  models::AttentionBatch p{1000.0, models::causal_pairs(0.0, 1000.0), 0.0};
+  const auto pf = models::attention_core_work(m, p, hardware::OpKind::attention_prefill);
+  REQUIRE(pf.flops == 500500.0 * (49152.0 + 32768.0));
+  REQUIRE(pf.bytes == 1000.0 * 1152.0 + 1000.0 * 40960.0 * 2.0 + 1000.0 * 40960.0 * 2.0);
 }
 
 TEST_CASE("elementwise kernels of DeepSeek-V3 and Mixtral layers by hand") {

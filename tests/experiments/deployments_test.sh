@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# docs/deployments.md's table is what the examples produce: each setup run as the table says, its
+# throughput per node computed from steps.csv as the page describes, and compared with the table's epsim
+# column (to the unit it prints).
+#   deployments_test.sh EPSIM REPO_ROOT
+set -euo pipefail
+epsim=$1
+root=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+doc=$root/docs/deployments.md
+examples=$root/examples/deployments
+
+# The epsim column (the 4th cell) of the table row whose first cell starts with $1, digits only.
+documented() {
+  grep -F "| $1" "$doc" | head -1 | awk -F'|' '{print $5}' | tr -dc '0-9'
+}
+check() {  # LABEL MEASURED
+  local want
+  want=$(documented "$1")
+  [ -n "$want" ] || { echo "FAILED: no row '$1' in docs/deployments.md"; exit 1; }
+  [ "$2" = "$want" ] || { echo "FAILED: $1: the examples give $2, docs/deployments.md says $want"; exit 1; }
+}
+# Prefill: steps of at least 470,000 prompt tokens and no decode; input tokens over their time, per node (4).
+prefill() {  # PROMPT_TOKENS
+  "$epsim" run "$examples/sglang-prefill-ep32.toml" --set workload.prompt_tokens.value="$1" \
+    --set workload.num_requests=$((2048 * 4096 / $1)) --set output.steps_csv=true --out "$out/pf$1" > /dev/null
+  awk -F, 'NR > 1 && $6 >= 470000 && $7 == 0 { d += $5; t += $6 } END { printf "%.0f", t / (d / 1e9) / 4 }' \
+    "$out/pf$1/steps.csv"
+}
+check "prefill, 1K prompts" "$(prefill 1024)"
+check "prefill, 2K prompts" "$(prefill 2048)"
+check "prefill, 4K prompts" "$(prefill 4096)"
+# Decode: steps with all 18,432 requests decoding and no prefill; output tokens over their time, per node (9).
+"$epsim" run "$examples/sglang-decode-ep72.toml" --set output.steps_csv=true --out "$out/dc" > /dev/null
+decode=$(awk -F, 'NR > 1 && $7 == 18432 && $6 == 0 { n++; d += $5 } END { printf "%.0f", 18432 / (d / n / 1e9) / 9 }' \
+  "$out/dc/steps.csv")
+check "decode, 2,000-token inputs" "$decode"
+# The disaggregated setup runs too.
+"$epsim" run "$examples/sglang-disaggregated.toml" --out "$out/dis" > /dev/null
+echo "docs/deployments.md matches the examples"
