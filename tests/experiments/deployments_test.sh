@@ -22,15 +22,20 @@ check() {  # LABEL MEASURED
   [ "$2" = "$want" ] || { echo "FAILED: $1: the examples give $2, docs/deployments.md says $want"; exit 1; }
 }
 # Prefill: steps of at least 470,000 prompt tokens and no decode; input tokens over their time, per node (4).
-prefill() {  # PROMPT_TOKENS
-  "$epsim" run "$examples/sglang-prefill-ep32.toml" --set workload.prompt_tokens.value="$1" \
-    --set workload.num_requests=$((2048 * 4096 / $1)) --set output.steps_csv=true --out "$out/pf$1" > /dev/null
+prefill() {  # PROMPT_TOKENS [--set KEY=VALUE]...
+  local tokens=$1
+  shift
+  rm -rf "$out/pf"
+  "$epsim" run "$examples/sglang-prefill-ep32.toml" --set workload.prompt_tokens.value="$tokens" \
+    --set workload.num_requests=$((2048 * 4096 / tokens)) --set output.steps_csv=true "$@" --out "$out/pf" > /dev/null
   awk -F, 'NR > 1 && $6 >= 470000 && $7 == 0 { d += $5; t += $6 } END { printf "%.0f", t / (d / 1e9) / 4 }' \
-    "$out/pf$1/steps.csv"
+    "$out/pf/steps.csv"
 }
 check "prefill, 1K prompts" "$(prefill 1024)"
 check "prefill, 2K prompts" "$(prefill 2048)"
-check "prefill, 4K prompts" "$(prefill 4096)"
+check "prefill, 4K prompts, 16,384" "$(prefill 4096)"
+check "prefill, 4K prompts, balanced routing" "$(prefill 4096 --set routing.zipf_exponent=0)"
+check "the same on H800" "$(prefill 4096 --set routing.zipf_exponent=0 --set 'cluster.preset="hgx-h800"')"
 # Decode: steps with all 18,432 requests decoding and no prefill; output tokens over their time, per node (9).
 "$epsim" run "$examples/sglang-decode-ep72.toml" --set output.steps_csv=true --out "$out/dc" > /dev/null
 decode=$(awk -F, 'NR > 1 && $7 == 18432 && $6 == 0 { n++; d += $5 } END { printf "%.0f", 18432 / (d / n / 1e9) / 9 }' \
