@@ -22,6 +22,10 @@ void LoadStdMetric::on_layer(const LayerRecord& layer) {
   LoadStdStep& s = pending_[static_cast<std::size_t>(layer.group)];
   s.std_sum += std::sqrt((pairs - pairs.mean()).square().mean());
   ++s.layers;
+  if (const double most = pairs.maxCoeff(); most > 0.0) {
+    s.balance_sum += pairs.mean() / most;
+    ++s.loaded_layers;
+  }
 }
 
 void LoadStdMetric::on_step(const StepRecord& step) {
@@ -36,6 +40,7 @@ void LoadStdMetric::on_step(const StepRecord& step) {
 void LoadStdMetric::report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const {
   const LoadStdStep t = steps_.total(window.begin_ns, window.end_ns);
   out.push_back({"gpu_load_std_tokens", t.layers > 0 ? t.std_sum / static_cast<double>(t.layers) : 0.0});
+  out.push_back({"gpu_balancedness", t.loaded_layers > 0 ? t.balance_sum / static_cast<double>(t.loaded_layers) : 0.0});
 }
 
 }  // namespace epsim::serving

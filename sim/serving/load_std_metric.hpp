@@ -1,6 +1,8 @@
 #pragma once
 // gpu_load_std_tokens (GRACE-MoE's Figure 5): per MoE layer, the standard deviation over the group's
-// GPUs of the token-expert pairs each computes, averaged over the measured steps' layers.
+// GPUs of the token-expert pairs each computes, averaged over the measured steps' layers; and
+// gpu_balancedness (SGLang's large-scale EP blog): per MoE layer, the mean over the max of those pairs,
+// averaged over the layers with any (1 = perfectly balanced).
 #include <Eigen/Core>
 #include <span>
 #include <vector>
@@ -13,9 +15,13 @@ namespace epsim::serving {
 struct LoadStdStep {
   double std_sum = 0.0;  // over the step's MoE layers
   std::int64_t layers = 0;
+  double balance_sum = 0.0;  // mean / max pairs, over the layers with any pairs
+  std::int64_t loaded_layers = 0;
   void add(const LoadStdStep& s) {
     std_sum += s.std_sum;
     layers += s.layers;
+    balance_sum += s.balance_sum;
+    loaded_layers += s.loaded_layers;
   }
 };
 
