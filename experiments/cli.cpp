@@ -13,25 +13,18 @@
 #include <optional>
 
 #include "experiments/build_simulation.hpp"
-#include "experiments/builders.hpp"
 #include "experiments/calibrate_command.hpp"
-#include "experiments/collective_cost.hpp"
 #include "experiments/command_line.hpp"
-#include "experiments/cost_table.hpp"
+#include "experiments/cost_command.hpp"
 #include "experiments/experiment_config.hpp"
 #include "experiments/listings.hpp"
 #include "experiments/place_command.hpp"
 #include "experiments/report_command.hpp"
 #include "experiments/results_writer.hpp"
 #include "experiments/run_outputs.hpp"
-#include "experiments/shape_cost.hpp"
 #include "experiments/slo_search.hpp"
 #include "experiments/sweep_command.hpp"
 #include "experiments/trace_commands.hpp"
-#include "hardware/cluster_spec.hpp"
-#include "hardware/gpu_spec.hpp"
-#include "hardware/measured_cost_model.hpp"
-#include "models/model_spec.hpp"
 #include "report/svg_export.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
@@ -46,23 +39,10 @@ namespace po = boost::program_options;
 namespace epsim::experiments {
 namespace {
 
-struct UsageError : core::Error {
-  using core::Error::Error;
-};
-
 // --seed N: a usage error (exit 2) when N is not a whole number in [0, 2^63 - 1].
 std::uint64_t seed_option(const po::variables_map& vm) {
   try {
     return static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-}
-
-po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
-                        const po::positional_options_description& pos) {
-  try {
-    return parse_command_line(args, desc, pos);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
@@ -108,29 +88,6 @@ std::vector<double> parse_number_list(const std::string& text, std::string_view 
   return out;
 }
 
-po::options_description common_options() {
-  po::options_description d("options");
-  d.add_options()("help,h", "show this help")("log-level", po::value<std::string>()->default_value("warn"),
-                                              "trace, debug, info, warn, error, off");
-  return d;
-}
-
-// "epsim: warning: ..." on the error stream (never in a command's output).
-void warn(std::ostream& err, const std::string& what) {
-  err << "epsim: warning: " << what << "\n";
-}
-
-ExperimentConfig load(const po::variables_map& vm, std::ostream& err) {
-  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  ExperimentConfig cfg = vm.count("config")
-                             ? load_config(vm["config"].as<std::string>(), sets)
-                             : load_config_text(embedded_demo_config(), "embedded demo (examples/demo.toml)", sets);
-  for (const std::string& w : cfg.warnings) {
-    warn(err, w);
-  }
-  return cfg;
-}
-
 int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description d = common_options();
   d.add_options()("config", po::value<std::string>(), "TOML experiment file (default: the embedded demo)")(
@@ -140,13 +97,13 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       "report", "also write DIR/report.html and its figures (turns on steps.csv, events.csv, gpu_layers.csv)");
   po::positional_options_description pos;
   pos.add("config", 1);
-  const po::variables_map vm = parse(args, d, pos);
+  const po::variables_map vm = parse_options(args, d, pos);
   if (vm.count("help")) {
     out << "usage: epsim run [CONFIG] [--set key=value]... [--out DIR] [--seed N] [--report]\n\n" << d;
     return 0;
   }
   set_log_level(vm["log-level"].as<std::string>());
-  ExperimentConfig cfg = load(vm, err);
+  ExperimentConfig cfg = load_experiment(vm, err);
   if (vm.count("seed")) {
     cfg.seed = seed_option(vm);
   }
@@ -251,7 +208,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       "seed", po::value<std::string>(), "override run.seed");
   po::positional_options_description pos;
   pos.add("config", 1);
-  const po::variables_map vm = parse(args, d, pos);
+  const po::variables_map vm = parse_options(args, d, pos);
   if (vm.count("help")) {
     out << "usage: epsim slo [CONFIG] [--target 0.9] [--rates 10,20,40] [--replications N] [--out FILE] [--set "
            "key=value]...\n\n"
@@ -259,7 +216,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return 0;
   }
   set_log_level(vm["log-level"].as<std::string>());
-  ExperimentConfig cfg = load(vm, err);
+  ExperimentConfig cfg = load_experiment(vm, err);
   if (vm.count("seed")) {
     cfg.seed = seed_option(vm);
   }
@@ -325,7 +282,7 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set key=value");
   po::positional_options_description pos;
   pos.add("config", 1);
-  const po::variables_map vm = parse(args, d, pos);
+  const po::variables_map vm = parse_options(args, d, pos);
   if (vm.count("help")) {
     out << "usage: epsim validate CONFIG [--set key=value]...\n\nChecks a config as run does: parses it and builds the "
            "simulation (placement, cost curves, memory plan, inputs) without running it.\n\n"
@@ -336,7 +293,7 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
     throw UsageError("validate needs a CONFIG file");
   }
   set_log_level(vm["log-level"].as<std::string>());
-  const ExperimentConfig cfg = load(vm, err);
+  const ExperimentConfig cfg = load_experiment(vm, err);
   // Every check run makes before simulating is made here by the same code: the simulation is built
   // (placement, cost curves, load window, memory plan, routing source, arrivals), just not run.
   const serving::Simulator sim(build_simulation(cfg));
@@ -363,7 +320,7 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out, std::ostre
                   "models, gpus, clusters, links, policies or all");
   po::positional_options_description pos;
   pos.add("what", 1);
-  const po::variables_map vm = parse(args, d, pos);
+  const po::variables_map vm = parse_options(args, d, pos);
   if (vm.count("help")) {
     out << "usage: epsim list [models|gpus|clusters|links|policies]\n\n" << d;
     return 0;
@@ -372,135 +329,6 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!print_listing(what, out)) {
     throw UsageError("list: unknown \"" + what + "\"; valid values are: models, gpus, clusters, links, policies");
   }
-  return 0;
-}
-
-// Bounds of `epsim cost`'s size-like options: far beyond any GPU (65,536 experts, 16 Mi tokens a call)
-// yet small enough that a table of them is priced in moments.
-constexpr std::int64_t k_max_cost_experts = std::int64_t{1} << 16;
-constexpr std::int64_t k_max_cost_tokens = std::int64_t{1} << 24;
-constexpr std::size_t k_max_cost_rows = 4096;
-
-std::vector<std::int64_t> parse_token_list(const std::string& s) {
-  std::vector<std::int64_t> out;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    const std::size_t comma = std::min(s.find(',', pos), s.size());
-    const std::string item = s.substr(pos, comma - pos);
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(item, &used);
-      if (used != item.size() || v < 1 || v > k_max_cost_tokens) {
-        throw std::invalid_argument(item);
-      }
-      out.push_back(v);
-      if (out.size() > k_max_cost_rows) {
-        throw std::invalid_argument(item);
-      }
-    } catch (const std::exception&) {
-      throw UsageError(
-          fmt::format("--tokens: expected a comma-separated list of at most {} integers in [1, {}], got \"{}\"",
-                      k_max_cost_rows, k_max_cost_tokens, item));
-    }
-    pos = comma + 1;
-  }
-  return out;
-}
-
-int cmd_cost(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (wants_collective(args)) {  // its own options and pricing: collective_cost.hpp
-    try {
-      return collective_cost_command(args, out, err);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-  }
-  if (wants_shape(args)) {  // one kernel of any shape: shape_cost.hpp
-    try {
-      return shape_cost_command(args, out, err);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-  }
-  po::options_description d = common_options();
-  d.add_options()("gpu", po::value<std::string>(), "GPU preset (epsim list gpus) or preset file (.toml)")(
-      "model", po::value<std::string>(), "model preset (epsim list models)")(
-      "config", po::value<std::string>(),
-      "an experiment instead of --gpu/--model: its model on its GPU --gpu-index, priced by the run's cost model "
-      "(speed factor, stress weighting, the prefill pool's GPU)")(
-      "set", po::value<std::vector<std::string>>()->composing(), "with --config: override a config key")(
-      "gpu-index", po::value<int>()->default_value(0), "with --config: which GPU of the cluster")(
-      "tokens", po::value<std::string>()->default_value("1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192"),
-      "comma-separated token counts")(
-      "experts-active", po::value<std::int64_t>()->default_value(0),
-      "activated experts on the GPU (0 = expected under uniform routing: local x (1 - (1 - 1/local)^tokens), "
-      "each given the expected share rounded up and padded to the tile)")(
-      "local-experts", po::value<std::int64_t>()->default_value(0),
-      "experts resident on the GPU (0 = routed / 8, or the config's slots per GPU)")(
-      "context", po::value<std::int64_t>()->default_value(1024), "cached tokens behind each decode token")(
-      "speed", po::value<double>()->default_value(1.0), "without --config: the GPU's speed factor")("csv", "print CSV");
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
-    out << "usage: epsim cost (--gpu NAME --model NAME [--speed S] | --config TOML [--set key=value]... "
-           "[--gpu-index N]) [--tokens LIST] [--experts-active N] [--context N] [--csv]\n\n"
-        << d << "\n"
-        << shape_cost_help() << "\n"
-        << collective_cost_help();
-    return 0;
-  }
-  const po::variables_map vm = parse(args, d, {});
-  CostTableOptions o;
-  o.tokens = parse_token_list(vm["tokens"].as<std::string>());
-  o.experts_active = vm["experts-active"].as<std::int64_t>();
-  o.local_experts = vm["local-experts"].as<std::int64_t>();
-  o.context = vm["context"].as<std::int64_t>();
-  o.csv = vm.count("csv") > 0;
-  const double speed = vm["speed"].as<double>();
-  // Every size-like option has a bound that names it (a billion experts priced one by one never ends).
-  if (o.experts_active < 0 || o.experts_active > k_max_cost_experts || o.local_experts < 0 ||
-      o.local_experts > k_max_cost_experts || o.context < 0 || o.context > k_max_cost_tokens ||
-      !(speed > 0.0 && speed <= 1e3)) {
-    throw UsageError(fmt::format(
-        "--experts-active and --local-experts must be in [0, {}], --context in [0, {}] and --speed in (0, 1000]",
-        k_max_cost_experts, k_max_cost_tokens));
-  }
-  if (vm.count("config")) {
-    if (vm.count("gpu") || vm.count("model") || !vm["speed"].defaulted()) {
-      throw UsageError("--config gives the GPU, the model and the speed; drop --gpu, --model and --speed");
-    }
-    const ExperimentConfig cfg = load(vm, err);
-    const int index = vm["gpu-index"].as<int>();
-    if (index < 0 || index >= cfg.cluster.num_gpus()) {
-      throw UsageError(fmt::format("--gpu-index: expected a GPU of the cluster's {} (0 .. {}), got {}",
-                                   cfg.cluster.num_gpus(), cfg.cluster.num_gpus() - 1, index));
-    }
-    if (o.local_experts == 0) {
-      // The slots of the GPU's pool: a prefill pool of its own EP size holds another number per GPU.
-      o.local_experts = index < cfg.pools().prefill.gpus() ? cfg.prefill_slots_per_gpu() : cfg.slots_per_gpu();
-    }
-    // The GPU's pool's kernels: DeepEP's low-latency ones write the masked layout (no permutation).
-    const bool prefill_pool = index < cfg.pools().prefill.gpus();
-    const hardware::EpCommConfig& comm = prefill_pool && cfg.prefill_comm ? *cfg.prefill_comm : cfg.comm;
-    o.masked_layout = comm.algorithm == hardware::DispatchAlgorithm::deepep_low_latency;
-    const auto cost = make_cost_model(cfg);  // the run's own (builders.hpp)
-    const hardware::RooflineCostModel& roofline = hardware::roofline_of(*cost);
-    out << cost_table(cfg.model, *cost, roofline.gpu_of(index), index, roofline.speed(index), o);
-    return 0;
-  }
-  if (!vm.count("gpu") || !vm.count("model")) {
-    throw UsageError("give --gpu and --model, or --config");
-  }
-  const std::string gpu_name = vm["gpu"].as<std::string>();
-  const std::string model_name = vm["model"].as<std::string>();
-  if (const std::string m = hardware::gpu_presets().unknown_message(gpu_name); !m.empty()) {
-    throw UsageError("--gpu: " + m);
-  }
-  if (const std::string m = models::model_presets().unknown_message(model_name); !m.empty()) {
-    throw UsageError("--model: " + m);
-  }
-  // One GPU at exactly this speed factor (no stress weighting).
-  const hardware::RooflineCostModel cost(hardware::load_gpu_preset(gpu_name), {speed});
-  out << cost_table(models::load_model_preset(model_name), cost, cost.gpu(), 0, speed, o);
   return 0;
 }
 
@@ -537,7 +365,7 @@ constexpr std::array<Command, 10> k_commands{{
     {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
     {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
      cmd_list},
-    {"cost", "cost", "a model's per-layer cost curve on a GPU, or one collective's time (--collective)", cmd_cost},
+    {"cost", "cost", "a model's per-layer cost curve on a GPU, or one collective's time (--collective)", cost_command},
     {"calibrate", "calibrate", "measured GPU profiles: import them, fit presets to them, check the model against them",
      usage_checked<calibrate_command>},
     {"trace", "trace", "make, inspect and convert routing traces: gen, stats, convert",

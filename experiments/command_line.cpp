@@ -33,4 +33,35 @@ std::int64_t whole_number_option(const std::string& text, std::string_view optio
   return v;
 }
 
+po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& options,
+                                const po::positional_options_description& positional) {
+  try {
+    return parse_command_line(args, options, positional);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+po::options_description common_options() {
+  po::options_description d("options");
+  d.add_options()("help,h", "show this help")("log-level", po::value<std::string>()->default_value("warn"),
+                                              "trace, debug, info, warn, error, off");
+  return d;
+}
+
+void warn(std::ostream& err, const std::string& what) {
+  err << "epsim: warning: " << what << "\n";
+}
+
+ExperimentConfig load_experiment(const po::variables_map& vm, std::ostream& err) {
+  const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  ExperimentConfig cfg = vm.count("config")
+                             ? load_config(vm["config"].as<std::string>(), sets)
+                             : load_config_text(embedded_demo_config(), "embedded demo (examples/demo.toml)", sets);
+  for (const std::string& w : cfg.warnings) {
+    warn(err, w);
+  }
+  return cfg;
+}
+
 }  // namespace epsim::experiments

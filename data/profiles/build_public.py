@@ -221,18 +221,6 @@ def breakdown_rows():
     return out
 
 
-def write_breakdown(path, rows):
-    # Written like table.write_table: to a temporary file, then renamed.
-    import csv
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=BREAKDOWN_HEADER, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, path)
-    return len(rows)
-
-
 def main():
     plain, grouped, expert_ffn = deepgemm_rows()
     fa3, fa_alt = attention_rows()
@@ -245,7 +233,7 @@ def main():
     for name, rows in files.items():
         n = table.write_table(os.path.join(OUT_DIR, name), rows, header=HEADER)
         print(f"{name}: {n} rows")
-    n = write_breakdown(os.path.join(OUT_DIR, "public-breakdown.csv"), breakdown_rows())
+    n = table.write_table(os.path.join(OUT_DIR, "public-breakdown.csv"), breakdown_rows(), header=BREAKDOWN_HEADER)
     print(f"public-breakdown.csv: {n} rows")
 
 

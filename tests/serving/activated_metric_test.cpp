@@ -3,9 +3,9 @@
 
 #include <array>
 #include <limits>
-#include <map>
 
 #include "sim/serving/activated_metric.hpp"
+#include "tests/support/figures.hpp"
 
 using namespace epsim;
 
@@ -34,12 +34,7 @@ TEST_CASE("activated experts per GPU: max and mean over the group's GPUs, averag
   s1.group = 1;
   s1.start_ns = 5;
   m.on_step(s1);
-  std::vector<serving::SummaryFigure> out;
-  m.report({10, std::numeric_limits<core::Time>::max()}, out);
-  std::map<std::string, double> f;
-  for (const auto& x : out) {
-    f[x.name] = x.value;
-  }
+  const auto f = test::figures(m, {10, std::numeric_limits<core::Time>::max()});
   CHECK(f.at("activated_experts.max_per_gpu") == Approx(2.5));
   CHECK(f.at("activated_experts.mean_per_gpu") == Approx(2.0));
 }

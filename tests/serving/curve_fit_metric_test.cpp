@@ -2,25 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include <array>
-#include <map>
 
 #include "sim/serving/curve_fit_metric.hpp"
+#include "tests/support/figures.hpp"
 
 using namespace epsim;
-
-namespace {
-
-std::map<std::string, double> figures(const serving::CurveFitMetric& m, const serving::MeasuredWindow& w) {
-  std::vector<serving::SummaryFigure> out;
-  m.report(w, out);
-  std::map<std::string, double> f;
-  for (const auto& x : out) {
-    f[x.name] = x.value;
-  }
-  return f;
-}
-
-}  // namespace
 
 TEST_CASE("curve fit: predicted against priced slowest GPU, by hand", "[quick]") {
   // GPU 0 costs 2 ns a token, GPU 1 3 ns.
@@ -52,7 +38,7 @@ TEST_CASE("curve fit: predicted against priced slowest GPU, by hand", "[quick]")
   serving::StepRecord s;
   s.group = 0;
   m.on_step(s);
-  const auto f = figures(m, {0, std::numeric_limits<core::Time>::max()});
+  const auto f = test::figures(m, {0, std::numeric_limits<core::Time>::max()});
   CHECK(f.at("curve_fit.predicted_expert_ms") == Approx((24.0 + 10.0) / 1e6));
   CHECK(f.at("curve_fit.simulated_expert_ms") == Approx((30.0 + 12.5) / 1e6));
   CHECK(f.at("curve_fit.mean_abs_error") == Approx((0.2 + 0.2) / 2.0));  // |24/30 - 1|, |10/12.5 - 1|
@@ -77,7 +63,7 @@ TEST_CASE("curve fit: activation-aware curves predict from each GPU's activated 
   m.on_layer(l);
   serving::StepRecord s;
   m.on_step(s);
-  const auto f = figures(m, {0, std::numeric_limits<core::Time>::max()});
+  const auto f = test::figures(m, {0, std::numeric_limits<core::Time>::max()});
   CHECK(f.at("curve_fit.predicted_expert_ms") == Approx(46.0 / 1e6));
   CHECK(f.at("curve_fit.mean_abs_error") == Approx(0.08));  // |46 / 50 - 1|
   CHECK(f.at("curve_fit.straggler_agreement") == Approx(1.0));

@@ -5,10 +5,10 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <vector>
 
 #include "sim/serving/load_std_metric.hpp"
+#include "tests/support/figures.hpp"
 
 using namespace epsim;
 
@@ -29,12 +29,7 @@ TEST_CASE("GPU load spread and balancedness per layer, averaged over the measure
   s.group = 0;
   s.start_ns = 1;
   m.on_step(s);
-  std::vector<serving::SummaryFigure> out;
-  m.report({0, std::numeric_limits<core::Time>::max()}, out);
-  std::map<std::string, double> f;
-  for (const auto& x : out) {
-    f[x.name] = x.value;
-  }
+  const auto f = test::figures(m, {0, std::numeric_limits<core::Time>::max()});
   CHECK(f.at("gpu_load_std_tokens") == Approx(std::sqrt(50.0) / 3.0));
   CHECK(f.at("gpu_balancedness") == Approx((20.0 / 30.0 + 1.0) / 2.0));
 }
