@@ -4,9 +4,20 @@
 
 namespace epsim::hardware {
 
+namespace {
+// The ports as DeepEP's normal kernels see them: each link at the share of its rate they reach.
+Topology at_kernel_rate(const Topology& group, const EpCommConfig& comm) {
+  LinkSpec intra = group.intra();
+  LinkSpec inter = group.inter();
+  intra.bw_gbps *= comm.nvlink_efficiency;
+  inter.bw_gbps *= comm.rdma_efficiency;
+  return Topology(group.nodes(), group.gpus_per_node(), intra, inter);
+}
+}  // namespace
+
 DeepEpNormal::DeepEpNormal(const Topology& group, const EpCommConfig& comm)
     : DeepEpBase(group),
-      topo_(group),
+      topo_(at_kernel_rate(group, comm)),
       alpha_ns_(comm.alpha_us * 1e3),
       sm_cap_gbps_(static_cast<double>(comm.comm_sms) * comm.sm_gbps) {
   traffic_.resize(topo_.num_gpus());
@@ -118,6 +129,9 @@ namespace {
 EpCommConfig family(DispatchAlgorithm algorithm, const EpCommConfig& comm) {
   EpCommConfig c = algorithm_defaults(algorithm);
   c.comm_sms = comm.comm_sms;
+  c.sm_gbps = comm.sm_gbps;
+  c.nvlink_efficiency = comm.nvlink_efficiency;
+  c.rdma_efficiency = comm.rdma_efficiency;
   return c;
 }
 }  // namespace

@@ -24,8 +24,9 @@ class DeepEpBase : public CollectiveModel {
 /// Normal (throughput) mode. Per layer and direction, with D_n distinct tokens reaching node n and D_g
 /// reaching GPU g, origin o (node m, rail r) sends share_o x D_n tokens over RDMA to GPU (n, r) of every
 /// other node n; GPU f = (n, r) holds the tokens of rail r's origins (a_r = their share) and forwards
-/// a_r x D_g of them over NVLink to every other GPU g of its node. RDMA, NVLink and the SMs' channels
-/// (comm_sms x sm_gbps of sends per GPU) pipeline: the slowest of the three sets the time.
+/// a_r x D_g of them over NVLink to every other GPU g of its node. RDMA and NVLink (each at the share of
+/// its rate the kernels reach: rdma_efficiency, nvlink_efficiency) and the SMs' channels (comm_sms x
+/// sm_gbps of sends per GPU) pipeline: the slowest of the three sets the time.
 class DeepEpNormal final : public DeepEpBase {
  public:
   DeepEpNormal(const Topology& group, const EpCommConfig& comm);

@@ -14,6 +14,8 @@ constexpr std::array<core::Choice<DispatchAlgorithm>, 4> k_algorithms{
 constexpr std::array<core::Choice<WireDtype>, 2> k_dtypes{{{"bf16", WireDtype::bf16}, {"fp8", WireDtype::fp8}}};
 constexpr std::array<core::Choice<OverlapMode>, 2> k_overlaps{
     {{"none", OverlapMode::none}, {"two_batch", OverlapMode::two_batch}}};
+constexpr core::RealBounds k_share{0.0, 1.0, true};  // (0, 1]
+constexpr core::RealBounds k_at_least_one{1.0, 100.0, false};
 
 // The send and receive kernels of one low-latency dispatch / combine, measured alone on H100 at 128
 // tokens per GPU, EP72 (DeepEP unit tests charted in the LMSYS large-scale EP blog, 2025-05-05, decode
@@ -23,11 +25,24 @@ void set_low_latency_kernel_time(EpCommConfig& c) {
   c.compute_dispatch_us = 30.0;
   c.compute_combine_us = 38.5;
 }
+
+// The normal kernels' link shares, least-squares fits (in log space) to DeepEP's tables on H800 + CX7
+// (comm_fits.toml; docs/model.md):
+// - NVLink 0.88: intranode EP8 dispatch 153 and combine 158 GB/s;
+// - RDMA 0.95: the internode kernels since 2025-04-22 (IBGDA, a queue pair per channel: EP32 58/57, EP64
+//   51/50 GB/s). The kernels before (IBRC: EP32 44/47, EP64 46/45 GB/s) fit 0.80; the SGLang example sets it.
+// Beside the other half's GEMMs they are slower than alone: 1.28x in DeepSeek's profile (H800, EP32
+// prefill, two micro-batches of 8,192 tokens, balanced routing, the IBRC kernels of its day).
+void set_normal_kernel_fit(EpCommConfig& c) {
+  c.nvlink_efficiency = 0.88;
+  c.rdma_efficiency = 0.95;
+  c.overlap_exchange_factor = 1.28;
+}
 }  // namespace
 
 EpCommConfig algorithm_defaults(DispatchAlgorithm algorithm) {
   // Fitted to DeepEP's published tables (hardware/presets/comm_fits.toml lists every point and
-  // tests/hardware/comm_fits_test.cpp checks the fit); DeepEP ships FP8 dispatch and BF16 combine.
+  // tests/serving/ep_comm_test.cpp checks the fit); DeepEP ships FP8 dispatch and BF16 combine.
   EpCommConfig c;
   c.algorithm = algorithm;
   switch (algorithm) {
@@ -42,9 +57,11 @@ EpCommConfig algorithm_defaults(DispatchAlgorithm algorithm) {
       // No SM limit by default: DeepEP's 24 SMs reach the link's rate on H800 (153-158 GB/s of ~160 over
       // NVLink); what they can push over NVLink 5 is unpublished. sm_gbps sets one when measured.
       c.sm_gbps = 0.0;
+      set_normal_kernel_fit(c);
       break;
     case DispatchAlgorithm::deepep_auto:
       c.dispatch_dtype = WireDtype::fp8;
+      set_normal_kernel_fit(c);
       set_low_latency_kernel_time(c);
       break;
     case DispatchAlgorithm::deepep_low_latency:
@@ -108,6 +125,14 @@ EpCommConfig parse_ep_comm(core::ParamTable& t, const EpCommConfig* defaults) {
              "low latency + two-batch overlap: compute-stream time of one combine, us", core::k_non_negative);
   c.comm_sms = static_cast<int>(t.integer("comm_sms", c.comm_sms, "normal mode: SMs its kernels use", {1, 1024}));
   c.sm_gbps = t.real("sm_gbps", c.sm_gbps, "normal mode: GB/s one SM moves (0 = no SM limit)", core::k_non_negative);
+  c.nvlink_efficiency = t.real("nvlink_efficiency", c.nvlink_efficiency,
+                               "normal mode: share of NVLink's achievable rate its kernels reach", k_share);
+  c.rdma_efficiency = t.real("rdma_efficiency", c.rdma_efficiency,
+                             "normal mode: share of the network's achievable rate its kernels reach", k_share);
+  c.overlap_exchange_factor =
+      t.real("overlap_exchange_factor", c.overlap_exchange_factor,
+             "normal mode + two-batch overlap: exchange time beside the other half's compute over its time alone",
+             k_at_least_one);
   c.fanout_samples = static_cast<int>(
       t.integer("fanout_samples", c.fanout_samples, "tokens sampled per layer for node/GPU fan-out", {1, 1 << 20}));
   c.fanout_refresh_steps = static_cast<int>(

@@ -4,7 +4,9 @@
 //   NCCL all-to-all does: Megatron's and vLLM's plain EP);
 // - deepep_normal: DeepEP's throughput kernels (prefill). A token crosses the scale-out network once per
 //   destination node, to the GPU of its own rail there, which forwards it over NVLink once per GPU that
-//   holds one of its experts; RDMA and NVLink stages pipeline through channels driven by `comm_sms` SMs.
+//   holds one of its experts; RDMA and NVLink stages pipeline through channels driven by `comm_sms` SMs, at
+//   the share of each link's rate the kernels reach; beside the other half's compute under two-batch
+//   overlap they take overlap_exchange_factor times as long.
 //   The combine reduces a token's expert outputs inside each node first and returns one copy per node;
 // - deepep_low_latency: DeepEP's decode kernels: one message per token-expert pair straight to the
 //   expert's GPU (RDMA across nodes, NVLink inside), a fixed cost per message, no forwarding;
@@ -38,8 +40,15 @@ struct EpCommConfig {
   /// the compute stream, us (the messages then fly without SMs).
   double compute_dispatch_us = 0.0;
   double compute_combine_us = 0.0;
-  int comm_sms = 24;         ///< normal mode: SMs its kernels occupy (DeepEP Buffer.num_sms default)
-  double sm_gbps = 0.0;      ///< normal mode: bytes per ns one SM's channel moves (caps the send side)
+  int comm_sms = 24;     ///< normal mode: SMs its kernels occupy (DeepEP Buffer.num_sms default)
+  double sm_gbps = 0.0;  ///< normal mode: bytes per ns one SM's channel moves (caps the send side)
+  /// Normal mode: share of the links' achievable rate its kernels reach over NVLink and over RDMA (fitted to
+  /// DeepEP's published tables, algorithm_defaults(); comm_fits.toml holds the points).
+  double nvlink_efficiency = 1.0;
+  double rdma_efficiency = 1.0;
+  /// Normal mode under two-batch overlap: dispatch and combine take this times their time alone, as they
+  /// share the GPU with the other half's GEMMs (fitted to DeepSeek's profile, algorithm_defaults()).
+  double overlap_exchange_factor = 1.0;
   int fanout_samples = 256;  ///< tokens sampled per layer to estimate node / GPU fan-out
   /// Compute time x this while communication runs beside it (set when the simulation is built: with
   /// two-batch overlap, DeepEP's normal kernels hold comm_sms of the GPU's SMs and the GEMMs get the rest).

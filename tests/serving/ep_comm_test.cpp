@@ -9,6 +9,8 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -204,17 +206,30 @@ TEST_CASE("DeepEP normal and low-latency costs of a small exchange, by hand") {
   const Eigen::ArrayXd gpu_fan = Eigen::ArrayXd::Constant(4, 0.5);
   const Eigen::ArrayXd node_fan = Eigen::ArrayXd::Constant(2, 0.25);
   const hardware::EpTraffic t{&share, &pairs, nullptr, &gpu_fan, &node_fan};
-  // Normal: D_g = 50, D_n = 50; a GPU sends 0.25 x 50 tokens to the other node (12.5 kB, 1.25 us at
-  // 10 GB/s), its rail holds half of each node's arrivals and forwards 0.5 x 50 to its peer (25 kB,
-  // 0.25 us at 100 GB/s). 40 us startup + 1.25 us.
-  hardware::DeepEpNormal normal(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal));
+  // Normal at the links' full rate: D_g = 50, D_n = 50; a GPU sends 0.25 x 50 tokens to the other node
+  // (12.5 kB, 1.25 us at 10 GB/s), its rail holds half of each node's arrivals and forwards 0.5 x 50 to its
+  // peer (25 kB, 0.25 us at 100 GB/s). 40 us startup + 1.25 us.
+  hardware::EpCommConfig full_rate = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+  full_rate.nvlink_efficiency = 1.0;
+  full_rate.rdma_efficiency = 1.0;
+  hardware::DeepEpNormal normal(topo, full_rate);
   const hardware::CollectiveCost n = normal.ep_exchange(t, 1000.0);
   CHECK(normal.traffic().send_inter(0) == Approx(12500.0));
   CHECK(normal.traffic().send_intra(0) == Approx(25000.0));
   CHECK(n.time_ns == Approx(40000.0 + 1250.0));
   CHECK(n.inter_bytes == Approx(4 * 12500.0));
+  // The shipped kernels reach 95 % of RDMA's rate: 12.5 kB at 9.5 GB/s.
+  const hardware::EpCommConfig shipped = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+  CHECK(shipped.rdma_efficiency == 0.95);
+  hardware::DeepEpNormal fitted(topo, shipped);
+  CHECK(fitted.ep_exchange(t, 1000.0).time_ns == Approx(40000.0 + 12500.0 / 9.5));
+  // At 4 % of NVLink's rate the forwarding (25 kB at 4 GB/s, 6.25 us) decides.
+  hardware::EpCommConfig slow_nvlink = full_rate;
+  slow_nvlink.nvlink_efficiency = 0.04;
+  hardware::DeepEpNormal forwarding(topo, slow_nvlink);
+  CHECK(forwarding.ep_exchange(t, 1000.0).time_ns == Approx(40000.0 + 6250.0));
   // With the SMs' channels limited to 24 x 1 GB/s, a GPU's 37.5 kB of sends take 1.5625 us: they decide.
-  hardware::EpCommConfig few_sms = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+  hardware::EpCommConfig few_sms = full_rate;
   few_sms.sm_gbps = 1.0;
   hardware::DeepEpNormal slow(topo, few_sms);
   CHECK(slow.ep_exchange(t, 1000.0).time_ns == Approx(40000.0 + 37500.0 / 24.0));
@@ -232,7 +247,7 @@ TEST_CASE("DeepEP normal and low-latency costs of a small exchange, by hand") {
   hardware::DeepEpAuto autom(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_auto));
   hardware::EpTraffic decode = t;
   decode.step_prefills = false;
-  CHECK(autom.ep_exchange(t, 1000.0).time_ns == Approx(40000.0 + 1250.0));
+  CHECK(autom.ep_exchange(t, 1000.0).time_ns == Approx(40000.0 + 12500.0 / 9.5));
   CHECK(autom.ep_exchange(decode, 1000.0).time_ns == Approx(20000.0 + 5000.0 + 75 * 15.0));
 }
 
@@ -245,7 +260,8 @@ TEST_CASE("wire bytes per token: FP8 with a float32 scale per 128 elements, BF16
 namespace {
 
 // A published DeepEP normal-mode bandwidth as the time of one dispatch or combine, over the bytes DeepEP's
-// test counts (comm_fits.toml), next to epsim's cost of the same exchange.
+// test counts (comm_fits.toml), next to epsim's cost of the same exchange; or (deepep_normal_in_step) a
+// profiled in-step time next to the isolated cost times overlap_exchange_factor.
 struct NormalPoint {
   double published_ns = 0.0;
   double model_ns = 0.0;
@@ -256,11 +272,14 @@ NormalPoint deepep_normal_point(const toml::table& p) {
   const auto tokens = p["tokens"].value_or(0.0);
   const bool dispatch = p["phase"].value_or(std::string()) == "dispatch";
   const bool rdma = p["counted"].value_or(std::string()) == "rdma";
+  const bool in_step = p["kind"].value_or(std::string()) == "deepep_normal_in_step";
   const hardware::Topology topo = group(p["cluster"].value_or(std::string()), ep);
   const int nodes = topo.nodes();
   // DeepEP's test: 256 experts, top-8, groups = nodes, top-min(nodes, 4) groups, uniform random scores.
-  const models::ModelSpec m = moe(256, 8, nodes, std::min(nodes, 4));
-  workloads::TokenSampler sampler(256, 8, nodes, std::min(nodes, 4));
+  const int groups = static_cast<int>(p["groups"].value_or(nodes));
+  const int topk_group = static_cast<int>(p["topk_group"].value_or(std::min(nodes, 4)));
+  const models::ModelSpec m = moe(256, 8, groups, topk_group);
+  workloads::TokenSampler sampler(256, 8, groups, topk_group);
   sampler.set_weights(std::vector<double>(256, 1.0));
   core::Rng rng(2024);
   const int samples = 20000;
@@ -282,11 +301,15 @@ NormalPoint deepep_normal_point(const toml::table& p) {
   }
   const double bytes =
       hardware::wire_bytes_per_token(dispatch ? hardware::WireDtype::fp8 : hardware::WireDtype::bf16, 7168, 128);
-  // RDMA: every (token, node) pair incl. the sender's node; NVLink: every token a rank receives (by
-  // symmetry, tokens x distinct GPUs per token).
-  const double counted = tokens * (rdma ? nodes_per_token : gpus_per_token) * bytes;
   NormalPoint out;
-  out.published_ns = counted / p["bandwidth_gbps"].value_or(1.0);
+  if (in_step) {
+    out.published_ns = p["latency_us"].value_or(0.0) * 1e3;
+  } else {
+    // RDMA: every (token, node) pair incl. the sender's node; NVLink: every token a rank receives (by
+    // symmetry, tokens x distinct GPUs per token).
+    const double counted = tokens * (rdma ? nodes_per_token : gpus_per_token) * bytes;
+    out.published_ns = counted / p["bandwidth_gbps"].value_or(1.0);
+  }
   std::vector<int> linear(256);
   std::iota(linear.begin(), linear.end(), 0);
   const policies::LayerPlacement placement = policies::make_layer_placement(256, ep, per_gpu, linear);
@@ -294,10 +317,15 @@ NormalPoint deepep_normal_point(const toml::table& p) {
   Eigen::ArrayXd gpu_fan;
   Eigen::ArrayXd node_fan;
   est.compute(sets, placement, gpu_fan, node_fan);
-  hardware::DeepEpNormal normal(topo, hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal));
+  hardware::EpCommConfig comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+  comm.rdma_efficiency = p["rdma_efficiency"].value_or(comm.rdma_efficiency);
+  hardware::DeepEpNormal normal(topo, comm);
   const Eigen::ArrayXd share = Eigen::ArrayXd::Constant(ep, 1.0 / ep);
   const Eigen::ArrayXd pairs = Eigen::ArrayXd::Constant(ep, tokens * 8.0);
   out.model_ns = normal.ep_exchange(hardware::EpTraffic{&share, &pairs, nullptr, &gpu_fan, &node_fan}, bytes).time_ns;
+  if (in_step) {
+    out.model_ns *= comm.overlap_exchange_factor;
+  }
   return out;
 }
 
@@ -320,7 +348,8 @@ TEST_CASE("the shipped communication defaults reproduce every published point of
   const toml::table fits = toml::parse_file(EPSIM_TEST_DATA_DIR "/../../hardware/presets/comm_fits.toml");
   const toml::array* points = fits["point"].as_array();
   REQUIRE(points != nullptr);
-  REQUIRE(points->size() >= 20);
+  REQUIRE(points->size() >= 28);
+  std::map<std::string, std::vector<double>> fit_log_residuals;
   for (const toml::node& node : *points) {
     const toml::table& p = *node.as_table();
     const std::string kind = p["kind"].value_or(std::string());
@@ -332,7 +361,7 @@ TEST_CASE("the shipped communication defaults reproduce every published point of
       published = p["value"].value_or(0.0);
       // A ring all-reduce's bus bandwidth is what each GPU's link achieves.
       model = kind == "nvls_all_reduce" ? l.nvls_gbps : l.effective_gbps();
-    } else if (kind == "deepep_normal") {
+    } else if (kind == "deepep_normal" || kind == "deepep_normal_in_step") {
       const NormalPoint n = deepep_normal_point(p);
       published = n.published_ns;
       model = n.model_ns;
@@ -345,6 +374,17 @@ TEST_CASE("the shipped communication defaults reproduce every published point of
     INFO(p["source"].value_or(std::string())
          << ": published " << published << ", epsim " << model << " (" << 100.0 * (model / published - 1.0) << " %)");
     CHECK(model == Approx(published).epsilon(tolerance));
+    if (const auto fit = p["fit"].value<std::string>()) {
+      fit_log_residuals[*fit].push_back(std::log(model / published));
+    }
+  }
+  // Each fitted value is the least-squares fit in log space of the points it scales: their log residuals
+  // average to zero, up to the value's rounding to two digits (at most 0.6 %).
+  for (const std::string fit : {"nvlink", "rdma", "rdma_ibrc", "overlap"}) {
+    const std::vector<double>& r = fit_log_residuals[fit];
+    REQUIRE(r.size() >= 2);
+    INFO(fit << ": mean log residual over " << r.size() << " points");
+    CHECK(std::abs(std::accumulate(r.begin(), r.end(), 0.0) / static_cast<double>(r.size())) < 0.006);
   }
 }
 
