@@ -491,6 +491,12 @@ std::string collective_table(const CollectiveRequest& r, const std::vector<Colle
   }
   if (ex) {
     out += "GB/s: bytes each GPU sends over time; MB: all GPUs together\n";
+    if (r.comm.deduplicates() && r.comm.overlap_exchange_factor != 1.0) {
+      out += fmt::format(
+          "time: the exchange alone; beside the other half's compute under two-batch overlap it takes {}x "
+          "(communication.overlap_exchange_factor)\n",
+          r.comm.overlap_exchange_factor);
+    }
   }
   return out;
 }

@@ -318,6 +318,13 @@ void StepExecutor::price_moe_layer(const Batch& batch, std::int64_t total_tokens
     dispatch = both.dispatch;
     combine = both.combine;
   }
+  if (keep_layers_ && comm_.normal_kernels(step_prefills_)) {
+    // A two-batch half: DeepEP's normal kernels share the GPU with the other half's GEMMs (ep_comm.hpp).
+    combine.time_ns *= comm_.overlap_exchange_factor;
+    if (!routed_.all_gather_dispatch) {
+      dispatch.time_ns *= comm_.overlap_exchange_factor;
+    }
+  }
   rec.dispatch_ns = dispatch.time_ns;
   rec.combine_ns = combine.time_ns;
   rec.intra_bytes = dispatch.intra_bytes + combine.intra_bytes;

@@ -159,6 +159,13 @@ TEST_CASE("dispatch defaults come from the model, DeepEP normal deduplicates and
                                      "deepseek-v3", "--ep", "16", "--tokens", "128"});
   REQUIRE(table.code == 0);
   CHECK_THAT(table.out, Contains("EP16, nccl (bf16 14336 B/token), top-8 of 256 experts, 8 groups (limit 4)"));
+  CHECK_THAT(table.out, !Contains("two-batch overlap"));
+  // The normal kernels' table says what the exchange takes inside a two-batch step.
+  std::vector<std::string> text = args;
+  text.insert(text.begin(), "cost");
+  const test::Cli deepep = test::cli(text);
+  REQUIRE(deepep.code == 0);
+  CHECK_THAT(deepep.out, Contains("under two-batch overlap it takes 1.28x (communication.overlap_exchange_factor)"));
 }
 
 TEST_CASE("epsim cost --collective: bad options name the option and what was expected") {

@@ -146,3 +146,30 @@ TEST_CASE("two-batch overlap: DeepEP low-latency kernels hold the compute stream
   CHECK(slow >= 6e6);
   CHECK(slow <= 6e6 + base);
 }
+
+TEST_CASE("two-batch overlap: DeepEP normal kernels take overlap_exchange_factor times their isolated time") {
+  const models::ModelSpec m = test::tiny_model(2);
+  const auto run = [&](hardware::OverlapMode overlap, double factor) {
+    serving::SimulationParts p = scenario(m);
+    p.comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+    p.comm.overlap = overlap;
+    p.comm.overlap_exchange_factor = factor;
+    serving::Simulator sim(std::move(p));
+    const auto r = sim.run();
+    REQUIRE(r.requests.size() == 1);
+    return std::pair{static_cast<double>(r.requests[0].first_token_ns - r.requests[0].spec.arrival_ns),
+                     r.summary.mean_comm_ms * 1e6};
+  };
+  const auto [ttft_1, comm_1] = run(hardware::OverlapMode::two_batch, 1.0);
+  REQUIRE(comm_1 > 0.0);
+  const auto [ttft_1000, comm_1000] = run(hardware::OverlapMode::two_batch, 1000.0);
+  const auto [ttft_2000, comm_2000] = run(hardware::OverlapMode::two_batch, 2000.0);
+  CHECK(comm_1000 == Approx(1000.0 * comm_1));
+  CHECK(comm_2000 == Approx(2000.0 * comm_1));
+  // Once the exchanges dominate, the communication stream carries the step from the first half's local
+  // work to the last half's tail: every further unit of the factor adds the isolated exchanges once.
+  CHECK(ttft_2000 - ttft_1000 == Approx(1000.0 * comm_1).margin(2.0));  // times are whole ns
+  CHECK(ttft_1000 > ttft_1);
+  // Without overlap nothing computes beside the kernels: the factor does not apply.
+  CHECK(run(hardware::OverlapMode::none, 1000.0) == run(hardware::OverlapMode::none, 1.0));
+}
