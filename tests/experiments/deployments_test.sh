@@ -11,14 +11,15 @@ trap 'rm -rf "$out"' EXIT
 doc=$root/docs/deployments.md
 examples=$root/examples/deployments
 
-# The epsim column (the 4th cell) of the table row whose first cell starts with $1, digits only.
-documented() {
-  grep -F "| $1" "$doc" | head -1 | awk -F'|' '{print $5}' | tr -dc '0-9'
+# A cell of the table row whose first cell starts with $1: its number before any parenthesis, digits only
+# (cell 4: epsim; cell 6: epsim with today's DeepEP).
+documented() {  # LABEL CELL
+  grep -F "| $1" "$doc" | head -1 | awk -F'|' -v c=$(($2 + 1)) '{print $c}' | sed 's/(.*//' | tr -dc '0-9'
 }
-check() {  # LABEL MEASURED
+check() {  # LABEL MEASURED [CELL]
   local want
-  want=$(documented "$1")
-  [ -n "$want" ] || { echo "FAILED: no row '$1' in docs/deployments.md"; exit 1; }
+  want=$(documented "$1" "${3:-4}")
+  [ -n "$want" ] || { echo "FAILED: no row '$1' (cell ${3:-4}) in docs/deployments.md"; exit 1; }
   [ "$2" = "$want" ] || { echo "FAILED: $1: the examples give $2, docs/deployments.md says $want"; exit 1; }
 }
 # Prefill: steps of at least 470,000 prompt tokens and no decode; input tokens over their time, per node (4).
@@ -36,6 +37,11 @@ check "prefill, 2K prompts" "$(prefill 2048)"
 check "prefill, 4K prompts, 16,384" "$(prefill 4096)"
 check "prefill, 4K prompts, balanced routing" "$(prefill 4096 --set routing.zipf_exponent=0)"
 check "the same on H800" "$(prefill 4096 --set routing.zipf_exponent=0 --set 'cluster.preset="hgx-h800"')"
+today=(--set communication.rdma_efficiency=0.95)
+check "prefill, 1K prompts" "$(prefill 1024 "${today[@]}")" 6
+check "prefill, 2K prompts" "$(prefill 2048 "${today[@]}")" 6
+check "prefill, 4K prompts, 16,384" "$(prefill 4096 "${today[@]}")" 6
+check "prefill, 4K prompts, balanced routing" "$(prefill 4096 --set routing.zipf_exponent=0 "${today[@]}")" 6
 # Decode: steps with all 18,432 requests decoding and no prefill; output tokens over their time, per node (9).
 "$epsim" run "$examples/sglang-decode-ep72.toml" --set output.steps_csv=true --out "$out/dc" > /dev/null
 decode=$(awk -F, 'NR > 1 && $7 == 18432 && $6 == 0 { n++; d += $5 } END { printf "%.0f", 18432 / (d / n / 1e9) / 9 }' \
