@@ -70,10 +70,7 @@ void set_log_level(const std::string& level) {
 // "1,2.5,4" -> {1, 2.5, 4}.
 std::vector<double> parse_number_list(const std::string& text, std::string_view option) {
   std::vector<double> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
+  for (const std::string& item : split_commas(text)) {
     try {
       std::size_t used = 0;
       out.push_back(std::stod(item, &used));
@@ -83,7 +80,6 @@ std::vector<double> parse_number_list(const std::string& text, std::string_view 
     } catch (const std::exception&) {
       throw UsageError(fmt::format("{}: \"{}\" is not a number (expected e.g. 10,20,40)", option, item));
     }
-    pos = comma + 1;
   }
   return out;
 }

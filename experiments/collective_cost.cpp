@@ -199,9 +199,7 @@ std::vector<CollectiveRow> price_on_graph(const CollectiveRequest& r) {
 
 std::vector<std::int64_t> parse_tokens(const std::string& s) {
   std::vector<std::int64_t> out;
-  for (std::size_t pos = 0; pos <= s.size();) {
-    const std::size_t comma = std::min(s.find(',', pos), s.size());
-    const std::string item = s.substr(pos, comma - pos);
+  for (const std::string& item : split_commas(s)) {
     std::size_t used = 0;
     long long v = 0;
     try {
@@ -213,7 +211,6 @@ std::vector<std::int64_t> parse_tokens(const std::string& s) {
       usage("--tokens: expected a comma-separated list of positive integers, got \"" + item + "\"");
     }
     out.push_back(v);
-    pos = comma + 1;
   }
   return out;
 }
@@ -221,9 +218,7 @@ std::vector<std::int64_t> parse_tokens(const std::string& s) {
 // "1K,64K,1M,2G" -> bytes; K/M/G are binary, as nccl-tests' -b/-e.
 std::vector<double> parse_bytes(const std::string& s) {
   std::vector<double> out;
-  for (std::size_t pos = 0; pos <= s.size();) {
-    const std::size_t comma = std::min(s.find(',', pos), s.size());
-    const std::string item = s.substr(pos, comma - pos);
+  for (const std::string& item : split_commas(s)) {
     std::size_t used = 0;
     double v = 0.0;
     try {
@@ -244,7 +239,6 @@ std::vector<double> parse_bytes(const std::string& s) {
             "\"");
     }
     out.push_back(std::round(v * scale));
-    pos = comma + 1;
   }
   return out;
 }

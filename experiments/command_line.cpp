@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -31,6 +32,16 @@ std::int64_t whole_number_option(const std::string& text, std::string_view optio
         fmt::format("{}: expected a whole number in [{}, {}], got \"{}\"", option, min, max, text));
   }
   return v;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t pos = 0; pos <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    out.push_back(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
 }
 
 po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& options,

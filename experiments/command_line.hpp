@@ -27,6 +27,10 @@ boost::program_options::variables_map parse_command_line(
 /// std::invalid_argument naming the option, the range and what was given.
 std::int64_t whole_number_option(const std::string& text, std::string_view option, std::int64_t min, std::int64_t max);
 
+/// A comma-separated option value's items, empty ones kept ("1,,2" -> {"1", "", "2"}; "" -> {""}) so
+/// that each parser reports the item it refuses.
+std::vector<std::string> split_commas(const std::string& text);
+
 /// parse_command_line, its std::invalid_argument turned into a UsageError.
 boost::program_options::variables_map parse_options(
     const std::vector<std::string>& args, const boost::program_options::options_description& options,

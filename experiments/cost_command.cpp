@@ -27,10 +27,7 @@ constexpr std::size_t k_max_cost_rows = 4096;
 
 std::vector<std::int64_t> parse_token_list(const std::string& s) {
   std::vector<std::int64_t> out;
-  std::size_t pos = 0;
-  while (pos <= s.size()) {
-    const std::size_t comma = std::min(s.find(',', pos), s.size());
-    const std::string item = s.substr(pos, comma - pos);
+  for (const std::string& item : split_commas(s)) {
     try {
       std::size_t used = 0;
       const long long v = std::stoll(item, &used);
@@ -46,7 +43,6 @@ std::vector<std::int64_t> parse_token_list(const std::string& s) {
           fmt::format("--tokens: expected a comma-separated list of at most {} integers in [1, {}], got \"{}\"",
                       k_max_cost_rows, k_max_cost_tokens, item));
     }
-    pos = comma + 1;
   }
   return out;
 }

@@ -100,14 +100,9 @@ void set_value(Measurement& m, std::string_view key, const std::string& value) {
 }
 
 std::vector<std::string> split_values(const std::string& key, const std::string& list) {
-  std::vector<std::string> out;
-  for (std::size_t pos = 0; pos <= list.size();) {
-    const std::size_t comma = std::min(list.find(',', pos), list.size());
-    out.push_back(list.substr(pos, comma - pos));
-    if (out.back().empty()) {
-      usage(fmt::format("--shape {}: expected a value or a comma-separated list, got \"{}\"", key, list));
-    }
-    pos = comma + 1;
+  std::vector<std::string> out = split_commas(list);
+  if (std::any_of(out.begin(), out.end(), [](const std::string& v) { return v.empty(); })) {
+    usage(fmt::format("--shape {}: expected a value or a comma-separated list, got \"{}\"", key, list));
   }
   return out;
 }

@@ -125,13 +125,13 @@ CollectiveCost DeepEpLowLatency::ep_exchange(const EpTraffic& t, double token_by
 }
 
 namespace {
-// A family's own startup and per-message numbers under the configured datatypes and SMs.
+// The configured kernels with the family's own fitted startup and per-message cost (auto has none).
 EpCommConfig family(DispatchAlgorithm algorithm, const EpCommConfig& comm) {
-  EpCommConfig c = algorithm_defaults(algorithm);
-  c.comm_sms = comm.comm_sms;
-  c.sm_gbps = comm.sm_gbps;
-  c.nvlink_efficiency = comm.nvlink_efficiency;
-  c.rdma_efficiency = comm.rdma_efficiency;
+  const EpCommConfig fitted = algorithm_defaults(algorithm);
+  EpCommConfig c = comm;
+  c.algorithm = algorithm;
+  c.alpha_us = fitted.alpha_us;
+  c.message_ns = fitted.message_ns;
   return c;
 }
 }  // namespace

@@ -28,7 +28,6 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
       step_overhead_ns_(step_overhead_us * 1e3),
       dispatch_bytes_(hardware::wire_bytes_per_token(comm.dispatch_dtype, model.hidden_size, comm.fp8_block)),
       combine_bytes_(hardware::wire_bytes_per_token(comm.combine_dtype, model.hidden_size, comm.fp8_block)),
-      overlap_compute_factor_(comm.overlap_compute_factor),
       comm_(comm) {
   if (comm.deduplicates()) {
     fanout_.emplace(model, group_topology, comm.fanout_samples, comm.fanout_refresh_steps, fanout_rng);
@@ -406,14 +405,15 @@ void StepExecutor::price_two_batches(const Batch& batch, core::Time now, int gro
     out.inter_bytes += half_records_[m].inter_bytes;
   }
   out.moe_layers = half_records_[0].moe_layers;
-  if (overlap_compute_factor_ != 1.0 && comm_.normal_kernels(batch.prefill_tokens > 0)) {
+  const double compute_factor = comm_.overlap_compute_factor;
+  if (compute_factor != 1.0 && comm_.normal_kernels(batch.prefill_tokens > 0)) {
     // The GEMMs run on the SMs the communication kernels leave them.
     for (const auto& h : halves_) {
       for (HalfLayer& l : h->half_layers_) {
-        l.local_ns *= overlap_compute_factor_;
-        l.expert_ns *= overlap_compute_factor_;
+        l.local_ns *= compute_factor;
+        l.expert_ns *= compute_factor;
       }
-      h->tail_ns_ *= overlap_compute_factor_;
+      h->tail_ns_ *= compute_factor;
     }
   }
   if (comm_.low_latency_kernels(batch.prefill_tokens > 0)) {

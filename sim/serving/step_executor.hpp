@@ -95,7 +95,6 @@ class StepExecutor {
   double step_overhead_ns_;
   double dispatch_bytes_;  // one token on the wire, dispatch and combine (datatypes: hardware/ep_comm.hpp)
   double combine_bytes_;
-  double overlap_compute_factor_;  // two-batch overlap: compute slowed by the SMs communication holds
   hardware::EpCommConfig comm_;
   bool step_prefills_ = true;              // the step being priced has prefill tokens
   std::optional<FanoutEstimator> fanout_;  // when the collectives deduplicate (DeepEP normal)
