@@ -8,6 +8,7 @@
 #include "models/layer_work.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/routing_policy.hpp"
+#include "sim/serving/handoff_router.hpp"
 #include "sim/serving/memory_plan.hpp"
 #include "workloads/synthetic_router.hpp"
 #include "workloads/trace_replay.hpp"
@@ -95,6 +96,10 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
                 .kv_blocks
           : 0;
   p.kv_bytes_per_token = static_cast<double>(cfg.model.num_layers) * models::kv_bytes_per_token_layer(cfg.model);
+  if (p.prefill_groups > 0) {
+    core::ParamTable none(std::string("disaggregation.handoff"));
+    p.handoff_router = serving::handoff_registry().create(cfg.disaggregation.handoff, none);
+  }
   p.placement = policies::make_placement(cfg.policy, cfg.source)->place(in);
   p.placement_curves = in.curves;
   p.placement_curves_group = placed_group(cfg);

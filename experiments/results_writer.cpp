@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,20 @@ nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::
   if (cfg.disaggregation.prefill_groups > 0) {
     m["kv_transfers"] = {
         {"count", res.kv_transfers}, {"gb", res.kv_transfer_bytes / 1e9}, {"mean_ms", res.kv_transfer_ms_mean}};
+  }
+  // The requests each DP rank of a pool was given: how evenly arrivals and hand-offs spread.
+  for (const serving::PoolRequests& pool : res.pools) {
+    std::int64_t lo = pool.per_rank.empty() ? 0 : pool.per_rank.front();
+    std::int64_t hi = lo;
+    std::int64_t sum = 0;
+    for (const std::int64_t n : pool.per_rank) {
+      lo = std::min(lo, n);
+      hi = std::max(hi, n);
+      sum += n;
+    }
+    const double mean =
+        pool.per_rank.empty() ? 0.0 : static_cast<double>(sum) / static_cast<double>(pool.per_rank.size());
+    m["pools"][pool.name]["requests_per_rank"] = {{"min", lo}, {"max", hi}, {"mean", mean}};
   }
   m["makespan_s"] = s.makespan_s;
   m["ttft_ms"] = latency_json(s.ttft_ms);

@@ -31,6 +31,11 @@ class Scheduler {
   int least_loaded_rank() const;
   /// Outstanding requests of the whole group.
   std::size_t outstanding() const;
+  /// Outstanding (waiting + running) requests of one rank.
+  std::size_t outstanding(int rank) const {
+    const Rank& r = ranks_[static_cast<std::size_t>(rank)];
+    return r.waiting.size() + r.running.size();
+  }
   /// Queues a request on `rank`; returns false (and marks it rejected) if it can never fit in the rank's
   /// KV cache.
   bool enqueue(int rank, int request, std::vector<RequestState>& requests);

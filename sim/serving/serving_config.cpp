@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "sim/core/presets.hpp"
+#include "sim/serving/handoff_router.hpp"
 
 namespace epsim::serving {
 
@@ -144,6 +145,12 @@ void parse_disaggregation(core::ParamTable& root, const ServingShape& shape, Ser
     if (k % tp != 0 || std::min(k, shape.gpus_per_node) % tp != 0) {
       disagg.fail("prefill_ep_size", fmt::format("must be a multiple of parallel.attention_tp = {}, got {}", tp, k));
     }
+  }
+  d.handoff = disagg.string("handoff", k_default_handoff,
+                            "how each prefilled request's decode group and DP rank are chosen (a handoff policy: "
+                            "least_loaded, round_robin, kv_aware; `epsim list policies`)");
+  if (const std::string unknown = handoff_registry().unknown_message(d.handoff); !unknown.empty()) {
+    disagg.fail("handoff", unknown);
   }
   if (!prefill_gpu.empty()) {
     core::ParamTable t({core::preset_layer(disagg, "prefill_gpu", hardware::gpu_presets(), prefill_gpu)},

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include <optional>
+#include <string>
 
 #include "hardware/gpu_spec.hpp"
 #include "sim/core/params.hpp"
@@ -53,6 +54,7 @@ struct DisaggregationConfig {
   int prefill_groups = 0;                        ///< the first EP groups form the prefill pool
   int prefill_ep_size = 0;                       ///< GPUs per prefill group (parsed: 0 becomes ep_size)
   std::optional<hardware::GpuSpec> prefill_gpu;  ///< the prefill pool's GPU model, when it differs
+  std::string handoff = "least_loaded";          ///< handoff_registry() entry: picks each hand-off's decode rank
 };
 
 /// The cluster and model facts the serving sections are checked against.

@@ -120,11 +120,31 @@ Simulator::Simulator(SimulationParts parts)
                             parts_.serving.scheduler.max_batch_tokens);
     }
   }
+  for (const auto& g : groups_) {
+    rank_base_.push_back(served_.size());
+    served_.resize(served_.size() + static_cast<std::size_t>(g->scheduler.ranks()), 0);
+  }
   if (disaggregated) {
     for (int g = 0; g < parts_.prefill_groups; ++g) {
       groups_[static_cast<std::size_t>(g)]->scheduler.set_handoff_after_prefill(true);
     }
     handoff_.emplace(engine_, *transfers_, requests_, parts_.kv_bytes_per_token, parts_.serving.attention_tp);
+    router_ = parts_.handoff_router ? std::move(parts_.handoff_router) : [] {
+      core::ParamTable none(std::string("disaggregation.handoff"));
+      return handoff_registry().create(k_default_handoff, none);
+    }();
+    // Rank 0 of every decode group, then rank 1 of every group, ...: turns and ties alternate groups.
+    int most_ranks = 0;
+    for (const auto& g : groups_) {
+      most_ranks = std::max(most_ranks, g->scheduler.ranks());
+    }
+    for (int r = 0; r < most_ranks; ++r) {
+      for (auto gi = static_cast<std::size_t>(parts_.prefill_groups); gi < groups_.size(); ++gi) {
+        if (r < groups_[gi]->scheduler.ranks()) {
+          decode_ranks_.push_back(DecodeRank{static_cast<int>(gi), r, 0, 0, 0, 0});
+        }
+      }
+    }
   }
   observers_.push_back(&metrics_);
   for (const auto& m : summary_metrics_) {
@@ -144,7 +164,7 @@ void Simulator::schedule_next_arrival() {
 }
 
 Simulator::Group& Simulator::pick_group(std::size_t first, std::size_t count) {
-  std::size_t& next = first == 0 ? next_group_ : next_decode_group_;
+  std::size_t& next = next_group_;
   std::size_t gi = first + next % count;
   if (parts_.serving.load_balancer == LoadBalancer::least_outstanding) {
     // The group with the fewest outstanding requests; ties to the lowest index.
@@ -170,6 +190,7 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
   requests_.push_back(r);
   const bool queued = g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1), requests_);
   g.arrivals += queued ? 1 : 0;
+  served_[rank_base_[static_cast<std::size_t>(g.index)] + static_cast<std::size_t>(r.rank)] += queued ? 1 : 0;
   for (Observer* o : observers_) {
     o->on_arrival(requests_.back());
   }
@@ -225,18 +246,37 @@ void Simulator::try_start_step(Group& g) {
   engine_.schedule_after(core::round_ns(g.last.duration_ns), [this, &g] { on_step_end(g); });
 }
 
+void Simulator::refresh_decode_ranks() {
+  for (DecodeRank& d : decode_ranks_) {
+    const Scheduler& sch = groups_[static_cast<std::size_t>(d.group)]->scheduler;
+    d.outstanding = static_cast<std::int64_t>(sch.outstanding(d.rank));
+    const KvCache& kv = sch.kv(d.rank);
+    d.free_kv_tokens = kv.free_blocks() * kv.block_tokens();
+  }
+}
+
 void Simulator::hand_off(Group& from) {
-  if (!handoff_) {
+  if (!handoff_ || from.scheduler.handed_off().empty()) {
     return;
   }
-  const auto first = static_cast<std::size_t>(parts_.prefill_groups);
+  refresh_decode_ranks();  // hand-offs of this step change only `incoming`, which is kept below
   for (const auto& [rank, idx] : from.scheduler.handed_off()) {
-    Group& to = pick_group(first, groups_.size() - first);
+    const RequestState& r = requests_[static_cast<std::size_t>(idx)];
+    const std::int64_t context = r.spec.prompt_tokens + r.generated;
+    const std::size_t pick = router_->pick(decode_ranks_, context);
+    DecodeRank& d = decode_ranks_[pick];
+    ++d.incoming;
+    d.incoming_tokens += context;
+    Group& to = *groups_[static_cast<std::size_t>(d.group)];
     const KvHandoff::Side src{from.index, from.gpu_offset, &from.scheduler, rank};
-    const KvHandoff::Side dst{to.index, to.gpu_offset, &to.scheduler, to.scheduler.least_loaded_rank()};
+    const KvHandoff::Side dst{to.index, to.gpu_offset, &to.scheduler, d.rank};
     Group* fromp = &from;
     Group* top = &to;
-    handoff_->start(idx, src, dst, [this, fromp, top] {
+    handoff_->start(idx, src, dst, [this, fromp, top, pick, context] {
+      DecodeRank& landed = decode_ranks_[pick];
+      --landed.incoming;
+      landed.incoming_tokens -= context;
+      ++served_[rank_base_[static_cast<std::size_t>(landed.group)] + static_cast<std::size_t>(landed.rank)];
       try_start_step(*top);
       try_start_step(*fromp);  // freed blocks may let waiting prompts in
     });
@@ -351,6 +391,21 @@ SimulationResult Simulator::run() {
     res.kv_transfers = handoff_->transfers();
     res.kv_transfer_bytes = handoff_->bytes();
     res.kv_transfer_ms_mean = handoff_->mean_ms();
+  }
+  const auto pool_of = [&](const char* name, std::size_t first, std::size_t last) {
+    PoolRequests p{name, {}};
+    for (std::size_t g = first; g < last; ++g) {
+      const auto begin = served_.begin() + static_cast<std::ptrdiff_t>(rank_base_[g]);
+      p.per_rank.insert(p.per_rank.end(), begin, begin + groups_[g]->scheduler.ranks());
+    }
+    res.pools.push_back(std::move(p));
+  };
+  const auto prefill = static_cast<std::size_t>(parts_.prefill_groups);
+  if (prefill > 0) {
+    pool_of("prefill", 0, prefill);
+    pool_of("decode", prefill, groups_.size());
+  } else {
+    pool_of("colocated", 0, groups_.size());
   }
   res.end_ns = last_step_end_ns_;
   res.summary = summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "policies/routing_policy.hpp"
 #include "sim/core/event_queue.hpp"
 #include "sim/core/random_streams.hpp"
+#include "sim/serving/handoff_router.hpp"
 #include "sim/serving/kv_handoff.hpp"
 #include "sim/serving/metrics.hpp"
 #include "sim/serving/pool_shape.hpp"
@@ -62,6 +64,8 @@ struct SimulationParts {
   int prefill_ep_size = 0;
   std::int64_t prefill_kv_blocks_per_gpu = 0;  ///< the prefill pool's ranks (its GPUs may differ)
   double kv_bytes_per_token = 0.0;             ///< moved per context token (all layers)
+  /// Disaggregated: picks the decode group and rank of each hand-off (null: least_loaded).
+  std::unique_ptr<HandoffRouter> handoff_router = {};
   /// Rebalancing during serving (null: static placement): the trigger of EP group `g`. A new
   /// placement's changed experts move as `migration` says.
   std::function<std::unique_ptr<policies::RebalanceTrigger>(int group)> make_rebalance = {};
@@ -88,8 +92,15 @@ struct SimulationParts {
   }
 };
 
+/// The requests each DP rank of a pool was given (queued on arrival, or landed by a hand-off).
+struct PoolRequests {
+  std::string name;                    ///< "colocated", "prefill" or "decode"
+  std::vector<std::int64_t> per_rank;  ///< its groups' ranks, group by group
+};
+
 struct SimulationResult {
   std::vector<RequestState> requests;
+  std::vector<PoolRequests> pools;
   RunSummary summary;
   /// The summary metrics' figures (summary_metric.hpp), in report order.
   std::vector<SummaryFigure> figures;
@@ -148,6 +159,8 @@ class Simulator {
   // Moves group g to `next` (if any, and no migration is under way).
   void start_migration(Group& g, std::optional<policies::Placement> next);
   Group& pick_group(std::size_t first, std::size_t count);
+  // Refreshes decode_ranks_' loads from the decode groups' schedulers.
+  void refresh_decode_ranks();
 
   SimulationParts parts_;
   core::Engine engine_;
@@ -166,7 +179,10 @@ class Simulator {
   std::unique_ptr<hardware::TransferNetwork> transfers_;
   std::optional<WeightMigration> migration_;  // when triggers may re-place
   std::optional<KvHandoff> handoff_;          // when disaggregated
-  std::size_t next_decode_group_ = 0;
+  std::unique_ptr<HandoffRouter> router_;     // when disaggregated
+  std::vector<DecodeRank> decode_ranks_;      // every decode rank, groups interleaved (rank 0 of each, ...)
+  std::vector<std::int64_t> served_;          // requests given to each rank, group by group
+  std::vector<std::size_t> rank_base_;        // group g's first entry in served_
   std::int64_t steps_run_ = 0;
   std::function<void(const RunProgress&)> progress_;
   std::int64_t progress_every_ = 0;

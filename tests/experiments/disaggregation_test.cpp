@@ -1,6 +1,7 @@
 // Disaggregated prefill/decode: the KV transfer between the pools takes the time computed by hand.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include "tests/support/csv.hpp"
@@ -48,4 +49,66 @@ TEST_CASE("disaggregated serving adds the KV transfer time between prefill and d
   }
   REQUIRE(decode_step > 0);
   REQUIRE(r.finish_ns - r.first_token_ns == transfer + decode_step);
+}
+
+namespace {
+
+// A burst of `n` requests arriving together on 4 nodes x 2 H100: EP2, group 0 prefills them all in one
+// step (64-token prompts), groups 1-3 decode (6 DP ranks). Returns the requests each decode rank got.
+std::vector<int> decode_ranks_after_burst(int n, const std::string& handoff, serving::SimulationResult* out = nullptr) {
+  const auto cfg = experiments::load_config(
+      std::string(EPSIM_TEST_DATA_DIR) + "/small.toml",
+      {"cluster.nodes=4", "cluster.speed_factors=[]", "parallel.ep_size=2", "disaggregation.prefill_groups=1",
+       "disaggregation.handoff=\"" + handoff + "\"", "workload.arrival=\"batches\"",
+       "workload.batch_size=" + std::to_string(n), "workload.num_requests=" + std::to_string(n),
+       "workload.prompt_tokens.distribution=\"fixed\"", "workload.prompt_tokens.value=64",
+       "workload.output_tokens.distribution=\"fixed\"", "workload.output_tokens.value=40"});
+  serving::Simulator sim(experiments::build_simulation(cfg));
+  auto res = sim.run();
+  std::vector<int> per_rank(6, 0);
+  for (const auto& r : res.requests) {
+    REQUIRE(r.finished());
+    REQUIRE(r.first_token_ns == res.requests[0].first_token_ns);  // one prefill step: one burst of hand-offs
+    REQUIRE(r.group >= 1);
+    ++per_rank[static_cast<std::size_t>((r.group - 1) * 2 + r.rank)];
+  }
+  if (out != nullptr) {
+    *out = std::move(res);
+  }
+  return per_rank;
+}
+
+}  // namespace
+
+TEST_CASE("a burst of hand-offs spreads over the decode ranks within one request of even") {
+  // Before hand-offs counted the transfers in flight, a burst went to rank 0 of each decode group.
+  for (const std::string policy : {"least_loaded", "round_robin", "kv_aware"}) {
+    for (const int n : {6, 12, 13, 17}) {
+      INFO(policy << ", " << n << " requests");
+      const std::vector<int> per_rank = decode_ranks_after_burst(n, policy);
+      const auto [lo, hi] = std::minmax_element(per_rank.begin(), per_rank.end());
+      REQUIRE(*hi - *lo <= 1);
+      REQUIRE(*lo == n / 6);
+    }
+  }
+}
+
+TEST_CASE("the summary's requests per rank count each pool's ranks") {
+  serving::SimulationResult res;
+  const std::vector<int> per_rank = decode_ranks_after_burst(13, "least_loaded", &res);
+  REQUIRE(res.pools.size() == 2);
+  REQUIRE(res.pools[0].name == "prefill");
+  // Arrivals: one prefill group of 2 ranks, least loaded first: 7 and 6.
+  REQUIRE(res.pools[0].per_rank == std::vector<std::int64_t>{7, 6});
+  REQUIRE(res.pools[1].name == "decode");
+  // Decode: groups 1-3, 2 ranks each, group by group, as the requests record them.
+  REQUIRE(res.pools[1].per_rank == std::vector<std::int64_t>(per_rank.begin(), per_rank.end()));
+}
+
+TEST_CASE("an unknown hand-off policy is refused naming the valid ones") {
+  REQUIRE_THROWS_WITH(
+      experiments::load_config(
+          std::string(EPSIM_TEST_DATA_DIR) + "/small.toml",
+          {"parallel.ep_size=2", "disaggregation.prefill_groups=1", "disaggregation.handoff=\"random\""}),
+      Catch::Contains("disaggregation.handoff") && Catch::Contains("least_loaded, round_robin, kv_aware"));
 }
