@@ -313,17 +313,36 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
 int cmd_list(const std::vector<std::string>& args, std::ostream& out, std::ostream& /*err*/) {
   po::options_description d = common_options();
   d.add_options()("what", po::value<std::string>()->default_value("all"),
-                  "models, gpus, clusters, links, policies or all");
+                  "models, gpus, clusters, links, policies, keys or all (all but keys)")(
+      "section", po::value<std::string>()->default_value(""), "keys: only this section's (e.g. scheduler)")(
+      "markdown", po::bool_switch(), "keys: as a markdown table (docs/configuration.md)")(
+      "except", po::value<std::vector<std::string>>()->composing(),
+      "keys: leave out this subsection's keys (repeatable; one documented on its own)");
   po::positional_options_description pos;
-  pos.add("what", 1);
+  pos.add("what", 1).add("section", 1);
   const po::variables_map vm = parse_options(args, d, pos);
   if (vm.count("help")) {
-    out << "usage: epsim list [models|gpus|clusters|links|policies]\n\n" << d;
+    out << "usage: epsim list [models|gpus|clusters|links|policies]\n       epsim list keys [SECTION] "
+           "[--markdown] [--except SUBSECTION]...\n\n"
+        << d;
     return 0;
   }
   const std::string what = vm["what"].as<std::string>();
+  const std::string section = vm["section"].as<std::string>();
+  const bool markdown = vm["markdown"].as<bool>();
+  const std::vector<std::string> except =
+      vm.count("except") ? vm["except"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (what == "keys") {
+    print_config_keys(section, except, markdown, out);
+    return 0;
+  }
+  if (!section.empty() || markdown || !except.empty()) {
+    throw UsageError(
+        "list: a SECTION, --markdown and --except go with \"keys\" only (epsim list keys [SECTION] [--markdown])");
+  }
   if (!print_listing(what, out)) {
-    throw UsageError("list: unknown \"" + what + "\"; valid values are: models, gpus, clusters, links, policies");
+    throw UsageError("list: unknown \"" + what +
+                     "\"; valid values are: models, gpus, clusters, links, policies, keys (epsim list keys [SECTION])");
   }
   return 0;
 }
@@ -359,7 +378,8 @@ struct Command {
 constexpr std::array<Command, 10> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
     {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
-    {"list", "list [WHAT]", "list presets and policies: models, gpus, clusters, links, policies (default: all)",
+    {"list", "list [WHAT]",
+     "list presets and policies: models, gpus, clusters, links, policies (default: all); config keys: keys [SECTION]",
      cmd_list},
     {"cost", "cost", "a model's per-layer cost curve on a GPU, or one collective's time (--collective)", cost_command},
     {"calibrate", "calibrate", "measured GPU profiles: import them, fit presets to them, check the model against them",

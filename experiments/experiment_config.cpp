@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "experiments/config_sections.hpp"
 #include "sim/core/csv_lines.hpp"
 #include "sim/core/embedded_file.hpp"
 #include "sim/core/error.hpp"
@@ -72,26 +73,6 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
     core::merge_tables(out, one);
   }
   return out;
-}
-
-OutputsConfig parse_outputs(core::ParamTable& root) {
-  auto outputs = root.table("output", "optional outputs of run");
-  OutputsConfig o;
-  o.steps_csv = outputs.boolean("steps_csv", false, "write steps.csv (one row per step)");
-  o.tokens_csv = outputs.boolean("tokens_csv", false, "write tokens.csv (every token of every request)");
-  o.layers_csv = outputs.boolean("layers_csv", false, "write layers.csv (per GPU, sampled steps)");
-  o.layers_every = outputs.integer("layers_every", 100, "layers.csv: every n-th step of each group", {1, 1LL << 40});
-  o.timeline = outputs.boolean("timeline", false, "write timeline.json (Chrome trace, open in Perfetto)");
-  o.timeline_steps =
-      outputs.integer("timeline_steps", 20, "timeline: the first n steps of each group (0 = all)", {0, 1LL << 40});
-  o.timeline_max_mib = outputs.real("timeline_max_mib", 64.0,
-                                    "timeline: size cap in MiB; past it every 2^k-th step of each group is kept",
-                                    {1.0 / 1024.0, 65536.0});
-  o.events_csv = outputs.boolean("events_csv", false, "write events.csv (migrations, rebalances, preemptions)");
-  o.gpu_layers_csv =
-      outputs.boolean("gpu_layers_csv", false, "write gpu_layers.csv (per GPU x MoE layer straggler matrix)");
-  outputs.finish();
-  return o;
 }
 
 // What spans sections: the expert weights and the KV cache must fit the GPU together.
@@ -165,19 +146,11 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.source = source;
   core::ParamTable root({core::ParamLayer{&sets, sets_source}, core::ParamLayer{&file, source}}, "");
 
-  auto run = root.table("run", "run settings");
-  cfg.seed = static_cast<std::uint64_t>(run.integer("seed", 42, "seed of every random stream", {0, INT64_MAX}));
-  const auto family_seed = [&](std::string_view key, std::string_view doc) -> std::optional<std::uint64_t> {
-    if (const auto v = run.optional_integer(key, "the run seed", doc, {0, INT64_MAX})) {
-      return static_cast<std::uint64_t>(*v);
-    }
-    return std::nullopt;
-  };
-  cfg.workload_seed = family_seed("workload_seed", "seed of the workload's streams: arrivals, lengths, routing");
-  cfg.cluster_seed = family_seed("cluster_seed", "seed of the cluster's streams: GPU speed draws, drift, jitter");
-  const double max_sim_time_s = run.real(
-      "max_sim_time_s", 3600.0, "stop simulated time here (unfinished requests are reported)", core::k_positive_time_s);
-  run.finish();
+  const RunSettings run = parse_run_section(root);
+  cfg.seed = run.seed;
+  cfg.workload_seed = run.workload_seed;
+  cfg.cluster_seed = run.cluster_seed;
+  const double max_sim_time_s = run.max_sim_time_s;
 
   cfg.model = models::parse_model_section(root);
   hardware::HardwareConfig hw = hardware::parse_hardware_sections(root);
@@ -227,6 +200,50 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
 }
 
 }  // namespace
+
+RunSettings parse_run_section(core::ParamTable& root) {
+  auto run = root.table("run", "run settings");
+  RunSettings s;
+  s.seed = static_cast<std::uint64_t>(run.integer(
+      "seed", 42, "the run seed: policies' own randomness, and every seed family below left unset (--seed overrides)",
+      {0, INT64_MAX}));
+  const auto family_seed = [&](std::string_view key, std::string_view doc) -> std::optional<std::uint64_t> {
+    if (const auto v = run.optional_integer(key, "the run seed", doc, {0, INT64_MAX})) {
+      return static_cast<std::uint64_t>(*v);
+    }
+    return std::nullopt;
+  };
+  s.workload_seed =
+      family_seed("workload_seed",
+                  "seed of the workload's streams: arrivals, lengths, routing (synthetic, or a trace's resampling)");
+  s.cluster_seed = family_seed(
+      "cluster_seed", "seed of the cluster's streams: static GPU speed draws, drift, jitter, cost-profiling noise");
+  s.max_sim_time_s = run.real("max_sim_time_s", 3600.0,
+                              "stop simulated time here; unfinished requests are reported and count as SLO misses",
+                              core::k_positive_time_s);
+  run.finish();
+  return s;
+}
+
+OutputsConfig parse_outputs(core::ParamTable& root) {
+  auto outputs = root.table("output", "optional outputs of run");
+  OutputsConfig o;
+  o.steps_csv = outputs.boolean("steps_csv", false, "write steps.csv (one row per step)");
+  o.tokens_csv = outputs.boolean("tokens_csv", false, "write tokens.csv (every token of every request)");
+  o.layers_csv = outputs.boolean("layers_csv", false, "write layers.csv (per GPU, sampled steps)");
+  o.layers_every = outputs.integer("layers_every", 100, "layers.csv: every n-th step of each group", {1, 1LL << 40});
+  o.timeline = outputs.boolean("timeline", false, "write timeline.json (Chrome trace, open in Perfetto)");
+  o.timeline_steps =
+      outputs.integer("timeline_steps", 20, "timeline: the first n steps of each group (0 = all)", {0, 1LL << 40});
+  o.timeline_max_mib = outputs.real("timeline_max_mib", 64.0,
+                                    "timeline: size cap in MiB; past it every 2^k-th step of each group is kept",
+                                    {1.0 / 1024.0, 65536.0});
+  o.events_csv = outputs.boolean("events_csv", false, "write events.csv (migrations, rebalances, preemptions)");
+  o.gpu_layers_csv =
+      outputs.boolean("gpu_layers_csv", false, "write gpu_layers.csv (per GPU x MoE layer straggler matrix)");
+  outputs.finish();
+  return o;
+}
 
 std::vector<double> resolved_speed_factors(const ExperimentConfig& cfg) {
   return hardware::sample_speed_factors(cfg.variability, cfg.cluster.num_gpus(),

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "experiments/config_keys.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/link_types.hpp"
@@ -16,6 +17,7 @@
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
 #include "policies/trigger_factory.hpp"
+#include "sim/serving/handoff_router.hpp"
 
 namespace epsim::experiments {
 
@@ -27,7 +29,7 @@ void list_registry(const Registry& r, std::ostream& out) {
   for (const auto& e : r.entries()) {
     out << fmt::format("  {:<12} {}\n", e.name, e.description);
     for (const core::ParamDoc& p : r.docs(e)) {
-      out << fmt::format("      {} ({}, default {}): {}\n", p.key, p.type, p.default_value, p.description);
+      out << "      " << key_line(p) << "\n";
     }
   }
 }
@@ -79,8 +81,10 @@ void list_policies(std::ostream& out) {
   policies::parse_rebalance(docs);
   out << "  every trigger ([policy.rebalance], or policy.rebalance = \"NAME\"):\n";
   for (const core::ParamDoc& p : docs.docs()) {
-    out << fmt::format("      {} ({}, default {}): {}\n", p.key, p.type, p.default_value, p.description);
+    out << "      " << key_line(p) << "\n";
   }
+  // Disaggregated serving's decode-rank choice (disaggregation.handoff).
+  list_registry(serving::handoff_registry(), out);
 }
 
 // What `epsim list` lists, in the order `list all` prints it.
@@ -93,6 +97,18 @@ constexpr std::array<std::pair<std::string_view, void (*)(std::ostream&)>, 5> k_
 }};
 
 }  // namespace
+
+void print_config_keys(const std::string& section, const std::vector<std::string>& except, bool markdown,
+                       std::ostream& out) {
+  const std::vector<core::ParamDoc> docs = section_keys(document_config(), section, except);
+  if (markdown) {
+    print_keys_markdown(docs, section, out);
+    return;
+  }
+  for (const core::ParamDoc& d : docs) {
+    out << key_line(d) << "\n";
+  }
+}
 
 bool print_listing(const std::string& what, std::ostream& out) {
   bool listed = false;

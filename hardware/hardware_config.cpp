@@ -57,7 +57,7 @@ HardwareConfig parse_hardware_sections(core::ParamTable& root) {
   const bool prefill_given = comm.contains("prefill");
   auto prefill = comm.table("prefill", "the prefill pool's overrides of [communication] (disaggregated serving)");
   hw.comm = parse_ep_comm(comm);
-  if (prefill_given) {
+  if (prefill_given || prefill.documenting()) {  // documented like the base keys it overrides
     hw.prefill_comm = parse_ep_comm(prefill, &hw.comm);
   }
   prefill.finish();

@@ -24,17 +24,22 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   m.num_layers = t.integer_required("num_layers", "transformer layers", {1, 1000});
   m.first_dense_layers =
       t.integer("first_dense_layers", 0, "leading layers with a dense FFN (DeepSeek first_k_dense_replace)", {0, 1000});
-  m.dense_intermediate_size =
-      t.integer("dense_intermediate_size", 0, "FFN width of the leading dense layers", {0, 1 << 20});
+  m.dense_intermediate_size = t.integer("dense_intermediate_size", 0,
+                                        "FFN width of the dense layers (required when there are some)", {0, 1 << 20});
   m.moe_layer_step =
       t.integer("moe_layer_step", 1, "every step-th layer after the dense ones is MoE (Llama-4 interleave)", {1, 64});
   m.moe_intermediate_size = t.integer_required("moe_intermediate_size", "FFN width of one expert", k_dim);
   m.routed_experts = t.integer_required("routed_experts", "routed experts per MoE layer", {1, 65536});
   m.shared_experts = t.integer("shared_experts", 0, "always-active shared experts per MoE layer", {0, 64});
-  m.top_k = t.integer_required("top_k", "routed experts activated per token", {1, 65536});
-  m.expert_groups = t.integer("expert_groups", 1, "expert groups for group-limited routing (n_group)", {1, 65536});
-  m.topk_group = t.integer(
-      "topk_group", 0, "groups a token may route to (DeepSeek topk_group; 0 = expert_groups: no limit)", {0, 65536});
+  m.top_k = t.integer_required("top_k", "routed experts activated per token (<= routed_experts)", {1, 65536});
+  m.expert_groups =
+      t.integer("expert_groups", 1,
+                "expert groups for group-limited routing (DeepSeek n_group); must divide routed_experts", {1, 65536});
+  m.topk_group =
+      t.integer("topk_group", 0,
+                "groups a token's top-k experts come from at most (DeepSeek topk_group; 0 = expert_groups: no limit); "
+                "topk_group x experts per group must be >= top_k, and a replayed trace is checked against it",
+                {0, 65536});
   m.attention = t.choice<AttentionKind>("attention", AttentionKind::gqa, "attention kind", k_attention_kinds);
   m.num_heads = t.integer_required("num_heads", "attention (query) heads", {1, 4096});
   m.num_kv_heads = t.integer("num_kv_heads", 0, "key/value heads (GQA; 0 = num_heads)", {0, 4096});
@@ -49,12 +54,18 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   m.full_attention_every =
       t.integer("full_attention_every", 0, "with chunks: every n-th layer attends globally (0 = none)", {0, 1024});
   m.vocab_size = t.integer_required("vocab_size", "vocabulary size", {1, 1 << 24});
-  m.tie_word_embeddings = t.boolean("tie_word_embeddings", false, "the LM head shares the embedding matrix");
+  m.tie_word_embeddings =
+      t.boolean("tie_word_embeddings", false, "the LM head shares the embedding matrix (parameter and weight counts)");
   m.elementwise_kernels =
-      t.boolean("elementwise_kernels", false, "price the norm, RoPE, quantisation, activation and permutation kernels");
+      t.boolean("elementwise_kernels", false,
+                "price the norm, RoPE, quantisation, activation and permutation kernels between the GEMMs "
+                "(docs/model.md)");
   m.weight_bytes = t.choice<std::int64_t>("weight_dtype", 2, "dtype of the weights", k_dtypes);
   m.kv_cache_bytes = t.choice<std::int64_t>("kv_cache_dtype", 2, "dtype of the KV cache", k_dtypes);
   m.activation_bytes = 2;
+  if (t.documenting()) {
+    return m;  // the required fields read as 0: no check below means anything yet
+  }
 
   if (m.top_k > m.routed_experts) {
     t.fail("top_k",
@@ -66,7 +77,7 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
   if ((m.first_dense_layers > 0 || m.moe_layer_step > 1) && m.dense_intermediate_size == 0) {
     t.fail("dense_intermediate_size", "must be > 0 when the model has dense layers");
   }
-  if (!t.documenting() && m.num_moe_layers() == 0) {
+  if (m.num_moe_layers() == 0) {
     t.fail("moe_layer_step", "leaves no MoE layer");
   }
   if (m.routed_experts % m.expert_groups != 0) {

@@ -48,6 +48,45 @@ std::string describe_bounds(IntBounds b) {
   return "";
 }
 
+// A bound as the docs print it: powers of two and of ten far from 1 as 2^k and 1ek, which read (and
+// compare) more easily than their digits; error messages keep the digits of describe_bounds.
+std::string readable_number(double v) {
+  const double a = std::fabs(v);
+  if (!std::isfinite(v) || a == 0.0 || (a > 1.0 / 512.0 && a < 65536.0)) {
+    return format_real(v);
+  }
+  const std::string_view sign = v < 0 ? "-" : "";
+  if (const int two = std::ilogb(a); std::ldexp(1.0, two) == a) {
+    return fmt::format("{}2^{}", sign, two);
+  }
+  if (const double ten = std::round(std::log10(a)); std::pow(10.0, ten) == a) {
+    return fmt::format("{}1e{}", sign, ten);
+  }
+  return format_real(v);
+}
+
+std::string readable_bounds(double min, bool min_exclusive, bool has_min, double max, bool has_max) {
+  if (has_min && has_max) {
+    return fmt::format("in {}{}, {}]", min_exclusive ? "(" : "[", readable_number(min), readable_number(max));
+  }
+  if (has_min) {
+    return fmt::format("{} {}", min_exclusive ? ">" : ">=", readable_number(min));
+  }
+  if (has_max) {
+    return fmt::format("<= {}", readable_number(max));
+  }
+  return "";
+}
+
+std::string readable_bounds(RealBounds b) {
+  return readable_bounds(b.min, b.min_exclusive, std::isfinite(b.min), b.max, std::isfinite(b.max));
+}
+
+std::string readable_bounds(IntBounds b) {
+  return readable_bounds(static_cast<double>(b.min), false, b.min != std::numeric_limits<std::int64_t>::min(),
+                         static_cast<double>(b.max), b.max != std::numeric_limits<std::int64_t>::max());
+}
+
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
     case toml::node_type::table:
@@ -132,12 +171,13 @@ void ParamTable::fail(std::string_view key, const std::string& what) const {
   throw ConfigError(source, full_key(key), what);
 }
 
-void ParamTable::record(std::string_view key, std::string type, std::string def, std::string_view doc) {
+void ParamTable::record(std::string_view key, std::string type, std::string bounds, std::string def,
+                        std::string_view doc) {
   mark_read(key);
   const std::string k = full_key(key);
   auto& docs = shared_->docs;
   if (std::none_of(docs.begin(), docs.end(), [&](const ParamDoc& d) { return d.key == k; })) {
-    docs.push_back(ParamDoc{k, std::move(type), std::move(def), std::string(doc)});
+    docs.push_back(ParamDoc{k, std::move(type), std::move(bounds), std::move(def), std::string(doc)});
   }
 }
 
@@ -184,28 +224,24 @@ std::optional<std::int64_t> ParamTable::read_integer(std::string_view key, IntBo
 }
 
 double ParamTable::real(std::string_view key, double def, std::string_view doc, RealBounds b) {
-  const std::string range = describe_bounds(b);
-  record(key, range.empty() ? "number" : "number " + range, format_real(def), doc);
+  record(key, "number", readable_bounds(b), format_real(def), doc);
   return read_real(key, b).value_or(def);
 }
 
 std::optional<double> ParamTable::optional_real(std::string_view key, std::string_view absent, std::string_view doc,
                                                 RealBounds b) {
-  const std::string range = describe_bounds(b);
-  record(key, range.empty() ? "number" : "number " + range, fmt::format("none ({})", absent), doc);
+  record(key, "number", readable_bounds(b), fmt::format("none ({})", absent), doc);
   return read_real(key, b);
 }
 
 std::optional<std::int64_t> ParamTable::optional_integer(std::string_view key, std::string_view absent,
                                                          std::string_view doc, IntBounds b) {
-  const std::string range = describe_bounds(b);
-  record(key, range.empty() ? "integer" : "integer " + range, fmt::format("none ({})", absent), doc);
+  record(key, "integer", readable_bounds(b), fmt::format("none ({})", absent), doc);
   return read_integer(key, b);
 }
 
 double ParamTable::real_required(std::string_view key, std::string_view doc, RealBounds b) {
-  const std::string range = describe_bounds(b);
-  record(key, range.empty() ? "number" : "number " + range, "", doc);
+  record(key, "number", readable_bounds(b), "", doc);
   if (documenting_) {
     return 0.0;
   }
@@ -216,14 +252,12 @@ double ParamTable::real_required(std::string_view key, std::string_view doc, Rea
 }
 
 std::int64_t ParamTable::integer(std::string_view key, std::int64_t def, std::string_view doc, IntBounds b) {
-  const std::string range = describe_bounds(b);
-  record(key, range.empty() ? "integer" : "integer " + range, std::to_string(def), doc);
+  record(key, "integer", readable_bounds(b), std::to_string(def), doc);
   return read_integer(key, b).value_or(def);
 }
 
 std::int64_t ParamTable::integer_required(std::string_view key, std::string_view doc, IntBounds b) {
-  const std::string range = describe_bounds(b);
-  record(key, range.empty() ? "integer" : "integer " + range, "", doc);
+  record(key, "integer", readable_bounds(b), "", doc);
   if (documenting_) {
     return 0;
   }
@@ -234,7 +268,7 @@ std::int64_t ParamTable::integer_required(std::string_view key, std::string_view
 }
 
 bool ParamTable::boolean(std::string_view key, bool def, std::string_view doc) {
-  record(key, "bool", def ? "true" : "false", doc);
+  record(key, "bool", "", def ? "true" : "false", doc);
   const toml::node* n = find(key, nullptr);
   if (!n) {
     return def;
@@ -246,7 +280,7 @@ bool ParamTable::boolean(std::string_view key, bool def, std::string_view doc) {
 }
 
 std::string ParamTable::string(std::string_view key, std::string_view def, std::string_view doc) {
-  record(key, "string", fmt::format("\"{}\"", def), doc);
+  record(key, "string", "", fmt::format("\"{}\"", def), doc);
   const toml::node* n = find(key, nullptr);
   if (!n) {
     return std::string(def);
@@ -260,7 +294,7 @@ std::string ParamTable::string(std::string_view key, std::string_view def, std::
 std::string ParamTable::choice(std::string_view key, std::string_view def, std::string_view doc,
                                std::span<const std::string_view> choices) {
   const std::string valid = fmt::format("{}", fmt::join(choices, ", "));
-  record(key, "one of: " + valid, fmt::format("\"{}\"", def), doc);
+  record(key, "one of: " + valid, "", fmt::format("\"{}\"", def), doc);
   const toml::node* n = find(key, nullptr);
   if (!n) {
     return std::string(def);
@@ -277,7 +311,7 @@ std::string ParamTable::choice(std::string_view key, std::string_view def, std::
 
 std::vector<double> ParamTable::real_list(std::string_view key, std::string_view doc, RealBounds b) {
   const std::string range = describe_bounds(b);
-  record(key, range.empty() ? "list of numbers" : "list of numbers " + range, "[]", doc);
+  record(key, "list of numbers", readable_bounds(b), "[]", doc);
   const toml::node* n = find(key, nullptr);
   std::vector<double> out;
   if (!n) {
@@ -300,7 +334,7 @@ std::vector<double> ParamTable::real_list(std::string_view key, std::string_view
 }
 
 std::vector<std::string> ParamTable::string_list(std::string_view key, std::string_view doc) {
-  record(key, "list of strings", "[]", doc);
+  record(key, "list of strings", "", "[]", doc);
   const toml::node* n = find(key, nullptr);
   std::vector<std::string> out;
   if (!n) {

@@ -28,7 +28,8 @@ namespace epsim::core {
 /// One documented parameter, as `epsim list` prints it.
 struct ParamDoc {
   std::string key;            ///< full dotted key, e.g. "cluster.intra_node.bw_gbps"
-  std::string type;           ///< "integer", "number", "bool", "string", "list of numbers", "table"
+  std::string type;           ///< "integer", "number", "bool", "string", "one of: a, b", "list of numbers"
+  std::string bounds;         ///< accepted range, e.g. "in [0, 1]", ">= 1", "> 0"; "" if unbounded
   std::string default_value;  ///< "" if required
   std::string description;
 };
@@ -155,7 +156,7 @@ class ParamTable {
   };
   const toml::node* find(std::string_view key, const ParamLayer** from) const;
   std::string full_key(std::string_view key) const;
-  void record(std::string_view key, std::string type, std::string def, std::string_view doc);
+  void record(std::string_view key, std::string type, std::string bounds, std::string def, std::string_view doc);
   void mark_read(std::string_view key);
   std::optional<double> read_real(std::string_view key, RealBounds b);
   std::optional<std::int64_t> read_integer(std::string_view key, IntBounds b);

@@ -48,7 +48,7 @@ TEST_CASE("list prints presets and policies with their parameters") {
   REQUIRE_THAT(r.out, Contains("gem-l40"));
   // Rebalance triggers with their own options and the keys they share.
   REQUIRE_THAT(r.out, Contains("rebalance policies:"));
-  REQUIRE_THAT(r.out, Contains("horizon_steps (integer in [1, 16777216], default 50)"));
+  REQUIRE_THAT(r.out, Contains("horizon_steps (integer in [1, 2^24]; default 50)"));
   REQUIRE_THAT(r.out, Contains("check_every_steps"));
   REQUIRE_THAT(r.out, Contains("policy.rebalance.migration (one of: auto, stop_the_world, overlapped, compute_phases"));
   const auto bad = cli({"list", "fruits"});
