@@ -19,36 +19,45 @@ class RoundRobin final : public HandoffRouter {
   std::size_t next_ = 0;
 };
 
-// The fewest requests waiting, running or on their way; ties to the first listed.
+// Scans from the rank after the last pick, so ties rotate: a lightly loaded pool, where every rank is
+// often idle, still spreads its requests instead of sending each to the first rank listed.
+template <class Better>
+std::size_t rotating_best(std::span<const DecodeRank> ranks, std::size_t& start, Better better) {
+  std::size_t best = start % ranks.size();
+  for (std::size_t k = 1; k < ranks.size(); ++k) {
+    const std::size_t i = (start + k) % ranks.size();
+    if (better(ranks[i], ranks[best])) {
+      best = i;
+    }
+  }
+  start = best + 1;
+  return best;
+}
+
+// The fewest requests waiting, running or on their way; ties in turn.
 class LeastLoaded final : public HandoffRouter {
  public:
   std::size_t pick(std::span<const DecodeRank> ranks, std::int64_t /*context_tokens*/) override {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < ranks.size(); ++i) {
-      if (load(ranks[i]) < load(ranks[best])) {
-        best = i;
-      }
-    }
-    return best;
+    return rotating_best(ranks, next_, [](const DecodeRank& a, const DecodeRank& b) { return load(a) < load(b); });
   }
+
+ private:
+  std::size_t next_ = 0;
 };
 
 // The most free KV-cache tokens once the hand-offs on their way have taken theirs (Dynamo's KV-aware
-// selection): long contexts go where they fit; ties by load, then to the first listed.
+// selection): long contexts go where they fit; ties by load, then in turn.
 class KvAware final : public HandoffRouter {
  public:
   std::size_t pick(std::span<const DecodeRank> ranks, std::int64_t /*context_tokens*/) override {
     const auto room = [](const DecodeRank& r) { return r.free_kv_tokens - r.incoming_tokens; };
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < ranks.size(); ++i) {
-      const std::int64_t a = room(ranks[i]);
-      const std::int64_t b = room(ranks[best]);
-      if (a > b || (a == b && load(ranks[i]) < load(ranks[best]))) {
-        best = i;
-      }
-    }
-    return best;
+    return rotating_best(ranks, next_, [&](const DecodeRank& a, const DecodeRank& b) {
+      return room(a) > room(b) || (room(a) == room(b) && load(a) < load(b));
+    });
   }
+
+ private:
+  std::size_t next_ = 0;
 };
 
 template <class T>
@@ -65,10 +74,12 @@ const policies::Registry<HandoffRouter>& handoff_registry() {
   static const policies::Registry<HandoffRouter> registry = [] {
     policies::Registry<HandoffRouter> r("handoff");
     r.add("least_loaded",
-          "decode rank with the fewest requests waiting, running or on their way (hand-offs in flight count)",
+          "decode rank with the fewest requests waiting, running or on their way (hand-offs in flight count); ties in "
+          "turn",
           plain<LeastLoaded>());
     r.add("round_robin", "every decode rank in turn, groups interleaved, blind to load", plain<RoundRobin>());
-    r.add("kv_aware", "decode rank with the most free KV-cache tokens after the hand-offs in flight; ties by load",
+    r.add("kv_aware",
+          "decode rank with the most free KV-cache tokens after the hand-offs in flight; ties by load, then in turn",
           plain<KvAware>());
     return r;
   }();
