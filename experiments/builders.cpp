@@ -1,5 +1,7 @@
 #include "experiments/builders.hpp"
 
+#include <algorithm>
+
 #include "experiments/load_window.hpp"
 #include "models/layer_work.hpp"
 #include "sim/core/random_streams.hpp"
@@ -11,14 +13,20 @@ namespace epsim::experiments {
 std::unique_ptr<hardware::CostModel> make_cost_model(const ExperimentConfig& cfg) {
   auto cost = std::make_unique<hardware::RooflineCostModel>(cfg.gpu, resolved_speed_factors(cfg), cfg.variability,
                                                             core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
-  if (cfg.disaggregation.prefill_gpu) {
-    cost->set_gpu_model(0, cfg.pools().prefill.gpus(), *cfg.disaggregation.prefill_gpu);
+  for (const serving::PoolSpec& pool : cfg.pools) {
+    if (pool.gpu) {
+      cost->set_gpu_model(pool.shape.first_gpu, pool.gpus(), *pool.gpu);
+    }
   }
   return with_measured_cost(cfg, std::move(cost));
 }
 
-int placed_group(const ExperimentConfig& cfg, PlacedPool pool) {
-  return pool == PlacedPool::prefill ? 0 : cfg.disaggregation.prefill_groups;
+std::size_t primary_pool_index(const ExperimentConfig& cfg) {
+  return static_cast<std::size_t>(&cfg.primary_pool() - cfg.pools.data());
+}
+
+int placed_group(const ExperimentConfig& cfg, std::size_t pool) {
+  return cfg.pools.at(pool).shape.first_group;
 }
 
 std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& cfg, const hardware::CostModel& cost,
@@ -29,8 +37,10 @@ std::shared_ptr<const policies::CostCurves> make_curves(const ExperimentConfig& 
 
 std::shared_ptr<const policies::CostCurves> make_group_curves(const ExperimentConfig& cfg,
                                                               const hardware::CostModel& cost, int group) {
-  const serving::PoolShape pool = cfg.pools().of_group(group);  // a copy: pools() is a temporary
-  return make_curves(cfg, cost, pool.group_first_gpu(group), pool.ep_size, cfg.slots_per_gpu(pool.ep_size));
+  const serving::PoolSpec& pool = serving::pool_of_group(cfg.pools, group);
+  return serving::make_cost_curves(cfg.model, cost, pool.shape.group_first_gpu(group), pool.shape.ep_size,
+                                   pool.slots_per_gpu(cfg.model.routed_experts), pool.policy.cost_profile,
+                                   core::RandomStreams(cfg.seed_of(SeedFamily::cluster)));
 }
 
 std::shared_ptr<const hardware::NetworkGraph> make_network(const ExperimentConfig& cfg) {
@@ -38,19 +48,21 @@ std::shared_ptr<const hardware::NetworkGraph> make_network(const ExperimentConfi
 }
 
 bool network_in_use(const ExperimentConfig& cfg) {
-  return cfg.collectives.uses_graph(cfg.ep_size) || cfg.disaggregation.prefill_groups > 0 ||
-         cfg.policy.rebalance.trigger != nullptr;
+  return cfg.disaggregated() || std::any_of(cfg.pools.begin(), cfg.pools.end(), [&](const serving::PoolSpec& p) {
+           return cfg.collectives.uses_graph(p.shape.ep_size) || p.policy.rebalance.trigger != nullptr;
+         });
 }
 
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs,
-                                              PlacedPool pool) {
-  const int placed = placed_group(cfg, pool);
-  const int ep = cfg.pools().of_group(placed).ep_size;
+                                              const hardware::Topology& ports, std::size_t pool) {
+  const serving::PoolSpec& spec = cfg.pools.at(pool);
+  const policies::PolicyNeeds& needs = spec.policy.needs;
+  const int placed = spec.shape.first_group;
+  const int ep = spec.shape.ep_size;
   const hardware::Topology group = serving::group_topology(ports, ep);
   policies::PlacementInput in = policies::PlacementInput::shape(
       static_cast<int>(cfg.model.num_moe_layers()), static_cast<int>(cfg.model.routed_experts), ep, group.nodes(),
-      cfg.slots_per_gpu(ep), static_cast<int>(cfg.model.expert_groups));
+      spec.slots_per_gpu(cfg.model.routed_experts), static_cast<int>(cfg.model.expert_groups));
   in.seed = cfg.seed;
   // DIRECTOR's communication model: a token's hidden state over the group's links (scale-up within a
   // node, scale-out across), in bytes per ns = GB/s.
@@ -69,7 +81,7 @@ policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const
     in.window_steps = static_cast<int>(in.window_load.size() / std::max<std::size_t>(1, in.expert_load.size()));
   }
   if (needs.coactivation) {
-    in.coactivation = profile_coactivation(cfg);
+    in.coactivation = profile_coactivation(cfg, pool);
   }
   if (needs.cost_curves) {
     in.curves = make_group_curves(cfg, cost, placed);

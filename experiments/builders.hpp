@@ -2,6 +2,7 @@
 // The pieces every command builds from an experiment the same way: `run`, `slo` (through
 // build_simulation), `place --config` and `cost --config` call these and nothing else, so a placement
 // computed offline sees exactly the curves, links and GPUs a run would.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -15,18 +16,14 @@
 namespace epsim::experiments {
 
 /// Every GPU of the cluster: static speed factors drawn with the run's seed, variability dynamics, and
-/// the prefill pool's own GPU model when it differs.
+/// each pool's own GPU model where it differs.
 std::unique_ptr<hardware::CostModel> make_cost_model(const ExperimentConfig& cfg);
 
-/// The pool a placement is made for: every group of the pool then starts from it.
-enum class PlacedPool : std::uint8_t {
-  decode,   ///< the decode pool (every group when co-located; the prefill pool too when its EP size is alike)
-  prefill,  ///< the prefill pool, when its EP size differs from the decode pool's
-};
+/// The index in cfg.pools of the primary pool (the first that decodes).
+std::size_t primary_pool_index(const ExperimentConfig& cfg);
 
-/// The EP group a placement is made for: the pool's first (the first that decodes by default; the first
-/// group when prefill and decode are co-located).
-int placed_group(const ExperimentConfig& cfg, PlacedPool pool = PlacedPool::decode);
+/// The EP group a pool's placement is made for: the pool's first; every group of the pool starts from it.
+int placed_group(const ExperimentConfig& cfg, std::size_t pool);
 
 /// C_g(n) of GPUs first_gpu .. first_gpu + gpus - 1 holding `slots_per_gpu` expert slots each, as the
 /// policies see them (cfg.policy.cost_profile). In exact mode the curves point to `cost`, which must
@@ -42,12 +39,11 @@ std::shared_ptr<const hardware::NetworkGraph> make_network(const ExperimentConfi
 /// Whether a run uses the graph itself: graph collectives, KV hand-offs or weight migrations.
 bool network_in_use(const ExperimentConfig& cfg);
 
-/// The placement input of the placed group of `pool`: its shape, links and token bytes (DIRECTOR's
-/// communication model), the seed, and what `needs` asks for: the load window of that group's steps
-/// (load_window.hpp), C_g(n) of its GPUs, co-selection counts. `ports` is the cluster's port view
-/// (NetworkGraph::port_view()).
+/// The placement input of pool `pool`'s placed group: its shape, links and token bytes (DIRECTOR's
+/// communication model), the seed, and what the pool's policies declared they need: the load window of
+/// that group's steps (load_window.hpp), C_g(n) of its GPUs, co-selection counts. `ports` is the
+/// cluster's port view (NetworkGraph::port_view()).
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::Topology& ports, const policies::PolicyNeeds& needs,
-                                              PlacedPool pool = PlacedPool::decode);
+                                              const hardware::Topology& ports, std::size_t pool);
 
 }  // namespace epsim::experiments

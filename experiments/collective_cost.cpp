@@ -381,7 +381,7 @@ CollectiveRequest make_request(const po::variables_map& vm, std::ostream& err) {
     r.cluster = cfg.cluster;
     r.collectives = cfg.collectives;
     r.comm = cfg.comm;
-    r.ep = cfg.ep_size;
+    r.ep = cfg.ep_size();
     model = cfg.model;
     r.gpus = r.gpus == 0 ? r.cluster.gpus_per_node : r.gpus;
   } else if (vm.count("model")) {

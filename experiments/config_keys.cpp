@@ -15,6 +15,7 @@
 #include "policies/registry.hpp"
 #include "policies/routing_policy.hpp"
 #include "policies/trigger_factory.hpp"
+#include "sim/serving/pool_config.hpp"
 #include "sim/serving/serving_config.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/routing_config.hpp"
@@ -91,12 +92,15 @@ std::vector<core::ParamDoc> document_config() {
   hardware::parse_hardware_sections(root);
   // The serving and routing readers check their keys against the cluster and the model; documentation
   // mode has neither, so they get a small consistent shape (any valid one records the same keys).
-  serving::parse_serving_sections(root, {8, 8, 8});
+  const serving::ServingSections sections = serving::parse_serving_sections(root, {8, 8, 8});
   auto workload = root.table("workload", "request arrivals and lengths");
   workloads::parse_workload(workload);
   workloads::parse_routing_section(root, {1, 8, 2, 1, 1});
   auto policy = root.table("policy", "placement, routing and rebalancing policies (epsim list policies)");
-  policies::parse_policy_section(policy);
+  const policies::PolicyConfig policy_config = policies::parse_policy_section(policy);
+  const hardware::EpCommConfig comm;
+  const std::optional<hardware::EpCommConfig> no_prefill_comm;
+  serving::parse_pools(root, sections, {8, 8, 8, &comm, &no_prefill_comm, &policy_config});
   parse_outputs(root);
   parse_measured_cost_section(root);
 

@@ -118,11 +118,14 @@ int cost_command(const std::vector<std::string>& args, std::ostream& out, std::o
     }
     // The GPU's pool: a prefill pool of its own EP size holds another number of slots per GPU, and may
     // run other kernels (DeepEP's low-latency ones write the masked layout: no permutation).
-    const bool prefill_pool = index < cfg.pools().prefill.gpus();
-    if (o.local_experts == 0) {
-      o.local_experts = prefill_pool ? cfg.prefill_slots_per_gpu() : cfg.slots_per_gpu();
+    const serving::PoolSpec* pool = &cfg.pools.front();
+    for (const serving::PoolSpec& p : cfg.pools) {
+      pool = index >= p.shape.first_gpu && index < p.shape.first_gpu + p.gpus() ? &p : pool;
     }
-    const hardware::EpCommConfig& comm = prefill_pool && cfg.prefill_comm ? *cfg.prefill_comm : cfg.comm;
+    if (o.local_experts == 0) {
+      o.local_experts = pool->slots_per_gpu(cfg.model.routed_experts);
+    }
+    const hardware::EpCommConfig& comm = pool->comm;
     o.masked_layout = comm.algorithm == hardware::DispatchAlgorithm::deepep_low_latency;
     const auto cost = make_cost_model(cfg);  // the run's own (builders.hpp)
     const hardware::RooflineCostModel& roofline = hardware::roofline_of(*cost);

@@ -13,6 +13,7 @@
 #include "sim/core/random_streams.hpp"
 #include "sim/core/toml_guard.hpp"
 #include "sim/serving/memory_plan.hpp"
+#include "sim/serving/pool_config.hpp"
 
 namespace epsim::experiments {
 
@@ -75,33 +76,33 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
   return out;
 }
 
-// What spans sections: the expert weights and the KV cache must fit the GPU together.
-void check_memory(const ExperimentConfig& cfg, core::ParamTable& root) {
-  const serving::MemoryPlan mem =
-      serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp);
-  if (mem.kv_blocks < 1) {
-    auto scheduler = root.table("scheduler", "continuous batching");
-    scheduler.fail("gpu_memory_utilization",
-                   fmt::format("no room for the KV cache: {:.1f} GiB of weights per GPU ({} expert slots) + {:.1f} GiB "
-                               "reserve exceed {:.1f} GiB x {} of {}",
-                               mem.weights_gib, cfg.slots_per_gpu(), cfg.serving.scheduler.activation_reserve_gib,
-                               cfg.gpu.memory_gib, cfg.serving.scheduler.gpu_memory_utilization, cfg.gpu.name));
-  }
-  const serving::PoolShape prefill = cfg.pools().prefill;
-  if (prefill.groups > 0 && prefill.ep_size != cfg.ep_size) {
-    // A smaller prefill group holds more expert slots per GPU: its cache must fit too.
-    const hardware::GpuSpec& gpu = cfg.disaggregation.prefill_gpu ? *cfg.disaggregation.prefill_gpu : cfg.gpu;
-    const int slots = cfg.prefill_slots_per_gpu();
-    const serving::MemoryPlan pm =
-        serving::plan_memory(cfg.model, gpu, slots, cfg.serving.scheduler, cfg.serving.attention_tp);
-    if (pm.kv_blocks < 1) {
+// What spans sections: each pool's expert weights and KV cache must fit its GPUs together.
+void check_memory(const ExperimentConfig& cfg, core::ParamTable& root, bool pool_list) {
+  for (std::size_t i = 0; i < cfg.pools.size(); ++i) {
+    const serving::PoolSpec& pool = cfg.pools[i];
+    const hardware::GpuSpec& gpu = cfg.gpu_of(pool);
+    const int slots = pool.slots_per_gpu(cfg.model.routed_experts);
+    const serving::MemoryPlan mem =
+        serving::plan_memory(cfg.model, gpu, slots, cfg.serving.scheduler, pool.attention_tp);
+    if (mem.kv_blocks >= 1) {
+      continue;
+    }
+    const std::string what =
+        fmt::format("{:.1f} GiB of weights per GPU ({} expert slots) + {:.1f} GiB reserve exceed {:.1f} GiB x {} of {}",
+                    mem.weights_gib, slots, cfg.serving.scheduler.activation_reserve_gib, gpu.memory_gib,
+                    cfg.serving.scheduler.gpu_memory_utilization, gpu.name);
+    if (pool_list) {
+      root.fail("pool",
+                fmt::format("no room for pool \"{}\"'s KV cache at EP{}: {}", pool.name, pool.shape.ep_size, what));
+    }
+    if (pool.role == serving::PoolRole::prefill) {
+      // A smaller prefill group holds more expert slots per GPU: its cache must fit too.
       auto disagg = root.table("disaggregation", "separate prefill and decode pools");
       disagg.fail("prefill_ep_size",
-                  fmt::format("no room for the prefill pool's KV cache at EP{}: {:.1f} GiB of weights per GPU ({} "
-                              "expert slots) + {:.1f} GiB reserve exceed {:.1f} GiB x {} of {}",
-                              prefill.ep_size, pm.weights_gib, slots, cfg.serving.scheduler.activation_reserve_gib,
-                              gpu.memory_gib, cfg.serving.scheduler.gpu_memory_utilization, gpu.name));
+                  fmt::format("no room for the prefill pool's KV cache at EP{}: {}", pool.shape.ep_size, what));
     }
+    auto scheduler = root.table("scheduler", "continuous batching");
+    scheduler.fail("gpu_memory_utilization", "no room for the KV cache: " + what);
   }
 }
 
@@ -111,12 +112,13 @@ std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
   const bool replicating =
       cfg.policy.placement == "eplb" || cfg.policy.placement == "grace" || cfg.policy.placement == "replicated";
   if ((cfg.policy.routing == "metro" || cfg.policy.routing == "grace") &&
-      (cfg.redundant_experts == 0 || !replicating)) {
+      (cfg.primary_pool().redundant_experts == 0 || !replicating)) {
     out.push_back(fmt::format(
         "{}: policy.routing = \"{}\" chooses among replicas, but placement \"{}\" with {} redundant slots gives every "
         "expert one copy: it routes exactly like \"even\" (use a replicating placement, eplb or grace, and "
         "parallel.redundant_experts > 0, or the study bundle \"{}\")",
-        cfg.source, cfg.policy.routing, cfg.policy.placement, cfg.redundant_experts, cfg.policy.routing));
+        cfg.source, cfg.policy.routing, cfg.policy.placement, cfg.primary_pool().redundant_experts,
+        cfg.policy.routing));
   }
   if (cfg.policy.needs.predictions && cfg.routing.source == workloads::RoutingSourceKind::trace) {
     out.push_back(fmt::format(
@@ -125,17 +127,11 @@ std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
         "synthetic routing)",
         cfg.source, cfg.policy.rebalance.trigger_name));
   }
-  if (cfg.disaggregation.prefill_groups == 0 && cfg.disaggregation.prefill_ep_size != cfg.ep_size) {
-    out.push_back(
-        fmt::format("{}: disaggregation.prefill_ep_size = {} sizes the prefill pool, but prefill_groups = 0 "
-                    "(co-located): it has no effect",
-                    cfg.source, cfg.disaggregation.prefill_ep_size));
-  }
-  if (cfg.redundant_experts > 0 && !replicating) {
+  if (cfg.primary_pool().redundant_experts > 0 && !replicating) {
     out.push_back(fmt::format(
         "{}: parallel.redundant_experts = {} but placement \"{}\" places one copy per expert: the redundant slots "
         "stay empty",
-        cfg.source, cfg.redundant_experts, cfg.policy.placement));
+        cfg.source, cfg.primary_pool().redundant_experts, cfg.policy.placement));
   }
   return out;
 }
@@ -159,15 +155,11 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.variability = std::move(hw.variability);
   cfg.collectives = hw.collectives;
   cfg.comm = hw.comm;
-  cfg.prefill_comm = hw.prefill_comm;
 
   serving::ServingSections serving = serving::parse_serving_sections(
       root, {cfg.cluster.num_gpus(), cfg.cluster.gpus_per_node, cfg.model.routed_experts});
   cfg.serving = serving.serving;
   cfg.serving.max_sim_time_s = max_sim_time_s;
-  cfg.ep_size = cfg.serving.ep_size;
-  cfg.redundant_experts = serving.redundant_experts;
-  cfg.disaggregation = std::move(serving.disaggregation);
 
   auto workload = root.table("workload", "request arrivals and lengths");
   cfg.workload = workloads::parse_workload(workload);
@@ -176,19 +168,33 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
                                               cfg.model.expert_groups, cfg.model.topk_group});
   auto policy = root.table("policy", "placement, routing and rebalancing policies (epsim list policies)");
   cfg.policy = policies::parse_policy_section(policy);
+  const std::optional<hardware::EpCommConfig> prefill_comm = hw.prefill_comm;
+  cfg.pools = serving::parse_pools(root, serving,
+                                   {cfg.cluster.num_gpus(), cfg.cluster.gpus_per_node, cfg.model.routed_experts,
+                                    &cfg.comm, &prefill_comm, &cfg.policy});
   cfg.outputs = parse_outputs(root);
   cfg.measured = parse_measured_cost_section(root);
-  check_memory(cfg, root);
-  if (cfg.policy.placement == "linear" && cfg.model.routed_experts < cfg.pools().max_ep_size()) {
-    // What run would reject (linear gives each expert one GPU): said now, with the way out.
-    throw core::ConfigError(
-        source, "policy.placement",
-        fmt::format("linear places one copy of each expert: {} experts cannot cover an EP group of {} GPUs (use "
-                    "\"replicated\", or \"eplb\" with parallel.redundant_experts, or a smaller parallel.ep_size)",
-                    cfg.model.routed_experts, cfg.pools().max_ep_size()));
+  cfg.explicit_pools = serving.pool_list;
+  check_memory(cfg, root, serving.pool_list);
+  for (const serving::PoolSpec& pool : cfg.pools) {
+    if (pool.policy.placement == "linear" && cfg.model.routed_experts < pool.shape.ep_size) {
+      // What run would reject (linear gives each expert one GPU): said now, with the way out.
+      throw core::ConfigError(
+          source, serving.pool_list ? "pool" : "policy.placement",
+          fmt::format("linear places one copy of each expert: {} experts cannot cover an EP group of {} GPUs (use "
+                      "\"replicated\", or \"eplb\" with parallel.redundant_experts, or a smaller parallel.ep_size)",
+                      cfg.model.routed_experts, pool.shape.ep_size));
+    }
   }
   root.finish();
   cfg.warnings = policy_warnings(cfg);
+  const serving::DisaggregationConfig& d = serving.disaggregation;
+  if (!serving.pool_list && d.prefill_groups == 0 && d.prefill_ep_size != cfg.ep_size()) {
+    cfg.warnings.push_back(
+        fmt::format("{}: disaggregation.prefill_ep_size = {} sizes the prefill pool, but prefill_groups = 0 "
+                    "(co-located): it has no effect",
+                    cfg.source, d.prefill_ep_size));
+  }
   build_measured_cost(cfg);
 
   toml::table effective = file;

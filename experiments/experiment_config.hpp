@@ -1,6 +1,7 @@
 #pragma once
 // One experiment's configuration, loaded from a TOML file (plus --set overrides and the presets it
 // names), validated as a whole before anything runs.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,7 +17,7 @@
 #include "hardware/variability.hpp"
 #include "models/model_spec.hpp"
 #include "policies/policy_config.hpp"
-#include "sim/serving/pool_shape.hpp"
+#include "sim/serving/pool_spec.hpp"
 #include "sim/serving/serving_config.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/routing_config.hpp"
@@ -55,15 +56,15 @@ struct ExperimentConfig {
   hardware::ClusterSpec cluster;
   hardware::VariabilityConfig variability;
   hardware::CollectiveConfig collectives;
-  hardware::EpCommConfig comm;
-  std::optional<hardware::EpCommConfig> prefill_comm;  ///< [communication.prefill]
-  int ep_size = 0;
-  int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
+  hardware::EpCommConfig comm;  ///< [communication]: every pool's, less its own overrides
+  /// The deployment: [[pool]] entries, or the pools [parallel] and [disaggregation] stand for. Each holds
+  /// its own GPU model, parallelism, communication and policies (sim/serving/pool_spec.hpp).
+  std::vector<serving::PoolSpec> pools;
+  bool explicit_pools = false;  ///< the pools came from [[pool]] entries (not the shorthand)
   workloads::WorkloadConfig workload;
   workloads::RoutingConfig routing;
-  policies::PolicyConfig policy;
+  policies::PolicyConfig policy;  ///< [policy]: every pool's, less its own [pool.policy]
   serving::ServingConfig serving;
-  serving::DisaggregationConfig disaggregation;
   OutputsConfig outputs;
   MeasuredCostConfig measured;  ///< [calibration]: measured tables as the cost model
   /// The effective configuration (file + --set), for the echo in summary.json; JSON text.
@@ -74,15 +75,16 @@ struct ExperimentConfig {
   std::uint64_t seed_of(SeedFamily f) const {
     return (f == SeedFamily::workload ? workload_seed : cluster_seed).value_or(seed);
   }
-  /// Expert slots per GPU of a decode (or co-located) EP group.
-  int slots_per_gpu() const { return slots_per_gpu(ep_size); }
-  /// ... of an EP group of `gpus` GPUs (the prefill pool's: prefill_slots_per_gpu()).
-  int slots_per_gpu(int gpus) const { return (static_cast<int>(model.routed_experts) + redundant_experts) / gpus; }
-  int prefill_slots_per_gpu() const { return slots_per_gpu(pools().prefill.ep_size); }
-  /// The prefill and decode pools (one pool of every group when co-located).
-  serving::PoolLayout pools() const {
-    return serving::pool_layout(cluster.num_gpus(), ep_size, disaggregation.prefill_groups,
-                                disaggregation.prefill_ep_size);
+  /// The pool whose figures summaries report as the deployment's: the first that decodes.
+  const serving::PoolSpec& primary_pool() const { return serving::primary_pool(pools); }
+  /// Its EP size and expert slots per GPU.
+  int ep_size() const { return primary_pool().shape.ep_size; }
+  int slots_per_gpu() const { return primary_pool().slots_per_gpu(model.routed_experts); }
+  /// The GPU model of `pool`'s GPUs.
+  const hardware::GpuSpec& gpu_of(const serving::PoolSpec& pool) const { return pool.gpu ? *pool.gpu : gpu; }
+  /// Whether requests move between pools (a prefill pool hands off to decode pools).
+  bool disaggregated() const {
+    return std::any_of(pools.begin(), pools.end(), [](const serving::PoolSpec& p) { return !p.handoff_to.empty(); });
   }
 };
 

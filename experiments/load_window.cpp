@@ -41,12 +41,16 @@ class LoadRecorder final : public policies::RebalanceTrigger {
 LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   ExperimentConfig warm = cfg;
   // Linear, unless it cannot give every GPU an expert (more GPUs than experts): then uniform replication.
-  warm.policy.placement = cfg.model.routed_experts >= cfg.pools().max_ep_size() ? "linear" : "replicated";
+  warm.policy.placement = cfg.model.routed_experts >= serving::max_ep_size(cfg.pools) ? "linear" : "replicated";
   warm.policy.placement_options = std::make_shared<const toml::table>();
   warm.policy.rebalance = policies::RebalanceConfig{};
   warm.policy.needs = policies::declared_needs(warm.policy, cfg.source);  // linear's: no window of its own
-  const std::int64_t skip = cfg.policy.load_window.skip_steps;
-  const std::int64_t keep = cfg.policy.load_window.steps;
+  for (serving::PoolSpec& pool : warm.pools) {
+    pool.policy = warm.policy;
+  }
+  const policies::LoadWindowConfig& window = serving::pool_of_group(cfg.pools, target).policy.load_window;
+  const std::int64_t skip = window.skip_steps;
+  const std::int64_t keep = window.steps;
   serving::SimulationParts parts = build_simulation(warm);
   if (!parts.network) {  // triggers need the graph (the recorder never moves anything, but says so)
     parts.network = std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
@@ -54,10 +58,12 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   auto steps = std::make_shared<std::vector<double>>();
   // One recorder, on the group the placement is made for (a pool's first group): its steps are a
   // consecutive sequence.
-  parts.make_rebalance = [steps, skip, keep, target](int group) -> std::unique_ptr<policies::RebalanceTrigger> {
-    return group == target ? std::make_unique<LoadRecorder>(steps, skip, keep) : nullptr;
-  };
-  const int groups = std::max(1, cfg.pools().groups());
+  for (serving::PoolParts& pool : parts.pools) {
+    pool.make_rebalance = [steps, skip, keep, target](int group) -> std::unique_ptr<policies::RebalanceTrigger> {
+      return group == target ? std::make_unique<LoadRecorder>(steps, skip, keep) : nullptr;
+    };
+  }
+  const int groups = std::max(1, serving::total_groups(cfg.pools));
   parts.serving.max_steps = (skip + keep) * groups;
   serving::Simulator(std::move(parts)).run();
   const auto per_step =
@@ -80,7 +86,8 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
 
 }  // namespace
 
-std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
+std::vector<double> profile_coactivation(const ExperimentConfig& cfg, std::size_t pool) {
+  const policies::LoadWindowConfig& window = cfg.pools.at(pool).policy.load_window;
   const auto layers = static_cast<int>(cfg.model.num_moe_layers());
   const auto experts = static_cast<int>(cfg.model.routed_experts);
   const auto k = static_cast<int>(cfg.model.top_k);
@@ -96,7 +103,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
     }
     trace::Step s;
     std::vector<int> topk(static_cast<std::size_t>(k));
-    for (std::int64_t i = 0; i < cfg.policy.load_window.steps && reader.next(s); ++i) {
+    for (std::int64_t i = 0; i < window.steps && reader.next(s); ++i) {
       for (int l = 0; l < layers; ++l) {
         const auto& ids = s.layers(l).token_experts();
         const std::span<double> layer_counts = by_layer.row(l);
@@ -113,8 +120,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
   // Synthetic routing: the expected co-selections of the window's tokens under the topic structure.
   const workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, k,
                                           core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
-  const double tokens =
-      static_cast<double>(cfg.policy.load_window.steps) * static_cast<double>(cfg.policy.load_window.tokens);
+  const double tokens = static_cast<double>(window.steps) * static_cast<double>(window.tokens);
   for (int l = 0; l < layers; ++l) {
     const std::span<double> layer_counts = by_layer.row(l);
     router.expected_coselection(l, 0, layer_counts);
@@ -126,6 +132,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg) {
 }
 
 LoadWindow profile_load(const ExperimentConfig& cfg, int group) {
+  const policies::LoadWindowConfig& window = serving::pool_of_group(cfg.pools, group).policy.load_window;
   const auto layers = static_cast<int>(cfg.model.num_moe_layers());
   const auto experts = static_cast<int>(cfg.model.routed_experts);
   const auto per_step = static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts);
@@ -135,7 +142,7 @@ LoadWindow profile_load(const ExperimentConfig& cfg, int group) {
   if (cfg.routing.source == workloads::RoutingSourceKind::trace) {
     workloads::TraceReader reader(cfg.routing.trace.file);
     trace::Step s;
-    for (std::int64_t i = 0; i < cfg.policy.load_window.steps && reader.next(s); ++i) {
+    for (std::int64_t i = 0; i < window.steps && reader.next(s); ++i) {
       for (int l = 0; l < layers; ++l) {
         for (int e = 0; e < experts; ++e) {
           const double n = s.layers(l).expert_tokens(e);
@@ -146,15 +153,15 @@ LoadWindow profile_load(const ExperimentConfig& cfg, int group) {
     }
     return w;
   }
-  if (cfg.policy.load_window.source == policies::LoadWindowSource::warmup) {
+  if (window.source == policies::LoadWindowSource::warmup) {
     return warmup_load(cfg, group);
   }
   // A router of its own: the same hot sets and topics as the run's, without touching the run's draws.
   workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, static_cast<int>(cfg.model.top_k),
                                     core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
   std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
-  const std::int64_t tokens = cfg.policy.load_window.tokens;
-  for (std::int64_t i = 0; i < cfg.policy.load_window.steps; ++i) {
+  const std::int64_t tokens = window.tokens;
+  for (std::int64_t i = 0; i < window.steps; ++i) {
     router.begin_step(workloads::StepContext{0, tokens, 0, tokens, {}});
     for (int l = 0; l < layers; ++l) {
       router.sample(l, tokens, counts);

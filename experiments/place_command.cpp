@@ -262,9 +262,9 @@ std::unique_ptr<hardware::CostModel> attach_inputs(policies::PlacementInput& in,
       throw core::Error(fmt::format("{}: {} experts per layer, the model of {} has {}", src, experts,
                                     vm["config"].as<std::string>(), cfg.model.routed_experts));
     }
-    // The GPUs a run would place for: those of its first decoding group (builders.hpp), after the
-    // prefill pool's GPUs.
-    const int first = cfg.pools().decode.first_gpu;
+    // The GPUs a run would place for: those of its primary pool's first group (builders.hpp), after the
+    // GPUs of the pools before it.
+    const int first = cfg.primary_pool().shape.first_gpu;
     if (cfg.cluster.num_gpus() < first + f.num_gpus) {
       throw core::Error(fmt::format("{}: {} GPUs from GPU {} (the first that decodes) exceed its {}",
                                     vm["config"].as<std::string>(), f.num_gpus, first, cfg.cluster.num_gpus()));

@@ -44,7 +44,7 @@ nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::
       m["rebalancing"][stat.name] = stat.value();
     }
   }
-  if (cfg.disaggregation.prefill_groups > 0) {
+  if (cfg.disaggregated()) {
     m["kv_transfers"] = {
         {"count", res.kv_transfers}, {"gb", res.kv_transfer_bytes / 1e9}, {"mean_ms", res.kv_transfer_ms_mean}};
   }
@@ -87,8 +87,16 @@ nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::
 }
 
 std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
-  const serving::MemoryPlan memory =
-      serving::plan_memory(cfg.model, cfg.gpu, cfg.slots_per_gpu(), cfg.serving.scheduler, cfg.serving.attention_tp);
+  const serving::PoolSpec& primary = cfg.primary_pool();
+  const auto memory_of = [&](const serving::PoolSpec& pool) {
+    return serving::plan_memory(cfg.model, cfg.gpu_of(pool), pool.slots_per_gpu(cfg.model.routed_experts),
+                                cfg.serving.scheduler, pool.attention_tp);
+  };
+  const serving::MemoryPlan memory = memory_of(primary);
+  int prefill_groups = 0;
+  for (const serving::PoolSpec& pool : cfg.pools) {
+    prefill_groups += pool.role == serving::PoolRole::prefill ? pool.shape.groups : 0;
+  }
   nlohmann::ordered_json j;
   j["epsim_version"] = k_version;
   j["seed"] = cfg.seed;
@@ -101,10 +109,10 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"gpus", cfg.cluster.num_gpus()},
       {"cluster", cfg.cluster.name},
       {"speed_factors", resolved_speed_factors(cfg)},
-      {"ep_size", cfg.ep_size},
-      {"ep_groups", cfg.pools().groups()},
-      {"attention_tp", cfg.serving.attention_tp},
-      {"prefill_groups", cfg.disaggregation.prefill_groups},
+      {"ep_size", cfg.ep_size()},
+      {"ep_groups", serving::total_groups(cfg.pools)},
+      {"attention_tp", primary.attention_tp},
+      {"prefill_groups", prefill_groups},
       {"slots_per_gpu", cfg.slots_per_gpu()},
       {"weights_gib_per_gpu", memory.weights_gib},
       {"kv_cache_gib_per_gpu", memory.kv_gib},
@@ -113,14 +121,41 @@ std::string summary_json(const ExperimentConfig& cfg, const serving::SimulationR
       {"placement", cfg.policy.placement},
       {"routing", cfg.policy.routing},
   };
-  if (!cfg.pools().uniform()) {
-    // The prefill pool's own size; ep_size, slots and memory above are the decode pool's.
-    const serving::MemoryPlan prefill_memory =
-        serving::plan_memory(cfg.model, cfg.disaggregation.prefill_gpu.value_or(cfg.gpu), cfg.prefill_slots_per_gpu(),
-                             cfg.serving.scheduler, cfg.serving.attention_tp);
-    j["resolved"]["prefill_ep_size"] = cfg.disaggregation.prefill_ep_size;
-    j["resolved"]["prefill_slots_per_gpu"] = cfg.prefill_slots_per_gpu();
-    j["resolved"]["prefill_kv_cache_tokens_per_gpu"] = prefill_memory.kv_blocks * cfg.serving.scheduler.kv_block_tokens;
+  if (cfg.explicit_pools) {
+    // Every pool as resolved; ep_size, slots and memory above are the primary pool's.
+    for (const serving::PoolSpec& pool : cfg.pools) {
+      const serving::MemoryPlan m = memory_of(pool);
+      nlohmann::ordered_json handoff_to = nlohmann::ordered_json::array();
+      for (const int to : pool.handoff_to) {
+        handoff_to.push_back(cfg.pools[static_cast<std::size_t>(to)].name);
+      }
+      j["resolved"]["pools"].push_back({
+          {"name", pool.name},
+          {"role", serving::role_name(pool.role)},
+          {"first_gpu", pool.shape.first_gpu},
+          {"gpus", pool.gpus()},
+          {"ep_size", pool.shape.ep_size},
+          {"ep_groups", pool.shape.groups},
+          {"attention_tp", pool.attention_tp},
+          {"gpu", cfg.gpu_of(pool).name},
+          {"slots_per_gpu", pool.slots_per_gpu(cfg.model.routed_experts)},
+          {"kv_cache_tokens_per_gpu", m.kv_blocks * cfg.serving.scheduler.kv_block_tokens},
+          {"communication", hardware::algorithm_name(pool.comm.algorithm)},
+          {"placement", pool.policy.placement},
+          {"routing", pool.policy.routing},
+          {"handoff_to", handoff_to},
+      });
+    }
+  } else {
+    for (const serving::PoolSpec& pool : cfg.pools) {
+      if (pool.role == serving::PoolRole::prefill && pool.shape.ep_size != cfg.ep_size()) {
+        // The shorthand's prefill pool of its own size.
+        j["resolved"]["prefill_ep_size"] = pool.shape.ep_size;
+        j["resolved"]["prefill_slots_per_gpu"] = pool.slots_per_gpu(cfg.model.routed_experts);
+        j["resolved"]["prefill_kv_cache_tokens_per_gpu"] =
+            memory_of(pool).kv_blocks * cfg.serving.scheduler.kv_block_tokens;
+      }
+    }
   }
   j["metrics"] = metrics_json(cfg, res);
   return j.dump(2) + "\n";
@@ -185,12 +220,7 @@ void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg
 }
 
 std::string ep_description(const ExperimentConfig& cfg) {
-  const serving::PoolLayout pools = cfg.pools();
-  if (pools.uniform()) {
-    return fmt::format("EP{}", cfg.ep_size);
-  }
-  return fmt::format("prefill {} x EP{}, decode {} x EP{}", pools.prefill.groups, pools.prefill.ep_size,
-                     pools.decode.groups, pools.decode.ep_size);
+  return serving::describe_pools(cfg.pools);
 }
 
 std::string human_summary(const ExperimentConfig& cfg, const serving::SimulationResult& res) {

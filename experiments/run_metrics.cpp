@@ -45,7 +45,7 @@ NamedValues run_metrics(const ExperimentConfig& cfg, const serving::SimulationRe
   flatten(metrics_json(cfg, res), "", out);
   const auto gpus = static_cast<double>(cfg.cluster.num_gpus());
   out.emplace_back("gpus", gpus);
-  out.emplace_back("ep_size", static_cast<double>(cfg.ep_size));  // the decode pool's, when the pools differ
+  out.emplace_back("ep_size", static_cast<double>(cfg.ep_size()));  // the primary pool's, when the pools differ
   out.emplace_back("goodput_rps_per_gpu", res.summary.goodput_rps / gpus);
   out.emplace_back("throughput_rps_per_gpu", res.summary.throughput_rps / gpus);
   out.emplace_back("output_tokens_per_s_per_gpu", res.summary.output_tokens_per_s / gpus);

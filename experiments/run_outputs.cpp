@@ -27,11 +27,11 @@ RunOutputs::RunOutputs(serving::Simulator& sim, const ExperimentConfig& cfg) {
     // An EP group's one-direction capacity per level, for its pool's EP size: every GPU's scale-up link
     // inside nodes; between nodes its NICs (none when the group fits in one node).
     const hardware::ClusterSpec& c = cfg.cluster;
-    const serving::PoolLayout pools = cfg.pools();
+    const int groups = serving::total_groups(cfg.pools);
     std::vector<serving::TimelineLog::LinkCapacity> capacity;
-    capacity.reserve(static_cast<std::size_t>(pools.groups()));
-    for (int g = 0; g < pools.groups(); ++g) {
-      const int ep = pools.of_group(g).ep_size;
+    capacity.reserve(static_cast<std::size_t>(groups));
+    for (int g = 0; g < groups; ++g) {
+      const int ep = serving::pool_of_group(cfg.pools, g).shape.ep_size;
       const int group_nodes = (ep + c.gpus_per_node - 1) / c.gpus_per_node;
       const double inter_gbps =
           group_nodes > 1 ? std::min(ep, group_nodes * c.nics_per_node) * c.nic_link.bw_gbps : 0.0;
@@ -45,11 +45,11 @@ RunOutputs::RunOutputs(serving::Simulator& sim, const ExperimentConfig& cfg) {
     logs_.events = &*events_;
   }
   if (o.gpu_layers_csv) {
-    const serving::PoolLayout pools = cfg.pools();
+    const int groups = serving::total_groups(cfg.pools);
     std::vector<int> group_gpus;
-    group_gpus.reserve(static_cast<std::size_t>(pools.groups()));
-    for (int g = 0; g < pools.groups(); ++g) {
-      group_gpus.push_back(pools.of_group(g).ep_size);
+    group_gpus.reserve(static_cast<std::size_t>(groups));
+    for (int g = 0; g < groups; ++g) {
+      group_gpus.push_back(serving::pool_of_group(cfg.pools, g).shape.ep_size);
     }
     sim.add_observer(&gpu_layers_.emplace(std::move(group_gpus), static_cast<int>(cfg.model.num_moe_layers())));
     logs_.gpu_layers = &*gpu_layers_;

@@ -174,9 +174,17 @@ double max_rate_from_curve(const std::vector<double>& rates, const std::vector<d
   return rates.empty() ? std::numeric_limits<double>::quiet_NaN() : rates.back();
 }
 
+// DP ranks over every pool.
+std::int64_t total_ranks(const ExperimentConfig& cfg) {
+  std::int64_t ranks = 0;
+  for (const serving::PoolSpec& pool : cfg.pools) {
+    ranks += pool.gpus() / pool.attention_tp;
+  }
+  return ranks;
+}
+
 std::int64_t slo_concurrency(const ExperimentConfig& cfg) {
-  return static_cast<std::int64_t>(cfg.cluster.num_gpus() / cfg.serving.attention_tp) *
-         cfg.serving.scheduler.max_running_requests;
+  return total_ranks(cfg) * cfg.serving.scheduler.max_running_requests;
 }
 
 ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o, int replication,
@@ -248,7 +256,7 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
       res.warnings.push_back(fmt::format(
           "replication {}: the answer's window measured {} requests, fewer than the {} the system holds at once "
           "({} ranks x {} running): overload cannot show; lengthen the duration",
-          p.replication, p.summary.requests, concurrency, cfg.cluster.num_gpus() / cfg.serving.attention_tp,
+          p.replication, p.summary.requests, concurrency, total_ranks(cfg),
           cfg.serving.scheduler.max_running_requests));
     }
     if (at_answer && p.summary.requests < k_min_trusted_requests) {

@@ -70,7 +70,7 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
     points.push_back({{"point", p.index},
                       {"labels", labels},
                       {"gpus", p.config.cluster.num_gpus()},
-                      {"ep_size", p.config.ep_size},
+                      {"ep_size", p.config.ep_size()},
                       {"placement", p.config.policy.placement},
                       {"routing", p.config.policy.routing}});
   }

@@ -323,11 +323,11 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
     order.push_back(&p);
   }
   std::stable_sort(order.begin(), order.end(), [](const StudyPoint* a, const StudyPoint* b) {
-    return std::pair(a->config.cluster.num_gpus(), a->config.ep_size) <
-           std::pair(b->config.cluster.num_gpus(), b->config.ep_size);
+    return std::pair(a->config.cluster.num_gpus(), a->config.ep_size()) <
+           std::pair(b->config.cluster.num_gpus(), b->config.ep_size());
   });
   for (const StudyPoint* p : order) {
-    out += fmt::format("{}{},{},{}", p->index, axis_cells(*p), p->config.cluster.num_gpus(), p->config.ep_size);
+    out += fmt::format("{}{},{},{}", p->index, axis_cells(*p), p->config.cluster.num_gpus(), p->config.ep_size());
     for (const std::string& m : metrics) {
       const core::SampleSummary s = core::summarize_sample(finite(values_of(plan, records, p->index, m)));
       out += fmt::format(",{},{},{}", num(s.mean), num(s.ci_low), num(s.ci_high));

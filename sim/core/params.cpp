@@ -383,6 +383,32 @@ ParamTable ParamTable::table(std::string_view key, std::string_view doc, std::st
   return child;
 }
 
+std::vector<ParamTable> ParamTable::table_array(std::string_view key, std::string_view doc) {
+  mark_read(key);
+  (void)doc;
+  std::vector<ParamTable> out;
+  if (documenting_) {
+    out.emplace_back(full_key(key));
+    out.back().shared_ = shared_;
+    return out;
+  }
+  const ParamLayer* from = nullptr;
+  const toml::node* n = find(key, &from);
+  if (n == nullptr) {
+    return out;
+  }
+  const toml::array* entries = n->as_array();
+  if (entries == nullptr || !entries->is_array_of_tables()) {
+    fail(key, fmt::format("expected an array of tables ([[{}]] entries), got {}", key, type_name(*n)));
+  }
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    ParamTable entry({ParamLayer{entries->get(i)->as_table(), from->source}}, fmt::format("{}[{}]", full_key(key), i));
+    entry.shared_ = shared_;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 void merge_tables(toml::table& dst, const toml::table& src) {
   for (const auto& [k, v] : src) {
     if (v.is_table() && dst.contains(k) && dst.get(k)->is_table()) {

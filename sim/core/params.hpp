@@ -137,6 +137,15 @@ class ParamTable {
   /// `shorthand_key`, a layer may give the table as a plain string: `key = "x"` reads as
   /// `[key] shorthand_key = "x"` (e.g. `policy.rebalance = "periodic"`).
   ParamTable table(std::string_view key, std::string_view doc, std::string_view shorthand_key = {});
+  /// An array of tables (`[[key]]`), taken whole from the highest layer that has it (arrays do not merge
+  /// across layers); each entry reads as a table named "key[i]". Missing gives none; in documentation
+  /// mode one table named `key`, so its entries' keys are documented once.
+  std::vector<ParamTable> table_array(std::string_view key, std::string_view doc);
+  /// Appends `lower`'s layers below this table's own: a table that overrides another key by key (a
+  /// pool's [pool.policy] over [policy]).
+  void add_layers_below(const ParamTable& lower) {
+    layers_.insert(layers_.end(), lower.layers_.begin(), lower.layers_.end());
+  }
   /// The nested table `key` of every layer merged into one owned table (higher layers win, tables
   /// recursively): for options kept past parsing and read again later (a policy built per EP group).
   std::shared_ptr<const toml::table> merged_table(std::string_view key) const;

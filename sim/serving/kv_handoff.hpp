@@ -15,16 +15,18 @@ namespace epsim::serving {
 class KvHandoff {
  public:
   /// `requests`: the simulation's requests (indexed, may grow meanwhile); `kv_bytes_per_token`: moved per
-  /// context token (all layers); a rank's KV cache leaves from and lands on its first GPU.
+  /// context token (all layers).
   KvHandoff(const core::Engine& engine, hardware::TransferNetwork& transfers, std::vector<RequestState>& requests,
-            double kv_bytes_per_token, int attention_tp);
+            double kv_bytes_per_token);
 
-  /// One side of a hand-off: an EP group's index, first GPU and scheduler, and the rank.
+  /// One side of a hand-off: an EP group's index, first GPU and scheduler, the rank, and the GPUs per
+  /// rank in its pool (a rank's cache leaves from and lands on its first GPU).
   struct Side {
     int group = 0;
     int gpu_offset = 0;
     Scheduler* scheduler = nullptr;
     int rank = 0;
+    int attention_tp = 1;
   };
   /// Moves request `index`'s KV cache from `from` to `to`; when it lands the request is released at
   /// `from`, queued for decoding at `to`, and `landed` runs.
@@ -40,7 +42,6 @@ class KvHandoff {
   hardware::TransferNetwork& transfers_;
   std::vector<RequestState>& requests_;
   double kv_bytes_per_token_;
-  int tp_;
   std::int64_t count_ = 0;
   double bytes_ = 0.0;
   double ns_ = 0.0;

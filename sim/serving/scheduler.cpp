@@ -199,7 +199,8 @@ void Scheduler::schedule_decodes(Rank& rank, std::vector<RequestState>& requests
       preempt(rank, i, requests);
       break;
     }
-    out.entries.push_back(BatchEntry{rank.running[i], 1, tokens_after - 1, false, true});
+    out.entries.push_back(BatchEntry{
+        .request = rank.running[i], .tokens = 1, .context = tokens_after - 1, .prefill = false, .emits_token = true});
     out.decode_tokens += 1;
     budget -= 1;
   }
@@ -215,7 +216,11 @@ void Scheduler::schedule_prefills(Rank& rank, std::vector<RequestState>& request
     if (!r.prefill_done()) {
       const std::int64_t chunk = fit_chunk(rank, r, budget, 0.0);
       if (chunk > 0 && grow(rank, r, r.prefilled + chunk)) {
-        out.entries.push_back(BatchEntry{idx, chunk, r.prefilled, true, r.prefilled + chunk == r.prefill_target});
+        out.entries.push_back(BatchEntry{.request = idx,
+                                         .tokens = chunk,
+                                         .context = r.prefilled,
+                                         .prefill = true,
+                                         .emits_token = r.prefilled + chunk == r.prefill_target});
         out.prefill_tokens += chunk;
         budget -= chunk;
       }
@@ -258,7 +263,8 @@ void Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& ou
       }
       rank.waiting.pop_front();
       rank.running.push_back(idx);
-      out.entries.push_back(BatchEntry{idx, 1, tokens_after - 1, false, true});
+      out.entries.push_back(
+          BatchEntry{.request = idx, .tokens = 1, .context = tokens_after - 1, .prefill = false, .emits_token = true});
       out.decode_tokens += 1;
       budget -= 1;
       continue;
@@ -269,7 +275,8 @@ void Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& ou
     }
     rank.waiting.pop_front();
     rank.running.push_back(idx);
-    out.entries.push_back(BatchEntry{idx, chunk, 0, true, chunk == r.prefill_target});
+    out.entries.push_back(BatchEntry{
+        .request = idx, .tokens = chunk, .context = 0, .prefill = true, .emits_token = chunk == r.prefill_target});
     out.prefill_tokens += chunk;
     budget -= chunk;
     if (cfg_.static_batching) {

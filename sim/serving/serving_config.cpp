@@ -8,6 +8,7 @@
 
 #include "sim/core/presets.hpp"
 #include "sim/serving/handoff_router.hpp"
+#include "sim/serving/pool_config.hpp"
 
 namespace epsim::serving {
 
@@ -40,8 +41,6 @@ SloConfig parse_slo(core::ParamTable& t) {
   return c;
 }
 
-namespace {
-
 // An EP group either fits in a node (dividing it) or spans whole nodes: groups never share a node unevenly.
 void check_group_fits_nodes(const core::ParamTable& t, std::string_view key, int ep_size, int gpus_per_node) {
   if (ep_size > gpus_per_node && ep_size % gpus_per_node != 0) {
@@ -53,46 +52,66 @@ void check_group_fits_nodes(const core::ParamTable& t, std::string_view key, int
   }
 }
 
+namespace {
+
 void parse_parallel(core::ParamTable& root, const ServingShape& shape, ServingSections& out) {
   auto parallel = root.table("parallel", "parallelism");
-  ServingConfig& s = out.serving;
-  s.ep_size =
-      static_cast<int>(parallel.integer("ep_size", 0, "GPUs per expert-parallel group (0 = all GPUs)", {0, 1 << 20}));
-  if (s.ep_size == 0) {
-    s.ep_size = shape.gpus;
+  ParallelConfig& par = out.parallel;
+  par.ep_size = static_cast<int>(parallel.integer(
+      "ep_size", 0,
+      "GPUs per expert-parallel group (0 = all GPUs; with [[pool]]: the pools' default, 0 = each pool's gpus)",
+      {0, 1 << 20}));
+  par.redundant_experts = static_cast<int>(parallel.integer(
+      "redundant_experts", 0, "extra expert slots per EP group (EPLB redundancy); every pool's default", {0, 1 << 16}));
+  par.attention_tp = static_cast<int>(
+      parallel.integer("attention_tp", 1,
+                       "GPUs per attention rank: 1 = DP attention, > 1 = tensor-parallel attention; every pool's "
+                       "default",
+                       {1, 1024}));
+  static constexpr std::array<core::Choice<LoadBalancer>, 2> k_balancers{
+      {{"round_robin", LoadBalancer::round_robin}, {"least_outstanding", LoadBalancer::least_outstanding}}};
+  out.serving.load_balancer = parallel.choice<LoadBalancer>(
+      "load_balancer", LoadBalancer::round_robin, "how arriving requests are spread over EP groups", k_balancers);
+  if (out.pool_list) {
+    parallel.finish();
+    return;  // each pool's sizes are checked with it (pool_config.cpp)
+  }
+  if (par.ep_size == 0) {
+    par.ep_size = shape.gpus;
   }
   // With a prefill pool of its own EP size, ep_size needs to divide only the decode pool's GPUs: that
   // is checked with [disaggregation]. Otherwise here, first, as always.
   const bool pools_may_differ =
-      root.table("disaggregation", "separate prefill and decode pools").contains("prefill_ep_size");
-  if (!pools_may_differ && shape.gpus % s.ep_size != 0) {
-    parallel.fail("ep_size", fmt::format("must divide the cluster's {} GPUs, got {}", shape.gpus, s.ep_size));
+      root.table("disaggregation", "separate prefill and decode pools (shorthand for two [[pool]] entries)")
+          .contains("prefill_ep_size");
+  if (!pools_may_differ && shape.gpus % par.ep_size != 0) {
+    parallel.fail("ep_size", fmt::format("must divide the cluster's {} GPUs, got {}", shape.gpus, par.ep_size));
   }
-  check_group_fits_nodes(parallel, "ep_size", s.ep_size, shape.gpus_per_node);
-  out.redundant_experts = static_cast<int>(
-      parallel.integer("redundant_experts", 0, "extra expert slots per EP group (EPLB redundancy)", {0, 1 << 16}));
-  if ((shape.routed_experts + out.redundant_experts) % s.ep_size != 0) {
+  check_group_fits_nodes(parallel, "ep_size", par.ep_size, shape.gpus_per_node);
+  if ((shape.routed_experts + par.redundant_experts) % par.ep_size != 0) {
     parallel.fail("redundant_experts",
                   fmt::format("routed experts + redundant slots ({} + {}) must divide evenly over ep_size = {} GPUs",
-                              shape.routed_experts, out.redundant_experts, s.ep_size));
+                              shape.routed_experts, par.redundant_experts, par.ep_size));
   }
-  s.attention_tp = static_cast<int>(parallel.integer(
-      "attention_tp", 1, "GPUs per attention rank: 1 = DP attention, > 1 = tensor-parallel attention", {1, 1024}));
-  if (s.ep_size % s.attention_tp != 0 || std::min(s.ep_size, shape.gpus_per_node) % s.attention_tp != 0) {
+  if (par.ep_size % par.attention_tp != 0 || std::min(par.ep_size, shape.gpus_per_node) % par.attention_tp != 0) {
     parallel.fail("attention_tp", fmt::format("must divide ep_size ({}) and stay inside a node ({} GPUs), got {}",
-                                              s.ep_size, shape.gpus_per_node, s.attention_tp));
+                                              par.ep_size, shape.gpus_per_node, par.attention_tp));
   }
-  static constexpr std::array<core::Choice<LoadBalancer>, 2> k_balancers{
-      {{"round_robin", LoadBalancer::round_robin}, {"least_outstanding", LoadBalancer::least_outstanding}}};
-  s.load_balancer = parallel.choice<LoadBalancer>("load_balancer", LoadBalancer::round_robin,
-                                                  "how requests are spread over EP groups", k_balancers);
   parallel.finish();
 }
 
 void parse_disaggregation(core::ParamTable& root, const ServingShape& shape, ServingSections& out) {
-  auto disagg = root.table("disaggregation", "separate prefill and decode pools");
+  auto disagg = root.table("disaggregation", "separate prefill and decode pools (shorthand for two [[pool]] entries)");
+  if (out.pool_list && root.contains("disaggregation")) {
+    root.fail("disaggregation",
+              "[disaggregation] is the shorthand for a prefill and a decode pool; with [[pool]] entries give each "
+              "pool's role (\"prefill\", \"decode\"), gpus, ep_size, gpu and handoff_to instead");
+  }
+  if (out.pool_list) {
+    return;
+  }
   DisaggregationConfig& d = out.disaggregation;
-  const int ep = out.serving.ep_size;
+  const int ep = out.parallel.ep_size;
   d.prefill_groups = static_cast<int>(disagg.integer(
       "prefill_groups", 0, "EP groups in the prefill pool (the first ones); 0 = prefill and decode co-located",
       {0, 1 << 20}));
@@ -135,13 +154,13 @@ void parse_disaggregation(core::ParamTable& root, const ServingShape& shape, Ser
                               "divide into groups of parallel.ep_size = {}",
                               decode_gpus, shape.gpus, d.prefill_groups, k, ep));
     }
-    if ((shape.routed_experts + out.redundant_experts) % k != 0) {
+    if ((shape.routed_experts + out.parallel.redundant_experts) % k != 0) {
       disagg.fail("prefill_ep_size",
                   fmt::format("routed experts + redundant slots ({} + {}) must divide evenly over the prefill "
                               "group's {} GPUs",
-                              shape.routed_experts, out.redundant_experts, k));
+                              shape.routed_experts, out.parallel.redundant_experts, k));
     }
-    const int tp = out.serving.attention_tp;
+    const int tp = out.parallel.attention_tp;
     if (k % tp != 0 || std::min(k, shape.gpus_per_node) % tp != 0) {
       disagg.fail("prefill_ep_size", fmt::format("must be a multiple of parallel.attention_tp = {}, got {}", tp, k));
     }
@@ -164,6 +183,7 @@ void parse_disaggregation(core::ParamTable& root, const ServingShape& shape, Ser
 
 ServingSections parse_serving_sections(core::ParamTable& root, const ServingShape& shape) {
   ServingSections out;
+  out.pool_list = root.contains("pool");
   parse_parallel(root, shape, out);
   auto scheduler = root.table("scheduler", "continuous batching");
   out.serving.scheduler = parse_scheduler(scheduler);

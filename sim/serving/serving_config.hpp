@@ -42,8 +42,6 @@ struct ServingConfig {
   SchedulerConfig scheduler;
   LoadBalancer load_balancer = LoadBalancer::round_robin;  ///< how requests are spread over EP groups
   SloConfig slo;
-  int ep_size = 0;                 ///< GPUs per expert-parallel group
-  int attention_tp = 1;            ///< GPUs per attention rank (1 = DP attention: one rank per GPU)
   double step_overhead_us = 0.0;   ///< fixed CPU/scheduling time added to every step
   double max_sim_time_s = 3600.0;  ///< hard stop of simulated time (unfinished requests are reported)
   std::int64_t max_steps = 0;      ///< hard stop after this many steps over all groups (0 = none)
@@ -64,16 +62,25 @@ struct ServingShape {
   std::int64_t routed_experts = 0;
 };
 
-/// Everything the serving sections of an experiment say.
+/// [parallel]: the shorthand's one EP size, and every pool's defaults.
+struct ParallelConfig {
+  int ep_size = 0;            ///< GPUs per EP group (shorthand only; parsed: 0 becomes the cluster's GPUs)
+  int attention_tp = 1;       ///< GPUs per attention rank (1 = DP attention: one rank per GPU)
+  int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
+};
+
+/// Everything the serving sections of an experiment say (the pools themselves: pool_config.hpp).
 struct ServingSections {
   ServingConfig serving;
-  int redundant_experts = 0;  ///< extra expert slots per EP group beyond one per logical expert
-  DisaggregationConfig disaggregation;
+  ParallelConfig parallel;
+  DisaggregationConfig disaggregation;  ///< the shorthand's two pools (unused with [[pool]])
+  bool pool_list = false;               ///< the config gives [[pool]] entries
 };
 
 SchedulerConfig parse_scheduler(core::ParamTable& t);
 SloConfig parse_slo(core::ParamTable& t);
-/// Reads and finishes [parallel], [scheduler], [disaggregation], [metrics] and [slo] of `root`.
+/// Reads and finishes [parallel], [scheduler], [disaggregation], [metrics] and [slo] of `root` (with
+/// [[pool]] entries, [parallel] gives only defaults and [disaggregation] is refused).
 ServingSections parse_serving_sections(core::ParamTable& root, const ServingShape& shape);
 
 }  // namespace epsim::serving

@@ -10,13 +10,16 @@
 
 namespace epsim::serving {
 
-// A pool's groups share its shape, their topology and the forecast buffers of its size.
+// A pool's groups share its parts, their topology and the forecast buffers of its size; a prefill pool
+// also its router and the decode ranks it hands off to.
 struct Simulator::Pool {
-  PoolShape shape;
+  PoolParts* parts;
   hardware::Topology topo;
-  const policies::Placement* placement;  // every group of the pool starts from it
-  std::optional<WorkForecast> forecast;  // when triggers asked for forecasts
-  hardware::EpCommConfig comm;           // how its dispatch and combine move tokens
+  std::optional<WorkForecast> forecast;   // when triggers asked for forecasts
+  std::unique_ptr<HandoffRouter> router;  // prefill pools
+  std::vector<DecodeRank> targets;        // prefill pools: rank 0 of each decode group, then rank 1, ...
+
+  const PoolSpec& spec() const { return parts->spec; }
 };
 
 struct Simulator::Group {
@@ -37,23 +40,31 @@ struct Simulator::Group {
   std::int64_t preemptions_reported = 0;  // the scheduler's preemptions already put in a StepRecord
   StepRecord last;                        // the step in flight (or the last one)
 
-  Group(int idx, Pool& pl, const SimulationParts& p, std::unique_ptr<policies::RoutingPolicy> r, core::Rng fanout_rng)
+  Group(int idx, Pool& pl, const SimulationParts& p, core::Rng fanout_rng)
       : index(idx),
-        gpu_offset(pl.shape.group_first_gpu(idx)),
+        gpu_offset(pl.spec().shape.group_first_gpu(idx)),
         pool(&pl),
-        routing(std::move(r)),
-        placement(*pl.placement),
-        trigger(p.make_rebalance ? p.make_rebalance(idx) : nullptr),
-        collectives(hardware::make_collective_model(p.collectives, pl.topo, p.network, gpu_offset, pl.comm)),
-        scheduler(idx >= p.prefill_groups && !p.kv_blocks_by_rank.empty()
-                      ? Scheduler(p.serving.scheduler, p.kv_blocks_by_rank)
-                      : Scheduler(pl.topo.num_gpus() / p.serving.attention_tp, p.serving.scheduler,
-                                  idx < p.prefill_groups && p.prefill_kv_blocks_per_gpu > 0
-                                      ? p.prefill_kv_blocks_per_gpu
-                                      : p.kv_blocks_per_gpu)),
+        routing(pl.parts->make_routing()),
+        placement(pl.parts->placement),
+        trigger(pl.parts->make_rebalance ? pl.parts->make_rebalance(idx) : nullptr),
+        collectives(hardware::make_collective_model(p.collectives, pl.topo, p.network, gpu_offset, pl.spec().comm)),
+        scheduler(!pl.parts->kv_blocks_by_rank.empty() ? Scheduler(p.serving.scheduler, pl.parts->kv_blocks_by_rank)
+                                                       : Scheduler(pl.topo.num_gpus() / pl.spec().attention_tp,
+                                                                   p.serving.scheduler, pl.parts->kv_blocks_per_gpu)),
         executor(p.model, *p.cost, gpu_offset, pl.topo, placement, *routing, *p.routing_source,
-                 p.serving.step_overhead_us, *collectives, p.serving.attention_tp, pl.comm, fanout_rng) {}
+                 p.serving.step_overhead_us, *collectives, pl.spec().attention_tp, pl.spec().comm, fanout_rng) {}
 };
+
+PoolParts colocated_pool(int gpus, int ep_size, policies::Placement placement,
+                         std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing, int attention_tp) {
+  PoolParts p;
+  p.spec.name = "colocated";
+  p.spec.shape = PoolShape{0, gpus / ep_size, ep_size, 0};
+  p.spec.attention_tp = attention_tp;
+  p.placement = std::move(placement);
+  p.make_routing = std::move(make_routing);
+  return p;
+}
 
 hardware::Topology group_topology(const hardware::Topology& cluster, int ep_size) {
   const int per_node = cluster.gpus_per_node();
@@ -77,46 +88,57 @@ Simulator::Simulator(SimulationParts parts)
       streams_(parts_.seed),
       generator_(parts_.workload, streams_),
       metrics_(parts_.topology.num_gpus(), parts_.serving.window) {
-  const PoolLayout layout = parts_.pools();
-  if (parts_.prefill_placement && layout.prefill.groups == 0) {
-    throw core::Error("Simulator: a prefill placement without prefill groups");
+  if (parts_.pools.empty()) {
+    throw core::Error("Simulator: a deployment needs at least one pool");
   }
-  if (!layout.uniform() && !parts_.prefill_placement) {
-    throw core::Error("Simulator: a prefill pool of its own EP size needs its own placement (prefill_placement)");
+  // Groups point into pools_, which never grows after this.
+  pools_.reserve(parts_.pools.size());
+  for (PoolParts& pp : parts_.pools) {
+    if (!pp.make_routing) {
+      throw core::Error(fmt::format("Simulator: pool \"{}\" has no routing policy", pp.spec.name));
+    }
+    pools_.push_back(Pool{&pp, group_topology(parts_.topology, pp.spec.shape.ep_size), std::nullopt, nullptr, {}});
   }
-  // pools_[0] is the decode (or co-located) pool, pools_[1] the prefill pool (empty when co-located);
-  // groups point into pools_, which never grows after this.
-  pools_.reserve(2);
-  pools_.push_back(Pool{layout.decode, group_topology(parts_.topology, layout.decode.ep_size), &parts_.placement,
-                        std::nullopt, parts_.comm});
-  pools_.push_back(Pool{layout.prefill, group_topology(parts_.topology, layout.prefill.ep_size),
-                        parts_.prefill_placement ? &*parts_.prefill_placement : &parts_.placement, std::nullopt,
-                        parts_.prefill_comm.value_or(parts_.comm)});
   std::vector<int> offsets;
   std::vector<int> sizes;
-  for (int g = 0; g < layout.groups(); ++g) {
-    Pool& pool = layout.decode.holds(g) ? pools_[0] : pools_[1];
-    groups_.push_back(std::make_unique<Group>(g, pool, parts_, parts_.make_routing(), streams_.stream("fanout", g)));
-    offsets.push_back(groups_.back()->gpu_offset);
-    sizes.push_back(pool.shape.ep_size);
+  bool rebalancing = false;
+  for (Pool& pool : pools_) {
+    const PoolShape& shape = pool.spec().shape;
+    if (shape.first_group != static_cast<int>(groups_.size())) {
+      throw core::Error(fmt::format("Simulator: pool \"{}\" starts at group {}, expected {}", pool.spec().name,
+                                    shape.first_group, groups_.size()));
+    }
+    for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
+      groups_.push_back(std::make_unique<Group>(g, pool, parts_, streams_.stream("fanout", g)));
+      offsets.push_back(groups_.back()->gpu_offset);
+      sizes.push_back(shape.ep_size);
+      if (pool.spec().takes_arrivals()) {
+        entry_groups_.push_back(static_cast<std::size_t>(g));
+      }
+    }
+    rebalancing = rebalancing || static_cast<bool>(pool.parts->make_rebalance);
+  }
+  if (entry_groups_.empty()) {
+    throw core::Error("Simulator: no pool takes arrivals (every pool decodes only)");
   }
   summary_metrics_ = make_summary_metrics(
       sizes, parts_.serving.window,
       {parts_.placement_curves, parts_.placement_curves_group, static_cast<int>(parts_.model.num_moe_layers())});
   metrics_.set_groups(std::move(offsets), std::move(sizes));
-  const bool disaggregated = parts_.prefill_groups > 0;
-  if (parts_.make_rebalance || disaggregated) {
+  const bool disaggregated =
+      std::any_of(pools_.begin(), pools_.end(), [](const Pool& p) { return !p.spec().handoff_to.empty(); });
+  if (rebalancing || disaggregated) {
     if (!parts_.network) {
       throw core::Error("Simulator: moving expert weights or KV caches needs the network graph, which is missing");
     }
     transfers_ = std::make_unique<hardware::TransferNetwork>(engine_, *parts_.network);
   }
-  if (parts_.make_rebalance) {
+  if (rebalancing) {
     migration_.emplace(engine_, transfers_.get(), parts_.migration);
   }
   if (parts_.forecast_work) {
     for (Pool& pool : pools_) {
-      pool.forecast.emplace(parts_.model, pool.shape.ep_size, parts_.serving.attention_tp,
+      pool.forecast.emplace(parts_.model, pool.spec().shape.ep_size, pool.spec().attention_tp,
                             parts_.serving.scheduler.max_batch_tokens);
     }
   }
@@ -124,27 +146,38 @@ Simulator::Simulator(SimulationParts parts)
     rank_base_.push_back(served_.size());
     served_.resize(served_.size() + static_cast<std::size_t>(g->scheduler.ranks()), 0);
   }
-  if (disaggregated) {
-    for (int g = 0; g < parts_.prefill_groups; ++g) {
+  for (Pool& pool : pools_) {
+    if (pool.spec().handoff_to.empty()) {
+      continue;
+    }
+    const PoolShape& shape = pool.spec().shape;
+    for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
       groups_[static_cast<std::size_t>(g)]->scheduler.set_handoff_after_prefill(true);
     }
-    handoff_.emplace(engine_, *transfers_, requests_, parts_.kv_bytes_per_token, parts_.serving.attention_tp);
-    router_ = parts_.handoff_router ? std::move(parts_.handoff_router) : [] {
-      core::ParamTable none(std::string("disaggregation.handoff"));
+    pool.router = pool.parts->handoff_router ? std::move(pool.parts->handoff_router) : [] {
+      core::ParamTable none(std::string("handoff"));
       return handoff_registry().create(k_default_handoff, none);
     }();
     // Rank 0 of every decode group, then rank 1 of every group, ...: turns and ties alternate groups.
+    std::vector<std::size_t> targets;
     int most_ranks = 0;
-    for (const auto& g : groups_) {
-      most_ranks = std::max(most_ranks, g->scheduler.ranks());
+    for (const int to : pool.spec().handoff_to) {
+      const PoolShape& dst = pools_.at(static_cast<std::size_t>(to)).spec().shape;
+      for (int g = dst.first_group; g < dst.first_group + dst.groups; ++g) {
+        targets.push_back(static_cast<std::size_t>(g));
+        most_ranks = std::max(most_ranks, groups_[static_cast<std::size_t>(g)]->scheduler.ranks());
+      }
     }
     for (int r = 0; r < most_ranks; ++r) {
-      for (auto gi = static_cast<std::size_t>(parts_.prefill_groups); gi < groups_.size(); ++gi) {
+      for (const std::size_t gi : targets) {
         if (r < groups_[gi]->scheduler.ranks()) {
-          decode_ranks_.push_back(DecodeRank{static_cast<int>(gi), r, 0, 0, 0, 0});
+          pool.targets.push_back(DecodeRank{static_cast<int>(gi), r, 0, 0, 0, 0});
         }
       }
     }
+  }
+  if (disaggregated) {
+    handoff_.emplace(engine_, *transfers_, requests_, parts_.kv_bytes_per_token);
   }
   observers_.push_back(&metrics_);
   for (const auto& m : summary_metrics_) {
@@ -163,26 +196,25 @@ void Simulator::schedule_next_arrival() {
   }
 }
 
-Simulator::Group& Simulator::pick_group(std::size_t first, std::size_t count) {
-  std::size_t& next = next_group_;
-  std::size_t gi = first + next % count;
+Simulator::Group& Simulator::pick_entry_group() {
+  const std::size_t count = entry_groups_.size();
+  std::size_t pick = next_group_ % count;
   if (parts_.serving.load_balancer == LoadBalancer::least_outstanding) {
     // The group with the fewest outstanding requests; ties to the lowest index.
-    gi = first;
-    for (std::size_t i = first; i < first + count; ++i) {
-      if (groups_[i]->scheduler.outstanding() < groups_[gi]->scheduler.outstanding()) {
-        gi = i;
+    pick = 0;
+    for (std::size_t i = 1; i < count; ++i) {
+      if (groups_[entry_groups_[i]]->scheduler.outstanding() < groups_[entry_groups_[pick]]->scheduler.outstanding()) {
+        pick = i;
       }
     }
   }
-  next = (next + 1) % count;
-  return *groups_[gi];
+  next_group_ = (next_group_ + 1) % count;
+  return *groups_[entry_groups_[pick]];
 }
 
 void Simulator::on_arrival(workloads::RequestSpec spec) {
-  // Arrivals go to the prefill pool when disaggregated, else to any group.
-  const auto pool = parts_.prefill_groups > 0 ? static_cast<std::size_t>(parts_.prefill_groups) : groups_.size();
-  Group& g = pick_group(0, pool);
+  // Arrivals go to the pools that prefill (prefill or colocated).
+  Group& g = pick_entry_group();
   RequestState r;
   r.spec = spec;
   r.group = g.index;
@@ -246,8 +278,8 @@ void Simulator::try_start_step(Group& g) {
   engine_.schedule_after(core::round_ns(g.last.duration_ns), [this, &g] { on_step_end(g); });
 }
 
-void Simulator::refresh_decode_ranks() {
-  for (DecodeRank& d : decode_ranks_) {
+void Simulator::refresh_decode_ranks(Pool& from) {
+  for (DecodeRank& d : from.targets) {
     const Scheduler& sch = groups_[static_cast<std::size_t>(d.group)]->scheduler;
     d.outstanding = static_cast<std::int64_t>(sch.outstanding(d.rank));
     const KvCache& kv = sch.kv(d.rank);
@@ -256,24 +288,26 @@ void Simulator::refresh_decode_ranks() {
 }
 
 void Simulator::hand_off(Group& from) {
-  if (!handoff_ || from.scheduler.handed_off().empty()) {
+  Pool& src = *from.pool;
+  if (src.targets.empty() || from.scheduler.handed_off().empty()) {
     return;
   }
-  refresh_decode_ranks();  // hand-offs of this step change only `incoming`, which is kept below
+  refresh_decode_ranks(src);  // hand-offs of this step change only `incoming`, which is kept below
   for (const auto& [rank, idx] : from.scheduler.handed_off()) {
     const RequestState& r = requests_[static_cast<std::size_t>(idx)];
     const std::int64_t context = r.spec.prompt_tokens + r.generated;
-    const std::size_t pick = router_->pick(decode_ranks_, context);
-    DecodeRank& d = decode_ranks_[pick];
+    const std::size_t pick = src.router->pick(src.targets, context);
+    DecodeRank& d = src.targets[pick];
     ++d.incoming;
     d.incoming_tokens += context;
     Group& to = *groups_[static_cast<std::size_t>(d.group)];
-    const KvHandoff::Side src{from.index, from.gpu_offset, &from.scheduler, rank};
-    const KvHandoff::Side dst{to.index, to.gpu_offset, &to.scheduler, d.rank};
+    const KvHandoff::Side from_side{from.index, from.gpu_offset, &from.scheduler, rank, src.spec().attention_tp};
+    const KvHandoff::Side to_side{to.index, to.gpu_offset, &to.scheduler, d.rank, to.pool->spec().attention_tp};
     Group* fromp = &from;
     Group* top = &to;
-    handoff_->start(idx, src, dst, [this, fromp, top, pick, context] {
-      DecodeRank& landed = decode_ranks_[pick];
+    Pool* srcp = &src;
+    handoff_->start(idx, from_side, to_side, [this, srcp, fromp, top, pick, context] {
+      DecodeRank& landed = srcp->targets[pick];
       --landed.incoming;
       landed.incoming_tokens -= context;
       ++served_[rank_base_[static_cast<std::size_t>(landed.group)] + static_cast<std::size_t>(landed.rank)];
@@ -392,20 +426,14 @@ SimulationResult Simulator::run() {
     res.kv_transfer_bytes = handoff_->bytes();
     res.kv_transfer_ms_mean = handoff_->mean_ms();
   }
-  const auto pool_of = [&](const char* name, std::size_t first, std::size_t last) {
-    PoolRequests p{name, {}};
-    for (std::size_t g = first; g < last; ++g) {
-      const auto begin = served_.begin() + static_cast<std::ptrdiff_t>(rank_base_[g]);
-      p.per_rank.insert(p.per_rank.end(), begin, begin + groups_[g]->scheduler.ranks());
+  for (const Pool& pool : pools_) {
+    PoolRequests p{pool.spec().name, {}};
+    const PoolShape& shape = pool.spec().shape;
+    for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
+      const auto begin = served_.begin() + static_cast<std::ptrdiff_t>(rank_base_[static_cast<std::size_t>(g)]);
+      p.per_rank.insert(p.per_rank.end(), begin, begin + groups_[static_cast<std::size_t>(g)]->scheduler.ranks());
     }
     res.pools.push_back(std::move(p));
-  };
-  const auto prefill = static_cast<std::size_t>(parts_.prefill_groups);
-  if (prefill > 0) {
-    pool_of("prefill", 0, prefill);
-    pool_of("decode", prefill, groups_.size());
-  } else {
-    pool_of("colocated", 0, groups_.size());
   }
   res.end_ns = last_step_end_ns_;
   res.summary = summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_);

@@ -25,7 +25,7 @@
 #include "sim/serving/handoff_router.hpp"
 #include "sim/serving/kv_handoff.hpp"
 #include "sim/serving/metrics.hpp"
-#include "sim/serving/pool_shape.hpp"
+#include "sim/serving/pool_spec.hpp"
 #include "sim/serving/request_state.hpp"
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/serving_config.hpp"
@@ -38,6 +38,23 @@
 
 namespace epsim::serving {
 
+/// One pool as the simulator runs it: its spec (pool_spec.hpp) and what was built for it.
+struct PoolParts {
+  PoolSpec spec;
+  policies::Placement placement = {};  ///< every group of the pool starts from it (made for its first group)
+  std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
+  /// When set: each DP rank's own KV-cache blocks, which differ by the expert weights the placement puts on
+  /// the rank's GPUs.
+  std::vector<std::int64_t> kv_blocks_by_rank = {};
+  std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing = {};  ///< one instance per group
+  /// Rebalancing during serving (null: static placement): the trigger of EP group `group`, one of the
+  /// pool's. A new placement's changed experts move as SimulationParts::migration says.
+  std::function<std::unique_ptr<policies::RebalanceTrigger>(int group)> make_rebalance = {};
+  /// Prefill pools: picks the decode group and rank of each hand-off among spec.handoff_to's pools
+  /// (null: least_loaded).
+  std::unique_ptr<HandoffRouter> handoff_router = {};
+};
+
 /// Everything a simulation is made of, built and validated by the caller (experiments/).
 struct SimulationParts {
   models::ModelSpec model = {};
@@ -47,54 +64,31 @@ struct SimulationParts {
   /// used: every group on the port model, nothing moving).
   std::shared_ptr<const hardware::NetworkGraph> network = {};
   hardware::CollectiveConfig collectives = {};  ///< which CollectiveModel each group's all-to-alls use
-  hardware::EpCommConfig comm = {};             ///< how dispatch and combine move tokens (hardware/ep_comm.hpp)
-  /// The prefill pool's, when it differs ([communication.prefill]: DeepEP normal mode for prefill, low
-  /// latency for decode, as SGLang and DeepSeek deploy).
-  std::optional<hardware::EpCommConfig> prefill_comm = {};
-  std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
-  /// When set: KV-cache blocks of each DP rank of a (decode or co-located) group, which then differ by
-  /// the expert weights the placement puts on the rank's GPUs.
-  std::vector<std::int64_t> kv_blocks_by_rank = {};
-  /// Disaggregated serving: the first `prefill_groups` EP groups form the prefill pool, the others the
-  /// decode pool; prompts are prefilled in the first, their KV caches move over the network (a timed
-  /// transfer sharing links) and the decode pool generates the rest. 0 = co-located.
-  int prefill_groups = 0;
-  /// GPUs per prefill group (0 = serving.ep_size): the prefill pool takes prefill_groups x this many GPUs
-  /// from GPU 0, the decode pool the rest in groups of serving.ep_size (pool_shape.hpp).
-  int prefill_ep_size = 0;
-  std::int64_t prefill_kv_blocks_per_gpu = 0;  ///< the prefill pool's ranks (its GPUs may differ)
-  double kv_bytes_per_token = 0.0;             ///< moved per context token (all layers)
-  /// Disaggregated: picks the decode group and rank of each hand-off (null: least_loaded).
-  std::unique_ptr<HandoffRouter> handoff_router = {};
-  /// Rebalancing during serving (null: static placement): the trigger of EP group `g`. A new
-  /// placement's changed experts move as `migration` says.
-  std::function<std::unique_ptr<policies::RebalanceTrigger>(int group)> make_rebalance = {};
+  /// The pools, in GPU order: each pool's groups take its GPUs, groups numbered across pools. Requests
+  /// arrive at the pools that prefill and go from a prefill pool to the decode pools it hands off to.
+  std::vector<PoolParts> pools = {};
+  double kv_bytes_per_token = 0.0;  ///< moved per context token (all layers) by a hand-off
   /// The triggers declared they want forecasts of the queued work (PolicyNeeds::predictions).
   bool forecast_work = false;
   MigrationSettings migration = {};
-  policies::Placement placement = {};  ///< of one decode EP group (every group uses it but as below)
-  /// The cost curves `placement` was optimised against, of EP group `placement_curves_group`'s GPUs
-  /// (null when the policy used none): the summary's curve_fit figures compare them with the run.
+  /// The cost curves the primary pool's placement was optimised against, of EP group
+  /// `placement_curves_group`'s GPUs (null when the policy used none): the summary's curve_fit figures
+  /// compare them with the run.
   std::shared_ptr<const policies::CostCurves> placement_curves = {};
   int placement_curves_group = 0;
-  /// The prefill pool's own placement, for its EP size (absent: the prefill groups use `placement`,
-  /// which needs the same EP size).
-  std::optional<policies::Placement> prefill_placement = {};
-  std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing = {};  ///< one instance per group
   std::unique_ptr<workloads::RoutingSource> routing_source = {};
   workloads::WorkloadConfig workload = {};
   ServingConfig serving = {};
   std::uint64_t seed = 0;  ///< seeds the workload's streams (arrivals, lengths)
-
-  /// The EP groups as pools (throws core::Error when the sizes do not tile the cluster).
-  PoolLayout pools() const {
-    return pool_layout(topology.num_gpus(), serving.ep_size, prefill_groups, prefill_ep_size);
-  }
 };
+
+/// One colocated pool of `gpus` GPUs in groups of `ep_size` (tests and tools that build parts by hand).
+PoolParts colocated_pool(int gpus, int ep_size, policies::Placement placement,
+                         std::function<std::unique_ptr<policies::RoutingPolicy>()> make_routing, int attention_tp = 1);
 
 /// The requests each DP rank of a pool was given (queued on arrival, or landed by a hand-off).
 struct PoolRequests {
-  std::string name;                    ///< "colocated", "prefill" or "decode"
+  std::string name;                    ///< the pool's
   std::vector<std::int64_t> per_rank;  ///< its groups' ranks, group by group
 };
 
@@ -158,9 +152,9 @@ class Simulator {
   void predict_for(Group& g, const std::optional<policies::PredictionRequest>& wanted, policies::RebalanceView& view);
   // Moves group g to `next` (if any, and no migration is under way).
   void start_migration(Group& g, std::optional<policies::Placement> next);
-  Group& pick_group(std::size_t first, std::size_t count);
-  // Refreshes decode_ranks_' loads from the decode groups' schedulers.
-  void refresh_decode_ranks();
+  Group& pick_entry_group();
+  // Refreshes the loads of a prefill pool's decode ranks from their groups' schedulers.
+  void refresh_decode_ranks(Pool& from);
 
   SimulationParts parts_;
   core::Engine engine_;
@@ -169,8 +163,9 @@ class Simulator {
   MetricsCollector metrics_;
   std::vector<std::unique_ptr<SummaryMetric>> summary_metrics_;
   std::vector<Observer*> observers_;
-  std::vector<Pool> pools_;  // decode (or co-located), then prefill
+  std::vector<Pool> pools_;  // as parts_.pools; groups point into it
   std::vector<std::unique_ptr<Group>> groups_;
+  std::vector<std::size_t> entry_groups_;  // groups of the pools requests arrive at
   std::vector<RequestState> requests_;
   std::size_t next_group_ = 0;
   core::Time last_step_end_ns_ = 0;

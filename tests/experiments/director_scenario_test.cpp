@@ -169,7 +169,7 @@ TEST_CASE("DIRECTOR's predictor accuracy follows Table II for the model") {
   const auto accuracy = [](const std::vector<std::string>& more) {
     const auto cfg = experiments::load_config(k_config, director_sets(more));
     const serving::SimulationParts p = experiments::build_simulation(cfg);
-    const auto trigger = p.make_rebalance(0);
+    const auto trigger = p.pools.at(0).make_rebalance(0);
     const auto* director = dynamic_cast<const policies::DirectorTrigger*>(trigger.get());
     REQUIRE(director != nullptr);
     return director->options().accuracy;

@@ -117,6 +117,26 @@ TEST_CASE("golden: disaggregated prefill / decode", "[golden]") {
   check_golden("disaggregated", "small.toml", {"parallel.ep_size=2", "disaggregation.prefill_groups=1"});
 }
 
+TEST_CASE("golden: three pools (prefill on H200, decode on H100 and B200)", "[golden]") {
+  check_golden("three_pools", "three_pools.toml", {});
+}
+
+TEST_CASE("golden: unequal pools (prefill EP4, decode EP2)", "[golden]") {
+  check_golden("unequal_pools", "three_pools.toml",
+               {"pool=[{name=\"pf\", role=\"prefill\", gpus=4, ep_size=4}, {name=\"dc\", role=\"decode\", gpus=2}]",
+                "parallel.redundant_experts=0"});
+}
+
+TEST_CASE("golden: DeepEP normal kernels with two-batch overlap", "[golden]") {
+  check_golden("deepep_two_batch", "small.toml",
+               {"communication.algorithm=deepep_normal", "communication.overlap=two_batch"});
+}
+
+TEST_CASE("golden: a measured table as the cost model", "[golden]") {
+  check_golden("measured_table", "small.toml",
+               {"calibration.table=\"" + k_data + "/../../data/profiles/public-h100.csv\""});
+}
+
 TEST_CASE("golden: tensor-parallel attention", "[golden]") {
   check_golden("tp_attention", "small.toml", {"parallel.attention_tp=2"});
 }

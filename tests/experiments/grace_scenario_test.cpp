@@ -38,10 +38,12 @@ TEST_CASE("GRACE routing over GRACE's placement cuts inter-node traffic against 
 TEST_CASE("GRACE's replicas take memory: only the GPUs that hold them lose KV-cache blocks") {
   const auto cfg = experiments::load_config(k_config, {"policy.placement=\"grace\""});
   const serving::SimulationParts p = experiments::build_simulation(cfg);
-  REQUIRE(p.kv_blocks_by_rank.size() == 8);
+  REQUIRE(p.pools.size() == 1);
+  const serving::PoolParts& pool = p.pools[0];
+  REQUIRE(pool.kv_blocks_by_rank.size() == 8);
   const auto filled = [&](int g) {
     double copies = 0.0;
-    for (const auto& layer : p.placement.layers) {
+    for (const auto& layer : pool.placement.layers) {
       for (int s = g * layer.slots_per_gpu; s < (g + 1) * layer.slots_per_gpu; ++s) {
         copies += layer.phy2log[static_cast<std::size_t>(s)] >= 0 ? 1.0 : 0.0;
       }
@@ -53,21 +55,22 @@ TEST_CASE("GRACE's replicas take memory: only the GPUs that hold them lose KV-ca
   const double non_expert = serving::plan_memory_for_experts(cfg.model, cfg.gpu, 0.0, cfg.serving.scheduler).kv_gib;
   const double block_bytes = serving::plan_memory(cfg.model, cfg.gpu, 9, cfg.serving.scheduler).kv_bytes_per_token *
                              static_cast<double>(cfg.serving.scheduler.kv_block_tokens);
-  std::int64_t fewest = p.kv_blocks_by_rank[0];
+  std::int64_t fewest = pool.kv_blocks_by_rank[0];
   std::int64_t most = fewest;
   for (int g = 0; g < 8; ++g) {
     const double kv_gib = non_expert - filled(g) * models::expert_weight_bytes(cfg.model) / gib;
-    REQUIRE(p.kv_blocks_by_rank[static_cast<std::size_t>(g)] ==
+    REQUIRE(pool.kv_blocks_by_rank[static_cast<std::size_t>(g)] ==
             static_cast<std::int64_t>(std::floor(kv_gib * gib / block_bytes)));
-    fewest = std::min(fewest, p.kv_blocks_by_rank[static_cast<std::size_t>(g)]);
-    most = std::max(most, p.kv_blocks_by_rank[static_cast<std::size_t>(g)]);
+    fewest = std::min(fewest, pool.kv_blocks_by_rank[static_cast<std::size_t>(g)]);
+    most = std::max(most, pool.kv_blocks_by_rank[static_cast<std::size_t>(g)]);
   }
   REQUIRE(fewest < most);  // some GPUs hold replicas, some do not
   // Linear leaves the redundant slots empty: every GPU holds 8 experts x 16 layers, its spare slot's memory
   // goes to the KV cache.
   const auto lin = experiments::build_simulation(experiments::load_config(k_config, {}));
   const double lin_kv_gib = non_expert - 8.0 * 16.0 * models::expert_weight_bytes(cfg.model) / gib;
-  REQUIRE(lin.kv_blocks_by_rank ==
+  REQUIRE(lin.pools.at(0).kv_blocks_by_rank ==
           std::vector<std::int64_t>(8, static_cast<std::int64_t>(std::floor(lin_kv_gib * gib / block_bytes))));
-  REQUIRE(lin.kv_blocks_by_rank[0] > lin.kv_blocks_per_gpu);  // the uniform plan reserves the spare slot
+  REQUIRE(lin.pools[0].kv_blocks_by_rank[0] >
+          lin.pools[0].kv_blocks_per_gpu);  // the uniform plan reserves the spare slot
 }

@@ -16,7 +16,7 @@
 #include "experiments/run_outputs.hpp"
 #include "sim/core/error.hpp"
 #include "sim/serving/memory_plan.hpp"
-#include "sim/serving/pool_shape.hpp"
+#include "sim/serving/pool_spec.hpp"
 
 using namespace epsim;
 
@@ -106,45 +106,48 @@ struct PoolWatch final : serving::Observer {
 }  // namespace
 
 TEST_CASE("pools: a prefill pool of EP16 and a decode pool of EP8 tile 4 nodes of 8 GPUs") {
-  const serving::PoolLayout pools = pools_config().pools();
+  const auto cfg = pools_config();
+  const std::vector<serving::PoolSpec>& pools = cfg.pools;
+  REQUIRE(pools.size() == 2);
+  const serving::PoolSpec& prefill = pools[0];
+  const serving::PoolSpec& decode = pools[1];
   // Prefill: 1 group x 16 GPUs from GPU 0; decode: (32 - 16) / 8 = 2 groups from GPU 16.
-  CHECK(pools.prefill.first_group == 0);
-  CHECK(pools.prefill.groups == 1);
-  CHECK(pools.prefill.ep_size == 16);
-  CHECK(pools.prefill.first_gpu == 0);
-  CHECK(pools.decode.first_group == 1);
-  CHECK(pools.decode.groups == 2);
-  CHECK(pools.decode.ep_size == 8);
-  CHECK(pools.decode.first_gpu == 16);
-  CHECK(pools.groups() == 3);
-  CHECK_FALSE(pools.uniform());
-  CHECK(pools.max_ep_size() == 16);
+  CHECK(prefill.name == "prefill");
+  CHECK(prefill.role == serving::PoolRole::prefill);
+  CHECK(prefill.shape.first_group == 0);
+  CHECK(prefill.shape.groups == 1);
+  CHECK(prefill.shape.ep_size == 16);
+  CHECK(prefill.shape.first_gpu == 0);
+  CHECK(prefill.handoff_to == std::vector<int>{1});
+  CHECK(decode.name == "decode");
+  CHECK(decode.role == serving::PoolRole::decode);
+  CHECK(decode.shape.first_group == 1);
+  CHECK(decode.shape.groups == 2);
+  CHECK(decode.shape.ep_size == 8);
+  CHECK(decode.shape.first_gpu == 16);
+  CHECK(serving::total_groups(pools) == 3);
+  CHECK(serving::max_ep_size(pools) == 16);
+  CHECK(&cfg.primary_pool() == &decode);
   // Group g's first GPU: 0, 16, 24.
-  CHECK(pools.of_group(0).group_first_gpu(0) == 0);
-  CHECK(pools.of_group(1).group_first_gpu(1) == 16);
-  CHECK(pools.of_group(2).group_first_gpu(2) == 24);
-  CHECK(pools.of_group(2).ep_size == 8);
-  // DeepSeek's deployment shape: 4 prefill groups of EP32 and one decode group of EP144 on 272 GPUs.
-  const serving::PoolLayout ds = serving::pool_layout(272, 144, 4, 32);
-  CHECK(ds.decode.groups == 1);
-  CHECK(ds.decode.first_gpu == 128);
-  CHECK(ds.of_group(4).group_first_gpu(4) == 128);
-  CHECK(ds.of_group(3).group_first_gpu(3) == 96);
-  CHECK_THROWS_AS(serving::pool_layout(32, 8, 2, 16), core::Error);   // no GPU left to decode
-  CHECK_THROWS_AS(serving::pool_layout(32, 12, 1, 16), core::Error);  // 16 left, not in groups of 12
+  CHECK(serving::pool_of_group(pools, 0).shape.group_first_gpu(0) == 0);
+  CHECK(serving::pool_of_group(pools, 1).shape.group_first_gpu(1) == 16);
+  CHECK(serving::pool_of_group(pools, 2).shape.group_first_gpu(2) == 24);
+  CHECK(serving::pool_of_group(pools, 2).shape.ep_size == 8);
+  CHECK_THROWS_AS(serving::pool_of_group(pools, 3), core::Error);
+  // Groups that do not tile the cluster are refused when the config is read (the last test case).
 }
 
 TEST_CASE("pools: each pool's placement covers its own GPUs, and its KV cache follows its expert slots") {
   const auto cfg = pools_config();
   const serving::SimulationParts p = experiments::build_simulation(cfg);
-  CHECK(p.prefill_groups == 1);
-  CHECK(p.prefill_ep_size == 16);
-  REQUIRE(p.prefill_placement.has_value());
+  REQUIRE(p.pools.size() == 2);
+  const serving::PoolParts& prefill = p.pools[0];
+  const serving::PoolParts& decode = p.pools[1];
   // 64 experts: 64 / 16 = 4 slots per prefill GPU, 64 / 8 = 8 per decode GPU. Linear: GPU g holds the
   // experts 4g .. 4g+3 (prefill) or 8g .. 8g+7 (decode).
-  REQUIRE(p.prefill_placement->layers.size() == 16);
-  REQUIRE(p.placement.layers.size() == 16);
-  for (const policies::LayerPlacement& l : p.prefill_placement->layers) {
+  REQUIRE(prefill.placement.layers.size() == 16);
+  REQUIRE(decode.placement.layers.size() == 16);
+  for (const policies::LayerPlacement& l : prefill.placement.layers) {
     CHECK(l.num_gpus == 16);
     CHECK(l.slots_per_gpu == 4);
     for (int slot = 0; slot < 64; ++slot) {
@@ -152,7 +155,7 @@ TEST_CASE("pools: each pool's placement covers its own GPUs, and its KV cache fo
       CHECK(l.phy2log[static_cast<std::size_t>(slot)] == slot);
     }
   }
-  for (const policies::LayerPlacement& l : p.placement.layers) {
+  for (const policies::LayerPlacement& l : decode.placement.layers) {
     CHECK(l.num_gpus == 8);
     CHECK(l.slots_per_gpu == 8);
     for (int slot = 0; slot < 64; ++slot) {
@@ -161,14 +164,14 @@ TEST_CASE("pools: each pool's placement covers its own GPUs, and its KV cache fo
     }
   }
   CHECK(cfg.slots_per_gpu() == 8);
-  CHECK(cfg.prefill_slots_per_gpu() == 4);
+  CHECK(cfg.pools[0].slots_per_gpu(cfg.model.routed_experts) == 4);
   // The prefill GPUs hold half the expert weights: more of their memory is KV cache.
   const auto blocks = [&](int slots) {
-    return serving::plan_memory(cfg.model, cfg.gpu, slots, cfg.serving.scheduler, cfg.serving.attention_tp).kv_blocks;
+    return serving::plan_memory(cfg.model, cfg.gpu, slots, cfg.serving.scheduler, 1).kv_blocks;
   };
-  CHECK(p.prefill_kv_blocks_per_gpu == blocks(4));
-  CHECK(p.kv_blocks_per_gpu == blocks(8));
-  CHECK(p.prefill_kv_blocks_per_gpu > p.kv_blocks_per_gpu);
+  CHECK(prefill.kv_blocks_per_gpu == blocks(4));
+  CHECK(decode.kv_blocks_per_gpu == blocks(8));
+  CHECK(prefill.kv_blocks_per_gpu > decode.kv_blocks_per_gpu);
 }
 
 TEST_CASE("pools: requests are prefilled on the EP16 pool and decoded on the EP8 pool") {
@@ -185,7 +188,7 @@ TEST_CASE("pools: requests are prefilled on the EP16 pool and decoded on the EP8
     prompts += r.spec.prompt_tokens;
     decode_groups.insert(r.group);  // the group that finished it
   }
-  CHECK(decode_groups == std::set<int>{1, 2});  // round robin over the decode pool
+  CHECK(decode_groups == std::set<int>{1, 2});  // hand-offs spread over the decode pool's groups
   CHECK(res.kv_transfers == 12);
   // Group 0's layers run on 16 GPUs, the decode groups' on 8.
   CHECK(watch.layer_gpus[0] == std::set<std::size_t>{16});
@@ -242,9 +245,9 @@ TEST_CASE("pools: each group's rebalance trigger re-places for its own pool") {
                                  "policy.rebalance.trigger=\"periodic\"", "policy.rebalance.interval_steps=2",
                                  "policy.rebalance.window_steps=2", "workload.num_requests=24"});
   serving::SimulationParts parts = experiments::build_simulation(cfg);
-  REQUIRE(parts.prefill_placement.has_value());
-  CHECK(parts.prefill_placement->layers[0].num_gpus == 16);
-  CHECK(parts.placement.layers[0].num_gpus == 8);
+  REQUIRE(parts.pools.size() == 2);
+  CHECK(parts.pools[0].placement.layers[0].num_gpus == 16);
+  CHECK(parts.pools[1].placement.layers[0].num_gpus == 8);
   serving::Simulator sim(std::move(parts));
   PoolWatch watch;
   sim.add_observer(&watch);
@@ -284,7 +287,9 @@ TEST_CASE("pools: bad prefill EP sizes name the key and the numbers") {
   CHECK(colocated.warnings[0] ==
         "pools.toml: disaggregation.prefill_ep_size = 16 sizes the prefill pool, but prefill_groups = 0 (co-located): "
         "it has no effect");
-  CHECK(colocated.pools().uniform());
+  REQUIRE(colocated.pools.size() == 1);
+  CHECK(colocated.pools[0].role == serving::PoolRole::colocated);
+  CHECK(colocated.pools[0].shape.ep_size == 8);
 }
 
 TEST_CASE("pools: a prefill EP size equal to ep_size changes nothing") {
@@ -297,7 +302,8 @@ TEST_CASE("pools: a prefill EP size equal to ep_size changes nothing") {
     sets.insert(sets.end(), extra.begin(), extra.end());
     const auto cfg = experiments::load_config(path, sets);
     serving::SimulationParts parts = experiments::build_simulation(cfg);
-    CHECK_FALSE(parts.prefill_placement.has_value());
+    REQUIRE(parts.pools.size() == 2);
+    CHECK(parts.pools[0].spec.shape.ep_size == 2);
     serving::Simulator sim(std::move(parts));
     const experiments::RunOutputs outputs(sim, cfg);
     const serving::SimulationResult res = sim.run();

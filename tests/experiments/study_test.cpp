@@ -81,8 +81,8 @@ zip_with = "workload.rate_rps"
   // metro routes among replicas: its bundle brings EPLB and one redundant slot per GPU of EP4.
   REQUIRE(plan.points[5].config.policy.routing == "metro");
   REQUIRE(plan.points[5].config.policy.placement == "eplb");
-  REQUIRE(plan.points[5].config.redundant_experts == 4);
-  REQUIRE(plan.points[0].config.redundant_experts == 0);
+  REQUIRE(plan.points[5].config.primary_pool().redundant_experts == 4);
+  REQUIRE(plan.points[0].config.primary_pool().redundant_experts == 0);
   REQUIRE(plan.warnings.empty());
 }
 

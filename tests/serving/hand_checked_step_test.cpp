@@ -40,8 +40,6 @@ serving::SimulationParts scenario(const models::ModelSpec& m) {
       .topology = hardware::Topology(1, 2, hardware::LinkSpec{100.0, 2.0}, hardware::LinkSpec{10.0, 5.0}),
       .network = nullptr,  // port model: 2 us + bytes / 100 GB/s
       .collectives = {.model = hardware::CollectiveModelKind::ports},
-      .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 2, 1, 2, 1)),
-      .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
       .routing_source = std::make_unique<FixedRouting>(),
       .workload = {},
       .serving = {},
@@ -51,7 +49,9 @@ serving::SimulationParts scenario(const models::ModelSpec& m) {
   p.workload.num_requests = 1;
   p.workload.prompt.value = 64;
   p.workload.output.value = 1;
-  p.serving.ep_size = 2;
+  p.pools.push_back(serving::colocated_pool(
+      2, 2, policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 2, 1, 2, 1)),
+      [] { return std::make_unique<policies::EvenRouting>(); }));
   p.serving.step_overhead_us = 10.0;
   return p;
 }
@@ -128,10 +128,10 @@ TEST_CASE("two-batch overlap: DeepEP low-latency kernels hold the compute stream
   const models::ModelSpec m = test::tiny_model(2);
   const auto ttft = [&](double dispatch_us, double combine_us) {
     serving::SimulationParts p = scenario(m);
-    p.comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency);
-    p.comm.overlap = hardware::OverlapMode::two_batch;
-    p.comm.compute_dispatch_us = dispatch_us;
-    p.comm.compute_combine_us = combine_us;
+    p.pools[0].spec.comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_low_latency);
+    p.pools[0].spec.comm.overlap = hardware::OverlapMode::two_batch;
+    p.pools[0].spec.comm.compute_dispatch_us = dispatch_us;
+    p.pools[0].spec.comm.compute_combine_us = combine_us;
     serving::Simulator sim(std::move(p));
     const auto r = sim.run();
     REQUIRE(r.requests.size() == 1);
@@ -151,9 +151,9 @@ TEST_CASE("two-batch overlap: DeepEP normal kernels take overlap_exchange_factor
   const models::ModelSpec m = test::tiny_model(2);
   const auto run = [&](hardware::OverlapMode overlap, double factor) {
     serving::SimulationParts p = scenario(m);
-    p.comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
-    p.comm.overlap = overlap;
-    p.comm.overlap_exchange_factor = factor;
+    p.pools[0].spec.comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+    p.pools[0].spec.comm.overlap = overlap;
+    p.pools[0].spec.comm.overlap_exchange_factor = factor;
     serving::Simulator sim(std::move(p));
     const auto r = sim.run();
     REQUIRE(r.requests.size() == 1);

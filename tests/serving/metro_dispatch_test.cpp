@@ -48,7 +48,11 @@ serving::Batch batch_of(const std::vector<int>& tokens_per_rank, bool prefill,
     for (int i = 0; i < tokens_per_rank[r]; ++i) {
       serving::RequestState s;
       s.spec.id = static_cast<std::int64_t>(requests.size());
-      b.entries.push_back(serving::BatchEntry{static_cast<int>(requests.size()), 1, 10, prefill, !prefill});
+      b.entries.push_back(serving::BatchEntry{.request = static_cast<int>(requests.size()),
+                                              .tokens = 1,
+                                              .context = 10,
+                                              .prefill = prefill,
+                                              .emits_token = !prefill});
       requests.push_back(s);
     }
     b.rank_begin[r + 1] = static_cast<int>(b.entries.size());

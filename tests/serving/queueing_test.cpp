@@ -29,9 +29,6 @@ serving::SimulationParts tiny(double rate, std::int64_t requests, std::int64_t p
       .topology = hardware::Topology(1, 1, hardware::LinkSpec{100.0, 1.0}, hardware::LinkSpec{10.0, 1.0}),
       .network = nullptr,
       .collectives = {.model = hardware::CollectiveModelKind::ports},
-      .kv_blocks_per_gpu = 0,
-      .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 1, 1, 4, 1)),
-      .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
       .routing_source = std::make_unique<workloads::SyntheticRouter>(workloads::SyntheticRouterConfig{}, 1, 4, 1,
                                                                      core::RandomStreams(5)),
       .workload = {},
@@ -42,7 +39,9 @@ serving::SimulationParts tiny(double rate, std::int64_t requests, std::int64_t p
   p.workload.num_requests = requests;
   p.workload.prompt.value = prompt;
   p.workload.output.value = output;
-  p.serving.ep_size = 1;
+  p.pools.push_back(serving::colocated_pool(
+      1, 1, policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 1, 1, 4, 1)),
+      [] { return std::make_unique<policies::EvenRouting>(); }));
   p.serving.scheduler = sched;
   p.serving.step_overhead_us = 20.0;
   return p;

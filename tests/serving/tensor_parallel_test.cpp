@@ -39,9 +39,6 @@ std::vector<double> first_layer_local(int tp) {
       .topology = hardware::Topology(1, 2, hardware::LinkSpec{100.0, 2.0}, hardware::LinkSpec{10.0, 5.0}),
       .network = nullptr,
       .collectives = {.model = hardware::CollectiveModelKind::ports},
-      .kv_blocks_per_gpu = 0,
-      .placement = policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 2, 1, 2, 1)),
-      .make_routing = [] { return std::make_unique<policies::EvenRouting>(); },
       .routing_source = std::make_unique<workloads::SyntheticRouter>(workloads::SyntheticRouterConfig{}, 1, 4, 1,
                                                                      core::RandomStreams(1)),
       .workload = {},
@@ -51,8 +48,9 @@ std::vector<double> first_layer_local(int tp) {
   p.workload.num_requests = 1;
   p.workload.prompt.value = 2048;
   p.workload.output.value = 1;
-  p.serving.ep_size = 2;
-  p.serving.attention_tp = tp;
+  p.pools.push_back(serving::colocated_pool(
+      2, 2, policies::LinearPlacement().place(policies::PlacementInput::shape(1, 4, 2, 1, 2, 1)),
+      [] { return std::make_unique<policies::EvenRouting>(); }, tp));
   serving::Simulator sim(std::move(p));
   Capture c;
   sim.add_observer(&c);
