@@ -15,11 +15,11 @@
 #include <numeric>
 #include <string_view>
 
-#include "policies/director_lp.hpp"
-#include "policies/director_model.hpp"
-#include "policies/director_reconfigure.hpp"
-#include "policies/director_rounding.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/random_streams.hpp"
+#include "policies/director/director_lp.hpp"
+#include "policies/director/director_model.hpp"
+#include "policies/director/director_reconfigure.hpp"
+#include "policies/director/director_rounding.hpp"
 
 using namespace epsim;
 using namespace epsim::policies;

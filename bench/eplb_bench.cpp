@@ -7,8 +7,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "policies/eplb.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/random_streams.hpp"
+#include "policies/eplb/eplb.hpp"
 
 using namespace epsim;
 

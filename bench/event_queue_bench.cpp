@@ -5,8 +5,8 @@
 #include <boost/random/uniform_int_distribution.hpp>
 #include <chrono>
 
-#include "sim/core/event_queue.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/event_queue.hpp"
+#include "core/random_streams.hpp"
 
 using namespace epsim::core;
 

@@ -12,9 +12,9 @@
 #include <cmath>
 #include <numeric>
 
-#include "policies/eplb.hpp"
+#include "policies/eplb/eplb.hpp"
 #include "policies/even_routing.hpp"
-#include "policies/metro_routing.hpp"
+#include "policies/metro/metro_routing.hpp"
 
 using namespace epsim;
 using Rng = boost::random::mt19937;

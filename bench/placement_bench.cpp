@@ -11,10 +11,10 @@
 #include "hardware/gpu_spec.hpp"
 #include "hardware/roofline.hpp"
 #include "models/model_spec.hpp"
-#include "policies/gem_placement.hpp"
-#include "policies/grace_placement.hpp"
-#include "policies/vibe_placement.hpp"
-#include "sim/serving/expert_cost_profile.hpp"
+#include "policies/gem/gem_placement.hpp"
+#include "policies/grace/grace_placement.hpp"
+#include "policies/vibe/vibe_placement.hpp"
+#include "sim/expert_cost_profile.hpp"
 #include "workloads/synthetic_router.hpp"
 
 using namespace epsim;

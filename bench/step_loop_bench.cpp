@@ -10,11 +10,11 @@
 #include <filesystem>
 
 #include "calibration/measurement_table.hpp"
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
-#include "experiments/row_pricing.hpp"
-#include "experiments/slo_search.hpp"
-#include "sim/core/atomic_file.hpp"
+#include "core/atomic_file.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/row_pricing.hpp"
+#include "experiments/studies/slo_search.hpp"
 
 using namespace epsim;
 

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "calibration/least_squares.hpp"
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

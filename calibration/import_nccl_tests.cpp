@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "sim/core/csv_lines.hpp"
-#include "sim/core/error.hpp"
+#include "core/csv_lines.hpp"
+#include "core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

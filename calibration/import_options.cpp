@@ -9,8 +9,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "sim/core/csv_lines.hpp"
-#include "sim/core/error.hpp"
+#include "core/csv_lines.hpp"
+#include "core/error.hpp"
 
 namespace epsim::calibration {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

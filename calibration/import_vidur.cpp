@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 
-#include "sim/core/csv_lines.hpp"
-#include "sim/core/error.hpp"
+#include "core/csv_lines.hpp"
+#include "core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

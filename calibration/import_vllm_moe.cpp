@@ -4,9 +4,9 @@
 
 #include <optional>
 
+#include "core/csv_lines.hpp"
+#include "core/error.hpp"
 #include "models/model_spec.hpp"
-#include "sim/core/csv_lines.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

@@ -7,7 +7,7 @@
 #include "calibration/import_torch_trace.hpp"
 #include "calibration/import_vidur.hpp"
 #include "calibration/import_vllm_moe.hpp"
-#include "sim/core/named.hpp"
+#include "core/named.hpp"
 
 namespace epsim::calibration {
 namespace {

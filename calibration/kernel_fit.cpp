@@ -8,8 +8,8 @@
 
 #include "calibration/least_squares.hpp"
 #include "calibration/measured_work.hpp"
+#include "core/error.hpp"
 #include "hardware/roofline.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

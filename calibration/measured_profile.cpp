@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "calibration/measured_work.hpp"
+#include "core/error.hpp"
 #include "hardware/roofline.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

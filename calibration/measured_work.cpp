@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
 #include "models/layer_work.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

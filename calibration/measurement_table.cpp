@@ -12,8 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/core/csv_lines.hpp"
-#include "sim/core/error.hpp"
+#include "core/csv_lines.hpp"
+#include "core/error.hpp"
 
 namespace epsim::calibration {
 namespace {

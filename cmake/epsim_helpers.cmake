@@ -7,12 +7,37 @@ function(epsim_target_options target)
   endif()
 endfunction()
 
-# epsim_library(NAME SOURCES ... LINKS ...): one library per folder, include root = project root so
-# includes read "sim/core/time.hpp", "hardware/roofline.hpp".
-function(epsim_library name)
+# epsim_read_layers(FILE): reads layers.txt into EPSIM_LAYERS (names, bottom up) and, per layer,
+# EPSIM_LAYER_FOLDER_<name> and EPSIM_LAYER_USES_<name>; a layer may use only layers listed above it.
+function(epsim_read_layers file)
+  file(STRINGS ${file} lines REGEX "^[a-z]")
+  set(names "")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "[ \t]+" ";" fields "${line}")
+    list(POP_FRONT fields name folder)
+    foreach(used IN LISTS fields)
+      if(NOT used IN_LIST names)
+        message(FATAL_ERROR "${file}: layer ${name} uses ${used}, which is not a layer listed above it")
+      endif()
+    endforeach()
+    list(APPEND names ${name})
+    set(EPSIM_LAYER_FOLDER_${name} ${folder} PARENT_SCOPE)
+    set(EPSIM_LAYER_USES_${name} "${fields}" PARENT_SCOPE)
+  endforeach()
+  set(EPSIM_LAYERS ${names} PARENT_SCOPE)
+endfunction()
+
+# epsim_layer_library(SOURCES ... [LINKS ...]): the library epsim_<layer> of the folder being added
+# (EPSIM_LAYER, set by the root from layers.txt), linked to the libraries of the layers it may use and
+# to LINKS (third-party libraries only). Include root = project root: "core/time.hpp".
+function(epsim_layer_library)
   cmake_parse_arguments(ARG "" "" "SOURCES;LINKS" ${ARGN})
+  set(name epsim_${EPSIM_LAYER})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+  foreach(used IN LISTS EPSIM_LAYER_USES_${EPSIM_LAYER})
+    target_link_libraries(${name} PUBLIC epsim_${used})
+  endforeach()
   target_link_libraries(${name} PUBLIC ${ARG_LINKS})
   epsim_target_options(${name})
 endfunction()

@@ -9,9 +9,9 @@
 #include <set>
 #include <string_view>
 
+#include "core/error.hpp"
 #include "engines/layer_layout.hpp"
 #include "engines/safetensors.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::engines {
 namespace {

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "engines/layer_layout.hpp"
 #include "engines/npy.hpp"
-#include "sim/core/error.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::engines {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::engines {
 namespace {

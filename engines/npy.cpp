@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::engines {
 namespace {

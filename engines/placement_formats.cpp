@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <array>
 
+#include "core/error.hpp"
+#include "core/named.hpp"
 #include "engines/sglang_placement.hpp"
 #include "engines/trtllm_placement.hpp"
 #include "engines/vllm_ascend_placement.hpp"
 #include "engines/vllm_placement.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/named.hpp"
 
 namespace epsim::engines {
 namespace {

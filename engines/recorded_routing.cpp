@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::engines {

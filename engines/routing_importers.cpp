@@ -5,12 +5,12 @@
 #include <array>
 #include <fstream>
 
+#include "core/error.hpp"
+#include "core/named.hpp"
 #include "engines/import_trtllm_stats.hpp"
 #include "engines/import_vllm_routed.hpp"
 #include "engines/layer_layout.hpp"
 #include "engines/load_history.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/named.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::engines {

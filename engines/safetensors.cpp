@@ -8,7 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::engines {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::engines {
 

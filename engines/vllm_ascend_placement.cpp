@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "engines/json_reading.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::engines {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "calibration/importers.hpp"
 #include "calibration/measurement_table.hpp"
+#include "core/error.hpp"
 #include "fuzz/fuzz_input.hpp"
-#include "sim/core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace cal = epsim::calibration;

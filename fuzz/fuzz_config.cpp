@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sim/core/error.hpp"
-#include "sim/core/params.hpp"
-#include "sim/core/toml_guard.hpp"
+#include "core/error.hpp"
+#include "core/params.hpp"
+#include "core/toml_guard.hpp"
 #include "workloads/request_generator.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,13 +8,13 @@
 
 #include <google/protobuf/stubs/logging.h>
 
+#include "core/error.hpp"
 #include "engines/npy.hpp"
 #include "engines/placement_formats.hpp"
 #include "engines/routing_importers.hpp"
 #include "engines/safetensors.hpp"
 #include "fuzz/fuzz_input.hpp"
 #include "models/model_spec.hpp"
-#include "sim/core/error.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/experiment_config.hpp"
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
+#include "experiments/assembly/experiment_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

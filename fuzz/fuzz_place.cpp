@@ -1,13 +1,13 @@
-// What `epsim place` reads besides an engine's recording (experiments/place_inputs.hpp): load CSV, load
+// What `epsim place` reads besides an engine's recording (experiments/cli/place_inputs.hpp): load CSV, load
 // JSON, co-selection CSV, measured cost curves CSV, and EPLB load-history JSON. The first byte picks the
 // reader, the rest is the file.
 #include <cstddef>
 #include <cstdint>
 
+#include "core/error.hpp"
 #include "engines/load_history.hpp"
-#include "experiments/place_inputs.hpp"
+#include "experiments/cli/place_inputs.hpp"
 #include "fuzz/fuzz_input.hpp"
-#include "sim/core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace ex = epsim::experiments;

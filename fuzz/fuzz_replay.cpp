@@ -2,9 +2,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/error.hpp"
+#include "core/random_streams.hpp"
 #include "fuzz/fuzz_input.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/random_streams.hpp"
 #include "workloads/request_generator.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

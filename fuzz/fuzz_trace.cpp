@@ -5,8 +5,8 @@
 
 #include <google/protobuf/stubs/logging.h>
 
+#include "core/error.hpp"
 #include "fuzz/fuzz_input.hpp"
-#include "sim/core/error.hpp"
 #include "workloads/trace_io.hpp"
 
 // Protobuf logs every invalid UTF-8 string it meets; the reader reports the failed parse itself.

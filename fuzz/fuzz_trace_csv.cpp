@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/error.hpp"
 #include "fuzz/fuzz_input.hpp"
-#include "sim/core/error.hpp"
 #include "workloads/trace_tools.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "core/error.hpp"
 #include "fuzz/fuzz_input.hpp"
-#include "sim/core/error.hpp"
 #include "workloads/trace_tools.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -5,7 +5,7 @@
 #include <array>
 #include <span>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 #include "hardware/link_types.hpp"
 

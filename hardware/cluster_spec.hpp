@@ -6,9 +6,9 @@
 // (NICs on leaves of `leaf_radix` ports, leaves on a spine) or none. Presets in presets/clusters/.
 #include <string>
 
+#include "core/params.hpp"
+#include "core/presets.hpp"
 #include "hardware/topology.hpp"
-#include "sim/core/params.hpp"
-#include "sim/core/presets.hpp"
 
 namespace epsim::hardware {
 

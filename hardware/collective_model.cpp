@@ -1,7 +1,7 @@
 #include "hardware/collective_model.hpp"
 
+#include "core/error.hpp"
 #include "hardware/deepep_collectives.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::hardware {
 

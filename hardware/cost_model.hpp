@@ -4,8 +4,8 @@
 // Implementations: the roofline with per-GPU variability; later, measured profiles.
 #include <cstdint>
 
+#include "core/time.hpp"
 #include "hardware/kernel_work.hpp"
-#include "sim/core/time.hpp"
 
 namespace epsim::hardware {
 

@@ -14,10 +14,10 @@
 //   --deepep-mode auto, for co-located serving), each with its own fitted numbers.
 // Dispatch may travel in FP8 with one float32 scale per `fp8_block` elements (DeepEP's default), the
 // combine in BF16. With two-batch overlap the batch is split in two halves whose communication overlaps
-// the other half's computation (sim/serving/overlap_schedule.hpp).
+// the other half's computation (sim/overlap_schedule.hpp).
 #include <cstdint>
 
-#include "sim/core/params.hpp"
+#include "core/params.hpp"
 
 namespace epsim::hardware {
 

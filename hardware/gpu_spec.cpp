@@ -4,7 +4,7 @@
 
 #include <span>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::hardware {
 

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "sim/core/presets.hpp"
+#include "core/presets.hpp"
 
 namespace epsim::hardware {
 

@@ -5,12 +5,12 @@
 #include <memory>
 #include <optional>
 
+#include "core/params.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/ep_comm.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/measured_curve.hpp"
 #include "hardware/variability.hpp"
-#include "sim/core/params.hpp"
 
 namespace epsim::hardware {
 

@@ -5,8 +5,8 @@
 #include <toml++/toml.h>
 #include <span>
 
-#include "sim/core/error.hpp"
-#include "sim/core/presets.hpp"
+#include "core/error.hpp"
+#include "core/presets.hpp"
 
 namespace epsim::hardware {
 

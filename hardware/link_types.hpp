@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/params.hpp"
 #include "hardware/topology.hpp"
-#include "sim/core/params.hpp"
 
 namespace epsim::hardware {
 

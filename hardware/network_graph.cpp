@@ -7,7 +7,7 @@
 #include <functional>
 #include <mutex>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::hardware {
 namespace {

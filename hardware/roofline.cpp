@@ -4,7 +4,7 @@
 #include <boost/random/normal_distribution.hpp>
 #include <cmath>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::hardware {
 

@@ -6,10 +6,10 @@
 // which is mostly host-side.
 #include <vector>
 
+#include "core/random_streams.hpp"
 #include "hardware/cost_model.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/variability.hpp"
-#include "sim/core/random_streams.hpp"
 
 namespace epsim::hardware {
 

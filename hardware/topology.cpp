@@ -1,6 +1,6 @@
 #include "hardware/topology.hpp"
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::hardware {
 

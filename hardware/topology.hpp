@@ -1,7 +1,7 @@
 #pragma once
 // Cluster layout: `nodes` x `gpus_per_node` GPUs, one link type inside a node (NVLink / PCIe) and one
 // between nodes (InfiniBand / Ethernet, one NIC per GPU, rail-optimised), each with alpha-beta costs.
-#include "sim/core/params.hpp"
+#include "core/params.hpp"
 
 namespace epsim::hardware {
 

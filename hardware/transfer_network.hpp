@@ -7,8 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include "core/event_queue.hpp"
 #include "hardware/network_graph.hpp"
-#include "sim/core/event_queue.hpp"
 
 namespace epsim::hardware {
 

@@ -12,8 +12,8 @@
 #include <cmath>
 #include <span>
 
-#include "sim/core/error.hpp"
-#include "sim/core/presets.hpp"
+#include "core/error.hpp"
+#include "core/presets.hpp"
 
 namespace epsim::hardware {
 

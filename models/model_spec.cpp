@@ -3,7 +3,7 @@
 #include <array>
 #include <span>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::models {
 

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
+#include "core/params.hpp"
+#include "core/presets.hpp"
 #include "hardware/kernel_work.hpp"
-#include "sim/core/params.hpp"
-#include "sim/core/presets.hpp"
 
 namespace epsim::models {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::policies {
 

@@ -1,10 +1,10 @@
 #pragma once
 // How the cost curves C_g(n) that load-aware policies see are taken ([policy.cost_profile]): sampled
 // from the cost model like GEM profiles a GPU (noisy, interpolated), or the cost model itself.
-// sim/serving/expert_cost_profile.hpp takes them.
+// sim/expert_cost_profile.hpp takes them.
 #include <cstdint>
 
-#include "sim/core/params.hpp"
+#include "core/params.hpp"
 
 namespace epsim::policies {
 

@@ -4,7 +4,7 @@
 // or of synthetic steps of a fixed size. experiments/ profiles it; policies read PlacementInput.
 #include <cstdint>
 
-#include "sim/core/params.hpp"
+#include "core/params.hpp"
 
 namespace epsim::policies {
 

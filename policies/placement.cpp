@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::policies {
 

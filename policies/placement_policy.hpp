@@ -6,10 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/grid_view.hpp"
 #include "policies/cost_curves.hpp"
 #include "policies/placement.hpp"
 #include "policies/policy_needs.hpp"
-#include "sim/core/grid_view.hpp"
 
 namespace epsim::policies {
 
@@ -30,7 +30,7 @@ struct PlacementInput {
   std::shared_ptr<const CostCurves> curves;
   std::uint64_t seed = 0;  ///< for randomised policies (GEM's restarts, GRACE's k-means++ seeding)
   /// Co-selection counts over a profiling window, [layer][expert][expert] row-major: how many tokens
-  /// chose both experts in their top-k (policies/affinity.hpp). Empty when unknown; GRACE needs it.
+  /// chose both experts in their top-k (policies/grace/affinity.hpp). Empty when unknown; GRACE needs it.
   std::vector<double> coactivation;
   /// Per-origin workload W (DIRECTOR): tokens on GPU j routed to expert i, [layer][origin_gpu][expert]
   /// row-major, one such matrix per pass kind. Empty when unknown (DIRECTOR then spreads expert_load

@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "core/params.hpp"
 #include "policies/cost_profile.hpp"
 #include "policies/load_window.hpp"
 #include "policies/policy_needs.hpp"
 #include "policies/rebalance_config.hpp"
-#include "sim/core/params.hpp"
 
 namespace toml {
 inline namespace v3 {

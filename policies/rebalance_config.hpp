@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "core/params.hpp"
 #include "policies/trigger_factory.hpp"
-#include "sim/core/params.hpp"
 
 namespace toml {
 inline namespace v3 {

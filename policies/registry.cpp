@@ -3,19 +3,19 @@
 #include <array>
 #include <string_view>
 
-#include "policies/director_placement.hpp"
-#include "policies/director_trigger.hpp"
-#include "policies/drift_trigger.hpp"
-#include "policies/eplb_placement.hpp"
+#include "policies/director/director_placement.hpp"
+#include "policies/director/director_trigger.hpp"
+#include "policies/eplb/eplb_placement.hpp"
+#include "policies/eplb/periodic_eplb_trigger.hpp"
 #include "policies/even_routing.hpp"
-#include "policies/gem_placement.hpp"
-#include "policies/grace_placement.hpp"
-#include "policies/grace_routing.hpp"
+#include "policies/gem/gem_placement.hpp"
+#include "policies/grace/grace_placement.hpp"
+#include "policies/grace/grace_routing.hpp"
 #include "policies/linear_placement.hpp"
-#include "policies/metro_routing.hpp"
-#include "policies/periodic_eplb_trigger.hpp"
+#include "policies/metro/metro_routing.hpp"
 #include "policies/replicated_placement.hpp"
-#include "policies/vibe_placement.hpp"
+#include "policies/vibe/drift_trigger.hpp"
+#include "policies/vibe/vibe_placement.hpp"
 
 namespace epsim::policies {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/error.hpp"
-#include "sim/core/params.hpp"
+#include "core/error.hpp"
+#include "core/params.hpp"
 
 namespace epsim::policies {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::policies {
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::report {
 namespace {

@@ -5,9 +5,9 @@
 #include <set>
 #include <system_error>
 
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
 #include "report/svg_export.hpp"
-#include "sim/core/atomic_file.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::report {
 

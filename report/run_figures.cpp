@@ -6,9 +6,9 @@
 #include <cmath>
 #include <map>
 
+#include "core/error.hpp"
 #include "report/request_samples.hpp"
 #include "report/vega_specs.hpp"
-#include "sim/core/error.hpp"
 
 namespace epsim::report {
 namespace {

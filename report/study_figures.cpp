@@ -7,9 +7,9 @@
 #include <map>
 #include <set>
 
+#include "core/csv_lines.hpp"
 #include "report/request_samples.hpp"
 #include "report/vega_specs.hpp"
-#include "sim/core/csv_lines.hpp"
 
 namespace epsim::report {
 namespace {

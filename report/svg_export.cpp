@@ -14,8 +14,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "report/vega_runtime.hpp"
-#include "sim/core/error.hpp"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere else
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "sim/core/csv_lines.hpp"
+#include "core/csv_lines.hpp"
 
 namespace epsim::report {
 namespace {

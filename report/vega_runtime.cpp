@@ -4,8 +4,8 @@
 #include <array>
 #include <span>
 
-#include "sim/core/embedded_file.hpp"
-#include "sim/core/error.hpp"
+#include "core/embedded_file.hpp"
+#include "core/error.hpp"
 
 namespace epsim::report {
 

@@ -1,6 +1,6 @@
 #include "report/vega_specs.hpp"
 
-#include "sim/core/csv_lines.hpp"
+#include "core/csv_lines.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -19,10 +19,16 @@ fi
 build=${1:-build/dev}
 echo "lint: clang-format on ${#files[@]} files"
 "$fmt" --dry-run --Werror "${files[@]}"
-mapfile -t sources < <(git ls-files --cached --others --exclude-standard 'sim/*.cpp' 'hardware/*.cpp' 'models/*.cpp' 'calibration/*.cpp' 'engines/*.cpp' 'workloads/*.cpp' 'policies/*.cpp' 'report/*.cpp' 'experiments/*.cpp')
+# The layers' folders (layers.txt, the one list): their sources are linted, their headers are the ones
+# clang-tidy reports on.
+mapfile -t folders < <(awk '/^[a-z]/ { print $2 }' layers.txt)
+patterns=()
+for f in "${folders[@]}"; do patterns+=("$f/*.cpp"); done
+mapfile -t sources < <(git ls-files --cached --others --exclude-standard "${patterns[@]}")
+header_filter=".*/($(IFS='|'; echo "${folders[*]}"))/([^/]*/)?[^/]*\.hpp$"
 # Sources include generated headers (Protobuf, embedded presets): make them first.
 cmake --build "$build" --target epsim_trace_proto >/dev/null
 echo "lint: clang-tidy on ${#sources[@]} sources, $(nproc) at a time"
 # One clang-tidy per few files, as many at once as there are cores (xargs fails if any of them does).
-printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -n 4 "$tidy" -p "$build" --quiet
+printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -n 4 "$tidy" -p "$build" --quiet --header-filter="$header_filter"
 echo "lint: clean"

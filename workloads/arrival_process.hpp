@@ -6,9 +6,9 @@
 // batch_size / rate: offline batch work, DIRECTOR's setting). Replay of a timestamped CSV lives in request_replay.hpp.
 #include <cstdint>
 
-#include "sim/core/params.hpp"
-#include "sim/core/random_streams.hpp"
-#include "sim/core/time.hpp"
+#include "core/params.hpp"
+#include "core/random_streams.hpp"
+#include "core/time.hpp"
 
 namespace epsim::workloads {
 

@@ -4,7 +4,7 @@
 
 #include <bit>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 namespace epsim::workloads {
 

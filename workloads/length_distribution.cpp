@@ -9,7 +9,7 @@
 #include <numeric>
 #include <span>
 
-#include "sim/core/presets.hpp"
+#include "core/presets.hpp"
 #include "workloads/request.hpp"
 
 namespace epsim::workloads {

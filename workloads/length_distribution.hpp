@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/params.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/params.hpp"
+#include "core/random_streams.hpp"
 
 namespace epsim::workloads {
 

@@ -2,7 +2,7 @@
 // A request as the workload produces it: when it arrives and how long its prompt and answer are.
 #include <cstdint>
 
-#include "sim/core/time.hpp"
+#include "core/time.hpp"
 
 namespace epsim::workloads {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/csv_lines.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/csv_lines.hpp"
+#include "core/random_streams.hpp"
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_distribution.hpp"
 #include "workloads/request.hpp"

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::workloads {

@@ -4,7 +4,7 @@
 // mismatch is a config error before anything runs.
 #include <cstdint>
 
-#include "sim/core/params.hpp"
+#include "core/params.hpp"
 #include "workloads/synthetic_router.hpp"
 #include "workloads/trace_replay.hpp"
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <span>
 
-#include "sim/core/random_streams.hpp"
-#include "sim/core/time.hpp"
+#include "core/random_streams.hpp"
+#include "core/time.hpp"
 #include "workloads/token_sampler.hpp"
 
 namespace epsim::workloads {

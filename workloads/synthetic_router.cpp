@@ -12,8 +12,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "sim/core/apportion.hpp"
-#include "sim/core/error.hpp"
+#include "core/apportion.hpp"
+#include "core/error.hpp"
 #include "workloads/multinomial.hpp"
 
 namespace epsim::workloads {

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/core/random_streams.hpp"
+#include "core/random_streams.hpp"
 
 namespace epsim::workloads {
 

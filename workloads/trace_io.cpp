@@ -5,8 +5,8 @@
 #include <unistd.h>
 #include <numeric>
 
-#include "sim/core/error.hpp"
-#include "sim/core/signal_cleanup.hpp"
+#include "core/error.hpp"
+#include "core/signal_cleanup.hpp"
 
 namespace epsim::workloads {
 namespace {

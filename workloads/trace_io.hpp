@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/core/signal_cleanup.hpp"
+#include "core/signal_cleanup.hpp"
 #include "workloads/routing_trace.pb.h"
 
 namespace epsim::workloads {

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <span>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 #include "workloads/multinomial.hpp"
 
 namespace epsim::workloads {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/random_streams.hpp"
+#include "core/random_streams.hpp"
 #include "workloads/group_limit.hpp"
 #include "workloads/multinomial.hpp"
 #include "workloads/routing_source.hpp"

@@ -11,7 +11,7 @@
 #include <optional>
 #include <span>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 #include "workloads/group_limit.hpp"
 #include "workloads/trace_io.hpp"
 

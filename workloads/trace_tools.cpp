@@ -10,9 +10,9 @@
 #include <numeric>
 #include <optional>
 
-#include "sim/core/atomic_file.hpp"
-#include "sim/core/csv_lines.hpp"
-#include "sim/core/error.hpp"
+#include "core/atomic_file.hpp"
+#include "core/csv_lines.hpp"
+#include "core/error.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::workloads {

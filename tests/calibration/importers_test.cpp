@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 using namespace epsim;
 using calibration::MeasuredOp;

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "calibration/measured_work.hpp"
+#include "core/error.hpp"
 #include "hardware/roofline.hpp"
-#include "sim/core/error.hpp"
 
 using namespace epsim;
 using calibration::MeasuredOp;

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 
 using namespace epsim;
 using calibration::MeasuredOp;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "sim/core/apportion.hpp"
+#include "core/apportion.hpp"
 
 using epsim::core::apportion;
 

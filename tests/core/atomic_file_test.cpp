@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/core/atomic_file.hpp"
-#include "sim/core/error.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/core/confidence.hpp"
+#include "core/confidence.hpp"
 
 using namespace epsim::core;
 

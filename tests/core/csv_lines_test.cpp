@@ -1,4 +1,4 @@
-#include "sim/core/csv_lines.hpp"
+#include "core/csv_lines.hpp"
 
 #include <catch2/catch.hpp>
 

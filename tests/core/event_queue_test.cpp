@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/event_queue.hpp"
+#include "core/event_queue.hpp"
 
 using epsim::core::Engine;
 using epsim::core::Time;

@@ -3,7 +3,7 @@
 #include <numeric>
 #include <vector>
 
-#include "sim/core/grid_view.hpp"
+#include "core/grid_view.hpp"
 
 using namespace epsim::core;
 

@@ -2,8 +2,8 @@
 #include <array>
 #include <catch2/catch.hpp>
 
-#include "sim/core/error.hpp"
-#include "sim/core/params.hpp"
+#include "core/error.hpp"
+#include "core/params.hpp"
 
 using namespace epsim::core;
 using Catch::Contains;

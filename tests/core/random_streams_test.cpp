@@ -3,7 +3,7 @@
 #include <set>
 #include <vector>
 
-#include "sim/core/random_streams.hpp"
+#include "core/random_streams.hpp"
 
 using epsim::core::RandomStreams;
 using epsim::core::Rng;

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/core/atomic_file.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/spill_text.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/spill_text.hpp"
 
 using namespace epsim;
 

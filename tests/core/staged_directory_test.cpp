@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "sim/core/error.hpp"
-#include "sim/core/staged_directory.hpp"
+#include "core/error.hpp"
+#include "core/staged_directory.hpp"
 
 namespace fs = std::filesystem;
 using epsim::core::StagedDirectory;

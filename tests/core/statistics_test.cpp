@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "sim/core/random_streams.hpp"
-#include "sim/core/statistics.hpp"
+#include "core/random_streams.hpp"
+#include "core/statistics.hpp"
 
 using namespace epsim::core;
 

@@ -4,8 +4,8 @@
 #include <initializer_list>
 #include <string>
 
-#include "sim/core/error.hpp"
-#include "sim/core/toml_guard.hpp"
+#include "core/error.hpp"
+#include "core/toml_guard.hpp"
 
 using Catch::Contains;
 using epsim::core::check_toml_key_depth;

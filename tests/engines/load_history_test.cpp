@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.hpp"
 #include "engines/load_history.hpp"
-#include "sim/core/error.hpp"
 
 namespace fs = std::filesystem;
 using epsim::engines::LoadMatrix;

@@ -8,10 +8,10 @@
 #include <boost/random/uniform_int_distribution.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "engines/layer_layout.hpp"
 #include "engines/placement_formats.hpp"
 #include "models/model_spec.hpp"
-#include "sim/core/error.hpp"
 
 using namespace epsim;
 using engines::LayerLayout;

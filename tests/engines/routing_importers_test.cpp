@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.hpp"
 #include "engines/import_trtllm_stats.hpp"
 #include "engines/import_vllm_routed.hpp"
 #include "engines/npy.hpp"
 #include "engines/routing_importers.hpp"
 #include "engines/safetensors.hpp"
-#include "sim/core/error.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "calibration/measurement_table.hpp"
-#include "experiments/row_pricing.hpp"
-#include "sim/core/params.hpp"
+#include "core/params.hpp"
+#include "experiments/assembly/row_pricing.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "experiments/calibrate_import.hpp"
+#include "experiments/cli/calibrate_import.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "experiments/cli.hpp"
-#include "sim/serving/run_logs.hpp"
+#include "experiments/cli/cli.hpp"
+#include "sim/run_logs.hpp"
 #include "tests/support/csv.hpp"
 
 namespace fs = std::filesystem;

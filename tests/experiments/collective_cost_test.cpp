@@ -10,7 +10,7 @@
 #include "hardware/cluster_spec.hpp"
 #include "hardware/deepep_collectives.hpp"
 #include "hardware/network_graph.hpp"
-#include "sim/serving/simulator.hpp"
+#include "sim/simulator.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cli.hpp"
-#include "experiments/config_keys.hpp"
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/config_keys.hpp"
 
 using Catch::Contains;
 
@@ -112,7 +112,7 @@ TEST_CASE("docs/configuration.md's generated tables hold every key once") {
 TEST_CASE("list keys prints a section's keys with type, range, default and description") {
   const Result r = cli({"list", "keys", "scheduler"});
   REQUIRE(r.code == 0);
-  // Hand-checked against parse_scheduler (sim/serving/serving_config.cpp): 1 << 24 reads as 2^24.
+  // Hand-checked against parse_scheduler (sim/serving_config.cpp): 1 << 24 reads as 2^24.
   CHECK_THAT(r.out, Contains("scheduler.max_batch_tokens (integer in [1, 2^24]; default 8192): token budget of one "
                              "step per DP rank (decodes + prefill chunks)\n"));
   CHECK_THAT(r.out, Contains("scheduler.kv_watermark (number in [0, 0.5]; default 0.01): "));

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/experiment_config.hpp"
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
+#include "experiments/assembly/experiment_config.hpp"
 
 using namespace epsim;
 using Catch::Contains;

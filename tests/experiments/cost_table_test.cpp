@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cost_table.hpp"
+#include "experiments/cli/cost_table.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"

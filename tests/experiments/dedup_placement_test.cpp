@@ -3,9 +3,9 @@
 // wherever that is, so grouping changes only which links carry it.
 #include <catch2/catch.hpp>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
-#include "sim/serving/simulator.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "sim/simulator.hpp"
 
 using namespace epsim;
 

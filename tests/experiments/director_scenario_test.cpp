@@ -10,9 +10,9 @@
 #include <limits>
 #include <map>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
-#include "policies/director_trigger.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "policies/director/director_trigger.hpp"
 
 using namespace epsim;
 

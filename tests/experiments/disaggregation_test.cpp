@@ -6,9 +6,9 @@
 #include <sstream>
 #include "tests/support/csv.hpp"
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
-#include "sim/serving/run_logs.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "sim/run_logs.hpp"
 
 using namespace epsim;
 

@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "engines/layer_layout.hpp"
 #include "engines/placement_formats.hpp"
-#include "experiments/recorded_load.hpp"
+#include "experiments/cli/recorded_load.hpp"
 #include "models/model_spec.hpp"
-#include "sim/core/error.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;

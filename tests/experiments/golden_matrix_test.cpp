@@ -12,12 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/cli.hpp"
-#include "experiments/experiment_config.hpp"
-#include "experiments/results_writer.hpp"
-#include "experiments/trace_commands.hpp"
-#include "sim/core/atomic_file.hpp"
+#include "core/atomic_file.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/results_writer.hpp"
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/trace_commands.hpp"
 
 using namespace epsim;
 

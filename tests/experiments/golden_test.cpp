@@ -8,10 +8,10 @@
 #include <sstream>
 #include "tests/support/csv.hpp"
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
-#include "experiments/results_writer.hpp"
-#include "sim/serving/run_logs.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/results_writer.hpp"
+#include "sim/run_logs.hpp"
 
 #include <map>
 

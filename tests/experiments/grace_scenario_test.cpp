@@ -3,10 +3,10 @@
 // the KV cache of exactly the GPUs that hold them shrinks by their weights.
 #include <catch2/catch.hpp>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
 #include "models/layer_work.hpp"
-#include "sim/serving/memory_plan.hpp"
+#include "sim/memory_plan.hpp"
 
 using namespace epsim;
 

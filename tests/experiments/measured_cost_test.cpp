@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "calibration/measurement_table.hpp"
-#include "experiments/builders.hpp"
-#include "experiments/experiment_config.hpp"
-#include "experiments/row_pricing.hpp"
+#include "core/error.hpp"
+#include "experiments/assembly/builders.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/row_pricing.hpp"
 #include "models/layer_work.hpp"
-#include "sim/core/error.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cli.hpp"
+#include "experiments/cli/cli.hpp"
 #include "tests/support/csv.hpp"
 
 namespace fs = std::filesystem;

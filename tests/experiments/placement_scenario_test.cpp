@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
 
 using namespace epsim;
 

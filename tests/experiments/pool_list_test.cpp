@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/builders.hpp"
-#include "experiments/experiment_config.hpp"
-#include "experiments/results_writer.hpp"
+#include "core/error.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/builders.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/results_writer.hpp"
 #include "hardware/roofline.hpp"
-#include "sim/core/error.hpp"
 
 using namespace epsim;
 

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
-#include "experiments/results_writer.hpp"
-#include "experiments/run_outputs.hpp"
-#include "sim/core/error.hpp"
-#include "sim/serving/memory_plan.hpp"
-#include "sim/serving/pool_spec.hpp"
+#include "core/error.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/results_writer.hpp"
+#include "experiments/assembly/run_outputs.hpp"
+#include "sim/memory_plan.hpp"
+#include "sim/pool_spec.hpp"
 
 using namespace epsim;
 

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "experiments/cli.hpp"
+#include "core/statistics.hpp"
+#include "experiments/cli/cli.hpp"
 #include "report/csv_table.hpp"
 #include "report/request_samples.hpp"
-#include "sim/core/statistics.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;

@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/experiment_config.hpp"
-#include "experiments/slo_search.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/experiment_config.hpp"
+#include "experiments/studies/slo_search.hpp"
 
 using namespace epsim;
 

@@ -7,12 +7,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/build_simulation.hpp"
-#include "experiments/cli.hpp"
-#include "experiments/study_plan.hpp"
-#include "experiments/study_report.hpp"
-#include "experiments/study_spec.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/random_streams.hpp"
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/cli/cli.hpp"
+#include "experiments/studies/study_plan.hpp"
+#include "experiments/studies/study_report.hpp"
+#include "experiments/studies/study_spec.hpp"
 #include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 #include "workloads/request_generator.hpp"

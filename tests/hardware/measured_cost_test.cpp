@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "core/error.hpp"
 #include "hardware/collective_model.hpp"
 #include "hardware/measured_cost_model.hpp"
-#include "sim/core/error.hpp"
 
 using namespace epsim;
 

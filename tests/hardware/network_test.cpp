@@ -4,12 +4,12 @@
 #include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
 
+#include "core/random_streams.hpp"
 #include "hardware/all_to_all.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/collectives.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/transfer_network.hpp"
-#include "sim/core/random_streams.hpp"
 
 using namespace epsim;
 using namespace epsim::hardware;

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "core/params.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/roofline.hpp"
-#include "sim/core/params.hpp"
 
 using namespace epsim;
 

@@ -3,7 +3,7 @@
 #include <toml++/toml.h>
 #include <catch2/catch.hpp>
 
-#include "sim/core/params.hpp"
+#include "core/params.hpp"
 
 using namespace epsim;
 

@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "core/statistics.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/roofline.hpp"
 #include "hardware/variability.hpp"
-#include "sim/core/statistics.hpp"
 
 using namespace epsim;
 using K = hardware::VariabilityConfig::Kind;

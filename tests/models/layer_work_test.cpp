@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "core/params.hpp"
 #include "models/layer_work.hpp"
-#include "sim/core/params.hpp"
 
 using namespace epsim;
 

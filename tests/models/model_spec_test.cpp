@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "core/params.hpp"
 #include "models/layer_work.hpp"
 #include "models/model_spec.hpp"
-#include "sim/core/params.hpp"
 
 using namespace epsim;
 

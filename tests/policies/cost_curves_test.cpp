@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/error.hpp"
 #include "policies/cost_curves.hpp"
-#include "sim/core/error.hpp"
 
 using namespace epsim::policies;
 using Catch::Contains;

@@ -1,12 +1,12 @@
-// DIRECTOR online reconfiguration (policies/director_reconfigure.hpp): the maximum-overlap relabelling
+// DIRECTOR online reconfiguration (policies/director/director_reconfigure.hpp): the maximum-overlap relabelling
 // against brute force over every GPU permutation, and which layer placement migrates, by hand.
 #include <algorithm>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <catch2/catch.hpp>
 #include <numeric>
 
-#include "policies/director_reconfigure.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/random_streams.hpp"
+#include "policies/director/director_reconfigure.hpp"
 
 using namespace epsim;
 using namespace epsim::policies;

@@ -7,15 +7,15 @@
 #include <cmath>
 #include <limits>
 
-#include "policies/director_lp.hpp"
-#include "policies/director_model.hpp"
-#include "policies/director_placement.hpp"
-#include "policies/director_rounding.hpp"
+#include "core/error.hpp"
+#include "core/params.hpp"
+#include "core/random_streams.hpp"
+#include "policies/director/director_lp.hpp"
+#include "policies/director/director_model.hpp"
+#include "policies/director/director_placement.hpp"
+#include "policies/director/director_rounding.hpp"
+#include "policies/director/routing_predictor.hpp"
 #include "policies/registry.hpp"
-#include "policies/routing_predictor.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/params.hpp"
-#include "sim/core/random_streams.hpp"
 #include "tests/support/assignments.hpp"
 
 using namespace epsim;

@@ -5,11 +5,11 @@
 #include <catch2/catch.hpp>
 #include <numeric>
 
-#include "policies/eplb.hpp"
-#include "policies/eplb_placement.hpp"
+#include "core/error.hpp"
+#include "core/random_streams.hpp"
+#include "policies/eplb/eplb.hpp"
+#include "policies/eplb/eplb_placement.hpp"
 #include "policies/linear_placement.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/random_streams.hpp"
 
 using namespace epsim::policies;
 using Catch::Contains;

@@ -8,10 +8,10 @@
 #include <limits>
 #include <numeric>
 
-#include "policies/gem_placement.hpp"
-#include "policies/vibe_placement.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/random_streams.hpp"
+#include "core/error.hpp"
+#include "core/random_streams.hpp"
+#include "policies/gem/gem_placement.hpp"
+#include "policies/vibe/vibe_placement.hpp"
 #include "tests/support/assignments.hpp"
 
 using namespace epsim;

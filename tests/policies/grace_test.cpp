@@ -1,4 +1,4 @@
-// GRACE-MoE (policies/affinity.hpp, spectral_grouping.hpp, grace_replication.hpp, grace_placement.hpp,
+// GRACE-MoE (policies/grace/affinity.hpp, spectral_grouping.hpp, grace_replication.hpp, grace_placement.hpp,
 // grace_routing.hpp): affinity counting, spectral recovery of planted blocks, Algorithm 2 and the knee
 // by hand, Eq. 2 and the hot experts by hand, Eq. 3 routing weights by hand, locality tiers, token
 // conservation, determinism and the registry entries.
@@ -11,13 +11,13 @@
 #include <numeric>
 #include <set>
 
-#include "policies/affinity.hpp"
-#include "policies/grace_placement.hpp"
-#include "policies/grace_replication.hpp"
-#include "policies/grace_routing.hpp"
+#include "core/error.hpp"
+#include "policies/grace/affinity.hpp"
+#include "policies/grace/grace_placement.hpp"
+#include "policies/grace/grace_replication.hpp"
+#include "policies/grace/grace_routing.hpp"
+#include "policies/grace/spectral_grouping.hpp"
 #include "policies/registry.hpp"
-#include "policies/spectral_grouping.hpp"
-#include "sim/core/error.hpp"
 #include "tests/support/random_placement.hpp"
 
 using namespace epsim::policies;

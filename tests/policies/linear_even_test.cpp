@@ -1,10 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include "core/error.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
 #include "policies/registry.hpp"
 #include "policies/replicated_placement.hpp"
-#include "sim/core/error.hpp"
 
 using namespace epsim::policies;
 

@@ -1,4 +1,4 @@
-// metro token routing (policies/metro_routing.hpp) and its exact solver (policies/min_activated_exact.hpp):
+// metro token routing (policies/metro/metro_routing.hpp) and its exact solver (policies/metro/min_activated_exact.hpp):
 // the exact optimum against brute force, the greedy against the exact one, the greedy's order by hand,
 // phase selection, the registry entry, and metro against even split over a decode trace.
 #include <toml++/toml.h>
@@ -12,12 +12,12 @@
 #include <cmath>
 #include <numeric>
 
-#include "policies/eplb.hpp"
+#include "core/error.hpp"
+#include "policies/eplb/eplb.hpp"
 #include "policies/even_routing.hpp"
-#include "policies/metro_routing.hpp"
-#include "policies/min_activated_exact.hpp"
+#include "policies/metro/metro_routing.hpp"
+#include "policies/metro/min_activated_exact.hpp"
 #include "policies/registry.hpp"
-#include "sim/core/error.hpp"
 #include "tests/support/random_placement.hpp"
 
 using namespace epsim::policies;

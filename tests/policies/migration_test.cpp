@@ -3,14 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <toml++/toml.h>
-#include "policies/eplb_placement.hpp"
+#include "policies/eplb/eplb_placement.hpp"
 #include "policies/migration.hpp"
 
-#include "policies/periodic_eplb_trigger.hpp"
+#include "core/error.hpp"
+#include "policies/eplb/periodic_eplb_trigger.hpp"
 #include "policies/rebalance_config.hpp"
 #include "policies/rebalance_trigger.hpp"
 #include "policies/registry.hpp"
-#include "sim/core/error.hpp"
 
 using namespace epsim::policies;
 

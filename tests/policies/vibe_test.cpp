@@ -8,10 +8,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "policies/drift_trigger.hpp"
+#include "core/random_streams.hpp"
 #include "policies/linear_placement.hpp"
-#include "policies/vibe_placement.hpp"
-#include "sim/core/random_streams.hpp"
+#include "policies/vibe/drift_trigger.hpp"
+#include "policies/vibe/vibe_placement.hpp"
 
 using namespace epsim;
 using namespace epsim::policies;

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "report/csv_table.hpp"
 #include "report/html_page.hpp"
 #include "report/report_writer.hpp"
 #include "report/request_samples.hpp"
 #include "report/svg_export.hpp"
 #include "report/vega_specs.hpp"
-#include "sim/core/error.hpp"
 
 namespace fs = std::filesystem;
 using namespace epsim::report;

@@ -4,7 +4,7 @@
 #include <array>
 #include <limits>
 
-#include "sim/serving/activated_metric.hpp"
+#include "sim/activated_metric.hpp"
 #include "tests/support/figures.hpp"
 
 using namespace epsim;

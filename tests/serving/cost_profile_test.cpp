@@ -10,7 +10,7 @@
 #include "hardware/roofline.hpp"
 #include "models/layer_work.hpp"
 #include "models/model_spec.hpp"
-#include "sim/serving/expert_cost_profile.hpp"
+#include "sim/expert_cost_profile.hpp"
 #include "tests/support/tiny_model.hpp"
 
 using namespace epsim;

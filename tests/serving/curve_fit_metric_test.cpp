@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "sim/serving/curve_fit_metric.hpp"
+#include "sim/curve_fit_metric.hpp"
 #include "tests/support/figures.hpp"
 
 using namespace epsim;

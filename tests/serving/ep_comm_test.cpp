@@ -19,11 +19,11 @@
 #include "hardware/link_types.hpp"
 #include "hardware/network_graph.hpp"
 #include "models/model_spec.hpp"
-#include "policies/eplb.hpp"
+#include "policies/eplb/eplb.hpp"
 #include "policies/placement.hpp"
-#include "sim/serving/fanout_estimator.hpp"
-#include "sim/serving/overlap_schedule.hpp"
-#include "sim/serving/simulator.hpp"
+#include "sim/fanout_estimator.hpp"
+#include "sim/overlap_schedule.hpp"
+#include "sim/simulator.hpp"
 #include "workloads/token_sampler.hpp"
 
 using namespace epsim;

@@ -7,7 +7,7 @@
 #include "hardware/roofline.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
-#include "sim/serving/simulator.hpp"
+#include "sim/simulator.hpp"
 #include "tests/support/tiny_model.hpp"
 
 using namespace epsim;

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "sim/serving/load_std_metric.hpp"
+#include "sim/load_std_metric.hpp"
 #include "tests/support/figures.hpp"
 
 using namespace epsim;

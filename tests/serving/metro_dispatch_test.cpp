@@ -9,8 +9,8 @@
 #include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
 #include "policies/even_routing.hpp"
-#include "policies/metro_routing.hpp"
-#include "sim/serving/step_executor.hpp"
+#include "policies/metro/metro_routing.hpp"
+#include "sim/step_executor.hpp"
 #include "tests/support/tiny_model.hpp"
 
 using namespace epsim;

@@ -7,8 +7,8 @@
 #include "hardware/roofline.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
-#include "sim/serving/run_logs.hpp"
-#include "sim/serving/simulator.hpp"
+#include "sim/run_logs.hpp"
+#include "sim/simulator.hpp"
 #include "tests/support/tiny_model.hpp"
 #include "workloads/synthetic_router.hpp"
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "sim/serving/scheduler.hpp"
+#include "sim/scheduler.hpp"
 
 using namespace epsim;
 using namespace epsim::serving;

@@ -2,13 +2,13 @@
 // the memory plan splits GQA KV caches and shardable weights.
 #include <catch2/catch.hpp>
 
+#include "core/params.hpp"
 #include "hardware/roofline.hpp"
 #include "models/layer_work.hpp"
 #include "policies/even_routing.hpp"
 #include "policies/linear_placement.hpp"
-#include "sim/core/params.hpp"
-#include "sim/serving/memory_plan.hpp"
-#include "sim/serving/simulator.hpp"
+#include "sim/memory_plan.hpp"
+#include "sim/simulator.hpp"
 #include "tests/support/tiny_model.hpp"
 #include "workloads/synthetic_router.hpp"
 

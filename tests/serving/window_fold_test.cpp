@@ -6,7 +6,7 @@
 #include <boost/random/uniform_int_distribution.hpp>
 #include <vector>
 
-#include "sim/serving/window_fold.hpp"
+#include "sim/window_fold.hpp"
 
 using namespace epsim;
 

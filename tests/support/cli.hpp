@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/cli.hpp"
+#include "experiments/cli/cli.hpp"
 
 namespace epsim::test {
 

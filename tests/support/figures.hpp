@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/serving/summary_metric.hpp"
+#include "sim/summary_metric.hpp"
 
 namespace epsim::test {
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 #include "workloads/group_limit.hpp"
 #include "workloads/trace_io.hpp"
 #include "workloads/trace_replay.hpp"

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/core/params.hpp"
-#include "sim/core/statistics.hpp"
+#include "core/params.hpp"
+#include "core/statistics.hpp"
 #include "workloads/request_generator.hpp"
 
 using namespace epsim;

@@ -3,7 +3,7 @@
 #include <numeric>
 #include <vector>
 
-#include "sim/core/statistics.hpp"
+#include "core/statistics.hpp"
 #include "workloads/multinomial.hpp"
 #include "workloads/synthetic_router.hpp"
 #include "workloads/trace_stats.hpp"

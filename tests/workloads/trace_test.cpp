@@ -6,7 +6,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "sim/core/error.hpp"
+#include "core/error.hpp"
 #include "workloads/trace_io.hpp"
 #include "workloads/trace_replay.hpp"
 #include "workloads/trace_stats.hpp"

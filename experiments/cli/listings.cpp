@@ -1,0 +1,124 @@
+#include "experiments/cli/listings.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "experiments/cli/config_keys.hpp"
+#include "hardware/cluster_spec.hpp"
+#include "hardware/gpu_spec.hpp"
+#include "hardware/link_types.hpp"
+#include "hardware/variability.hpp"
+#include "models/model_spec.hpp"
+#include "policies/placement_policy.hpp"
+#include "policies/rebalance_config.hpp"
+#include "policies/registry.hpp"
+#include "policies/routing_policy.hpp"
+#include "policies/trigger_factory.hpp"
+#include "sim/handoff_router.hpp"
+
+namespace epsim::experiments {
+
+namespace {
+
+template <class Registry>
+void list_registry(const Registry& r, std::ostream& out) {
+  out << r.kind() << " policies:\n";
+  for (const auto& e : r.entries()) {
+    out << fmt::format("  {:<12} {}\n", e.name, e.description);
+    for (const core::ParamDoc& p : r.docs(e)) {
+      out << "      " << key_line(p) << "\n";
+    }
+  }
+}
+
+void list_models(std::ostream& out) {
+  out << "models:\n";
+  for (const std::string& name : models::model_presets().names()) {
+    const models::ModelSpec m = models::load_model_preset(name);
+    out << fmt::format("  {:<18} {:<18} {:>3} layers ({} MoE), {:>3} experts top-{}, {} shared, hidden {}, {}\n", name,
+                       m.name, m.num_layers, m.num_moe_layers(), m.routed_experts, m.top_k, m.shared_experts,
+                       m.hidden_size, m.attention == models::AttentionKind::mla ? "MLA" : "GQA");
+  }
+}
+
+void list_gpus(std::ostream& out) {
+  out << "gpus:\n";
+  for (const std::string& name : hardware::gpu_presets().names()) {
+    const hardware::GpuSpec g = hardware::load_gpu_preset(name);
+    out << fmt::format("  {:<10} {:<24} BF16 {:>6.0f} TFLOP/s, FP8 {:>6.0f} TFLOP/s, HBM {:>5.0f} GB/s, {:>4.0f} GiB\n",
+                       name, g.name, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
+  }
+}
+
+void list_clusters(std::ostream& out) {
+  out << "clusters:\n";
+  for (const std::string& name : hardware::cluster_presets().names()) {
+    const hardware::ClusterSpec c = hardware::load_cluster_preset(name);
+    out << fmt::format("  {:<14} {:<40} {} GPUs/node of {}, scale-up {:.0f} GB/s/dir, NIC {:.1f} GB/s x {}/node\n",
+                       name, c.name, c.gpus_per_node, c.gpu, c.scale_up_link.bw_gbps, c.nic_link.bw_gbps,
+                       c.nics_per_node);
+  }
+  out << "variability presets: " << fmt::format("{}", fmt::join(hardware::variability_preset_names(), ", ")) << "\n";
+}
+
+void list_links(std::ostream& out) {
+  out << "links:\n";
+  for (const std::string& name : hardware::link_type_names()) {
+    const hardware::LinkSpec l = hardware::link_type(name);
+    out << fmt::format("  {:<16} {:>7.2f} GB/s per direction, {:.2f} us per hop\n", name, l.bw_gbps, l.latency_us);
+  }
+}
+
+void list_policies(std::ostream& out) {
+  list_registry(policies::placement_registry(), out);
+  list_registry(policies::routing_registry(), out);
+  list_registry(policies::trigger_registry(), out);
+  // The keys of [policy.rebalance] that every trigger shares (read in documentation mode).
+  core::ParamTable docs(std::string("policy"));
+  policies::parse_rebalance(docs);
+  out << "  every trigger ([policy.rebalance], or policy.rebalance = \"NAME\"):\n";
+  for (const core::ParamDoc& p : docs.docs()) {
+    out << "      " << key_line(p) << "\n";
+  }
+  // Disaggregated serving's decode-rank choice (disaggregation.handoff).
+  list_registry(serving::handoff_registry(), out);
+}
+
+// What `epsim list` lists, in the order `list all` prints it.
+constexpr std::array<std::pair<std::string_view, void (*)(std::ostream&)>, 5> k_listings{{
+    {"models", list_models},
+    {"gpus", list_gpus},
+    {"clusters", list_clusters},
+    {"links", list_links},
+    {"policies", list_policies},
+}};
+
+}  // namespace
+
+void print_config_keys(const std::string& section, const std::vector<std::string>& except, bool markdown,
+                       std::ostream& out) {
+  const std::vector<core::ParamDoc> docs = section_keys(document_config(), section, except);
+  if (markdown) {
+    print_keys_markdown(docs, section, out);
+    return;
+  }
+  for (const core::ParamDoc& d : docs) {
+    out << key_line(d) << "\n";
+  }
+}
+
+bool print_listing(const std::string& what, std::ostream& out) {
+  bool listed = false;
+  for (const auto& [name, list] : k_listings) {
+    if (what == "all" || what == name) {
+      list(out);
+      listed = true;
+    }
+  }
+  return listed;
+}
+
+}  // namespace epsim::experiments

@@ -1,0 +1,248 @@
+#include "experiments/cli/sweep_command.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "experiments/cli/command_line.hpp"
+#include "experiments/studies/mpi_world.hpp"
+#include "experiments/studies/study_journal.hpp"
+#include "experiments/studies/study_json.hpp"
+#include "experiments/studies/study_plan.hpp"
+#include "experiments/studies/study_report.hpp"
+#include "experiments/studies/study_runner.hpp"
+#include "experiments/studies/study_spec.hpp"
+
+namespace po = boost::program_options;
+
+namespace epsim::experiments {
+namespace {
+
+// The command line.
+struct SweepArgs {
+  std::string study;
+  std::string out;  // empty: results/<study name>
+  int jobs = 1;
+  bool fresh = false;
+  std::string progress;
+};
+
+// nullopt when it asked for --help (printed on `out`).
+std::optional<SweepArgs> parse_sweep_args(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description d("options");
+  d.add_options()("help,h", "show this help")("study", po::value<std::string>(), "the study file (TOML)")(
+      "out", po::value<std::string>(), "output directory (default: results/<study name>)")(
+      "jobs,j", po::value<int>()->default_value(1), "runs at once on this machine (per MPI rank under mpirun)")(
+      "fresh", "forget the journal of earlier invocations and run everything again")(
+      "progress", po::value<std::string>()->default_value("auto"),
+      "auto (a bar on a terminal, plain lines otherwise), bar, plain, none");
+  po::positional_options_description pos;
+  pos.add("study", 1);
+  const po::variables_map vm = parse_command_line(args, d, pos);
+  if (vm.count("help")) {
+    out << "usage: epsim sweep STUDY.toml [--out DIR] [-j N] [--fresh] [--progress auto|bar|plain|none]\n"
+           "       mpirun -n N epsim sweep STUDY.toml ...   (ranks share the runs; rank 0 writes the outputs)\n\n"
+        << d;
+    return std::nullopt;
+  }
+  if (!vm.count("study")) {
+    throw std::invalid_argument("sweep needs a STUDY file (docs/studies.md)");
+  }
+  SweepArgs a{vm["study"].as<std::string>(), vm.count("out") ? vm["out"].as<std::string>() : "", vm["jobs"].as<int>(),
+              vm.count("fresh") > 0, vm["progress"].as<std::string>()};
+  if (a.jobs < 1 || a.jobs > 1024) {
+    throw std::invalid_argument("--jobs must be in [1, 1024]");
+  }
+  if (a.progress != "auto" && a.progress != "bar" && a.progress != "plain" && a.progress != "none") {
+    throw std::invalid_argument("--progress must be auto, bar, plain or none");
+  }
+  return a;
+}
+
+// Temporary files a killed sweep may have left (the atomic writer's "<name>.tmp-<pid>").
+void remove_stray_temporaries(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) {
+    return;
+  }
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    const std::size_t at = name.rfind(".tmp-");
+    if (e.is_regular_file() && at != std::string::npos &&
+        name.find_first_not_of("0123456789", at + 5) == std::string::npos && at + 5 < name.size()) {
+      std::filesystem::remove(e.path());
+    }
+  }
+}
+
+// Every run's key (by run index), and the runs whose key the journal lacks.
+struct Pending {
+  std::vector<std::string> keys;
+  std::vector<std::int64_t> runs;
+};
+
+Pending pending_runs(const StudySpec& spec, const StudyPlan& plan, const std::map<std::string, RunRecord>& done) {
+  Pending p;
+  for (std::int64_t i = 0; i < plan.runs(); ++i) {
+    p.keys.push_back(run_key(spec, run_config(spec, plan, plan.run(i))));
+    if (!done.count(p.keys.back())) {
+      p.runs.push_back(i);
+    }
+  }
+  return p;
+}
+
+// Rank 0 gathers what every rank ran (successes and errors) and joins it with the journal's records;
+// it throws when a run failed. Other ranks get an empty map.
+std::map<std::string, RunRecord> gather_records(const MpiWorld& world, const std::vector<RunRecord>& ran,
+                                                std::map<std::string, RunRecord> by_key) {
+  std::string lines;
+  for (const RunRecord& r : ran) {
+    RunRecord copy = r;
+    if (copy.key.empty()) {
+      copy.key = "error";
+    }
+    lines += record_line(copy);
+  }
+  const std::vector<std::string> gathered = world.gather(lines);
+  if (world.rank() != 0) {
+    return {};
+  }
+  std::vector<std::string> errors;
+  for (const std::string& text : gathered) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      RunRecord r;
+      if (!parse_record_line(line, r)) {
+        continue;
+      }
+      if (!r.error.empty()) {
+        errors.push_back(r.error);
+      } else {
+        by_key[r.key] = std::move(r);
+      }
+    }
+  }
+  if (!errors.empty()) {
+    std::sort(errors.begin(), errors.end());
+    throw core::Error(fmt::format("{} run(s) failed; the {} finished ones are in the journal. First: {}", errors.size(),
+                                  by_key.size(), errors.front()));
+  }
+  return by_key;
+}
+
+// Every output file of the study's kind: name and content.
+std::vector<std::pair<std::string, std::string>> output_files(const StudySpec& spec, const StudyPlan& plan,
+                                                              const StudyRecords& records, double wall_s,
+                                                              std::int64_t reused) {
+  std::vector<std::pair<std::string, std::string>> files{
+      {"runs.csv", runs_csv(spec, plan, records)},
+      {"points.csv", points_csv(spec, plan, records)},
+  };
+  if (spec.kind == StudyKind::whatif) {
+    files.emplace_back("scaling.csv", scaling_csv(spec, plan, records));
+  }
+  if (spec.kind == StudyKind::montecarlo) {
+    files.emplace_back("distribution.csv", distribution_csv(spec, plan, records));
+  }
+  if (!spec.rate_axis.empty()) {
+    files.emplace_back("max_rate.csv", max_rate_csv(spec, plan, records));
+  }
+  if (spec.objective) {
+    files.emplace_back("ranking.csv", ranking_csv(spec, plan, records));
+  }
+  files.emplace_back("study.json", study_json(spec, plan, records, wall_s, reused));
+  return files;
+}
+
+}  // namespace
+
+int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::optional<SweepArgs> parsed = parse_sweep_args(args, out);
+  if (!parsed) {
+    return 0;
+  }
+  const SweepArgs& a = *parsed;
+  const auto t0 = std::chrono::steady_clock::now();
+  const MpiWorld world;
+  const bool root = world.rank() == 0;
+
+  // Everything is planned and validated on every rank before any run starts: a bad study fails at
+  // once, the same way everywhere.
+  const StudySpec spec = load_study(a.study);
+  const StudyPlan plan = plan_study(spec);
+  const std::filesystem::path dir = a.out.empty() ? "results/" + spec.name : a.out;
+  if (root) {
+    for (const std::string& w : plan.warnings) {
+      err << "epsim: warning: " << w << "\n";
+    }
+    std::filesystem::create_directories(dir);
+    remove_stray_temporaries(dir);
+    if (a.fresh) {
+      std::filesystem::remove_all(dir / "journal");
+    }
+  }
+  (void)world.all(true);  // the cleanup is done before any rank reads the journal or writes
+
+  const std::map<std::string, RunRecord> done = Journal::load(dir);
+  const Pending pending = pending_runs(spec, plan, done);
+  const auto reused = plan.runs() - static_cast<std::int64_t>(pending.runs.size());
+  std::vector<std::int64_t> mine;
+  for (std::size_t i = static_cast<std::size_t>(world.rank()); i < pending.runs.size();
+       i += static_cast<std::size_t>(world.size())) {
+    mine.push_back(pending.runs[i]);
+  }
+  if (root) {
+    err << fmt::format("epsim sweep: {} points x {} replications = {} runs; {} from the journal, {} to run{}\n",
+                       plan.points.size(), plan.replications, plan.runs(), reused, pending.runs.size(),
+                       world.size() > 1 ? fmt::format(" over {} ranks x {} jobs", world.size(), a.jobs)
+                                        : fmt::format(" on {} jobs", a.jobs));
+  }
+  Journal journal(dir, fmt::format("rank-{}", world.rank()));
+  RunnerOptions o;
+  o.jobs = a.jobs;
+  o.progress = root && a.progress != "none" ? &err : nullptr;
+  o.terminal = a.progress == "bar" || (a.progress == "auto" && ::isatty(STDERR_FILENO) != 0);
+  const std::map<std::string, RunRecord> by_key =
+      gather_records(world, execute_runs(spec, plan, mine, dir, journal, o), done);
+  if (!root) {
+    return 0;
+  }
+
+  StudyRecords records;
+  std::int64_t loops = 0;
+  for (std::int64_t i = 0; i < plan.runs(); ++i) {
+    const auto it = by_key.find(pending.keys[static_cast<std::size_t>(i)]);
+    if (it == by_key.end()) {
+      throw core::Error(fmt::format("run {} has no record (was the journal changed during the sweep?)", i));
+    }
+    records.push_back(it->second);
+    records.back().run = i;
+    loops += records.back().routing_loops > 0 ? 1 : 0;
+  }
+  if (loops > 0) {
+    err << fmt::format(
+        "epsim: warning: {} run(s) looped their routing trace: they outlast it, so its routing repeats\n", loops);
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto files = output_files(spec, plan, records, wall_s, reused);
+  core::write_files_atomically(dir, files);  // as a set: never a new runs.csv beside an old study.json
+  std::vector<std::string> names;
+  names.reserve(files.size());
+  for (const auto& [name, content] : files) {
+    names.push_back(name);
+  }
+  out << study_table(spec, plan, records);
+  out << fmt::format("wall time {:.1f} s; {} in {}\n", wall_s, fmt::join(names, ", "), dir.string());
+  return 0;
+}
+
+}  // namespace epsim::experiments

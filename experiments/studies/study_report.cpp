@@ -1,0 +1,527 @@
+#include "experiments/studies/study_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "core/confidence.hpp"
+#include "core/csv_lines.hpp"
+#include "core/statistics.hpp"
+
+namespace epsim::experiments {
+namespace {
+
+constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+
+// Shortest text that reads back to the same double; empty for NaN (a missing value).
+std::string num(double x) {
+  return std::isnan(x) ? std::string() : fmt::format("{}", x);
+}
+
+std::string csv_cell(const std::string& s) {
+  return core::csv_quote(s);
+}
+
+std::string axis_header(const StudySpec& spec) {
+  std::string out;
+  for (const StudyAxis& a : spec.axes) {
+    out += ",";
+    out += csv_cell(a.name);
+  }
+  return out;
+}
+
+std::string axis_cells(const StudyPoint& p) {
+  std::string out;
+  for (const std::string& l : p.labels) {
+    out += ",";
+    out += csv_cell(l);
+  }
+  return out;
+}
+
+// Every metric any run reported, in order of first appearance over the runs.
+std::vector<std::string> metric_names(const StudyRecords& records) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const RunRecord& r : records) {
+    for (const auto& [name, value] : r.metrics) {
+      if (seen.insert(name).second) {
+        names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
+// One value per replication of `point` (NaN where a run lacks the metric).
+std::vector<double> values_of(const StudyPlan& plan, const StudyRecords& records, int point,
+                              const std::string& metric) {
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(plan.replications));
+  for (std::int64_t r = 0; r < plan.replications; ++r) {
+    out.push_back(metric_value(records[static_cast<std::size_t>(point * plan.replications + r)].metrics, metric));
+  }
+  return out;
+}
+
+std::vector<double> finite(const std::vector<double>& v) {
+  std::vector<double> out;
+  std::copy_if(v.begin(), v.end(), std::back_inserter(out), [](double x) { return !std::isnan(x); });
+  return out;
+}
+
+// The pairs (x[r], base[r]) where both are known.
+core::SampleSummary paired(const std::vector<double>& x, const std::vector<double>& base) {
+  std::vector<double> a;
+  std::vector<double> b;
+  for (std::size_t r = 0; r < x.size() && r < base.size(); ++r) {
+    if (!std::isnan(x[r]) && !std::isnan(base[r])) {
+      a.push_back(x[r]);
+      b.push_back(base[r]);
+    }
+  }
+  return core::summarize_paired_difference(a, b);
+}
+
+// The axes that move together with axis `a` (its zip partner and everything zipped with either).
+std::vector<bool> zip_group(const StudySpec& spec, std::size_t a) {
+  const std::string& root = spec.axes[a].zip_with.empty() ? spec.axes[a].name : spec.axes[a].zip_with;
+  std::vector<bool> in(spec.axes.size(), false);
+  for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+    in[i] = spec.axes[i].name == root || spec.axes[i].zip_with == root;
+  }
+  return in;
+}
+
+std::size_t axis_index(const StudySpec& spec, const std::string& name) {
+  return static_cast<std::size_t>(
+      std::find_if(spec.axes.begin(), spec.axes.end(), [&](const StudyAxis& a) { return a.name == name; }) -
+      spec.axes.begin());
+}
+
+// The point that differs from `p` only in the baseline axis (and what is zipped with it), at the
+// baseline level; -1 without a baseline. `ignore` marks axes that may differ too (the rate axis).
+int baseline_of(const StudySpec& spec, const StudyPlan& plan, const StudyPoint& p, const std::vector<bool>& ignore) {
+  if (!spec.baseline) {
+    return -1;
+  }
+  const std::size_t b = axis_index(spec, spec.baseline->first);
+  const auto& levels = spec.axes[b].levels;
+  const auto want = static_cast<std::size_t>(
+      std::find_if(levels.begin(), levels.end(), [&](const AxisLevel& l) { return l.label == spec.baseline->second; }) -
+      levels.begin());
+  const std::vector<bool> group = zip_group(spec, b);
+  for (const StudyPoint& q : plan.points) {
+    bool match = q.level[b] == want;
+    for (std::size_t a = 0; a < spec.axes.size() && match; ++a) {
+      match = group[a] || ignore[a] || q.level[a] == p.level[a];
+    }
+    if (match) {
+      return q.index;
+    }
+  }
+  return -1;
+}
+
+std::string baseline_header(const StudySpec& spec) {
+  return spec.baseline ? ",baseline_diff,baseline_diff_ci95_low,baseline_diff_ci95_high,baseline_rel_diff" : "";
+}
+
+std::string baseline_cells(const StudySpec& spec, const std::vector<double>& x, const std::vector<double>& base) {
+  if (!spec.baseline) {
+    return "";
+  }
+  if (base.empty()) {
+    return ",,,,";
+  }
+  const core::SampleSummary d = paired(x, base);
+  const core::SampleSummary b = core::summarize_sample(finite(base));
+  const double rel = b.n > 0 && b.mean != 0.0 ? d.mean / b.mean : k_nan;
+  return fmt::format(",{},{},{},{}", num(d.mean), num(d.ci_low), num(d.ci_high), num(rel));
+}
+
+// The points with the rate axis removed: groups of points differing only by their rate, in order.
+struct RateGroups {
+  std::vector<std::vector<int>> members;  // per group: its points, ascending rate
+  std::vector<int> group_of;              // per point
+};
+
+RateGroups rate_groups(const StudySpec& spec, const StudyPlan& plan) {
+  RateGroups g;
+  const std::size_t ra = axis_index(spec, spec.rate_axis);
+  std::map<std::vector<std::size_t>, int> index;
+  for (const StudyPoint& p : plan.points) {
+    std::vector<std::size_t> key = p.level;
+    key[ra] = 0;
+    const auto [it, added] = index.emplace(key, static_cast<int>(g.members.size()));
+    if (added) {
+      g.members.emplace_back();
+    }
+    g.members[static_cast<std::size_t>(it->second)].push_back(p.index);
+    g.group_of.push_back(it->second);
+  }
+  for (auto& m : g.members) {
+    std::stable_sort(m.begin(), m.end(), [&](int a, int b) {
+      return plan.points[static_cast<std::size_t>(a)].config.workload.arrivals.rate_rps <
+             plan.points[static_cast<std::size_t>(b)].config.workload.arrivals.rate_rps;
+    });
+  }
+  return g;
+}
+
+// Per replication: the max rate of one group's curve.
+std::vector<double> group_max_rates(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records,
+                                    const std::vector<int>& members, std::int64_t& censored) {
+  std::vector<double> rates;
+  rates.reserve(members.size());
+  for (const int p : members) {
+    rates.push_back(plan.points[static_cast<std::size_t>(p)].config.workload.arrivals.rate_rps);
+  }
+  std::vector<double> out;
+  for (std::int64_t r = 0; r < plan.replications; ++r) {
+    std::vector<double> attainment;
+    attainment.reserve(members.size());
+    for (const int p : members) {
+      attainment.push_back(
+          metric_value(records[static_cast<std::size_t>(p * plan.replications + r)].metrics, "slo.attainment"));
+    }
+    bool c = false;
+    out.push_back(max_rate_from_curve(rates, attainment, spec.slo_target, c));
+    censored += c ? 1 : 0;
+  }
+  return out;
+}
+
+std::string group_labels(const StudySpec& spec, const StudyPoint& p) {
+  std::string out;
+  const std::size_t ra = axis_index(spec, spec.rate_axis);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    if (a != ra) {
+      out += ",";
+      out += csv_cell(p.labels[a]);
+    }
+  }
+  return out;
+}
+
+std::string pm(const core::SampleSummary& s) {
+  if (s.n == 0) {
+    return "-";
+  }
+  return s.n >= 2 ? fmt::format("{:.4g} +-{:.2g}", s.mean, s.half_width()) : fmt::format("{:.4g}", s.mean);
+}
+
+// Left-aligned text columns.
+std::string table_text(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  const std::vector<std::string> names = metric_names(records);
+  std::string out = fmt::format("run,point,replication{},seed,workload_seed,cluster_seed", axis_header(spec));
+  for (const std::string& n : names) {
+    out += ",";
+    out += csv_cell(n);
+  }
+  out += "\n";
+  for (std::int64_t i = 0; i < plan.runs(); ++i) {
+    const StudyRunSpec run = plan.run(i);
+    const ExperimentConfig cfg = run_config(spec, plan, run);
+    out += fmt::format("{},{},{}{},{},{},{}", i, run.point, run.replication,
+                       axis_cells(plan.points[static_cast<std::size_t>(run.point)]), cfg.seed,
+                       cfg.seed_of(SeedFamily::workload), cfg.seed_of(SeedFamily::cluster));
+    for (const std::string& n : names) {
+      out += ",";
+      out += num(metric_value(records[static_cast<std::size_t>(i)].metrics, n));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string points_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  const std::vector<std::string> names = metric_names(records);
+  std::string out =
+      fmt::format("point{},metric,n,mean,std,ci95_low,ci95_high{}\n", axis_header(spec), baseline_header(spec));
+  const std::vector<bool> none(spec.axes.size(), false);
+  for (const StudyPoint& p : plan.points) {
+    const int b = baseline_of(spec, plan, p, none);
+    for (const std::string& n : names) {
+      const std::vector<double> x = values_of(plan, records, p.index, n);
+      const core::SampleSummary s = core::summarize_sample(finite(x));
+      if (s.n == 0) {
+        continue;
+      }
+      const std::vector<double> base = b >= 0 ? values_of(plan, records, b, n) : std::vector<double>{};
+      out += fmt::format("{}{},{},{},{},{},{},{}{}\n", p.index, axis_cells(p), csv_cell(n), s.n, num(s.mean),
+                         num(s.stddev), num(s.ci_low), num(s.ci_high), baseline_cells(spec, x, base));
+    }
+  }
+  return out;
+}
+
+std::string distribution_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  const std::vector<std::string> names = metric_names(records);
+  std::string out = fmt::format("point{},metric,n,min,p10,p25,p50,p75,p90,max\n", axis_header(spec));
+  for (const StudyPoint& p : plan.points) {
+    for (const std::string& n : names) {
+      std::vector<double> x = finite(values_of(plan, records, p.index, n));
+      if (x.empty()) {
+        continue;
+      }
+      std::string row = fmt::format("{}{},{},{}", p.index, axis_cells(p), csv_cell(n), x.size());
+      for (const double q : {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
+        row += ",";
+        row += num(core::quantile_inplace(x, q));
+      }
+      out += row + "\n";
+    }
+  }
+  return out;
+}
+
+std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  // gpus and ep_size are the x axes, already columns: a report metric of that name is not repeated.
+  std::vector<std::string> metrics;
+  metrics.reserve(spec.report.size());
+  for (const std::string& m : spec.report) {
+    if (m != "gpus" && m != "ep_size") {
+      metrics.push_back(m);
+    }
+  }
+  std::string out = fmt::format("point{},gpus,ep_size", axis_header(spec));
+  for (const std::string& m : metrics) {
+    out += fmt::format(",{0},{0}.ci95_low,{0}.ci95_high", csv_cell(m));
+  }
+  out += "\n";
+  std::vector<const StudyPoint*> order;
+  order.reserve(plan.points.size());
+  for (const StudyPoint& p : plan.points) {
+    order.push_back(&p);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const StudyPoint* a, const StudyPoint* b) {
+    return std::pair(a->config.cluster.num_gpus(), a->config.ep_size()) <
+           std::pair(b->config.cluster.num_gpus(), b->config.ep_size());
+  });
+  for (const StudyPoint* p : order) {
+    out += fmt::format("{}{},{},{}", p->index, axis_cells(*p), p->config.cluster.num_gpus(), p->config.ep_size());
+    for (const std::string& m : metrics) {
+      const core::SampleSummary s = core::summarize_sample(finite(values_of(plan, records, p->index, m)));
+      out += fmt::format(",{},{},{}", num(s.mean), num(s.ci_low), num(s.ci_high));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  if (spec.rate_axis.empty()) {
+    return "";
+  }
+  const RateGroups g = rate_groups(spec, plan);
+  std::string out = "group";
+  const std::size_t ra = axis_index(spec, spec.rate_axis);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    if (a != ra) {
+      out += ",";
+      out += csv_cell(spec.axes[a].name);
+    }
+  }
+  out += fmt::format(",slo_target,n,max_rate_rps,std,ci95_low,ci95_high,censored{}\n", baseline_header(spec));
+  std::vector<bool> ignore(spec.axes.size(), false);
+  ignore[ra] = true;
+  for (std::size_t i = 0; i < g.members.size(); ++i) {
+    const StudyPoint& first = plan.points[static_cast<std::size_t>(g.members[i].front())];
+    std::int64_t censored = 0;
+    const std::vector<double> x = group_max_rates(spec, plan, records, g.members[i], censored);
+    const core::SampleSummary s = core::summarize_sample(finite(x));
+    std::vector<double> base;
+    const int b = baseline_of(spec, plan, first, ignore);
+    if (b >= 0) {
+      std::int64_t ignored = 0;
+      base = group_max_rates(spec, plan, records,
+                             g.members[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(b)])], ignored);
+    }
+    out +=
+        fmt::format("{}{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target), s.n,
+                    num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored, baseline_cells(spec, x, base));
+  }
+  return out;
+}
+
+namespace {
+
+struct RankedPoint {
+  int point = 0;
+  double objective = 0.0;
+  bool feasible = true;
+  std::vector<double> constraints;
+};
+
+// Every point by the objective over its replications' means: feasible points first, best first.
+std::vector<RankedPoint> rank_points(const StudyObjective& o, const StudyPlan& plan, const StudyRecords& records) {
+  std::vector<RankedPoint> rows;
+  const auto mean_of = [&](int p, const std::string& m) {
+    return core::summarize_sample(finite(values_of(plan, records, p, m))).mean;
+  };
+  for (const StudyPoint& p : plan.points) {
+    RankedPoint r{p.index, mean_of(p.index, o.metric), true, {}};
+    r.feasible = !std::isnan(r.objective);
+    for (const ObjectiveConstraint& c : o.subject_to) {
+      const double v = mean_of(p.index, c.metric);
+      r.constraints.push_back(v);
+      r.feasible = r.feasible && !std::isnan(v) && (c.at_least ? v >= c.bound : v <= c.bound);
+    }
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](const RankedPoint& a, const RankedPoint& b) {
+    if (a.feasible != b.feasible) {
+      return a.feasible;
+    }
+    if (std::isnan(a.objective) || std::isnan(b.objective)) {
+      return !std::isnan(a.objective) && std::isnan(b.objective);
+    }
+    return o.maximize ? a.objective > b.objective : a.objective < b.objective;
+  });
+  return rows;
+}
+
+}  // namespace
+
+std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  if (!spec.objective) {
+    return "";
+  }
+  const StudyObjective& o = *spec.objective;
+  const std::vector<RankedPoint> rows = rank_points(o, plan, records);
+  std::string out = fmt::format("rank,point{},{},feasible", axis_header(spec), csv_cell(o.metric));
+  for (const ObjectiveConstraint& c : o.subject_to) {
+    out += ",";
+    out += csv_cell(fmt::format("{} {} {}", c.metric, c.at_least ? ">=" : "<=", c.bound));
+  }
+  out += "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RankedPoint& r = rows[i];
+    out += fmt::format("{},{}{},{},{}", i + 1, r.point, axis_cells(plan.points[static_cast<std::size_t>(r.point)]),
+                       num(r.objective), r.feasible ? 1 : 0);
+    for (const double v : r.constraints) {
+      out += ",";
+      out += num(v);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string study_table(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  std::string out;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header{"point"};
+  for (const StudyAxis& a : spec.axes) {
+    header.push_back(a.name);
+  }
+  for (const std::string& m : spec.report) {
+    header.push_back(m);
+  }
+  rows.push_back(header);
+  const std::vector<bool> none(spec.axes.size(), false);
+  for (const StudyPoint& p : plan.points) {
+    std::vector<std::string> row{std::to_string(p.index)};
+    row.insert(row.end(), p.labels.begin(), p.labels.end());
+    for (const std::string& m : spec.report) {
+      row.push_back(pm(core::summarize_sample(finite(values_of(plan, records, p.index, m)))));
+    }
+    rows.push_back(row);
+  }
+  out += fmt::format("{} study, {} points x {} replications (mean +- 95 % half-width)\n", study_kind_name(spec.kind),
+                     plan.points.size(), plan.replications);
+  out += table_text(rows);
+  if (spec.baseline && plan.replications >= 2) {
+    out += fmt::format("\npaired difference to {}={} (mean [95 % interval], relative):\n", spec.baseline->first,
+                       spec.baseline->second);
+    rows.assign(1, header);
+    for (const StudyPoint& p : plan.points) {
+      const int b = baseline_of(spec, plan, p, none);
+      if (b < 0 || b == p.index) {
+        continue;
+      }
+      std::vector<std::string> row{std::to_string(p.index)};
+      row.insert(row.end(), p.labels.begin(), p.labels.end());
+      for (const std::string& m : spec.report) {
+        const std::vector<double> base = values_of(plan, records, b, m);
+        const core::SampleSummary d = paired(values_of(plan, records, p.index, m), base);
+        const double bm = core::summarize_sample(finite(base)).mean;
+        row.push_back(d.n >= 2 ? fmt::format("{:+.3g} [{:+.3g}, {:+.3g}] {:+.1f}%", d.mean, d.ci_low, d.ci_high,
+                                             bm != 0.0 ? 100.0 * d.mean / bm : 0.0)
+                               : "-");
+      }
+      rows.push_back(row);
+    }
+    out += table_text(rows);
+  }
+  if (!spec.rate_axis.empty()) {
+    const RateGroups g = rate_groups(spec, plan);
+    out += fmt::format("\nmax sustainable rate at {:.0f} % SLO attainment, from the rate grid (req/s):\n",
+                       100.0 * spec.slo_target);
+    rows.clear();
+    for (const auto& members : g.members) {
+      const StudyPoint& first = plan.points[static_cast<std::size_t>(members.front())];
+      std::int64_t censored = 0;
+      const core::SampleSummary s =
+          core::summarize_sample(finite(group_max_rates(spec, plan, records, members, censored)));
+      std::string labels = group_labels(spec, first);
+      labels.erase(0, labels.empty() ? 0 : 1);
+      rows.push_back({labels.empty() ? "(all)" : labels, pm(s),
+                      censored > 0 ? fmt::format("({} replications met the target at every rate)", censored) : ""});
+    }
+    out += table_text(rows);
+  }
+  if (spec.objective) {
+    const StudyObjective& o = *spec.objective;
+    std::vector<std::string> constraints;
+    constraints.reserve(o.subject_to.size());
+    for (const ObjectiveConstraint& c : o.subject_to) {
+      constraints.push_back(fmt::format("{} {} {}", c.metric, c.at_least ? ">=" : "<=", c.bound));
+    }
+    out += fmt::format("\nobjective: {} {}{}{}\n", o.maximize ? "maximize" : "minimize", o.metric,
+                       constraints.empty() ? "" : " subject to ", fmt::join(constraints, ", "));
+    const std::vector<RankedPoint> ranked = rank_points(o, plan, records);
+    if (ranked.empty() || !ranked.front().feasible) {
+      out += "no point meets the constraints (ranking.csv lists them all)\n";
+    } else {
+      const StudyPoint& best = plan.points[static_cast<std::size_t>(ranked.front().point)];
+      std::vector<std::string> labels;
+      for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+        labels.push_back(fmt::format("{}={}", spec.axes[a].name, best.labels[a]));
+      }
+      out += fmt::format("best: point {} ({}): {} = {:.4g}\n", best.index, fmt::join(labels, ", "), o.metric,
+                         ranked.front().objective);
+    }
+  }
+  return out;
+}
+
+}  // namespace epsim::experiments

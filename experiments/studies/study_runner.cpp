@@ -1,0 +1,166 @@
+#include "experiments/studies/study_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <thread>
+
+#include "experiments/assembly/build_simulation.hpp"
+#include "experiments/assembly/results_writer.hpp"
+#include "experiments/studies/slo_search.hpp"
+
+namespace epsim::experiments {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string duration_text(double s) {
+  if (s < 60.0) {
+    return fmt::format("{:.0f}s", s);
+  }
+  if (s < 3600.0) {
+    return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60.0), std::fmod(s, 60.0));
+  }
+  return fmt::format("{:.0f}h{:02.0f}m", std::floor(s / 3600.0), std::floor(std::fmod(s, 3600.0) / 60.0));
+}
+
+// What the workers share: the next run to take, what is running since when, what is done.
+struct Shared {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t next = 0;
+  std::size_t done = 0;
+  std::vector<std::pair<std::int64_t, Clock::time_point>> running;  // per worker: run index (-1 idle), start
+};
+
+std::string progress_line(const StudyPlan& plan, Shared& s, std::size_t total, Clock::time_point t0, bool bar) {
+  const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::string slowest;
+  double slowest_s = -1.0;
+  for (const auto& [run, since] : s.running) {
+    const double t = std::chrono::duration<double>(Clock::now() - since).count();
+    if (run >= 0 && t > slowest_s) {
+      slowest_s = t;
+      const StudyRunSpec r = plan.run(run);
+      slowest = fmt::format("point {} replication {} ({})", r.point, r.replication, duration_text(t));
+    }
+  }
+  const std::string eta =
+      s.done > 0 ? duration_text(elapsed / static_cast<double>(s.done) * static_cast<double>(total - s.done)) : "?";
+  const std::string tail = fmt::format("{}/{} runs, {} elapsed, ETA {}{}{}", s.done, total, duration_text(elapsed), eta,
+                                       slowest.empty() ? "" : ", slowest running: ", slowest);
+  if (!bar) {
+    return fmt::format("epsim sweep: {}\n", tail);
+  }
+  constexpr std::size_t k_width = 24;
+  const std::size_t filled = total ? k_width * s.done / total : k_width;
+  return fmt::format("\r\033[K[{}{}] {}", std::string(filled, '#'), std::string(k_width - filled, '.'), tail);
+}
+
+}  // namespace
+
+RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyRunSpec& run,
+                      const std::filesystem::path& dir) {
+  const auto t0 = Clock::now();
+  RunRecord rec;
+  rec.run = run.index;
+  try {
+    const ExperimentConfig cfg = run_config(spec, plan, run);
+    rec.key = run_key(spec, cfg);
+    serving::Simulator sim(build_simulation(cfg));
+    const serving::SimulationResult res = sim.run();
+    rec.metrics = run_metrics(cfg, res);
+    rec.routing_loops = res.routing_loops;
+    if (spec.max_rate) {
+      SloSearchOptions o = *spec.max_rate;
+      o.replications = 1;
+      const SloSearchResult slo = search_max_rate(cfg, o);
+      rec.metrics.emplace_back("max_rate_rps", slo.max_rate_rps);
+      rec.metrics.emplace_back("max_rate_rps_per_gpu", slo.max_rate_rps / static_cast<double>(cfg.cluster.num_gpus()));
+      rec.metrics.emplace_back("max_rate_bracketed", slo.bracketed ? 1.0 : 0.0);
+    }
+    if (spec.save_runs) {
+      write_results(dir / "runs" / fmt::format("p{:04}-r{:03}", run.point, run.replication), cfg, res);
+    }
+  } catch (const std::exception& e) {
+    rec.error = fmt::format("point {} replication {}: {}", run.point, run.replication, e.what());
+  }
+  rec.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return rec;
+}
+
+std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan, const std::vector<std::int64_t>& runs,
+                                    const std::filesystem::path& dir, Journal& journal, const RunnerOptions& o) {
+  std::vector<RunRecord> out(runs.size());
+  Shared s;
+  const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(runs.size())));
+  s.running.assign(static_cast<std::size_t>(jobs), {-1, Clock::now()});
+  std::exception_ptr failure;
+  const auto worker = [&](std::size_t w) {
+    while (true) {
+      std::size_t i = 0;
+      {
+        const std::lock_guard<std::mutex> lock(s.mutex);
+        if (s.next >= runs.size() || failure) {
+          s.running[w].first = -1;
+          return;
+        }
+        i = s.next++;
+        s.running[w] = {runs[i], Clock::now()};
+      }
+      RunRecord rec = execute_run(spec, plan, plan.run(runs[i]), dir);
+      try {
+        if (rec.error.empty()) {
+          journal.append(rec);
+        }
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(s.mutex);
+        failure = std::current_exception();
+      }
+      {
+        const std::lock_guard<std::mutex> lock(s.mutex);
+        out[i] = std::move(rec);
+        ++s.done;
+        s.running[w].first = -1;
+      }
+      s.changed.notify_all();
+    }
+  };
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(jobs));
+  for (int w = 0; w < jobs; ++w) {
+    threads.emplace_back(worker, static_cast<std::size_t>(w));
+  }
+  {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    auto last_plain = t0;
+    while (s.done < runs.size() && !failure) {
+      s.changed.wait_for(lock, std::chrono::seconds(1));
+      if (!o.progress) {
+        continue;
+      }
+      if (o.terminal) {
+        *o.progress << progress_line(plan, s, runs.size(), t0, true) << std::flush;
+      } else if (std::chrono::duration<double>(Clock::now() - last_plain).count() >= o.plain_every_s) {
+        last_plain = Clock::now();
+        *o.progress << progress_line(plan, s, runs.size(), t0, false) << std::flush;
+      }
+    }
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  if (o.progress && o.terminal) {
+    *o.progress << progress_line(plan, s, runs.size(), t0, true) << "\n" << std::flush;
+  }
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  return out;
+}
+
+}  // namespace epsim::experiments

@@ -1,0 +1,30 @@
+#pragma once
+// Runs a study's pending runs on N local worker threads, appending each finished run to the journal
+// as it ends, with progress on a stream: a redrawn bar on a terminal, plain periodic lines otherwise.
+#include <cstdint>
+#include <filesystem>
+#include <ostream>
+#include <vector>
+
+#include "experiments/studies/study_journal.hpp"
+#include "experiments/studies/study_plan.hpp"
+
+namespace epsim::experiments {
+
+/// One run: simulate, take its metrics (and its max sustainable rate when the study asks), and, when
+/// the study saves runs, write its results under DIR/runs/. Errors are returned in the record.
+RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyRunSpec& run,
+                      const std::filesystem::path& dir);
+
+struct RunnerOptions {
+  int jobs = 1;
+  std::ostream* progress = nullptr;  ///< null: silent
+  bool terminal = false;             ///< redraw one line (else a line every `plain_every_s`)
+  double plain_every_s = 10.0;
+};
+
+/// Runs `runs` (indices into the plan) and returns their records in the order of `runs`.
+std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan, const std::vector<std::int64_t>& runs,
+                                    const std::filesystem::path& dir, Journal& journal, const RunnerOptions& o);
+
+}  // namespace epsim::experiments

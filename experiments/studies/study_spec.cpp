@@ -1,0 +1,537 @@
+#include "experiments/studies/study_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/csv_lines.hpp"
+#include "core/error.hpp"
+#include "policies/policy_bundles.hpp"
+#include "policies/rebalance_config.hpp"
+
+namespace epsim::experiments {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, StudyKind>, 4> k_kinds{{{"grid", StudyKind::grid},
+                                                                         {"whatif", StudyKind::whatif},
+                                                                         {"montecarlo", StudyKind::montecarlo},
+                                                                         {"compare", StudyKind::compare}}};
+
+// Reads one study file with errors that name it and the key.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw core::ConfigError(source_, key, what);
+  }
+  const std::string& source() const { return source_; }
+
+  template <class T>
+  std::optional<T> get(const toml::table& t, const std::string& prefix, std::string_view key, std::string_view type) {
+    const toml::node* n = t.get(key);
+    if (!n) {
+      return std::nullopt;
+    }
+    if constexpr (std::is_same_v<T, double>) {
+      if (const auto v = n->value<double>()) {
+        return *v;
+      }
+    } else if (const auto v = n->value_exact<T>()) {
+      return *v;
+    }
+    fail(prefix + std::string(key), fmt::format("expected {}", type));
+  }
+
+  std::vector<std::string> strings(const toml::table& t, const std::string& prefix, std::string_view key) {
+    std::vector<std::string> out;
+    const toml::node* n = t.get(key);
+    if (!n) {
+      return out;
+    }
+    const toml::array* a = n->as_array();
+    if (!a) {
+      fail(prefix + std::string(key), "expected a list of strings");
+    }
+    for (const toml::node& item : *a) {
+      const auto s = item.value_exact<std::string>();
+      if (!s) {
+        fail(prefix + std::string(key), "expected a list of strings");
+      }
+      out.push_back(*s);
+    }
+    return out;
+  }
+
+  // Every key of `t` must be one of `known`.
+  void only(const toml::table& t, const std::string& prefix, std::initializer_list<std::string_view> known) const {
+    for (const auto& [k, v] : t) {
+      if (std::find(known.begin(), known.end(), k.str()) == known.end()) {
+        fail(prefix + std::string(k.str()),
+             fmt::format("unknown key; valid keys are: {}", fmt::join(known.begin(), known.end(), ", ")));
+      }
+    }
+  }
+
+ private:
+  std::string source_;
+};
+
+// "a.b.c" = v as the nested table {a = {b = {c = v}}}.
+toml::table override_table(const std::string& dotted, const toml::node& value) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t dot = dotted.find('.', pos);
+    parts.push_back(dotted.substr(pos, dot - pos));
+    if (dot == std::string::npos) {
+      break;
+    }
+    pos = dot + 1;
+  }
+  toml::table root;
+  toml::table* at = &root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    at = at->insert_or_assign(parts[i], toml::table{}).first->second.as_table();
+  }
+  value.visit([&](const auto& v) { at->insert_or_assign(parts.back(), v); });
+  return root;
+}
+
+std::string label_of(const toml::node& v) {
+  if (const auto s = v.value_exact<std::string>()) {
+    return *s;
+  }
+  if (const auto i = v.value_exact<std::int64_t>()) {
+    return fmt::format("{}", *i);
+  }
+  if (const auto d = v.value_exact<double>()) {
+    return fmt::format("{}", *d);
+  }
+  if (const auto b = v.value_exact<bool>()) {
+    return *b ? "true" : "false";
+  }
+  throw core::Error("a value of an axis must be a string, a number or a boolean (give tables as levels)");
+}
+
+StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
+  const std::string prefix = fmt::format("axis[{}].", i);
+  rd.only(t, prefix, {"key", "name", "values", "labels", "levels", "policies", "zip_with"});
+  StudyAxis axis;
+  const auto key = rd.get<std::string>(t, prefix, "key", "a config key such as \"workload.rate_rps\"");
+  axis.name = rd.get<std::string>(t, prefix, "name", "a string").value_or(key.value_or(""));
+  axis.zip_with = rd.get<std::string>(t, prefix, "zip_with", "the name of an earlier axis").value_or("");
+  const int forms = (t.contains("values") ? 1 : 0) + (t.contains("levels") ? 1 : 0) + (t.contains("policies") ? 1 : 0);
+  if (forms != 1) {
+    rd.fail(prefix + "values",
+            "an axis has exactly one of: values (with key), levels (named bundles of overrides), policies (policy "
+            "bundles)");
+  }
+  if (t.contains("values") && !key.has_value()) {
+    rd.fail(prefix + "key", "an axis of values needs the config key they set");
+  }
+  if (axis.name.empty()) {
+    rd.fail(prefix + "name", "an axis of levels or policies needs a name (its column in the outputs)");
+  }
+  if (t.contains("values")) {
+    const toml::array* values = t.get("values")->as_array();
+    if (!values || values->empty()) {
+      rd.fail(prefix + "values", "expected a non-empty list of values");
+    }
+    const std::vector<std::string> labels = rd.strings(t, prefix, "labels");
+    if (!labels.empty() && labels.size() != values->size()) {
+      rd.fail(prefix + "labels", fmt::format("expected {} labels, one per value", values->size()));
+    }
+    for (std::size_t v = 0; v < values->size(); ++v) {
+      const toml::node& value = *values->get(v);
+      if (!value.is_value()) {
+        rd.fail(prefix + "values", "values must be strings, numbers or booleans (give tables as levels)");
+      }
+      toml::table overrides = override_table(key.value_or(""), value);
+      policies::expand_rebalance_shorthand(overrides);
+      axis.levels.push_back(AxisLevel{labels.empty() ? label_of(value) : labels[v], std::move(overrides), {}});
+    }
+  } else if (t.contains("policies")) {
+    for (const std::string& name : rd.strings(t, prefix, "policies")) {
+      try {
+        (void)policies::policy_bundle(name);
+      } catch (const core::Error& e) {
+        rd.fail(prefix + "policies", e.what());
+      }
+      axis.levels.push_back(AxisLevel{name, {}, name});
+    }
+  } else {
+    const toml::array* levels = t.get("levels")->as_array();
+    if (!levels || levels->empty()) {
+      rd.fail(prefix + "levels", "expected a non-empty list of { label = \"...\", set = { key = value, ... } }");
+    }
+    for (std::size_t l = 0; l < levels->size(); ++l) {
+      const std::string lp = fmt::format("{}levels[{}].", prefix, l);
+      const toml::table* level = levels->get(l)->as_table();
+      if (!level) {
+        rd.fail(lp, "expected { label = \"...\", set = { key = value, ... } }");
+      }
+      rd.only(*level, lp, {"label", "set", "policy"});
+      AxisLevel out;
+      out.label = rd.get<std::string>(*level, lp, "label", "a string").value_or("");
+      if (out.label.empty()) {
+        rd.fail(lp + "label", "every level needs a label (its value in the outputs)");
+      }
+      if (const toml::node* set = level->get("set")) {
+        if (!set->is_table()) {
+          rd.fail(lp + "set", "expected a table of overrides, e.g. { cluster.nodes = 2, parallel.ep_size = 16 }");
+        }
+        out.overrides = *set->as_table();
+        policies::expand_rebalance_shorthand(out.overrides);
+      }
+      out.policy_bundle = rd.get<std::string>(*level, lp, "policy", "a policy bundle name").value_or("");
+      if (!out.policy_bundle.empty()) {
+        try {
+          (void)policies::policy_bundle(out.policy_bundle);
+        } catch (const core::Error& e) {
+          rd.fail(lp + "policy", e.what());
+        }
+      }
+      axis.levels.push_back(std::move(out));
+    }
+  }
+  std::set<std::string> seen;
+  for (const AxisLevel& l : axis.levels) {
+    if (!seen.insert(l.label).second) {
+      rd.fail(prefix + "values", fmt::format("label \"{}\" appears twice: labels name levels in the outputs", l.label));
+    }
+  }
+  return axis;
+}
+
+std::optional<SloSearchOptions> parse_max_rate(Reader& rd, const toml::table& study) {
+  const toml::node* n = study.get("max_rate");
+  if (!n) {
+    return std::nullopt;
+  }
+  const toml::table* t = n->as_table();
+  if (!t) {
+    rd.fail("study.max_rate", "expected a table (target, tolerance, measured_requests, duration_s, rates...)");
+  }
+  const std::string p = "study.max_rate.";
+  rd.only(*t, p,
+          {"target", "tolerance", "max_probes", "measured_requests", "duration_s", "warmup_fraction",
+           "cooldown_fraction", "rates"});
+  SloSearchOptions o;
+  o.target = rd.get<double>(*t, p, "target", "a number in (0, 1]").value_or(o.target);
+  o.tolerance = rd.get<double>(*t, p, "tolerance", "a number in (0, 1)").value_or(0.05);
+  o.max_probes = static_cast<int>(rd.get<std::int64_t>(*t, p, "max_probes", "an integer >= 2").value_or(o.max_probes));
+  o.measured_requests = rd.get<std::int64_t>(*t, p, "measured_requests", "an integer >= 1").value_or(500);
+  o.duration_s = rd.get<double>(*t, p, "duration_s", "seconds >= 0").value_or(0.0);
+  o.warmup_fraction = rd.get<double>(*t, p, "warmup_fraction", "a share").value_or(o.warmup_fraction);
+  o.cooldown_fraction = rd.get<double>(*t, p, "cooldown_fraction", "a share").value_or(o.cooldown_fraction);
+  if (const toml::node* rates = t->get("rates")) {
+    const toml::array* a = rates->as_array();
+    if (!a) {
+      rd.fail(p + "rates", "expected a list of rates (req/s, ascending)");
+    }
+    for (const toml::node& r : *a) {
+      const auto v = r.value<double>();
+      if (!v || *v <= 0.0 || (!o.rates.empty() && *v <= o.rates.back())) {
+        rd.fail(p + "rates", "expected positive rates in ascending order");
+      }
+      o.rates.push_back(*v);
+    }
+  }
+  if (!(o.target > 0.0 && o.target <= 1.0) || !(o.tolerance > 0.0 && o.tolerance < 1.0) || o.max_probes < 2 ||
+      o.measured_requests < 1 || o.duration_s < 0.0 || o.warmup_fraction < 0.0 || o.cooldown_fraction < 0.0 ||
+      o.warmup_fraction + o.cooldown_fraction >= 0.9) {
+    rd.fail("study.max_rate",
+            "target in (0, 1], tolerance in (0, 1), max_probes >= 2, measured_requests >= 1, duration_s >= 0, "
+            "warm-up and cool-down fractions >= 0 summing below 0.9");
+  }
+  return o;
+}
+
+ObjectiveConstraint parse_constraint(Reader& rd, const std::string& text) {
+  const auto fail = [&] {
+    rd.fail("study.objective.subject_to",
+            fmt::format("\"{}\": expected \"metric >= number\" or \"metric <= number\"", text));
+  };
+  for (const auto& [op, at_least] : {std::pair{">=", true}, std::pair{"<=", false}}) {
+    const std::size_t at = text.find(op);
+    if (at == std::string::npos) {
+      continue;
+    }
+    ObjectiveConstraint c;
+    c.at_least = at_least;
+    const auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(' '));
+      s.erase(s.find_last_not_of(' ') + 1);
+      return s;
+    };
+    c.metric = trim(text.substr(0, at));
+    const std::string bound = trim(text.substr(at + 2));
+    try {
+      std::size_t used = 0;
+      c.bound = std::stod(bound, &used);
+      if (used != bound.size() || c.metric.empty()) {
+        fail();
+      }
+    } catch (const std::logic_error&) {
+      fail();
+    }
+    return c;
+  }
+  fail();
+  return {};
+}
+
+std::optional<StudyObjective> parse_objective(Reader& rd, const toml::table& study) {
+  const toml::node* n = study.get("objective");
+  if (!n) {
+    return std::nullopt;
+  }
+  const toml::table* t = n->as_table();
+  if (!t) {
+    rd.fail("study.objective", "expected a table: maximize = \"metric\" (or minimize), subject_to = [...]");
+  }
+  const std::string p = "study.objective.";
+  rd.only(*t, p, {"maximize", "minimize", "subject_to"});
+  StudyObjective o;
+  const auto max = rd.get<std::string>(*t, p, "maximize", "a metric name");
+  const auto min = rd.get<std::string>(*t, p, "minimize", "a metric name");
+  if (max.has_value() == min.has_value()) {
+    rd.fail(p + "maximize", "give exactly one of maximize and minimize (a metric of runs.csv)");
+  }
+  o.maximize = max.has_value();
+  o.metric = max ? *max : min.value_or("");
+  for (const std::string& c : rd.strings(*t, p, "subject_to")) {
+    o.subject_to.push_back(parse_constraint(rd, c));
+  }
+  return o;
+}
+
+std::vector<std::string> default_report(StudyKind kind) {
+  switch (kind) {
+    case StudyKind::whatif:
+      return {"gpus",
+              "ttft_ms.p90",
+              "tpot_ms.p90",
+              "slo.attainment",
+              "slo.goodput_rps",
+              "goodput_rps_per_gpu",
+              "output_tokens_per_s_per_gpu"};
+    case StudyKind::montecarlo:
+      return {"ttft_ms.p90", "mean_step_ms", "straggler_gap_us.mean", "slo.goodput_rps"};
+    case StudyKind::compare:
+      return {"slo.attainment", "slo.goodput_rps", "ttft_ms.p90", "tpot_ms.p90"};
+    case StudyKind::grid:
+      break;
+  }
+  return {"slo.attainment", "slo.goodput_rps", "ttft_ms.p90", "tpot_ms.p90", "mean_step_ms"};
+}
+
+// The base experiment: a file (relative to the study's folder) or an inline [base] table.
+void load_base(Reader& rd, const toml::table& study, const toml::table& file, const std::string& dir, StudySpec& s) {
+  const std::string p = "study.";
+  const auto base_path = rd.get<std::string>(study, p, "base", "a path to a TOML experiment file");
+  if (base_path.has_value() == file.contains("base")) {
+    rd.fail(p + "base", "give the base experiment as study.base = \"path.toml\" or as a [base] table (one of them)");
+  }
+  if (base_path) {
+    const std::filesystem::path path = std::filesystem::path(*base_path).is_absolute()
+                                           ? std::filesystem::path(*base_path)
+                                           : std::filesystem::path(dir) / *base_path;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      rd.fail(p + "base", fmt::format("cannot open the base experiment {}", path.string()));
+    }
+    s.base_source = path.lexically_normal().string();
+    s.base = parse_config_text(core::read_whole_input(in, s.base_source), s.base_source);
+  } else {
+    const toml::table* base = file.get_as<toml::table>("base");
+    if (!base) {
+      rd.fail("base", "expected a table: the base experiment");
+    }
+    s.base = *base;
+    s.base_source = rd.source() + " [base]";
+  }
+  policies::expand_rebalance_shorthand(s.base);
+}
+
+// The seed families replications vary (montecarlo: the cluster only, by default).
+VariedFamilies parse_vary(Reader& rd, const toml::table& study, StudyKind kind) {
+  const std::string p = "study.";
+  VariedFamilies out;
+  if (study.contains("vary") || kind == StudyKind::montecarlo) {
+    const std::vector<std::string> vary =
+        study.contains("vary") ? rd.strings(study, p, "vary") : std::vector<std::string>{"cluster"};
+    out = VariedFamilies{false, false, false};
+    for (const std::string& f : vary) {
+      if (f == "workload") {
+        out.workload = true;
+      } else if (f == "cluster") {
+        out.cluster = true;
+      } else if (f == "policy") {
+        out.policy = true;
+      } else {
+        rd.fail(p + "vary", fmt::format("unknown seed family \"{}\"; valid: workload, cluster, policy", f));
+      }
+    }
+  }
+  return out;
+}
+
+// The [[axis]] tables, checked together: unique names, zip partners earlier and of equal length.
+std::vector<StudyAxis> parse_axes(Reader& rd, const toml::table& file) {
+  StudySpec s;
+  if (const toml::node* axes = file.get("axis")) {
+    const toml::array* a = axes->as_array();
+    if (!a) {
+      rd.fail("axis", "expected [[axis]] tables");
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const toml::table* t = a->get(i)->as_table();
+      if (!t) {
+        rd.fail(fmt::format("axis[{}]", i), "expected a table");
+      }
+      s.axes.push_back(parse_axis(rd, *t, i));
+    }
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < s.axes.size(); ++i) {
+    const StudyAxis& axis = s.axes[i];
+    if (!names.insert(axis.name).second) {
+      rd.fail(fmt::format("axis[{}].name", i), fmt::format("two axes are named \"{}\"", axis.name));
+    }
+    if (!axis.zip_with.empty()) {
+      const auto with = std::find_if(s.axes.begin(), s.axes.begin() + static_cast<std::ptrdiff_t>(i),
+                                     [&](const StudyAxis& o) { return o.name == axis.zip_with; });
+      if (with == s.axes.begin() + static_cast<std::ptrdiff_t>(i) || !with->zip_with.empty()) {
+        rd.fail(fmt::format("axis[{}].zip_with", i),
+                fmt::format("\"{}\" is not an earlier axis of the product (zip with the first of a zipped set)",
+                            axis.zip_with));
+      }
+      if (with->levels.size() != axis.levels.size()) {
+        rd.fail(fmt::format("axis[{}].zip_with", i),
+                fmt::format("zipped axes need the same number of levels: \"{}\" has {}, \"{}\" has {}", with->name,
+                            with->levels.size(), axis.name, axis.levels.size()));
+      }
+    }
+  }
+  return s.axes;
+}
+
+// The baseline level (compare / montecarlo: policy=linear when there is one) and the rate axis.
+void resolve_baseline_and_rate_axis(Reader& rd, const toml::table& study, StudySpec& s) {
+  const std::string p = "study.";
+  const auto axis_named = [&](const std::string& n) {
+    return std::find_if(s.axes.begin(), s.axes.end(), [&](const StudyAxis& a) { return a.name == n; });
+  };
+  if (const auto baseline = rd.get<std::string>(study, p, "baseline", "\"axis=label\", e.g. \"policy=linear\"")) {
+    const std::size_t eq = baseline->find('=');
+    const auto axis = eq == std::string::npos ? s.axes.end() : axis_named(baseline->substr(0, eq));
+    if (axis == s.axes.end()) {
+      rd.fail(p + "baseline", fmt::format("\"{}\": expected \"axis=label\" naming an axis of the study", *baseline));
+    }
+    const std::string label = baseline->substr(eq + 1);
+    if (std::none_of(axis->levels.begin(), axis->levels.end(), [&](const AxisLevel& l) { return l.label == label; })) {
+      rd.fail(p + "baseline", fmt::format("axis \"{}\" has no level \"{}\"", axis->name, label));
+    }
+    s.baseline = {axis->name, label};
+  } else if (s.kind == StudyKind::montecarlo || s.kind == StudyKind::compare) {
+    const auto policy = axis_named("policy");
+    if (policy != s.axes.end() && std::any_of(policy->levels.begin(), policy->levels.end(),
+                                              [](const AxisLevel& l) { return l.label == "linear"; })) {
+      s.baseline = {"policy", "linear"};
+    }
+  }
+  s.rate_axis = rd.get<std::string>(study, p, "rate_axis", "the name of the axis of arrival rates").value_or("");
+  if (s.rate_axis.empty() && s.kind == StudyKind::compare) {
+    s.rate_axis = "workload.rate_rps";
+  }
+  if (!s.rate_axis.empty()) {
+    const auto axis = axis_named(s.rate_axis);
+    if (axis == s.axes.end()) {
+      rd.fail(p + "rate_axis", fmt::format("no axis \"{}\": a compare study needs an axis of arrival rates (key = "
+                                           "\"workload.rate_rps\", values = [...])",
+                                           s.rate_axis));
+    }
+    if (!axis->zip_with.empty() || (s.baseline.has_value() && s.baseline->first == s.rate_axis)) {
+      rd.fail(p + "rate_axis", "the rate axis must be a plain (not zipped) axis and not the baseline's");
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view study_kind_name(StudyKind k) {
+  for (const auto& [name, kind] : k_kinds) {
+    if (kind == k) {
+      return name;
+    }
+  }
+  return "grid";
+}
+
+StudySpec load_study_text(std::string_view text, const std::string& source, const std::string& dir) {
+  Reader rd(source);
+  const toml::table file = parse_config_text(text, source);
+  rd.only(file, "", {"study", "base", "axis"});
+  StudySpec s;
+  s.source = source;
+  s.name = std::filesystem::path(source).stem().string();
+  const toml::table* study = file.get_as<toml::table>("study");
+  if (!study) {
+    rd.fail("study", "a study file needs a [study] table (kind, base, replications...)");
+  }
+  const std::string p = "study.";
+  rd.only(*study, p,
+          {"kind", "base", "replications", "vary", "common_random_numbers", "baseline", "report", "save_runs",
+           "max_rate", "objective", "rate_axis", "slo_target"});
+  const std::string kind =
+      rd.get<std::string>(*study, p, "kind", "grid, whatif, montecarlo or compare").value_or("grid");
+  const auto k = std::find_if(k_kinds.begin(), k_kinds.end(), [&](const auto& e) { return e.first == kind; });
+  if (k == k_kinds.end()) {
+    rd.fail(p + "kind", fmt::format("unknown kind \"{}\"; valid: grid, whatif, montecarlo, compare", kind));
+  }
+  s.kind = k->second;
+
+  load_base(rd, *study, file, dir, s);
+
+  s.replications = rd.get<std::int64_t>(*study, p, "replications", "an integer >= 1")
+                       .value_or(s.kind == StudyKind::montecarlo ? 20 : (s.kind == StudyKind::grid ? 1 : 3));
+  if (s.replications < 1 || s.replications > 100000) {
+    rd.fail(p + "replications", "expected an integer in [1, 100000]");
+  }
+  s.vary = parse_vary(rd, *study, s.kind);
+  s.common_random_numbers = rd.get<bool>(*study, p, "common_random_numbers", "true or false").value_or(true);
+  s.save_runs = rd.get<bool>(*study, p, "save_runs", "true or false").value_or(false);
+  s.max_rate = parse_max_rate(rd, *study);
+  s.objective = parse_objective(rd, *study);
+  s.slo_target = rd.get<double>(*study, p, "slo_target", "a number in (0, 1]").value_or(0.9);
+  if (!(s.slo_target > 0.0 && s.slo_target <= 1.0)) {
+    rd.fail(p + "slo_target", "expected a number in (0, 1]");
+  }
+  s.report = rd.strings(*study, p, "report");
+  if (s.report.empty()) {
+    s.report = default_report(s.kind);
+    if (s.max_rate) {
+      s.report.emplace_back("max_rate_rps");
+    }
+  }
+
+  s.axes = parse_axes(rd, file);
+  resolve_baseline_and_rate_axis(rd, *study, s);
+  return s;
+}
+
+StudySpec load_study(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw core::ConfigError(path, "", "cannot open the study file");
+  }
+  return load_study_text(core::read_whole_input(in, path), path, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace epsim::experiments

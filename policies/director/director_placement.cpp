@@ -1,0 +1,137 @@
+#include "policies/director/director_placement.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "core/grid_view.hpp"
+#include "core/random_streams.hpp"
+
+namespace epsim::policies {
+
+DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions& opt) {
+  DirectorProblem p;
+  p.layers = in.num_layers;
+  p.experts = in.num_experts;
+  p.gpus = in.num_gpus;
+  p.capacity = in.slots_per_gpu;
+  p.bytes_per_token = in.token_bytes > 0.0 ? in.token_bytes : opt.bytes_per_token;
+  p.curves = in.curves.get();
+  if (!p.curves) {
+    throw core::Error("director: expected cost curves in the placement input");
+  }
+  const auto L = static_cast<std::size_t>(in.num_layers);
+  const auto E = static_cast<std::size_t>(in.num_experts);
+  const auto G = static_cast<std::size_t>(std::max(in.num_gpus, 0));
+  if (!in.pass_weight.empty()) {
+    if (in.origin_load.empty()) {
+      throw core::Error("director: pass kinds need the per-origin workload of each (origin_load)");
+    }
+    p.passes = static_cast<int>(in.pass_weight.size());
+    p.pass_weight = in.pass_weight;
+  }
+  if (!in.origin_load.empty()) {
+    p.workload = in.origin_load;
+  } else if (in.expert_load.size() == L * E && G > 0) {
+    // No origins known: every GPU holds 1/G of each expert's tokens (uniform data parallel attention).
+    p.workload.assign(L * G * E, 0.0);
+    const auto w = core::grid(p.workload, L, G, E);
+    const auto load = core::grid(in.expert_load, L, E);
+    for (std::size_t l = 0; l < L; ++l) {
+      for (std::size_t j = 0; j < G; ++j) {
+        for (std::size_t i = 0; i < E; ++i) {
+          w(l, j, i) = load(l, i) / static_cast<double>(G);
+        }
+      }
+    }
+  } else {
+    throw core::Error(
+        fmt::format("director: expected origin_load ([layer][gpu][expert]) or expert_load of {} x {} values, got {}", L,
+                    E, in.expert_load.size()));
+  }
+  if (!in.link_bytes_per_ns.empty()) {
+    p.link_bytes_per_ns = in.link_bytes_per_ns;
+  } else {
+    const int nodes = std::max(in.num_nodes, 1);
+    if (in.num_gpus % nodes != 0) {
+      throw core::Error(fmt::format("director: expected GPUs ({}) to divide over nodes ({})", in.num_gpus, nodes));
+    }
+    p.link_bytes_per_ns = two_level_links(in.num_gpus, in.num_gpus / nodes, opt.intra_node_gbps, opt.inter_node_gbps);
+  }
+  validate(p);
+  return p;
+}
+
+std::vector<double> sum_workloads(std::span<const std::vector<double>> batches) {
+  std::vector<double> total;
+  for (const std::vector<double>& b : batches) {
+    if (total.empty()) {
+      total.assign(b.size(), 0.0);
+    }
+    if (b.size() != total.size()) {
+      throw core::Error(
+          fmt::format("director: expected workload matrices of {} values, got {}", total.size(), b.size()));
+    }
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      total[k] += b[k];
+    }
+  }
+  return total;
+}
+
+Placement DirectorPlacement::place(const PlacementInput& in) {
+  const DirectorProblem p = director_problem(in, opt_);
+  return placement_from_gpu_of(p, solve(p, in.seed));
+}
+
+std::vector<int> DirectorPlacement::solve(const DirectorProblem& p, std::uint64_t seed) {
+  const DirectorLpResult lp = solve_director_lp(p, opt_.lp);
+  core::Rng rng(seed);
+  DirectorRoundingResult r = round_director(p, lp, opt_.rounding, rng);
+  report_ = DirectorReport{lp.bound_ns, r.cost.total_ns(), r.gap, lp.lp_solves};
+  return std::move(r.gpu_of);
+}
+
+Placement placement_from_gpu_of(const DirectorProblem& p, std::span<const int> gpu_of) {
+  Placement out;
+  const auto E = static_cast<std::size_t>(p.experts);
+  for (int l = 0; l < p.layers; ++l) {
+    std::vector<int> phy2log(static_cast<std::size_t>(p.gpus) * static_cast<std::size_t>(p.capacity), -1);
+    std::vector<int> used(static_cast<std::size_t>(p.gpus), 0);
+    for (std::size_t i = 0; i < E; ++i) {
+      const int g = gpu_of[static_cast<std::size_t>(l) * E + i];
+      phy2log[static_cast<std::size_t>(g) * static_cast<std::size_t>(p.capacity) +
+              static_cast<std::size_t>(used[static_cast<std::size_t>(g)]++)] = static_cast<int>(i);
+    }
+    out.layers.push_back(make_layer_placement(p.experts, p.gpus, p.capacity, std::move(phy2log)));
+  }
+  return out;
+}
+
+DirectorOptions parse_director_options(core::ParamTable& t, DirectorLpOptions::Mode default_lp_mode) {
+  static constexpr std::array<core::Choice<DirectorLpOptions::Mode>, 2> k_modes{
+      {{"bisect", DirectorLpOptions::Mode::bisect}, {"direct", DirectorLpOptions::Mode::direct}}};
+  DirectorOptions o;
+  o.lp.mode = t.choice<DirectorLpOptions::Mode>(
+      "lp_mode", default_lp_mode,
+      "bisect = the paper's binary search on the budget over feasibility LPs; direct = "
+      "one LP minimising the latency (same optimum)",
+      k_modes);
+  o.lp.epsilon = t.real("epsilon", 1e-4, "binary search stops at (high - low) <= epsilon * high", {1e-12, 0.5});
+  o.lp.curve_points = static_cast<int>(
+      t.integer("curve_points", 32, "samples of an exact cost curve before its convex hull", {2, 100000}));
+  o.rounding.trials =
+      static_cast<int>(t.integer("trials", 4, "independent rounding walks; the best is kept", {1, 10000}));
+  o.rounding.polish = t.boolean("polish", true, "improving moves and swaps after rounding (not in the paper)");
+  o.rounding.polish_passes =
+      static_cast<int>(t.integer("polish_passes", 4, "sweeps of the polish at most", {0, 10000}));
+  o.bytes_per_token = t.real("bytes_per_token", 4096.0, "d: bytes of one token's hidden state", {0.0, 1e9});
+  o.intra_node_gbps =
+      t.real("intra_node_gbps", 400.0, "GB/s between GPUs of a node when the input gives no links", {1e-6, 1e9});
+  o.inter_node_gbps = t.real("inter_node_gbps", 50.0, "GB/s across nodes when the input gives no links", {1e-6, 1e9});
+  return o;
+}
+
+}  // namespace epsim::policies

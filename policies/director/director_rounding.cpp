@@ -1,0 +1,475 @@
+#include "policies/director/director_rounding.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <array>
+#include <boost/random/normal_distribution.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/grid_view.hpp"
+
+namespace epsim::policies {
+
+namespace {
+
+constexpr double k_tol = 1e-9;  // a value this close to 0 or 1 is integral; a capacity this close is tight
+
+double snap(double v) {
+  if (v <= k_tol) {
+    return 0.0;
+  }
+  if (v >= 1.0 - k_tol) {
+    return 1.0;
+  }
+  return v;
+}
+
+bool fractional(double v) {
+  return v > 0.0 && v < 1.0;
+}
+
+// s_v = 2^-k with min(v, 1 - v) in (2^-(k+1), 2^-k].
+int scale_class(double v) {
+  const double m = std::min(v, 1.0 - v);
+  return std::clamp(static_cast<int>(std::floor(-std::log2(m))), 1, 60);
+}
+
+// The tight rows each fractional variable F[f] sits in (-1: none), numbered densely: its expert's row,
+// its GPU's capacity row when that is tight, its scale group's row (Eq. 7) while `groups`. Returns the
+// number of rows.
+int tight_rows(std::span<const std::size_t> F, std::span<const double> load, std::span<const int> cls, bool groups,
+               std::size_t E, std::size_t G, int capacity, std::vector<std::array<int, 3>>& rows_of) {
+  std::vector<int> row_id(E + G + 64, -1);
+  int R = 0;
+  rows_of.assign(F.size(), {});
+  for (std::size_t f = 0; f < F.size(); ++f) {
+    const std::size_t k = F[f];
+    const std::size_t j = k % G;
+    const std::array<std::size_t, 3> raw{k / G, load[j] >= capacity - k_tol ? E + j : SIZE_MAX,
+                                         groups ? E + G + static_cast<std::size_t>(cls[k]) : SIZE_MAX};
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (raw[a] == SIZE_MAX) {
+        rows_of[f][a] = -1;
+        continue;
+      }
+      if (row_id[raw[a]] < 0) {
+        row_id[raw[a]] = R++;
+      }
+      rows_of[f][a] = row_id[raw[a]];
+    }
+  }
+  return R;
+}
+
+// The scaled random direction g = S h, h = r projected onto the null space of M = A S (r ~ N(0, 1) per
+// variable, drawn in order); returns max |g_f| / s_f.
+double walk_direction(std::span<const std::size_t> F, std::span<const int> cls,
+                      const std::vector<std::array<int, 3>>& rows_of, int R, core::Rng& rng, std::vector<double>& g) {
+  boost::random::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(R, R);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(R);
+  std::vector<double> r(F.size());
+  std::vector<double> s(F.size());
+  for (std::size_t f = 0; f < F.size(); ++f) {
+    s[f] = std::ldexp(1.0, -cls[F[f]]);
+    r[f] = normal(rng);
+    for (const int a : rows_of[f]) {
+      if (a < 0) {
+        continue;
+      }
+      b(a) += s[f] * r[f];
+      for (const int c : rows_of[f]) {
+        if (c >= 0) {
+          gram(a, c) += s[f] * s[f];
+        }
+      }
+    }
+  }
+  const Eigen::VectorXd y = gram.ldlt().solve(b);
+  g.assign(F.size(), 0.0);
+  double norm = 0.0;
+  for (std::size_t f = 0; f < F.size(); ++f) {
+    double h = r[f];
+    for (const int a : rows_of[f]) {
+      if (a >= 0) {
+        h -= s[f] * y(a);
+      }
+    }
+    g[f] = s[f] * h;
+    norm = std::max(norm, std::abs(g[f]) / s[f]);
+  }
+  return norm;
+}
+
+// The longest steps forwards and backwards along g that keep x in [0, 1] and loose capacities within
+// C_max.
+std::pair<double, double> step_bounds(std::span<const std::size_t> F, std::span<const double> g,
+                                      std::span<const double> v, std::span<const double> load, std::size_t G,
+                                      int capacity) {
+  std::vector<double> gsum(G, 0.0);
+  double t_fwd = std::numeric_limits<double>::infinity();
+  double t_bwd = t_fwd;
+  for (std::size_t f = 0; f < F.size(); ++f) {
+    const double a = v[F[f]];
+    if (g[f] > 0.0) {
+      t_fwd = std::min(t_fwd, (1.0 - a) / g[f]);
+      t_bwd = std::min(t_bwd, a / g[f]);
+    } else if (g[f] < 0.0) {
+      t_fwd = std::min(t_fwd, a / -g[f]);
+      t_bwd = std::min(t_bwd, (1.0 - a) / -g[f]);
+    }
+    gsum[F[f] % G] += g[f];
+  }
+  for (std::size_t j = 0; j < G; ++j) {
+    if (load[j] < capacity - k_tol) {
+      if (gsum[j] > 0.0) {
+        t_fwd = std::min(t_fwd, (capacity - load[j]) / gsum[j]);
+      } else if (gsum[j] < 0.0) {
+        t_bwd = std::min(t_bwd, (capacity - load[j]) / -gsum[j]);
+      }
+    }
+  }
+  return {t_fwd, t_bwd};
+}
+
+// The walk ends integral; argmax guards against leftover numerics, then any GPU over C_max is repaired
+// by moving the expert to the GPU with room it had the largest share on.
+std::vector<int> assign_integral(std::span<const double> v, std::size_t E, std::size_t G, int capacity, int* repairs) {
+  const auto x = core::grid(v, E, G);
+  std::vector<int> gpu_of(E);
+  std::vector<int> used(G, 0);
+  for (std::size_t i = 0; i < E; ++i) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < G; ++j) {
+      if (x(i, j) > x(i, best)) {
+        best = j;
+      }
+    }
+    gpu_of[i] = static_cast<int>(best);
+    ++used[best];
+  }
+  for (std::size_t i = 0; i < E; ++i) {
+    const auto j = static_cast<std::size_t>(gpu_of[i]);
+    if (used[j] <= capacity) {
+      continue;
+    }
+    std::size_t to = 0;
+    double share = -1.0;
+    for (std::size_t k = 0; k < G; ++k) {
+      if (used[k] < capacity && x(i, k) > share) {
+        share = x(i, k);
+        to = k;
+      }
+    }
+    --used[j];
+    ++used[to];
+    gpu_of[i] = static_cast<int>(to);
+    if (repairs) {
+      ++*repairs;
+    }
+  }
+  return gpu_of;
+}
+
+}  // namespace
+
+std::vector<int> round_layer_walk(std::span<const double> x, int experts, int gpus, int capacity, core::Rng& rng,
+                                  long long* micro_steps, long long* macro_iterations, int* repairs) {
+  const auto E = static_cast<std::size_t>(experts);
+  const auto G = static_cast<std::size_t>(gpus);
+  if (x.size() != E * G) {
+    throw core::Error(fmt::format("director rounding: expected {} x values, got {}", E * G, x.size()));
+  }
+  std::vector<double> v(x.begin(), x.end());
+  for (double& a : v) {
+    a = snap(std::clamp(a, 0.0, 1.0));
+  }
+  boost::random::uniform_real_distribution<double> coin(0.0, 1.0);
+  std::vector<int> cls(v.size(), 0);
+  std::vector<double> load(G);
+  std::vector<std::size_t> F;
+  std::vector<std::array<int, 3>> rows_of;
+  std::vector<double> g;
+  for (int macro = 0; macro < 1000; ++macro) {
+    std::size_t frac = 0;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      if (fractional(v[k])) {
+        cls[k] = scale_class(v[k]);
+        ++frac;
+      }
+    }
+    if (frac == 0) {
+      break;
+    }
+    if (macro_iterations) {
+      ++*macro_iterations;
+    }
+    bool groups = true;  // scale-preserving rows (Eq. 7) on until they leave no direction
+    for (std::size_t step = 0; step < 4 * v.size() + 4 * G + 64; ++step) {
+      F.clear();
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        if (fractional(v[k])) {
+          F.push_back(k);
+        }
+      }
+      if (F.empty()) {
+        break;
+      }
+      std::fill(load.begin(), load.end(), 0.0);
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        load[k % G] += v[k];
+      }
+      const int R = tight_rows(F, load, cls, groups, E, G, capacity, rows_of);
+      if (walk_direction(F, cls, rows_of, R, rng, g) < 1e-7) {
+        // No direction left: drop the scale rows, or stop at the (integral) vertex.
+        if (groups) {
+          groups = false;
+          continue;
+        }
+        break;
+      }
+      const auto [t_fwd, t_bwd] = step_bounds(F, g, v, load, G, capacity);
+      // Forwards with probability t_bwd / (t_fwd + t_bwd): E[step] = 0.
+      const double t = coin(rng) * (t_fwd + t_bwd) < t_bwd ? t_fwd : -t_bwd;
+      for (std::size_t f = 0; f < F.size(); ++f) {
+        v[F[f]] = snap(std::clamp(v[F[f]] + t * g[f], 0.0, 1.0));
+      }
+      if (micro_steps) {
+        ++*micro_steps;
+      }
+    }
+  }
+  return assign_integral(v, E, G, capacity, repairs);
+}
+
+namespace {
+
+// The polish's state for one layer: per pass kind q, each GPU's tokens lambda[q][g] and each origin's
+// all-to-all time comm[q][origin], each expert's tokens n[q][i], and the experts per GPU; moves and
+// swaps are priced incrementally from it.
+class LayerPolish {
+ public:
+  LayerPolish(const DirectorProblem& p, int l, std::span<int> gpu_of)
+      : p_(p),
+        l_(l),
+        gpu_of_(gpu_of),
+        lambda_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
+        comm_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
+        active_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
+        n_(static_cast<std::size_t>(p.passes * p.experts)),
+        used_(static_cast<std::size_t>(p.gpus), 0) {
+    const auto n = core::grid(n_, p.passes, p.experts);
+    for (int q = 0; q < p.passes; ++q) {
+      for (int i = 0; i < p.experts; ++i) {
+        n(q, i) = p.expert_tokens(l, i, q);
+      }
+    }
+    rebuild();
+    current_ = director_layer_cost(p, l, gpu_of).total_ns();
+  }
+
+  // One sweep of improving single moves and swaps; returns how many it applied.
+  int sweep_moves() {
+    int applied = 0;
+    for (int i = 0; i < p_.experts; ++i) {
+      for (int b = 0; b < p_.gpus; ++b) {
+        const int a = gpu_of_[static_cast<std::size_t>(i)];
+        if (b == a) {
+          continue;
+        }
+        if (used_[static_cast<std::size_t>(b)] < p_.capacity) {
+          const double c = cost_after(i, a, b, -1);
+          if (improves(c)) {
+            apply(i, a, b);
+            current_ = c;
+            ++applied;
+            continue;
+          }
+        }
+        for (int i2 = 0; i2 < p_.experts; ++i2) {
+          if (gpu_of_[static_cast<std::size_t>(i2)] != b) {
+            continue;
+          }
+          const double c = cost_after(i, a, b, i2);
+          if (improves(c)) {
+            apply(i, a, b);
+            apply(i2, b, a);
+            current_ = c;
+            ++applied;
+            break;
+          }
+        }
+      }
+    }
+    return applied;
+  }
+
+  // Whole GPUs exchanging their experts: which GPU takes which group matters when GPUs or links differ,
+  // and no sequence of improving single moves and swaps may get there. Returns how many it applied.
+  int sweep_exchanges() {
+    int applied = 0;
+    std::vector<int> exchanged(gpu_of_.begin(), gpu_of_.end());
+    for (int a = 0; a < p_.gpus; ++a) {
+      for (int b = a + 1; b < p_.gpus; ++b) {
+        for (std::size_t i = 0; i < exchanged.size(); ++i) {
+          exchanged[i] = gpu_of_[i] == a ? b : gpu_of_[i] == b ? a : gpu_of_[i];
+        }
+        const double c = director_layer_cost(p_, l_, exchanged).total_ns();
+        if (improves(c)) {
+          std::copy(exchanged.begin(), exchanged.end(), gpu_of_.begin());
+          rebuild();
+          current_ = c;
+          ++applied;
+        }
+      }
+    }
+    return applied;
+  }
+
+ private:
+  bool improves(double cost) const { return cost < current_ * (1.0 - 1e-12); }
+
+  void rebuild() {
+    std::fill(used_.begin(), used_.end(), 0);
+    for (int i = 0; i < p_.experts; ++i) {
+      ++used_[static_cast<std::size_t>(gpu_of_[static_cast<std::size_t>(i)])];
+    }
+    const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
+    const auto comm = core::grid(comm_, p_.passes, p_.gpus);
+    const auto active = core::grid(active_, p_.passes, p_.gpus);
+    for (int q = 0; q < p_.passes; ++q) {
+      pass_loads(p_, l_, q, gpu_of_, lambda.row(q), comm.row(q), active.row(q));
+    }
+    move_ns_ = migration_ns(p_, l_, gpu_of_);
+  }
+
+  // How the migration term changes when expert i moves from GPU a to GPU b.
+  double move_delta(int i, int a, int b) const {
+    if (!p_.charges_moves()) {
+      return 0.0;
+    }
+    const int home = p_.current_gpu(l_, i);
+    return p_.move_ns * ((b != home ? 1.0 : 0.0) - (a != home ? 1.0 : 0.0));
+  }
+
+  // Layer cost after moving expert i from a to b and expert i2 (or -1) from b to a.
+  double cost_after(int i, int a, int b, int i2) const {
+    const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
+    const auto comm = core::grid(comm_, p_.passes, p_.gpus);
+    const auto n = core::grid(n_, p_.passes, p_.experts);
+    const auto active = core::grid(active_, p_.passes, p_.gpus);
+    double total = 0.0;
+    for (int q = 0; q < p_.passes; ++q) {
+      const double d = n(q, i) - (i2 >= 0 ? n(q, i2) : 0.0);
+      const double da = activation_probability(n(q, i)) - (i2 >= 0 ? activation_probability(n(q, i2)) : 0.0);
+      double comp_ns = 0.0;
+      double comm_ns = 0.0;
+      for (int g = 0; g < p_.gpus; ++g) {
+        const double lam = lambda(q, g) + (g == a ? -d : g == b ? d : 0.0);
+        const double act = active(q, g) + (g == a ? -da : g == b ? da : 0.0);
+        comp_ns = std::max(comp_ns, p_.curves->ns(g, lam, act));
+        double c = comm(q, g) + p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
+        if (i2 >= 0) {
+          c += p_.w(l_, g, i2, q) * (p_.ns_per_token(g, a) - p_.ns_per_token(g, b));
+        }
+        comm_ns = std::max(comm_ns, c);
+      }
+      total += p_.weight(q) * (comp_ns + comm_ns);
+    }
+    return total + move_ns_ + move_delta(i, a, b) + (i2 >= 0 ? move_delta(i2, b, a) : 0.0);
+  }
+
+  void apply(int i, int a, int b) {
+    move_ns_ += move_delta(i, a, b);
+    const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
+    const auto comm = core::grid(comm_, p_.passes, p_.gpus);
+    const auto n = core::grid(n_, p_.passes, p_.experts);
+    const auto active = core::grid(active_, p_.passes, p_.gpus);
+    for (int q = 0; q < p_.passes; ++q) {
+      lambda(q, a) -= n(q, i);
+      lambda(q, b) += n(q, i);
+      active(q, a) -= activation_probability(n(q, i));
+      active(q, b) += activation_probability(n(q, i));
+      for (int g = 0; g < p_.gpus; ++g) {
+        comm(q, g) += p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
+      }
+    }
+    --used_[static_cast<std::size_t>(a)];
+    ++used_[static_cast<std::size_t>(b)];
+    gpu_of_[static_cast<std::size_t>(i)] = b;
+  }
+
+  const DirectorProblem& p_;
+  int l_;
+  std::span<int> gpu_of_;
+  std::vector<double> lambda_;  // [pass][gpu]
+  std::vector<double> comm_;    // [pass][origin]
+  std::vector<double> active_;  // [pass][gpu] expected activated experts
+  double move_ns_ = 0.0;        // the layer's migration term
+  std::vector<double> n_;       // [pass][expert]
+  std::vector<int> used_;
+  double current_ = 0.0;
+};
+
+}  // namespace
+
+int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int sweeps) {
+  LayerPolish polish(p, l, gpu_of);
+  int applied = 0;
+  for (int sweep = 0; sweep < sweeps; ++sweep) {
+    const int moved = polish.sweep_moves() + polish.sweep_exchanges();
+    applied += moved;
+    if (moved == 0) {
+      break;
+    }
+  }
+  return applied;
+}
+
+DirectorRoundingResult round_director(const DirectorProblem& p, const DirectorLpResult& lp,
+                                      const DirectorRoundingOptions& opt, core::Rng& rng) {
+  validate(p);
+  const auto E = static_cast<std::size_t>(p.experts);
+  const auto G = static_cast<std::size_t>(p.gpus);
+  if (lp.x.size() != static_cast<std::size_t>(p.layers) * E * G) {
+    throw core::Error(fmt::format("director rounding: expected an LP solution of {} values, got {}",
+                                  static_cast<std::size_t>(p.layers) * E * G, lp.x.size()));
+  }
+  if (opt.trials < 1) {
+    throw core::Error(fmt::format("director rounding: expected trials >= 1, got {}", opt.trials));
+  }
+  DirectorRoundingResult res;
+  res.gpu_of.resize(static_cast<std::size_t>(p.layers) * E);
+  for (int l = 0; l < p.layers; ++l) {
+    const std::span<const double> x(lp.x.data() + static_cast<std::size_t>(l) * E * G, E * G);
+    std::vector<int> best;
+    double best_ns = std::numeric_limits<double>::infinity();
+    for (int t = 0; t < opt.trials; ++t) {
+      std::vector<int> cand = round_layer_walk(x, p.experts, p.gpus, p.capacity, rng, &res.micro_steps,
+                                               &res.macro_iterations, &res.repairs);
+      const double ns = director_layer_cost(p, l, cand).total_ns();
+      if (ns < best_ns) {
+        best_ns = ns;
+        best = std::move(cand);
+      }
+    }
+    res.walk_ns += best_ns;
+    if (opt.polish) {
+      polish_layer(p, l, best, opt.polish_passes);
+    }
+    std::copy(best.begin(), best.end(),
+              res.gpu_of.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(l) * E));
+  }
+  res.cost = director_cost(p, res.gpu_of);
+  const auto ratio = [&](double ns) { return lp.bound_ns > 0.0 ? ns / lp.bound_ns : (ns > 0.0 ? INFINITY : 1.0); };
+  res.gap = ratio(res.cost.total_ns());
+  res.walk_gap = ratio(res.walk_ns);
+  return res;
+}
+
+}  // namespace epsim::policies

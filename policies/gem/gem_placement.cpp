@@ -1,0 +1,420 @@
+#include "policies/gem/gem_placement.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/random/uniform_real_distribution.hpp>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+#include "core/error.hpp"
+
+namespace epsim::policies {
+
+double gem_score(const GemLayerProblem& p, std::span<const int> phy2log) {
+  double score = 0.0;
+  std::vector<double> n(static_cast<std::size_t>(p.gpus));
+  std::vector<int> active(static_cast<std::size_t>(p.gpus));
+  for (int t = 0; t < p.steps; ++t) {
+    std::fill(n.begin(), n.end(), 0.0);
+    std::fill(active.begin(), active.end(), 0);
+    for (int s = 0; s < p.gpus * p.slots_per_gpu; ++s) {
+      const int e = phy2log[static_cast<std::size_t>(s)];
+      if (e >= 0) {
+        const double x =
+            p.loads[static_cast<std::size_t>(t) * static_cast<std::size_t>(p.experts) + static_cast<std::size_t>(e)];
+        n[static_cast<std::size_t>(s / p.slots_per_gpu)] += x;
+        active[static_cast<std::size_t>(s / p.slots_per_gpu)] += x > 0.0 ? 1 : 0;
+      }
+    }
+    double slowest = 0.0;
+    for (int g = 0; g < p.gpus; ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      slowest =
+          std::max(slowest, p.curves->activation_aware() ? p.curves->ns(g, n[gi], active[gi]) : p.curves->ns(g, n[gi]));
+    }
+    score += slowest;
+  }
+  return score;
+}
+
+namespace {
+
+// The search state of one layer. Loads are kept per expert (x[e][t]) with one extra all-zero row, the
+// "empty expert" that fills free slots, so moving an expert to a free slot is an ordinary swap. Per step
+// the three slowest GPUs are kept, enough to know the slowest of the others when any two GPUs change.
+// With activation-aware curves, each GPU's activated experts per step (those with tokens) are kept too.
+class Search {
+ public:
+  // Every GPU holds the same number of experts, cap = ceil(E / G) (the papers' equal split; with slots
+  // to spare, e.g. redundant ones, the rest stay empty rather than letting fast GPUs hold more).
+  Search(const GemLayerProblem& p)
+      : p_(p),
+        T_(static_cast<std::size_t>(p.steps)),
+        empty_(p.experts),
+        cap_(std::min(p.slots_per_gpu, (p.experts + p.gpus - 1) / p.gpus)),
+        aware_(p.curves->activation_aware()),
+        levels_(aware_ ? static_cast<std::size_t>(cap_) + 1 : 1) {
+    const auto E = static_cast<std::size_t>(p.experts);
+    x_.assign((E + 1) * T_, 0.0);
+    for (std::size_t t = 0; t < T_; ++t) {
+      for (std::size_t e = 0; e < E; ++e) {
+        x_[e * T_ + t] = p.loads[t * E + e];
+      }
+    }
+    const auto G = static_cast<std::size_t>(p.gpus);
+    n_.assign(G * T_, 0.0);
+    act_.assign(G * T_, 0);
+    c_.assign(G * T_, 0.0);
+    top_.assign(T_, {});
+    mab_.assign(T_, 0.0);
+    rest_.assign(T_ + 1, 0.0);
+    order_.assign(T_, 0);
+    slot_.assign(G * static_cast<std::size_t>(cap_), empty_);
+    build_table();
+  }
+
+  // Algorithm 2: heaviest first, each on the GPU (with a free slot) that minimises S of the partial map.
+  void initial(std::span<const int> order) {
+    std::fill(n_.begin(), n_.end(), 0.0);
+    std::fill(act_.begin(), act_.end(), 0);
+    std::fill(c_.begin(), c_.end(), 0.0);
+    std::fill(slot_.begin(), slot_.end(), empty_);
+    used_.assign(static_cast<std::size_t>(p_.gpus), 0);
+    refresh_tops();
+    for (const int e : order) {
+      int best_g = -1;
+      double best = std::numeric_limits<double>::infinity();
+      double best_own = best;
+      for (int g = 0; g < p_.gpus; ++g) {
+        if (used_[static_cast<std::size_t>(g)] == cap_) {
+          continue;
+        }
+        double s = 0.0;
+        double own = 0.0;  // ties of S (the expert fits under every step's max): the GPU it costs least on
+        for (std::size_t t = 0; t < T_; ++t) {
+          const double mine = cost(g, n(g, t) + x(e, t), act(g, t) + on(e, t));
+          s += std::max(slowest_without(t, g, g), mine);
+          own += mine;
+        }
+        if (s < best || (s == best && own < best_own)) {
+          best = s;
+          best_own = own;
+          best_g = g;
+        }
+      }
+      const auto bg = static_cast<std::size_t>(best_g);
+      slot_[bg * static_cast<std::size_t>(cap_) + static_cast<std::size_t>(used_[bg]++)] = e;
+      for (std::size_t t = 0; t < T_; ++t) {
+        n(best_g, t) += x(e, t);
+        act(best_g, t) += on(e, t);
+        c(best_g, t) = cost(best_g, n(best_g, t), act(best_g, t));
+      }
+      refresh_tops();
+    }
+  }
+
+  // Algorithm 3: commit the best cross-GPU swap while any improves; stop after one that gains < min_gain.
+  int refine(double min_gain) {
+    int swaps = 0;
+    for (;;) {
+      const double s_prev = score();
+      double best_drop = 0.0;
+      int best_a = -1;
+      int best_b = -1;
+      for (int a = 0; a < p_.gpus; ++a) {
+        for (int b = a + 1; b < p_.gpus; ++b) {
+          // The slowest of the other GPUs bounds every step's max from below whatever a and b swap.
+          // Steps where a or b is the straggler come first: only there can a swap gain, so a losing
+          // candidate is usually cut off after them.
+          std::size_t k = 0;
+          for (std::size_t t = 0; t < T_; ++t) {
+            mab_[t] = slowest_without(t, a, b);
+            if (mab_[t] < top_[t].v[0]) {
+              order_[k++] = t;
+            }
+          }
+          if (k == 0) {
+            continue;  // neither is ever the straggler: no swap between them can lower any step's max
+          }
+          for (std::size_t t = 0; t < T_; ++t) {
+            if (!(mab_[t] < top_[t].v[0])) {
+              order_[k++] = t;
+            }
+          }
+          rest_[T_] = 0.0;
+          for (std::size_t q = T_; q-- > 0;) {
+            rest_[q] = rest_[q + 1] + mab_[order_[q]];
+          }
+          if (s_prev - rest_[0] <= best_drop) {
+            continue;  // not even a perfect swap between a and b could beat the best found
+          }
+          for (int i = a * cap_; i < (a + 1) * cap_; ++i) {
+            for (int j = b * cap_; j < (b + 1) * cap_; ++j) {
+              const int ea = slot_[static_cast<std::size_t>(i)];
+              const int eb = slot_[static_cast<std::size_t>(j)];
+              if (ea == eb) {
+                continue;  // two empty slots
+              }
+              const double limit = s_prev - best_drop;
+              double acc = 0.0;
+              bool beaten = true;
+              for (std::size_t q = 0; q < T_; ++q) {
+                const std::size_t t = order_[q];
+                const double d = x(eb, t) - x(ea, t);
+                const int da = on(eb, t) - on(ea, t);  // 0 whenever d is
+                const double ca = d == 0.0 ? c(a, t) : cost(a, n(a, t) + d, act(a, t) + da);
+                const double cb = d == 0.0 ? c(b, t) : cost(b, n(b, t) - d, act(b, t) - da);
+                acc += std::max({mab_[t], ca, cb});
+                if (acc + rest_[q + 1] >= limit) {
+                  beaten = false;
+                  break;
+                }
+              }
+              if (beaten && s_prev - acc > 1e-12 * s_prev) {  // not a rounding artefact of a no-op
+                best_drop = s_prev - acc;
+                best_a = i;
+                best_b = j;
+              }
+            }
+          }
+        }
+      }
+      if (best_a < 0) {
+        break;  // no swap improves the score
+      }
+      apply_swap(best_a, best_b);
+      ++swaps;
+      if (best_drop / s_prev < min_gain) {
+        break;
+      }
+    }
+    return swaps;
+  }
+
+  double score() const {
+    double s = 0.0;
+    for (const Top& top : top_) {
+      s += top.v[0];
+    }
+    return s;
+  }
+
+  std::vector<int> phy2log() const {
+    const auto S = static_cast<std::size_t>(p_.slots_per_gpu);
+    const auto C = static_cast<std::size_t>(cap_);
+    std::vector<int> out(static_cast<std::size_t>(p_.gpus) * S, -1);
+    for (std::size_t g = 0; g < static_cast<std::size_t>(p_.gpus); ++g) {
+      std::vector<int> mine(slot_.begin() + static_cast<std::ptrdiff_t>(g * C),
+                            slot_.begin() + static_cast<std::ptrdiff_t>((g + 1) * C));
+      std::sort(mine.begin(), mine.end());  // the empty expert (id E) sorts last
+      for (std::size_t s = 0; s < C; ++s) {
+        out[g * S + s] = mine[s] == empty_ ? -1 : mine[s];
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Top {
+    std::array<double, 3> v{0.0, 0.0, 0.0};
+    std::array<int, 3> g{-1, -1, -1};
+  };
+
+  // C_g(n, a). Window loads are usually whole tokens: then every load a GPU can reach is a whole number
+  // no larger than the step's S heaviest experts together, a is at most the experts per GPU, and C_g is
+  // read from a table built once per layer (curve evaluation was over half of the search's time).
+  double cost(int g, double tokens, int active) const {
+    const std::size_t level = aware_ ? static_cast<std::size_t>(active) : 0;
+    if (table_width_ > 0 && tokens <= static_cast<double>(table_width_ - 1)) {
+      return table_[(static_cast<std::size_t>(g) * levels_ + level) * table_width_ + static_cast<std::size_t>(tokens)];
+    }
+    return aware_ ? p_.curves->ns(g, tokens, active) : p_.curves->ns(g, tokens);
+  }
+
+  void build_table() {
+    const auto E = static_cast<std::size_t>(p_.experts);
+    double reach = 0.0;  // the most tokens any GPU can hold in one step
+    std::vector<double> step(E);
+    for (std::size_t t = 0; t < T_; ++t) {
+      for (std::size_t e = 0; e < E; ++e) {
+        step[e] = x(static_cast<int>(e), t);
+        if (step[e] != std::floor(step[e]) || step[e] < 0.0) {
+          return;  // fractional loads: evaluate the curves directly
+        }
+      }
+      const auto S = std::min(E, static_cast<std::size_t>(cap_));
+      std::partial_sort(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), step.end(), std::greater<>());
+      reach = std::max(reach, std::accumulate(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), 0.0));
+    }
+    const auto width = static_cast<std::size_t>(reach) + 1;
+    if (width * levels_ * static_cast<std::size_t>(p_.gpus) > (std::size_t{1} << 24)) {
+      return;  // too large to be worth it
+    }
+    table_width_ = width;
+    table_.resize(width * levels_ * static_cast<std::size_t>(p_.gpus));
+    for (int g = 0; g < p_.gpus; ++g) {
+      for (std::size_t level = 0; level < levels_; ++level) {
+        for (std::size_t k = 0; k < width; ++k) {
+          const auto tokens = static_cast<double>(k);
+          table_[(static_cast<std::size_t>(g) * levels_ + level) * width + k] =
+              aware_ ? p_.curves->ns(g, tokens, static_cast<double>(level)) : p_.curves->ns(g, tokens);
+        }
+      }
+    }
+  }
+
+  double& n(int g, std::size_t t) { return n_[static_cast<std::size_t>(g) * T_ + t]; }
+  double n(int g, std::size_t t) const { return n_[static_cast<std::size_t>(g) * T_ + t]; }
+  double& c(int g, std::size_t t) { return c_[static_cast<std::size_t>(g) * T_ + t]; }
+  double c(int g, std::size_t t) const { return c_[static_cast<std::size_t>(g) * T_ + t]; }
+  double x(int e, std::size_t t) const { return x_[static_cast<std::size_t>(e) * T_ + t]; }
+  int on(int e, std::size_t t) const { return x(e, t) > 0.0 ? 1 : 0; }  // does e activate in step t
+  int& act(int g, std::size_t t) { return act_[static_cast<std::size_t>(g) * T_ + t]; }
+  int act(int g, std::size_t t) const { return act_[static_cast<std::size_t>(g) * T_ + t]; }
+
+  // The slowest GPU time at step t among GPUs other than a and b (0 if there are none).
+  double slowest_without(std::size_t t, int a, int b) const {
+    const Top& top = top_[t];
+    for (int k = 0; k < 3; ++k) {
+      const int g = top.g[static_cast<std::size_t>(k)];
+      if (g < 0) {
+        return 0.0;
+      }
+      if (g != a && g != b) {
+        return top.v[static_cast<std::size_t>(k)];
+      }
+    }
+    return 0.0;
+  }
+
+  void refresh_tops() {
+    for (std::size_t t = 0; t < T_; ++t) {
+      Top top;
+      for (int g = 0; g < p_.gpus; ++g) {
+        const double v = c(g, t);
+        // Insert keeping the three largest; ties keep the lower GPU id first.
+        for (std::size_t k = 0; k < 3; ++k) {
+          if (top.g[k] < 0 || v > top.v[k]) {
+            for (std::size_t m = 2; m > k; --m) {
+              top.v[m] = top.v[m - 1];
+              top.g[m] = top.g[m - 1];
+            }
+            top.v[k] = v;
+            top.g[k] = g;
+            break;
+          }
+        }
+      }
+      top_[t] = top;
+    }
+  }
+
+  void apply_swap(int i, int j) {
+    const int a = i / cap_;
+    const int b = j / cap_;
+    const int ea = slot_[static_cast<std::size_t>(i)];
+    const int eb = slot_[static_cast<std::size_t>(j)];
+    std::swap(slot_[static_cast<std::size_t>(i)], slot_[static_cast<std::size_t>(j)]);
+    for (std::size_t t = 0; t < T_; ++t) {
+      const double d = x(eb, t) - x(ea, t);
+      const int da = on(eb, t) - on(ea, t);
+      n(a, t) += d;
+      n(b, t) -= d;
+      act(a, t) += da;
+      act(b, t) -= da;
+      c(a, t) = cost(a, n(a, t), act(a, t));
+      c(b, t) = cost(b, n(b, t), act(b, t));
+    }
+    refresh_tops();
+  }
+
+  const GemLayerProblem& p_;
+  std::size_t T_;
+  int empty_;
+  int cap_;             // experts per GPU
+  bool aware_;          // the curves depend on activated experts
+  std::size_t levels_;  // activation levels in table_ per GPU (cap_ + 1, or 1 for token-only curves)
+  std::vector<double> x_, n_, c_, mab_, rest_, table_;
+  std::vector<int> act_;            // [g][t] experts of g with tokens in step t
+  std::size_t table_width_ = 0;     // entries per GPU in table_ (0 = no table)
+  std::vector<std::size_t> order_;  // step order of the pair under evaluation
+  std::vector<Top> top_;
+  std::vector<int> slot_, used_;
+};
+
+}  // namespace
+
+GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, core::Rng& rng) {
+  if (p.curves == nullptr || p.curves->num_gpus() < p.gpus) {
+    throw core::Error(fmt::format("gem: cost curves for {} GPUs are needed", p.gpus));
+  }
+  if (static_cast<std::int64_t>(p.gpus) * p.slots_per_gpu < p.experts) {
+    throw core::Error(fmt::format("gem: {} experts do not fit {} GPUs x {} slots", p.experts, p.gpus, p.slots_per_gpu));
+  }
+  // u: mean utilisation of each expert over the window.
+  const auto E = static_cast<std::size_t>(p.experts);
+  std::vector<double> u(E, 0.0);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(p.steps); ++t) {
+    for (std::size_t e = 0; e < E; ++e) {
+      u[e] += p.loads[t * E + e] / p.steps;
+    }
+  }
+  Search search(p);
+  GemLayerResult best;
+  best.score_ns = std::numeric_limits<double>::infinity();
+  std::vector<double> key(E);
+  std::vector<int> order(E);
+  boost::random::uniform_real_distribution<double> noise(-1.0, 1.0);
+  for (int r = 0; r < opt.restarts; ++r) {
+    for (std::size_t e = 0; e < E; ++e) {
+      // Restarts after the first perturb every utilisation by up to +-noise (relative).
+      key[e] = r == 0 ? u[e] : u[e] * (1.0 + opt.noise * noise(rng));
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return key[static_cast<std::size_t>(a)] > key[static_cast<std::size_t>(b)]; });
+    search.initial(order);
+    const int swaps = search.refine(opt.min_gain);
+    if (const double s = search.score(); s < best.score_ns) {
+      best.score_ns = s;
+      best.phy2log = search.phy2log();
+      best.restart = r;
+      best.swaps = swaps;
+    }
+  }
+  return best;
+}
+
+Placement GemPlacement::place(const PlacementInput& in) {
+  if (in.window_steps < 1 || in.window_load.size() != static_cast<std::size_t>(in.window_steps) *
+                                                          static_cast<std::size_t>(in.num_layers) *
+                                                          static_cast<std::size_t>(in.num_experts)) {
+    throw core::Error("gem placement needs a per-step load window (routing trace steps or profiled synthetic steps)");
+  }
+  if (!in.curves || in.curves->num_gpus() != in.num_gpus) {
+    throw core::Error(fmt::format("gem placement needs the cost curves of the {} GPUs", in.num_gpus));
+  }
+  const int steps = std::min(opt_.window_steps, in.window_steps);
+  const auto E = static_cast<std::size_t>(in.num_experts);
+  std::vector<double> loads(static_cast<std::size_t>(steps) * E);
+  Placement out;
+  const core::RandomStreams streams(in.seed);
+  for (int l = 0; l < in.num_layers; ++l) {
+    for (int t = 0; t < steps; ++t) {
+      for (int e = 0; e < in.num_experts; ++e) {
+        loads[static_cast<std::size_t>(t) * E + static_cast<std::size_t>(e)] = in.window(t, l, e);
+      }
+    }
+    const GemLayerProblem p{steps, in.num_experts, in.num_gpus, in.slots_per_gpu, loads, in.curves.get()};
+    core::Rng rng = streams.stream("gem", static_cast<std::uint64_t>(l));
+    GemLayerResult r = gem_place_layer(p, opt_, rng);
+    out.layers.push_back(make_layer_placement(in.num_experts, in.num_gpus, in.slots_per_gpu, std::move(r.phy2log)));
+  }
+  return out;
+}
+
+}  // namespace epsim::policies

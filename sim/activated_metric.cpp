@@ -1,0 +1,39 @@
+#include "sim/activated_metric.hpp"
+
+#include <algorithm>
+
+namespace epsim::serving {
+
+ActivatedMetric::ActivatedMetric(int groups, const MetricsWindow& window)
+    : FoldedSummaryMetric(window), pending_(static_cast<std::size_t>(groups)) {}
+
+void ActivatedMetric::on_layer(const LayerRecord& l) {
+  if (l.gpu_activated.empty()) {
+    return;
+  }
+  std::int32_t most = 0;
+  double sum = 0.0;
+  for (const std::int32_t a : l.gpu_activated) {
+    most = std::max(most, a);
+    sum += a;
+  }
+  ActivatedStep& s = pending_.at(static_cast<std::size_t>(l.group));
+  s.max_sum += most;
+  s.mean_sum += sum / static_cast<double>(l.gpu_activated.size());
+  ++s.layers;
+}
+
+void ActivatedMetric::on_step(const StepRecord& step) {
+  ActivatedStep& s = pending_.at(static_cast<std::size_t>(step.group));
+  steps_.add(step.start_ns, s);
+  s = ActivatedStep{};
+}
+
+void ActivatedMetric::report(const MeasuredWindow& window, std::vector<SummaryFigure>& out) const {
+  const ActivatedStep t = steps_.total(window.begin_ns, window.end_ns);
+  const double layers = t.layers > 0 ? static_cast<double>(t.layers) : 1.0;
+  out.push_back({"activated_experts.max_per_gpu", t.max_sum / layers});
+  out.push_back({"activated_experts.mean_per_gpu", t.mean_sum / layers});
+}
+
+}  // namespace epsim::serving

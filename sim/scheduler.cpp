@@ -1,0 +1,379 @@
+#include "sim/scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace epsim::serving {
+
+Scheduler::Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_rank)
+    : cfg_(cfg), ranks_(static_cast<std::size_t>(ranks)), unlimited_kv_(kv_blocks_per_rank <= 0) {
+  // "Unlimited" stays far from overflow when multiplied by the block size.
+  const std::int64_t blocks = kv_blocks_per_rank > 0 ? kv_blocks_per_rank : (std::int64_t{1} << 40);
+  for (Rank& r : ranks_) {
+    r.kv = KvCache(blocks, cfg_.kv_block_tokens);
+  }
+}
+
+Scheduler::Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_blocks_by_rank)
+    : cfg_(cfg), ranks_(kv_blocks_by_rank.size()) {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    ranks_[r].kv = KvCache(kv_blocks_by_rank[r], cfg_.kv_block_tokens);
+  }
+}
+
+void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out) const {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    for (const int i : ranks_[r].running) {
+      out.emplace_back(static_cast<int>(r), i);
+    }
+    for (const int i : ranks_[r].waiting) {
+      out.emplace_back(static_cast<int>(r), i);
+    }
+  }
+}
+
+void Scheduler::next_admissions(std::vector<std::pair<int, int>>& out) const {
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const Rank& rank = ranks_[r];
+    // Static batching: the running batch drains first, so the next one may fill every seat.
+    const std::int64_t seats = cfg_.static_batching
+                                   ? cfg_.max_running_requests
+                                   : cfg_.max_running_requests - static_cast<std::int64_t>(rank.running.size());
+    std::int64_t taken = 0;
+    for (auto it = rank.waiting.begin(); it != rank.waiting.end() && taken < seats; ++it, ++taken) {
+      out.emplace_back(static_cast<int>(r), *it);
+    }
+  }
+}
+
+int Scheduler::least_loaded_rank() const {
+  // Under static batching a new request joins a later batch: only the waiting ones compete with it.
+  const auto load_of = [this](const Rank& rk) {
+    return rk.waiting.size() + (cfg_.static_batching ? 0 : rk.running.size());
+  };
+  int best = 0;
+  std::size_t best_load = load_of(ranks_[0]);
+  for (int r = 1; r < ranks(); ++r) {
+    const std::size_t load = load_of(ranks_[static_cast<std::size_t>(r)]);
+    if (load < best_load) {
+      best = r;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+std::int64_t Scheduler::queued_requests() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += static_cast<std::int64_t>(r.waiting.size());
+  }
+  return n;
+}
+
+std::int64_t Scheduler::running_requests() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += static_cast<std::int64_t>(r.running.size());
+  }
+  return n;
+}
+
+std::int64_t Scheduler::kv_used_tokens() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += (r.kv.blocks() - r.kv.free_blocks()) * r.kv.block_tokens();
+  }
+  return n;
+}
+
+std::int64_t Scheduler::kv_capacity_tokens() const {
+  std::int64_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += r.kv.blocks() * r.kv.block_tokens();
+  }
+  return unlimited_kv_ ? 0 : n;
+}
+
+std::size_t Scheduler::outstanding() const {
+  std::size_t n = 0;
+  for (const Rank& r : ranks_) {
+    n += r.waiting.size() + r.running.size();
+  }
+  return n;
+}
+
+bool Scheduler::enqueue(int rank, int request, std::vector<RequestState>& requests) {
+  Rank& rk = ranks_[static_cast<std::size_t>(rank)];
+  RequestState& r = requests[static_cast<std::size_t>(request)];
+  r.prefill_target = r.spec.prompt_tokens;
+  // Its whole context must fit in the rank's cache at some point, or it would wait forever.
+  if (rk.kv.blocks_for(r.spec.prompt_tokens + r.spec.output_tokens) > rk.kv.blocks()) {
+    r.rejected = true;
+    return false;
+  }
+  rk.waiting.push_back(request);
+  return true;
+}
+
+void Scheduler::enqueue_decode(int rank, int request) {
+  ranks_[static_cast<std::size_t>(rank)].waiting.push_back(request);
+}
+
+void Scheduler::release(int rank, RequestState& r) {
+  ranks_[static_cast<std::size_t>(rank)].kv.give(r.kv_blocks);
+  r.kv_blocks = 0;
+}
+
+bool Scheduler::idle() const {
+  return std::all_of(ranks_.begin(), ranks_.end(),
+                     [](const Rank& r) { return r.waiting.empty() && r.running.empty(); });
+}
+
+bool Scheduler::grow(Rank& rank, RequestState& r, std::int64_t tokens) {
+  const std::int64_t extra = rank.kv.extra_for(r.kv_blocks, tokens);
+  if (!rank.kv.can_take(extra)) {
+    return false;
+  }
+  rank.kv.take(extra);
+  r.kv_blocks += extra;
+  return true;
+}
+
+void Scheduler::preempt(Rank& rank, std::size_t index, std::vector<RequestState>& requests) {
+  const int idx = rank.running[index];
+  RequestState& r = requests[static_cast<std::size_t>(idx)];
+  rank.kv.give(r.kv_blocks);
+  r.kv_blocks = 0;
+  r.prefilled = 0;
+  // Recompute: the prompt and every token generated so far, then the next token comes out.
+  r.prefill_target = r.spec.prompt_tokens + r.generated;
+  ++r.preemptions;
+  ++preemptions_;
+  rank.running.erase(rank.running.begin() + static_cast<std::ptrdiff_t>(index));
+  rank.waiting.push_front(idx);
+  for (Observer* o : observers_) {
+    o->on_preemption(r, now_);
+  }
+}
+
+std::int64_t Scheduler::fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks) {
+  std::int64_t chunk = std::min(r.prefill_target - r.prefilled, budget);
+  // Tokens that fit: the free blocks (less the reserve) plus the room left in the request's last block.
+  const auto usable =
+      static_cast<std::int64_t>(std::floor(static_cast<double>(rank.kv.free_blocks()) - reserve_blocks));
+  const std::int64_t room =
+      std::max<std::int64_t>(0, usable) * rank.kv.block_tokens() + (r.kv_blocks * rank.kv.block_tokens() - r.prefilled);
+  chunk = std::min(chunk, room);
+  return std::max<std::int64_t>(0, chunk);
+}
+
+void Scheduler::schedule_decodes(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget) {
+  // One token each. A decode that cannot grow its cache preempts the youngest running request (possibly
+  // itself).
+  for (std::size_t i = 0; i < rank.running.size() && budget > 0; ++i) {
+    RequestState& r = requests[static_cast<std::size_t>(rank.running[i])];
+    if (!r.prefill_done()) {
+      continue;
+    }
+    const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;  // context + this token
+    bool fits = grow(rank, r, tokens_after);
+    while (!fits) {
+      // The youngest that holds blocks (under static batching, requests admitted into the batch may
+      // hold none yet: preempting them would free nothing).
+      std::size_t victim = rank.running.size();
+      for (std::size_t j = rank.running.size(); j-- > i + 1;) {
+        if (requests[static_cast<std::size_t>(rank.running[j])].kv_blocks > 0) {
+          victim = j;
+          break;
+        }
+      }
+      if (victim == rank.running.size()) {
+        break;
+      }
+      preempt(rank, victim, requests);
+      fits = grow(rank, r, tokens_after);
+    }
+    if (!fits) {
+      preempt(rank, i, requests);
+      break;
+    }
+    out.entries.push_back(BatchEntry{
+        .request = rank.running[i], .tokens = 1, .context = tokens_after - 1, .prefill = false, .emits_token = true});
+    out.decode_tokens += 1;
+    budget -= 1;
+  }
+}
+
+void Scheduler::schedule_prefills(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget) {
+  // Continuing chunked prefills, in admission order, as far as memory allows (no preemption).
+  for (const int idx : rank.running) {
+    RequestState& r = requests[static_cast<std::size_t>(idx)];
+    if (budget == 0) {
+      break;
+    }
+    if (!r.prefill_done()) {
+      const std::int64_t chunk = fit_chunk(rank, r, budget, 0.0);
+      if (chunk > 0 && grow(rank, r, r.prefilled + chunk)) {
+        out.entries.push_back(BatchEntry{.request = idx,
+                                         .tokens = chunk,
+                                         .context = r.prefilled,
+                                         .prefill = true,
+                                         .emits_token = r.prefilled + chunk == r.prefill_target});
+        out.prefill_tokens += chunk;
+        budget -= chunk;
+      }
+    }
+  }
+}
+
+void Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget) {
+  // FCFS: the head of the queue waits for memory (nothing overtakes it).
+  const double reserve = cfg_.kv_watermark * static_cast<double>(rank.kv.blocks());
+  // Static batching: blocks the requests admitted by this call still need for their whole context (they
+  // join the batch now, their prompts are chunked into its later steps), so admissions stop while the
+  // cache could not hold them all.
+  std::int64_t promised = 0;
+  const auto context_of = [](const RequestState& q) {
+    return q.prefill_done() ? q.spec.prompt_tokens + q.generated : q.prefill_target;
+  };
+  while ((budget > 0 || cfg_.static_batching) && !rank.waiting.empty() &&
+         static_cast<std::int64_t>(rank.running.size()) < cfg_.max_running_requests) {
+    const int idx = rank.waiting.front();
+    RequestState& r = requests[static_cast<std::size_t>(idx)];
+    // (The first of a batch on an empty rank needs no reserve: enqueue() let in only what fits.)
+    const double keep = rank.running.empty() ? 0.0 : reserve;
+    if (cfg_.static_batching && static_cast<double>(rank.kv.free_blocks() - promised) - keep <
+                                    static_cast<double>(rank.kv.blocks_for(context_of(r)))) {
+      break;  // the head waits for the next batch
+    }
+    if (budget <= 0) {
+      // Static batching: the batch takes it now; its work starts in a later step of this batch.
+      rank.waiting.pop_front();
+      rank.running.push_back(idx);
+      promised += rank.kv.blocks_for(context_of(r));
+      continue;
+    }
+    if (r.prefill_done()) {
+      // A decode whose KV cache was transferred in: allocate that context plus this step's token.
+      const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;
+      if (!grow(rank, r, tokens_after)) {
+        break;
+      }
+      rank.waiting.pop_front();
+      rank.running.push_back(idx);
+      out.entries.push_back(
+          BatchEntry{.request = idx, .tokens = 1, .context = tokens_after - 1, .prefill = false, .emits_token = true});
+      out.decode_tokens += 1;
+      budget -= 1;
+      continue;
+    }
+    const std::int64_t chunk = fit_chunk(rank, r, budget, reserve);
+    if (chunk == 0 || !grow(rank, r, chunk)) {
+      break;
+    }
+    rank.waiting.pop_front();
+    rank.running.push_back(idx);
+    out.entries.push_back(BatchEntry{
+        .request = idx, .tokens = chunk, .context = 0, .prefill = true, .emits_token = chunk == r.prefill_target});
+    out.prefill_tokens += chunk;
+    budget -= chunk;
+    if (cfg_.static_batching) {
+      promised += rank.kv.blocks_for(context_of(r)) - r.kv_blocks;
+    }
+  }
+}
+
+bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out, core::Time now,
+                           std::span<Observer* const> observers) {
+  now_ = now;
+  observers_ = observers;
+  out.clear(ranks());
+  // Static batching admits only into an empty group: the running batch finishes first.
+  const bool admit_now = !cfg_.static_batching ||
+                         std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& rk) { return rk.running.empty(); });
+  for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
+    Rank& rank = ranks_[ri];
+    std::int64_t budget = cfg_.max_batch_tokens;
+    const std::int64_t preempted_before = preemptions_;
+    schedule_decodes(rank, requests, out, budget);  // latency-critical first
+    schedule_prefills(rank, requests, out, budget);
+    // As in vLLM V1, a step that had to preempt admits nobody.
+    if (admit_now && preemptions_ == preempted_before) {
+      admit(rank, requests, out, budget);
+    }
+    out.rank_begin[ri + 1] = static_cast<int>(out.entries.size());
+  }
+  observers_ = {};
+  return !out.empty();
+}
+
+void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
+                         std::span<Observer* const> observers) {
+  bool any_finished = false;
+  for (const BatchEntry& e : batch.entries) {
+    RequestState& r = requests[static_cast<std::size_t>(e.request)];
+    if (e.prefill) {
+      r.prefilled += e.tokens;
+      if (e.emits_token) {
+        // The (re)computed context emits the next token.
+        if (r.first_token_ns < 0) {
+          r.first_token_ns = now;
+          for (Observer* o : observers) {
+            o->on_first_token(r);
+          }
+        } else {
+          for (Observer* o : observers) {
+            o->on_token(r, now - r.last_token_ns);
+          }
+        }
+        r.generated += 1;
+        r.last_token_ns = now;
+      }
+    } else {
+      const core::Time gap = now - r.last_token_ns;
+      r.generated += 1;
+      r.last_token_ns = now;
+      for (Observer* o : observers) {
+        o->on_token(r, gap);
+      }
+    }
+    if (e.emits_token && r.generated >= r.spec.output_tokens) {
+      r.finish_ns = now;
+      any_finished = true;
+      for (Observer* o : observers) {
+        o->on_request_finished(r);
+      }
+    }
+  }
+  if (handoff_) {
+    // The prompt is done: the request leaves for the decode pool (it keeps its blocks until the KV
+    // transfer ends). Requests that already finished (one output token) simply finish here.
+    for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
+      std::erase_if(ranks_[ri].running, [&](int idx) {
+        const RequestState& r = requests[static_cast<std::size_t>(idx)];
+        if (!r.finished() && r.prefill_done()) {
+          handed_off_.emplace_back(static_cast<int>(ri), idx);
+          return true;
+        }
+        return false;
+      });
+    }
+  }
+  if (any_finished) {
+    for (Rank& rank : ranks_) {
+      std::erase_if(rank.running, [&](int idx) {
+        RequestState& r = requests[static_cast<std::size_t>(idx)];
+        if (r.finished()) {
+          rank.kv.give(r.kv_blocks);
+          r.kv_blocks = 0;
+          return true;
+        }
+        return false;
+      });
+    }
+  }
+}
+
+}  // namespace epsim::serving

@@ -1,0 +1,102 @@
+#pragma once
+// Continuous batching for one EP group with DP attention: every GPU (rank) owns its requests and its
+// paged KV cache, FCFS. Each step a rank spends its token budget on, in order: one token for each
+// running decode, the next chunk of each running partially-prefilled request (chunked prefill), then new
+// admissions while the running-request limit and the KV cache allow (vLLM V1: blocks are allocated for
+// the tokens scheduled). A decode that finds no free block preempts the youngest running request by
+// recompute: its blocks are freed and it goes back to the head of the queue, to recompute its prompt and
+// the tokens it generated before emitting the next one.
+#include <deque>
+#include <vector>
+
+#include "core/time.hpp"
+#include "sim/batch.hpp"
+#include "sim/kv_cache.hpp"
+#include "sim/observer.hpp"
+#include "sim/request_state.hpp"
+#include "sim/serving_config.hpp"
+
+namespace epsim::serving {
+
+class Scheduler {
+ public:
+  /// `kv_blocks_per_rank` = 0: unlimited KV memory.
+  Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_rank = 0);
+  /// One rank per entry, each with its own KV-cache blocks (> 0).
+  Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_blocks_by_rank);
+
+  int ranks() const { return static_cast<int>(ranks_.size()); }
+  /// The rank with the fewest outstanding (waiting + running) requests, or under static batching the
+  /// fewest waiting (the next batch is what a new request joins); ties go to the lowest rank.
+  int least_loaded_rank() const;
+  /// Outstanding requests of the whole group.
+  std::size_t outstanding() const;
+  /// Outstanding (waiting + running) requests of one rank.
+  std::size_t outstanding(int rank) const {
+    const Rank& r = ranks_[static_cast<std::size_t>(rank)];
+    return r.waiting.size() + r.running.size();
+  }
+  /// Queues a request on `rank`; returns false (and marks it rejected) if it can never fit in the rank's
+  /// KV cache.
+  bool enqueue(int rank, int request, std::vector<RequestState>& requests);
+  /// Disaggregated decode pool: queues a request whose prompt was prefilled elsewhere and whose KV cache
+  /// has arrived; admission only allocates the blocks of that context.
+  void enqueue_decode(int rank, int request);
+  /// Disaggregated prefill pool: requests leave their rank once their prompt is prefilled (first token
+  /// out), still holding their blocks until release().
+  void set_handoff_after_prefill(bool on) { handoff_ = on; }
+  /// Requests handed off by the last complete(), and their ranks; cleared by the caller.
+  std::vector<std::pair<int, int>>& handed_off() { return handed_off_; }
+  /// Frees a handed-off request's blocks (its KV cache has been transferred).
+  void release(int rank, RequestState& r);
+  /// Fills `out` with the next step's work; returns false if there is none. `observers` see each
+  /// preemption, at `now`.
+  bool form_batch(std::vector<RequestState>& requests, Batch& out, core::Time now = 0,
+                  std::span<Observer* const> observers = {});
+  /// Applies a finished step at time `now`: advances requests, emits tokens, retires finished ones.
+  void complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
+                std::span<Observer* const> observers);
+  bool idle() const;
+  /// (rank, request) of every waiting and running request, appended to `out`.
+  void outstanding_requests(std::vector<std::pair<int, int>>& out) const;
+  /// (rank, request) of the waiting requests the next admissions take, memory permitting: each rank's
+  /// queue head up to its free seats (max_running_requests less those running; under static batching all
+  /// of them, the running batch drains first). Appended to `out`.
+  void next_admissions(std::vector<std::pair<int, int>>& out) const;
+  const KvCache& kv(int rank) const { return ranks_[static_cast<std::size_t>(rank)].kv; }
+  std::int64_t preemptions() const { return preemptions_; }
+  /// Over every rank: requests waiting for admission, requests admitted (running), tokens the allocated
+  /// KV blocks hold, and the caches' capacity in tokens (0 when KV memory is unlimited).
+  std::int64_t queued_requests() const;
+  std::int64_t running_requests() const;
+  std::int64_t kv_used_tokens() const;
+  std::int64_t kv_capacity_tokens() const;
+
+ private:
+  struct Rank {
+    std::deque<int> waiting;
+    std::vector<int> running;
+    KvCache kv;
+  };
+  // Grows `r`'s cache to `tokens` tokens if the blocks are free.
+  static bool grow(Rank& rank, RequestState& r, std::int64_t tokens);
+  void preempt(Rank& rank, std::size_t index, std::vector<RequestState>& requests);
+  // form_batch's three passes over a rank: running decodes, continuing prefills, admissions.
+  void schedule_decodes(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
+  void schedule_prefills(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
+  void admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
+  // Tokens of a prefill chunk that fit in the budget and the free KV blocks.
+  static std::int64_t fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks);
+
+  SchedulerConfig cfg_;
+  std::vector<Rank> ranks_;
+  std::int64_t preemptions_ = 0;
+  bool unlimited_kv_ = false;
+  bool handoff_ = false;
+  // Set by form_batch for preempt(): who hears of a preemption, and when.
+  core::Time now_ = 0;
+  std::span<Observer* const> observers_;
+  std::vector<std::pair<int, int>> handed_off_;  // (rank, request)
+};
+
+}  // namespace epsim::serving

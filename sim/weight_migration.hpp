@@ -1,0 +1,76 @@
+#pragma once
+// Moving expert weights to a new placement (policies::MigrationMode): the changed experts travel as
+// timed transfers over the network while the group stops (stop_the_world) or keeps serving on the old
+// placement (overlapped), or they move only in the compute phases of the group's steps, at their pair's
+// link bandwidth and at most so many bytes a step (compute_phases, DIRECTOR's schedule). The new
+// placement takes effect once every moved expert has landed, always between steps.
+#include <functional>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/event_queue.hpp"
+#include "hardware/topology.hpp"
+#include "hardware/transfer_network.hpp"
+#include "policies/placement.hpp"
+#include "policies/trigger_factory.hpp"
+#include "sim/observer.hpp"
+
+namespace epsim::serving {
+
+struct MigrationSettings {
+  policies::MigrationMode mode = policies::MigrationMode::stop_the_world;
+  double max_bytes_per_step = 0.0;  ///< compute_phases: bytes one step may move (0 = no bound)
+  double expert_bytes = 0.0;        ///< weights of one expert copy
+};
+
+/// One EP group's migration in progress.
+struct GroupMigration {
+  std::optional<policies::Placement> incoming;  ///< the placement whose experts are still moving
+  int moves_pending = 0;                        ///< transfers still in flight
+  struct Move {
+    double left_bytes = 0.0;
+    double bytes_per_ns = 0.0;
+  };
+  std::vector<Move> compute_moves;  ///< compute-phase moves still under way
+  bool paused = false;              ///< stop-the-world: the group serves no step meanwhile
+  core::Time paused_at = 0;
+
+  bool active() const { return incoming.has_value(); }
+};
+
+class WeightMigration {
+ public:
+  /// `transfers` may be null only in compute_phases mode.
+  WeightMigration(core::Engine& engine, hardware::TransferNetwork* transfers, MigrationSettings settings);
+
+  /// Moves group `group`, whose GPUs start at `gpu_offset` and are laid out as `group_topology` (nodes,
+  /// and the link bandwidths of compute-phase moves; pools may differ), from `current` to `next` (no
+  /// migration may be active). `resume` is called when a stopped group may serve again. Network moves:
+  /// `observers` (which must outlive the migration) see the whole migration when its last transfer lands.
+  void start(GroupMigration& m, policies::Placement& current, policies::Placement next, int group, int gpu_offset,
+             const hardware::Topology& group_topology, std::span<Observer* const> observers,
+             std::function<void()> resume);
+  /// Compute-phase moves through the step that just ended: `windows` are its compute phases from
+  /// `step_start`; observers see each interval weights moved in.
+  void advance(GroupMigration& m, policies::Placement& current, int group, core::Time step_start,
+               std::span<const std::pair<double, double>> windows, std::span<Observer* const> observers);
+
+  std::int64_t rebalances() const { return rebalances_; }
+  std::int64_t expert_moves() const { return expert_moves_; }
+  double bytes() const { return bytes_; }
+  double stall_ns() const { return stall_ns_; }
+
+ private:
+  core::Engine& engine_;
+  hardware::TransferNetwork* transfers_;
+  MigrationSettings settings_;
+  std::vector<int> leaving_;  // moves leaving each GPU (compute phases share its port)
+  std::int64_t rebalances_ = 0;
+  std::int64_t expert_moves_ = 0;
+  double bytes_ = 0.0;
+  double stall_ns_ = 0.0;
+};
+
+}  // namespace epsim::serving
