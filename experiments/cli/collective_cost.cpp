@@ -157,7 +157,7 @@ std::vector<CollectiveRow> price_all_reduce(const CollectiveRequest& r) {
   const double ring_factor = 2.0 * (n - 1.0) / n;
   std::vector<CollectiveRow> rows;
   for (const double b : r.bytes) {
-    // As StepExecutor::all_reduce_ns: NCCL picks the faster of the ring and NVLink SHARP.
+    // As MicroBatchPricer::all_reduce_ns: NCCL picks the faster of the ring and NVLink SHARP.
     bool nvls = false;
     const double time_ns = hardware::intra_node_all_reduce_ns(intra, r.gpus, b, &nvls);
     // Ring: every GPU sends 2 (n-1)/n of its buffer; NVLS: every GPU pushes its buffer into the switch once.
