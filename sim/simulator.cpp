@@ -289,7 +289,7 @@ void Simulator::refresh_decode_ranks(Pool& from) {
 
 void Simulator::hand_off(Group& from) {
   Pool& src = *from.pool;
-  if (src.targets.empty() || from.scheduler.handed_off().empty()) {
+  if (!handoff_ || src.targets.empty() || from.scheduler.handed_off().empty()) {
     return;
   }
   refresh_decode_ranks(src);  // hand-offs of this step change only `incoming`, which is kept below

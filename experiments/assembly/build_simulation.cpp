@@ -62,21 +62,20 @@ std::function<std::unique_ptr<policies::RebalanceTrigger>(int)> trigger_maker(co
 // One pool's parts: its placement (made for its first group from what its policies declared they need),
 // KV budget, routing, trigger and hand-off policy.
 serving::PoolParts build_pool(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                              const hardware::Topology& ports, std::size_t index,
-                              std::optional<policies::PlacementInput>& input) {
+                              const hardware::Topology& ports, std::size_t index, policies::PlacementInput& input) {
   const serving::PoolSpec& spec = cfg.pools[index];
   serving::PoolParts pool;
   pool.spec = spec;
   pool.spec.comm.overlap_compute_factor = hardware::overlap_compute_factor(spec.comm, cfg.gpu_of(spec).sm_count);
   input = make_placement_input(cfg, cost, ports, index);
-  pool.placement = policies::make_placement(spec.policy, cfg.source)->place(*input);
+  pool.placement = policies::make_placement(spec.policy, cfg.source)->place(input);
   pool.kv_blocks_per_gpu =
       serving::plan_memory(cfg.model, cfg.gpu_of(spec), spec.slots_per_gpu(cfg.model.routed_experts),
                            cfg.serving.scheduler, spec.attention_tp)
           .kv_blocks;
   pool.kv_blocks_by_rank = kv_blocks_by_rank(cfg, spec, pool.placement);
   if (spec.policy.rebalance.trigger) {
-    pool.make_rebalance = trigger_maker(cfg, cost, spec, *input);
+    pool.make_rebalance = trigger_maker(cfg, cost, spec, input);
   }
   pool.make_routing = [policy = spec.policy, source = cfg.source] { return policies::make_routing(policy, source); };
   if (!spec.handoff_to.empty()) {
@@ -97,11 +96,11 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   const std::size_t primary = primary_pool_index(cfg);
   bool forecast = false;
   for (std::size_t i = 0; i < cfg.pools.size(); ++i) {
-    std::optional<policies::PlacementInput> in;
+    policies::PlacementInput in;
     p.pools.push_back(build_pool(cfg, *cost, p.topology, i, in));
     forecast = forecast || (cfg.pools[i].policy.rebalance.trigger && cfg.pools[i].policy.needs.predictions);
     if (i == primary) {
-      p.placement_curves = in->curves;
+      p.placement_curves = in.curves;
       p.placement_curves_group = placed_group(cfg, i);
     }
   }

@@ -47,6 +47,14 @@ check "prefill, 4K prompts, balanced routing" "$(prefill 4096 --set routing.zipf
 decode=$(awk -F, 'NR > 1 && $7 == 18432 && $6 == 0 { n++; d += $5 } END { printf "%.0f", 18432 / (d / n / 1e9) / 9 }' \
   "$out/dc/steps.csv")
 check "decode, 2,000-token inputs" "$decode"
-# The disaggregated setup runs too.
+# The disaggregated setup: every decode rank serves, as evenly as the table says.
 "$epsim" run "$examples/sglang-disaggregated.toml" --out "$out/dis" > /dev/null
+ranks=$(awk -F, 'NR > 1 && $2 == 1 { seen[$3] = 1 } END { print length(seen) }' "$out/dis/requests.csv")
+check "decode ranks that decoded" "$ranks" 2
+per_rank() {  # min|max
+  python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['metrics']['pools']['decode']['requests_per_rank'][sys.argv[2]])" \
+    "$out/dis/summary.json" "$1"
+}
+check "fewest requests a decode rank decoded" "$(per_rank min)" 2
+check "most requests a decode rank decoded" "$(per_rank max)" 2
 echo "docs/deployments.md matches the examples"
