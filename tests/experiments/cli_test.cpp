@@ -217,7 +217,7 @@ TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("the shipped deployments validate") {
+TEST_CASE("the shipped deployments validate", "[slow]") {
   const fs::path dir = fs::path(EPSIM_TEST_DATA_DIR) / ".." / ".." / "examples" / "deployments";
   int seen = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {

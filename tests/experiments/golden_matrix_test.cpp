@@ -156,7 +156,7 @@ TEST_CASE("golden: graph collectives", "[golden]") {
 }
 
 // OLMoE EP4 on 4 H200, one GPU 12 % slow, prefill-heavy (tests/data/gem_scenario.toml).
-TEST_CASE("golden: gem", "[golden]") {
+TEST_CASE("golden: gem", "[golden][slow]") {
   check_golden("gem", "gem_scenario.toml", {"policy.placement=gem", "workload.num_requests=40"});
 }
 

@@ -19,7 +19,7 @@ serving::SimulationResult run(const std::string& placement, const std::string& r
 }
 }  // namespace
 
-TEST_CASE("GRACE routing over GRACE's placement cuts inter-node traffic against linear and EPLB") {
+TEST_CASE("GRACE routing over GRACE's placement cuts inter-node traffic against linear and EPLB", "[slow]") {
   const auto linear = run("linear", "even");
   const auto eplb = run("eplb", "even");
   const auto grace = run("grace", "grace");

@@ -321,7 +321,7 @@ TEST_CASE("steps.csv: queued and running requests, KV use and preemptions agree 
   fs::remove_all(dir);
 }
 
-TEST_CASE("timeline.json and events.csv: arrivals, preemptions, EPLB rebalances and their migrations") {
+TEST_CASE("timeline.json and events.csv: arrivals, preemptions, EPLB rebalances and their migrations", "[slow]") {
   const fs::path dir = fs::temp_directory_path() / "epsim_obs_eplb";
   fs::remove_all(dir);
   run(k_small, dir,
@@ -379,7 +379,7 @@ TEST_CASE("timeline.json and events.csv: arrivals, preemptions, EPLB rebalances 
   fs::remove_all(dir);
 }
 
-TEST_CASE("timeline.json: ViBE recalibrations and DIRECTOR re-optimisations with compute-phase migrations") {
+TEST_CASE("timeline.json: ViBE recalibrations and DIRECTOR re-optimisations with compute-phase migrations", "[slow]") {
   const fs::path dir = fs::temp_directory_path() / "epsim_obs_vibe";
   fs::remove_all(dir);
   run(k_small, dir,

@@ -17,7 +17,7 @@ serving::SimulationResult run(const std::vector<std::string>& sets) {
 }
 }  // namespace
 
-TEST_CASE("GEM and ViBE lower the straggler gap and E2E latency against linear and EPLB") {
+TEST_CASE("GEM and ViBE lower the straggler gap and E2E latency against linear and EPLB", "[slow]") {
   std::map<std::string, serving::RunSummary> s;
   for (const std::string p : {"linear", "eplb", "gem", "vibe"}) {
     const auto r = run({"policy.placement=\"" + p + "\""});
@@ -65,7 +65,7 @@ TEST_CASE("ViBE recalibrates after a topic shift, moving only swapped experts, a
   REQUIRE(shifted.migration_bytes > 0.0);
 }
 
-TEST_CASE("the warm-up load window works under the port model and says when it is too short") {
+TEST_CASE("the warm-up load window works under the port model and says when it is too short", "[slow]") {
   const auto r = run({"policy.placement=\"gem\"", "cluster.collective_model=\"ports\""});
   REQUIRE(r.summary.requests_finished == 100);
   REQUIRE_THROWS_WITH(run({"policy.placement=\"vibe\"", "policy.load_window_skip_steps=100000"}),

@@ -109,7 +109,7 @@ TEST_CASE("a compare study's report plots its attainment curves and max rates, a
   fs::remove_all(dir);
 }
 
-TEST_CASE("epsim run --report writes the run's report: latency CDFs and its time series beside its results") {
+TEST_CASE("epsim run --report writes the run's report: latency CDFs and its time series beside its results", "[slow]") {
   const fs::path dir = fs::temp_directory_path() / "epsim-run-report";
   fs::remove_all(dir);
   const Cli r = cli({"run", k_data + "/small.toml", "--out", dir.string(), "--report"});

@@ -344,7 +344,7 @@ double deepep_low_latency_ns(const toml::table& p) {
 
 }  // namespace
 
-TEST_CASE("the shipped communication defaults reproduce every published point of comm_fits.toml") {
+TEST_CASE("the shipped communication defaults reproduce every published point of comm_fits.toml", "[slow]") {
   const toml::table fits = toml::parse_file(EPSIM_TEST_DATA_DIR "/../../hardware/presets/comm_fits.toml");
   const toml::array* points = fits["point"].as_array();
   REQUIRE(points != nullptr);

@@ -140,7 +140,7 @@ TEST_CASE("malformed and truncated traces give errors naming the step and layer"
   fs::remove(p);
 }
 
-TEST_CASE("streaming: a trace larger than a memory budget replays with flat memory") {
+TEST_CASE("streaming: a trace larger than a memory budget replays with flat memory", "[slow]") {
   // ~53 MB on disk (DeepSeek-V3 shape: 58 layers x 256 experts), read and replayed under a 12 MB budget.
   const fs::path p = tmp("big.trace");
   const double budget = 12e6;
