@@ -43,26 +43,28 @@ void bench(const char* label, const std::string& model_name, int gpus, int resta
   const auto curves = serving::make_cost_curves(model, cost, 0, gpus, slots, policies::CostProfileConfig{}, streams);
 
   policies::PlacementInput in = policies::PlacementInput::shape(layers, experts, gpus, 1, slots);
-  in.curves = curves;
+  in.set_cost_curves(curves);
   in.seed = 1;
-  in.window_steps = 16;
+  const int window_steps = 16;
   workloads::SyntheticRouter router(workloads::SyntheticRouterConfig{}, layers, experts, static_cast<int>(model.top_k),
                                     streams);
   std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
   const auto at = [&](int l, int e) {
     return static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e);
   };
-  in.expert_load.assign(at(layers, 0), 0.0);
-  for (int t = 0; t < in.window_steps; ++t) {
+  std::vector<double> total(at(layers, 0), 0.0);
+  std::vector<double> per_step;
+  for (int t = 0; t < window_steps; ++t) {
     router.begin_step(workloads::StepContext{0, 512, 0, 512, {}});
     for (int l = 0; l < layers; ++l) {
       router.sample(l, 512, counts);
       for (int e = 0; e < experts; ++e) {
-        in.window_load.push_back(counts[static_cast<std::size_t>(e)]);
-        in.expert_load[at(l, e)] += counts[static_cast<std::size_t>(e)];
+        per_step.push_back(counts[static_cast<std::size_t>(e)]);
+        total[at(l, e)] += counts[static_cast<std::size_t>(e)];
       }
     }
   }
+  in.set_load_window(std::move(total), std::move(per_step));
   policies::GemOptions opt;
   opt.restarts = restarts;
   auto t0 = std::chrono::steady_clock::now();
@@ -77,7 +79,7 @@ void bench(const char* label, const std::string& model_name, int gpus, int resta
   t0 = std::chrono::steady_clock::now();
   for (int l = 0; l < layers; ++l) {
     for (int e = 0; e < experts; ++e) {
-      w[static_cast<std::size_t>((e + 7) % experts)] = in.expert_load[at(l, e)] / 16;
+      w[static_cast<std::size_t>((e + 7) % experts)] = in.load_window().total()[at(l, e)] / 16;
     }
     std::vector<int> p = vibe.layers[static_cast<std::size_t>(l)].phy2log;
     swaps += policies::vibe_incremental_layer(p, w, *curves, gpus, slots, 0.03, 1000).swaps;
@@ -106,19 +108,21 @@ void bench_grace() {
   policies::PlacementInput in = policies::PlacementInput::shape(layers, experts, gpus, 2, slots);
   in.seed = 1;
   const auto block = static_cast<std::size_t>(experts) * static_cast<std::size_t>(experts);
-  in.coactivation.assign(static_cast<std::size_t>(layers) * block, 0.0);
+  std::vector<double> coactivation(static_cast<std::size_t>(layers) * block, 0.0);
   std::vector<std::int32_t> counts(static_cast<std::size_t>(experts));
-  in.expert_load.assign(static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts), 0.0);
+  std::vector<double> total(static_cast<std::size_t>(layers) * static_cast<std::size_t>(experts), 0.0);
   router.begin_step(workloads::StepContext{0, 4096, 0, 4096, {}});
   for (int l = 0; l < layers; ++l) {
     router.expected_coselection(l, 0,
-                                std::span<double>(in.coactivation).subspan(static_cast<std::size_t>(l) * block, block));
+                                std::span<double>(coactivation).subspan(static_cast<std::size_t>(l) * block, block));
     router.sample(l, 4096, counts);
     for (int e = 0; e < experts; ++e) {
-      in.expert_load[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] =
+      total[static_cast<std::size_t>(l) * static_cast<std::size_t>(experts) + static_cast<std::size_t>(e)] =
           counts[static_cast<std::size_t>(e)];
     }
   }
+  in.set_coactivation(std::move(coactivation));
+  in.set_load_window(std::move(total));
   policies::GracePlacement grace(policies::GraceConfig{});
   const auto t0 = std::chrono::steady_clock::now();
   const policies::Placement p = grace.place(in);

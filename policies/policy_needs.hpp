@@ -1,13 +1,14 @@
 #pragma once
 // What a policy declares it needs before it can act. build_simulation (and `epsim place`) ask the
 // declaration, never a policy's name, to decide what to profile: a new policy states its inputs here.
+// PlacementInput's checked accessors name the need when a policy reads an input it did not declare.
 namespace epsim::policies {
 
 struct PolicyNeeds {
-  bool load_window = false;   ///< PlacementInput::expert_load and window_load (a profiled load window)
-  bool step_window = false;   ///< scores the window step by step (window_load), not only its total
-  bool cost_curves = false;   ///< PlacementInput::curves (C_g(n) of the group's GPUs)
-  bool coactivation = false;  ///< PlacementInput::coactivation (co-selection counts)
+  bool load_window = false;   ///< PlacementInput::load_window() (a profiled load window)
+  bool step_window = false;   ///< scores the window step by step (PlacementInput::step_window()), not only its total
+  bool cost_curves = false;   ///< PlacementInput::cost_curves() (C_g(n) of the group's GPUs)
+  bool coactivation = false;  ///< PlacementInput::coactivation() (co-selection counts)
   bool origins = false;       ///< per-origin token counts in every step (routing: StepLayerLoad::origin_tokens)
   bool predictions = false;   ///< a forecast of the group's queued work (rebalancing: RebalanceView::predicted_load)
 

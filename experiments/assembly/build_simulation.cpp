@@ -100,7 +100,7 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
     p.pools.push_back(build_pool(cfg, *cost, p.topology, i, in));
     forecast = forecast || (cfg.pools[i].policy.rebalance.trigger && cfg.pools[i].policy.needs.predictions);
     if (i == primary) {
-      p.placement_curves = in.curves;
+      p.placement_curves = in.cost_curves_ptr();
       p.placement_curves_group = placed_group(cfg, i);
     }
   }

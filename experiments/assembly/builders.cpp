@@ -68,23 +68,24 @@ policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const
   // node, scale-out across), in bytes per ns = GB/s.
   in.token_bytes = static_cast<double>(cfg.model.hidden_size * cfg.model.activation_bytes);
   in.expert_bytes = models::expert_weight_bytes(cfg.model);
+  std::vector<double> links;
   for (int a = 0; a < ep; ++a) {
     for (int b = 0; b < ep; ++b) {
-      in.link_bytes_per_ns.push_back(a / group.gpus_per_node() == b / group.gpus_per_node() ? group.intra().bw_gbps
-                                                                                            : group.inter().bw_gbps);
+      links.push_back(a / group.gpus_per_node() == b / group.gpus_per_node() ? group.intra().bw_gbps
+                                                                             : group.inter().bw_gbps);
     }
   }
+  in.set_link_bandwidths(std::move(links));
+  // The inputs the pool's policies declared (PolicyNeeds), each checked against the shape as it is set.
   if (needs.load_window) {
     LoadWindow w = profile_load(cfg, placed);
-    in.expert_load = std::move(w.total);
-    in.window_load = std::move(w.steps);
-    in.window_steps = static_cast<int>(in.window_load.size() / std::max<std::size_t>(1, in.expert_load.size()));
+    in.set_load_window(std::move(w.total), std::move(w.steps));
   }
   if (needs.coactivation) {
-    in.coactivation = profile_coactivation(cfg, pool);
+    in.set_coactivation(profile_coactivation(cfg, pool));
   }
   if (needs.cost_curves) {
-    in.curves = make_group_curves(cfg, cost, placed);
+    in.set_cost_curves(make_group_curves(cfg, cost, placed));
   }
   return in;
 }

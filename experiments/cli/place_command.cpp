@@ -215,15 +215,13 @@ void resolve_shape(LoadFile& f, const po::variables_map& vm, const std::optional
 // The policy's input from the loads and the shape.
 policies::PlacementInput placement_input(const LoadFile& f, std::size_t experts, const std::string& src,
                                          std::uint64_t seed) {
-  policies::PlacementInput in;
-  in.num_layers = static_cast<int>(f.weight.size());
-  in.num_experts = static_cast<int>(experts);
-  in.num_gpus = f.num_gpus;
-  in.num_nodes = f.num_nodes;
-  in.slots_per_gpu = f.num_replicas / f.num_gpus;
-  in.num_groups = f.num_groups;
+  policies::PlacementInput in =
+      policies::PlacementInput::shape(static_cast<int>(f.weight.size()), static_cast<int>(experts), f.num_gpus,
+                                      f.num_nodes, f.num_replicas / f.num_gpus, f.num_groups);
+  std::vector<double> total;
+  std::vector<double> per_step;
   for (const auto& row : f.weight) {
-    in.expert_load.insert(in.expert_load.end(), row.begin(), row.end());
+    total.insert(total.end(), row.begin(), row.end());
   }
   for (const auto& step : f.window) {
     for (const auto& row : step) {
@@ -231,11 +229,11 @@ policies::PlacementInput placement_input(const LoadFile& f, std::size_t experts,
         if (!(x >= 0.0)) {
           throw core::Error(fmt::format("{}: negative load {} in the window", src, x));
         }
-        in.window_load.push_back(x);
+        per_step.push_back(x);
       }
     }
   }
-  in.window_steps = static_cast<int>(f.window.size());
+  in.set_load_window(std::move(total), std::move(per_step));
   in.seed = seed;
   return in;
 }
@@ -248,12 +246,12 @@ std::unique_ptr<hardware::CostModel> attach_inputs(policies::PlacementInput& in,
     throw std::invalid_argument("--curves and --config both give cost curves; use one");
   }
   if (vm.count("curves")) {
-    in.curves = read_curves(vm["curves"].as<std::string>(), f.num_gpus);
+    in.set_cost_curves(read_curves(vm["curves"].as<std::string>(), f.num_gpus));
   }
   if (vm.count("coactivation")) {
-    in.coactivation = read_coactivation(vm["coactivation"].as<std::string>(), in.num_layers, in.num_experts);
-  } else {
-    in.coactivation = f.coactivation;
+    in.set_coactivation(read_coactivation(vm["coactivation"].as<std::string>(), in.num_layers, in.num_experts));
+  } else if (!f.coactivation.empty()) {
+    in.set_coactivation(f.coactivation);
   }
   std::unique_ptr<hardware::CostModel> cost;  // outlives the curves of --config in exact mode
   if (vm.count("config")) {
@@ -270,7 +268,7 @@ std::unique_ptr<hardware::CostModel> attach_inputs(policies::PlacementInput& in,
                                     vm["config"].as<std::string>(), f.num_gpus, first, cfg.cluster.num_gpus()));
     }
     cost = make_cost_model(cfg);
-    in.curves = make_curves(cfg, *cost, first, f.num_gpus, f.num_replicas / f.num_gpus);
+    in.set_cost_curves(make_curves(cfg, *cost, first, f.num_gpus, f.num_replicas / f.num_gpus));
   }
   return cost;
 }
@@ -318,14 +316,14 @@ nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFi
   for (std::size_t l = 0; l < p.layers.size(); ++l) {
     const auto& layer = p.layers[l];
     gpu_load.push_back(gpu_tokens(layer, f.weight[l]));
-    if (in.curves) {
+    if (in.has_cost_curves()) {
       // Predicted expert time per GPU at the window's mean tokens per step.
       std::vector<double> mean = f.weight[l];
       for (double& x : mean) {
-        x /= std::max(1, in.window_steps);
+        x /= std::max(1, in.load_window().steps());
       }
       std::vector<double> us =
-          policies::predicted_gpu_ns(layer.phy2log, mean, *in.curves, layer.num_gpus, layer.slots_per_gpu);
+          policies::predicted_gpu_ns(layer.phy2log, mean, in.cost_curves(), layer.num_gpus, layer.slots_per_gpu);
       for (double& x : us) {
         x /= 1e3;
       }
@@ -341,7 +339,7 @@ nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFi
   j["log2phy"] = std::move(maps.log2phy);
   j["logcnt"] = std::move(maps.logcnt);
   j["gpu_load"] = gpu_load;
-  if (in.curves) {
+  if (in.has_cost_curves()) {
     j["gpu_time_us"] = gpu_time_us;
   }
   return j;
@@ -461,10 +459,10 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       f, experts, src,
       static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX)));
   const std::unique_ptr<hardware::CostModel> cost = attach_inputs(in, vm, f, experts, src);
-  if (policy->needs().cost_curves && !in.curves) {
+  if (policy->needs().cost_curves && !in.has_cost_curves()) {
     throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
   }
-  if (policy->needs().coactivation && in.coactivation.empty()) {
+  if (policy->needs().coactivation && !in.has_coactivation()) {
     throw std::invalid_argument("--policy " + policy_name +
                                 " needs co-selection counts: --coactivation CSV, or a recording with per-token ids");
   }

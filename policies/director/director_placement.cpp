@@ -18,27 +18,22 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
   p.gpus = in.num_gpus;
   p.capacity = in.slots_per_gpu;
   p.bytes_per_token = in.token_bytes > 0.0 ? in.token_bytes : opt.bytes_per_token;
-  p.curves = in.curves.get();
-  if (!p.curves) {
-    throw core::Error("director: expected cost curves in the placement input");
-  }
+  p.curves = &in.cost_curves();
   const auto L = static_cast<std::size_t>(in.num_layers);
   const auto E = static_cast<std::size_t>(in.num_experts);
   const auto G = static_cast<std::size_t>(std::max(in.num_gpus, 0));
-  if (!in.pass_weight.empty()) {
-    if (in.origin_load.empty()) {
-      throw core::Error("director: pass kinds need the per-origin workload of each (origin_load)");
+  if (in.has_origin_load()) {
+    const OriginLoad& origin = in.origin_load();
+    if (!origin.pass_weight().empty()) {
+      p.passes = origin.passes();
+      p.pass_weight = origin.pass_weight();
     }
-    p.passes = static_cast<int>(in.pass_weight.size());
-    p.pass_weight = in.pass_weight;
-  }
-  if (!in.origin_load.empty()) {
-    p.workload = in.origin_load;
-  } else if (in.expert_load.size() == L * E && G > 0) {
+    p.workload = origin.values();
+  } else if (G > 0) {
     // No origins known: every GPU holds 1/G of each expert's tokens (uniform data parallel attention).
     p.workload.assign(L * G * E, 0.0);
     const auto w = core::grid(p.workload, L, G, E);
-    const auto load = core::grid(in.expert_load, L, E);
+    const auto load = core::grid(in.load_window().total(), L, E);
     for (std::size_t l = 0; l < L; ++l) {
       for (std::size_t j = 0; j < G; ++j) {
         for (std::size_t i = 0; i < E; ++i) {
@@ -47,12 +42,10 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
       }
     }
   } else {
-    throw core::Error(
-        fmt::format("director: expected origin_load ([layer][gpu][expert]) or expert_load of {} x {} values, got {}", L,
-                    E, in.expert_load.size()));
+    throw core::Error(fmt::format("director: expected GPUs in the EP group, got {}", in.num_gpus));
   }
-  if (!in.link_bytes_per_ns.empty()) {
-    p.link_bytes_per_ns = in.link_bytes_per_ns;
+  if (in.has_link_bandwidths()) {
+    p.link_bytes_per_ns = in.link_bandwidths().values();
   } else {
     const int nodes = std::max(in.num_nodes, 1);
     if (in.num_gpus % nodes != 0) {

@@ -4,7 +4,7 @@
 // expert, at most slots_per_gpu (C_max) experts per GPU and layer; the GPU's experts fill its first
 // slots in ascending order, the rest stay empty.
 //
-// W comes from PlacementInput::origin_load when given, else expert_load spread evenly over the GPUs.
+// W comes from PlacementInput::origin_load() when given, else the load window spread evenly over the GPUs.
 // The paper's three strategies are this one optimiser fed different W:
 //  - online proactive (DIRECTOR): W predicted for the queued requests (routing_predictor.hpp);
 //  - online reactive: W observed in the previous batch;
@@ -30,7 +30,7 @@ struct DirectorOptions {
 };
 
 /// The DirectorProblem of a placement input (W, links and C_max = slots_per_gpu). Throws core::Error when
-/// neither origin_load nor expert_load is given or the curves are missing.
+/// neither the origin load nor the load window is given or the curves are missing (the input's accessors).
 DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions& opt);
 
 /// Reads the optimiser's options (lp_mode, epsilon, curve_points, trials, polish, polish_passes,

@@ -32,7 +32,7 @@ DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, Dire
     : shape_(std::move(shape)), policy_(opt), trig_(trig), popularity_(std::move(popularity)) {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
-  if (!shape_.curves) {
+  if (!shape_.has_cost_curves()) {
     throw core::Error("director rebalancing needs the cost curves of the EP group's GPUs");
   }
   if (trig_.interval_steps < 1 || trig_.horizon_steps < 1 || !(trig_.accuracy >= 0.0 && trig_.accuracy <= 1.0) ||
@@ -53,9 +53,7 @@ DirectorTrigger::DirectorTrigger(PlacementInput shape, DirectorOptions opt, Dire
     }
   }
   observed_.assign(2 * L * E, 0.0);
-  shape_.expert_load.clear();
-  shape_.window_load.clear();
-  shape_.window_steps = 0;
+  shape_.clear_load_window();
 }
 
 // Whether the step that is ending now (its view's arrivals not yet counted) is the last before a
@@ -78,16 +76,18 @@ void DirectorTrigger::predicted_workload(const RebalanceView& view, PlacementInp
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
   const auto G = static_cast<std::size_t>(shape_.num_gpus);
-  const auto w = core::grid(in.origin_load, 2, L, G, E);  // W[pass kind][layer][origin][expert]
+  std::vector<double> origin_load(2 * L * G * E, 0.0);
+  std::vector<double> pass_weight(2, 0.0);
+  const auto w = core::grid(origin_load, 2, L, G, E);  // W[pass kind][layer][origin][expert]
   const auto popularity = core::grid(popularity_, L, E);
   const auto predicted = core::grid(view.predicted_load, 2, L, G, E);
   const double p = trig_.accuracy;
   for (std::size_t q = 0; q < 2; ++q) {
-    in.pass_weight[q] = view.predicted_passes[q];
-    if (in.pass_weight[q] <= 0.0) {
+    pass_weight[q] = view.predicted_passes[q];
+    if (pass_weight[q] <= 0.0) {
       continue;
     }
-    const double per_pass = 1.0 / in.pass_weight[q];
+    const double per_pass = 1.0 / pass_weight[q];
     for (std::size_t l = 0; l < L; ++l) {
       for (std::size_t o = 0; o < G; ++o) {
         const std::span<const double> truth = predicted.row(q, l, o);
@@ -98,16 +98,19 @@ void DirectorTrigger::predicted_workload(const RebalanceView& view, PlacementInp
       }
     }
   }
+  in.set_origin_load(std::move(origin_load), std::move(pass_weight));
 }
 
 void DirectorTrigger::observed_workload(PlacementInput& in) const {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
   const auto G = static_cast<std::size_t>(shape_.num_gpus);
-  const auto w = core::grid(in.origin_load, 2, L, G, E);
+  std::vector<double> origin_load(2 * L * G * E, 0.0);
+  std::vector<double> pass_weight(2, 0.0);
+  const auto w = core::grid(origin_load, 2, L, G, E);
   const auto seen = core::grid(observed_, 2, L, E);
   for (std::size_t q = 0; q < 2; ++q) {
-    in.pass_weight[q] = static_cast<double>(observed_steps_[q]);
+    pass_weight[q] = static_cast<double>(observed_steps_[q]);
     if (observed_steps_[q] == 0) {
       continue;
     }
@@ -120,6 +123,7 @@ void DirectorTrigger::observed_workload(PlacementInput& in) const {
       }
     }
   }
+  in.set_origin_load(std::move(origin_load), std::move(pass_weight));
 }
 
 std::optional<Placement> DirectorTrigger::reoptimise(const PlacementInput& in, const Placement& current) {
@@ -176,19 +180,18 @@ std::optional<Placement> DirectorTrigger::plan_predicted(const RebalanceView& vi
     return std::nullopt;  // nothing to predict from (a replayed trace)
   }
   PlacementInput in = shape_;
-  in.origin_load.assign(2 * cells, 0.0);
-  in.pass_weight.assign(2, 0.0);
   predicted_workload(view, in);
   return plan(in, *view.current);
 }
 
 std::optional<Placement> DirectorTrigger::plan(const PlacementInput& in, const Placement& current) {
   double work = 0.0;  // token-expert pairs ahead, over every pass
-  const std::size_t cells = in.origin_load.size() / 2;
-  const auto w = core::grid(in.origin_load, 2, cells);
+  const OriginLoad& origin = in.origin_load();
+  const std::size_t cells = origin.values().size() / 2;
+  const auto w = core::grid(origin.values(), 2, cells);
   for (std::size_t q = 0; q < 2; ++q) {
     const std::span<const double> pass = w.row(q);
-    work += in.pass_weight[q] * std::accumulate(pass.begin(), pass.end(), 0.0);
+    work += origin.pass_weight()[q] * std::accumulate(pass.begin(), pass.end(), 0.0);
   }
   if (work <= 0.0) {
     // No work ahead: with predict = "queued", a batch that found the group idle started at once and
@@ -201,7 +204,6 @@ std::optional<Placement> DirectorTrigger::plan(const PlacementInput& in, const P
 std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
   const auto L = static_cast<std::size_t>(shape_.num_layers);
   const auto E = static_cast<std::size_t>(shape_.num_experts);
-  const auto G = static_cast<std::size_t>(shape_.num_gpus);
   // The reactive baseline's passes: a step with more prompt than decode tokens counts as a prefill pass.
   const std::size_t kind = view.prefill_tokens > 0 && view.prefill_tokens >= view.decode_tokens ? 0 : 1;
   const auto observed = core::grid(observed_, 2, L * E);  // [pass kind][layer x expert]
@@ -229,8 +231,6 @@ std::optional<Placement> DirectorTrigger::on_step(const RebalanceView& view) {
     return plan_predicted(view);
   }
   PlacementInput in = shape_;
-  in.origin_load.assign(2 * L * G * E, 0.0);
-  in.pass_weight.assign(2, 0.0);
   observed_workload(in);
   std::fill(observed_.begin(), observed_.end(), 0.0);
   observed_steps_ = {};
@@ -252,7 +252,8 @@ class DirectorFactory final : public TriggerFactory {
   std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int /*group*/) const override {
     DirectorTriggerOptions trig = trig_;
     trig.accuracy = trig_.accuracy_override.value_or(predictor_accuracy(trig_.predictor, ctx.model_name));
-    return std::make_unique<DirectorTrigger>(ctx.group, opt_, trig, ctx.group.expert_load);
+    return std::make_unique<DirectorTrigger>(
+        ctx.group, opt_, trig, ctx.group.has_load_window() ? ctx.group.load_window().total() : std::vector<double>());
   }
 
  private:

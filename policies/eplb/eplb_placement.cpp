@@ -18,11 +18,8 @@ Placement placement_from_eplb(const PlacementInput& in, const std::vector<int>& 
 }
 
 Placement EplbPlacement::place(const PlacementInput& in) {
-  if (in.expert_load.size() != static_cast<std::size_t>(in.num_layers) * static_cast<std::size_t>(in.num_experts)) {
-    throw core::Error("eplb placement needs the expert load of every MoE layer (a load window)");
-  }
   const eplb::Result r =
-      eplb::rebalance_experts(in.expert_load, in.num_layers, in.num_experts, in.num_gpus * in.slots_per_gpu,
+      eplb::rebalance_experts(in.load_window().total(), in.num_layers, in.num_experts, in.num_gpus * in.slots_per_gpu,
                               in.num_groups, in.num_nodes, in.num_gpus);
   return placement_from_eplb(in, r.phy2log, r.phyrank);
 }

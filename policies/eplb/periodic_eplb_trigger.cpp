@@ -25,13 +25,14 @@ std::optional<Placement> PeriodicEplbTrigger::on_step(const RebalanceView& view)
   }
   // The window's total load per expert (fewer steps if the run is younger than the window).
   PlacementInput in = shape_;
-  in.expert_load.assign(per_step, 0.0);
+  std::vector<double> total(per_step, 0.0);
   const std::int64_t steps = std::min(seen_, opt_.window_steps);
   for (std::int64_t s = 0; s < steps; ++s) {
     for (std::size_t i = 0; i < per_step; ++i) {
-      in.expert_load[i] += ring_[static_cast<std::size_t>(s) * per_step + i];
+      total[i] += ring_[static_cast<std::size_t>(s) * per_step + i];
     }
   }
+  in.set_load_window(std::move(total));
   return EplbPlacement().place(in);
 }
 

@@ -390,15 +390,9 @@ GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, 
 }
 
 Placement GemPlacement::place(const PlacementInput& in) {
-  if (in.window_steps < 1 || in.window_load.size() != static_cast<std::size_t>(in.window_steps) *
-                                                          static_cast<std::size_t>(in.num_layers) *
-                                                          static_cast<std::size_t>(in.num_experts)) {
-    throw core::Error("gem placement needs a per-step load window (routing trace steps or profiled synthetic steps)");
-  }
-  if (!in.curves || in.curves->num_gpus() != in.num_gpus) {
-    throw core::Error(fmt::format("gem placement needs the cost curves of the {} GPUs", in.num_gpus));
-  }
-  const int steps = std::min(opt_.window_steps, in.window_steps);
+  const LoadWindow& window = in.step_window();
+  const CostCurves& curves = in.cost_curves();
+  const int steps = std::min(opt_.window_steps, window.steps());
   const auto E = static_cast<std::size_t>(in.num_experts);
   std::vector<double> loads(static_cast<std::size_t>(steps) * E);
   Placement out;
@@ -406,10 +400,10 @@ Placement GemPlacement::place(const PlacementInput& in) {
   for (int l = 0; l < in.num_layers; ++l) {
     for (int t = 0; t < steps; ++t) {
       for (int e = 0; e < in.num_experts; ++e) {
-        loads[static_cast<std::size_t>(t) * E + static_cast<std::size_t>(e)] = in.window(t, l, e);
+        loads[static_cast<std::size_t>(t) * E + static_cast<std::size_t>(e)] = window.step(t, l, e);
       }
     }
-    const GemLayerProblem p{steps, in.num_experts, in.num_gpus, in.slots_per_gpu, loads, in.curves.get()};
+    const GemLayerProblem p{steps, in.num_experts, in.num_gpus, in.slots_per_gpu, loads, &curves};
     core::Rng rng = streams.stream("gem", static_cast<std::uint64_t>(l));
     GemLayerResult r = gem_place_layer(p, opt_, rng);
     out.layers.push_back(make_layer_placement(in.num_experts, in.num_gpus, in.slots_per_gpu, std::move(r.phy2log)));

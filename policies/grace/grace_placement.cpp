@@ -97,23 +97,15 @@ Placement GracePlacement::place(const PlacementInput& in) {
                       std::to_string(in.num_nodes) + " nodes, " + std::to_string(in.slots_per_gpu) +
                       " slots per GPU, " + std::to_string(in.num_experts) + " experts");
   }
-  if (in.coactivation.size() != layers * experts * experts) {
-    throw core::Error("grace placement needs the experts' co-selection counts (PlacementInput::coactivation, " +
-                      std::to_string(layers * experts * experts) + " values: layers x experts x experts), got " +
-                      std::to_string(in.coactivation.size()));
-  }
-  if (cfg_.replication && in.expert_load.size() != layers * experts) {
-    throw core::Error("grace placement with replication needs the expert load of every MoE layer (a load window)");
-  }
+  const Coactivation& coactivation = in.coactivation();
+  const LoadWindow* window = cfg_.replication ? &in.load_window() : nullptr;
   const int gpus_per_node = in.num_gpus / in.num_nodes;
   Placement p;
   report_.clear();
   for (std::size_t l = 0; l < layers; ++l) {
-    const Eigen::MatrixXd a = affinity_from_counts(
-        std::span<const double>(in.coactivation).subspan(l * experts * experts, experts * experts), in.num_experts);
-    const std::span<const double> load = cfg_.replication
-                                             ? std::span<const double>(in.expert_load).subspan(l * experts, experts)
-                                             : std::span<const double>();
+    const Eigen::MatrixXd a = affinity_from_counts(coactivation.layer(static_cast<int>(l)), in.num_experts);
+    const std::span<const double> load =
+        window != nullptr ? window->total(static_cast<int>(l)) : std::span<const double>();
     const std::uint64_t seed = core::RandomStreams(in.seed).stream_seed("grace-layer", l);
     report_.push_back(grace_layer(a, load, in.num_nodes, gpus_per_node, in.slots_per_gpu, cfg_, seed));
     p.layers.push_back(grace_layer_placement(report_.back(), in.num_experts, in.num_gpus, in.slots_per_gpu));

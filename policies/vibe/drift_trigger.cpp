@@ -19,8 +19,7 @@ DriftTrigger::DriftTrigger(const PlacementInput& shape, std::shared_ptr<const Co
   sum_.assign(per_step, 0.0);
   class_sum_[0].assign(per_step, 0.0);
   class_sum_[1].assign(per_step, 0.0);
-  shape_.expert_load.clear();
-  shape_.window_load.clear();
+  shape_.clear_load_window();
 }
 
 std::optional<Placement> DriftTrigger::on_step(const RebalanceView& view) {

@@ -164,22 +164,18 @@ VibeIncrementalResult vibe_incremental_layer(std::vector<int>& phy2log, std::spa
 
 Placement VibePlacement::place(const PlacementInput& in) {
   const auto E = static_cast<std::size_t>(in.num_experts);
-  if (in.expert_load.size() != static_cast<std::size_t>(in.num_layers) * E) {
-    throw core::Error("vibe placement needs the expert load of every MoE layer (a load window)");
-  }
-  if (!in.curves || in.curves->num_gpus() != in.num_gpus) {
-    throw core::Error(fmt::format("vibe placement needs the cost curves of the {} GPUs", in.num_gpus));
-  }
+  const LoadWindow& window = in.load_window();
+  const CostCurves& curves = in.cost_curves();
   // Tokens per step: the window's mean when its steps are known, else the loads as given.
-  const double per_step = in.window_steps > 0 ? 1.0 / in.window_steps : 1.0;
+  const double per_step = window.steps() > 0 ? 1.0 / window.steps() : 1.0;
   std::vector<double> w(E);
   Placement out;
   for (int l = 0; l < in.num_layers; ++l) {
     for (std::size_t e = 0; e < E; ++e) {
-      w[e] = in.expert_load[static_cast<std::size_t>(l) * E + e] * per_step;
+      w[e] = window.total()[static_cast<std::size_t>(l) * E + e] * per_step;
     }
     out.layers.push_back(make_layer_placement(in.num_experts, in.num_gpus, in.slots_per_gpu,
-                                              vibe_initial_layer(w, *in.curves, in.num_gpus, in.slots_per_gpu)));
+                                              vibe_initial_layer(w, curves, in.num_gpus, in.slots_per_gpu)));
   }
   return out;
 }

@@ -341,11 +341,13 @@ TEST_CASE("DIRECTOR: malformed problems are rejected with what was expected") {
 TEST_CASE("DIRECTOR: placement policy from the registry, deterministic with a seed") {
   core::Rng rng(4);
   PlacementInput in = PlacementInput::shape(3, 16, 4, 2, 4);
-  in.curves = convex_curves(4, rng);
+  in.set_cost_curves(convex_curves(4, rng));
   boost::random::uniform_real_distribution<double> load(0.0, 100.0);
+  std::vector<double> total;
   for (int k = 0; k < 3 * 16; ++k) {
-    in.expert_load.push_back(load(rng));
+    total.push_back(load(rng));
   }
+  in.set_load_window(std::move(total));
   in.seed = 17;
   core::ParamTable t(std::string("director"));
   auto policy = placement_registry().create("director", t);
@@ -361,14 +363,16 @@ TEST_CASE("DIRECTOR: placement policy from the registry, deterministic with a se
     }
   }
   // With per-origin loads: W of one shape, and a link matrix (node 0 = GPUs 0, 1).
-  in.origin_load.assign(3 * 4 * 16, 0.0);
-  for (double& v : in.origin_load) {
+  std::vector<double> origin(3 * 4 * 16, 0.0);
+  for (double& v : origin) {
     v = load(rng);
   }
-  in.link_bytes_per_ns = two_level_links(4, 2, 400.0, 50.0);
+  in.set_origin_load(origin);
+  in.set_link_bandwidths(two_level_links(4, 2, 400.0, 50.0));
   CHECK(policy->place(in).layers.size() == 3);
-  in.origin_load.pop_back();
-  CHECK_THROWS_AS(policy->place(in), core::Error);
+  // A W of the wrong shape is refused where it is given, naming the input.
+  origin.pop_back();
+  CHECK_THROWS_WITH(in.set_origin_load(origin), Catch::Contains("origin load"));
 }
 
 TEST_CASE("DIRECTOR: offline and reactive baselines are the optimiser on summed or previous W") {

@@ -173,12 +173,12 @@ TEST_CASE("a pinned input where the reference EPLB's max GPU load is above linea
 TEST_CASE("the eplb placement policy turns EPLB's output into placements with its replica ranks") {
   PlacementInput in = PlacementInput::shape(2, 12, 8, 2, 2, 4);
   in.num_groups = 4;
-  in.expert_load = {90, 132, 40,  61, 104, 165, 39,  4,   73,  56, 183, 86,
-                    20, 107, 104, 64, 19,  197, 187, 157, 172, 86, 16,  27};
+  in.set_load_window(
+      {90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86, 20, 107, 104, 64, 19, 197, 187, 157, 172, 86, 16, 27});
   const Placement p = EplbPlacement().place(in);
   REQUIRE(p.layers[0].phy2log == std::vector<int>{5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1});
   REQUIRE(p.layers[0].replicas(4)[0] == 7);  // rank 0 of expert 4 is its original at slot 7, not slot 5
   REQUIRE(p.layers[0].replicas(4)[1] == 5);
   PlacementInput no_load = PlacementInput::shape(2, 12, 8, 2, 2, 1);
-  REQUIRE_THROWS_WITH(EplbPlacement().place(no_load), Contains("needs the expert load"));
+  REQUIRE_THROWS_WITH(EplbPlacement().place(no_load), Contains("no load window"));
 }

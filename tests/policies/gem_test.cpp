@@ -222,20 +222,23 @@ TEST_CASE("GEM: every GPU holds its share of experts, the incremental score is e
 TEST_CASE("GEM placement: needs a window and curves, places every layer") {
   PlacementInput in = PlacementInput::shape(2, 4, 2, 1, 2);
   GemPlacement gem(GemOptions{});
-  REQUIRE_THROWS_WITH(gem.place(in), Catch::Contains("per-step load window"));
-  in.window_steps = 3;
-  in.window_load.assign(std::size_t{24}, 0.0);  // 3 steps x 2 layers x 4 experts
+  REQUIRE_THROWS_WITH(gem.place(in), Catch::Contains("step-by-step load window"));
+  std::vector<double> window(std::size_t{24}, 0.0);  // 3 steps x 2 layers x 4 experts
   for (int t = 0; t < 3; ++t) {
     for (int l = 0; l < 2; ++l) {
       for (int e = 0; e < 4; ++e) {
         const int at = (t * 2 + l) * 4 + e;
         const int src = t * 4 + e;
-        in.window_load[static_cast<std::size_t>(at)] = k_fig13_trace[static_cast<std::size_t>(src)];
+        window[static_cast<std::size_t>(at)] = k_fig13_trace[static_cast<std::size_t>(src)];
       }
     }
   }
+  // Only the total: GEM scores steps, so it names the step window (PolicyNeeds::step_window).
+  in.set_load_window(std::vector<double>(8, 0.0));
+  REQUIRE_THROWS_WITH(gem.place(in), Catch::Contains("PolicyNeeds::step_window"));
+  in.set_load_window(std::vector<double>(8, 0.0), window);
   REQUIRE_THROWS_WITH(gem.place(in), Catch::Contains("cost curves"));
-  in.curves = std::make_shared<const CostCurves>(figure13_curves());
+  in.set_cost_curves(std::make_shared<const CostCurves>(figure13_curves()));
   const Placement p = gem.place(in);
   REQUIRE(p.layers.size() == 2);
   const CostCurves curves = figure13_curves();

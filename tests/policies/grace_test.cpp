@@ -266,13 +266,17 @@ TEST_CASE("grace placement groups planted blocks per GPU and replicates the hot 
   const Planted planted = planted_blocks(rng, 4, 4);
   PlacementInput in = PlacementInput::shape(2, 16, 4, 2, 8);
   in.seed = 11;
+  std::vector<double> counts;
+  std::vector<double> total;
   for (int l = 0; l < 2; ++l) {
     const std::vector<double> c = to_counts(planted.affinity);
-    in.coactivation.insert(in.coactivation.end(), c.begin(), c.end());
+    counts.insert(counts.end(), c.begin(), c.end());
     for (int e = 0; e < 16; ++e) {
-      in.expert_load.push_back(planted.block[static_cast<std::size_t>(e)] == planted.block[0] ? 100.0 : 10.0);
+      total.push_back(planted.block[static_cast<std::size_t>(e)] == planted.block[0] ? 100.0 : 10.0);
     }
   }
+  in.set_coactivation(counts);
+  in.set_load_window(total);
   GracePlacement policy;
   const Placement p = policy.place(in);
   REQUIRE(p.layers.size() == 2);
@@ -306,13 +310,16 @@ TEST_CASE("grace placement groups planted blocks per GPU and replicates the hot 
   REQUIRE(q.layers[0].max_replicas == 1);
   REQUIRE(std::count(q.layers[0].phy2log.begin(), q.layers[0].phy2log.end(), -1) == 32 - 16);
   // Missing inputs are named.
-  PlacementInput none = in;
-  none.coactivation.clear();
-  REQUIRE_THROWS_WITH(policy.place(none), Contains("coactivation"));
-  none = in;
-  none.expert_load.clear();
-  REQUIRE_THROWS_WITH(policy.place(none), Contains("expert load"));
+  PlacementInput none = PlacementInput::shape(2, 16, 4, 2, 8);
+  none.set_load_window(total);
+  REQUIRE_THROWS_WITH(policy.place(none), Contains("PolicyNeeds::coactivation"));
+  none = PlacementInput::shape(2, 16, 4, 2, 8);
+  none.set_coactivation(counts);
+  REQUIRE_THROWS_WITH(policy.place(none), Contains("PolicyNeeds::load_window"));
   REQUIRE_NOTHROW(GracePlacement(off).place(none));
+  // Counts of the wrong shape are refused where they are given.
+  counts.pop_back();
+  REQUIRE_THROWS_WITH(none.set_coactivation(counts), Contains("co-activation"));
 }
 
 TEST_CASE("grace placement keeps node and GPU slot limits") {
@@ -325,8 +332,8 @@ TEST_CASE("grace placement keeps node and GPU slot limits") {
     }
   }
   PlacementInput in = PlacementInput::shape(1, 16, 4, 2, 4);
-  in.coactivation = to_counts(a);
-  in.expert_load.assign(16, 1.0);
+  in.set_coactivation(to_counts(a));
+  in.set_load_window(std::vector<double>(16, 1.0));
   const Placement p = GracePlacement().place(in);
   for (int e = 0; e < 16; ++e) {
     REQUIRE(p.layers[0].logcnt[static_cast<std::size_t>(e)] == 1);  // no free slot for copies

@@ -56,7 +56,7 @@ TEST_CASE("the periodic EPLB trigger re-solves every interval on its window") {
   // Window = the last 2 steps: loads 20, 18, 2, 2 -> EPLB (global, 2 GPUs of 2 slots) pairs a hot expert
   // with a cold one on each GPU.
   PlacementInput in = shape;
-  in.expert_load = {20, 18, 2, 2};
+  in.set_load_window({20, 18, 2, 2});
   REQUIRE(p->layers[0].phy2log == EplbPlacement().place(in).layers[0].phy2log);
   REQUIRE(p->layers[0].phy2log == std::vector<int>{0, 3, 1, 2});
 }

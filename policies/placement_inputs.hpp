@@ -1,0 +1,112 @@
+#pragma once
+// The typed inputs a placement policy may read besides the shape (PlacementInput): the load window,
+// co-selection counts, per-origin workload and link bandwidths. Each view owns its flat row-major
+// buffer and checks its sizes against the shape once, in its constructor, with an error naming the
+// input; after that a policy indexes it without re-checking. Cost curves are CostCurves itself.
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace epsim::policies {
+
+/// Tokens per expert over a load window: the total [layer][expert] and, when profiled step by step,
+/// the same window per step [step][layer][expert] (GEM scores every step separately).
+class LoadWindow {
+ public:
+  /// `total` must hold layers x experts values; `per_step` none or a whole number of such matrices
+  /// (their count is steps()). Throws core::Error otherwise.
+  LoadWindow(int layers, int experts, std::vector<double> total, std::vector<double> per_step = {});
+
+  int layers() const { return layers_; }
+  int experts() const { return experts_; }
+  /// Steps of the per-step window (0 when only the total is known).
+  int steps() const { return steps_; }
+  bool has_steps() const { return steps_ > 0; }
+
+  /// The total, [layer][expert] row-major.
+  const std::vector<double>& total() const { return total_; }
+  /// Layer `l`'s row of the total.
+  std::span<const double> total(int l) const { return std::span<const double>(total_).subspan(at(0, l, 0), cols()); }
+  double total(int l, int e) const { return total_[at(0, l, e)]; }
+  /// Tokens of expert `e` of layer `l` in window step `t` (t < steps()).
+  double step(int t, int l, int e) const { return per_step_[at(t, l, e)]; }
+  /// The per-step window, [step][layer][expert] row-major (empty when steps() is 0).
+  const std::vector<double>& per_step() const { return per_step_; }
+
+ private:
+  std::size_t cols() const { return static_cast<std::size_t>(experts_); }
+  std::size_t at(int t, int l, int e) const {
+    return (static_cast<std::size_t>(t) * static_cast<std::size_t>(layers_) + static_cast<std::size_t>(l)) * cols() +
+           static_cast<std::size_t>(e);
+  }
+
+  int layers_ = 0;
+  int experts_ = 0;
+  int steps_ = 0;
+  std::vector<double> total_;
+  std::vector<double> per_step_;
+};
+
+/// Co-selection counts over a profiling window, [layer][expert][expert]: how many tokens chose both
+/// experts in their top-k (policies/grace/affinity.hpp).
+class Coactivation {
+ public:
+  /// `counts` must hold layers x experts x experts values; throws core::Error otherwise.
+  Coactivation(int layers, int experts, std::vector<double> counts);
+
+  int layers() const { return layers_; }
+  int experts() const { return experts_; }
+  /// Layer `l`'s experts x experts matrix, row-major.
+  std::span<const double> layer(int l) const {
+    const std::size_t n = static_cast<std::size_t>(experts_) * static_cast<std::size_t>(experts_);
+    return std::span<const double>(counts_).subspan(static_cast<std::size_t>(l) * n, n);
+  }
+  /// All of it, [layer][expert][expert] row-major.
+  const std::vector<double>& values() const { return counts_; }
+
+ private:
+  int layers_ = 0;
+  int experts_ = 0;
+  std::vector<double> counts_;
+};
+
+/// Per-origin workload W (DIRECTOR): tokens on GPU j routed to expert i, [layer][origin_gpu][expert],
+/// one such tensor per kind of forward pass, with how many passes of each kind (director_model.hpp).
+class OriginLoad {
+ public:
+  /// `load` must hold passes x layers x gpus x experts values, passes = pass_weight.size() (an empty
+  /// `pass_weight`: one pass of weight 1). Throws core::Error otherwise.
+  OriginLoad(int layers, int gpus, int experts, std::vector<double> load, std::vector<double> pass_weight = {});
+
+  /// Kinds of forward pass (1 when no pass weights were given).
+  int passes() const { return passes_; }
+  /// W, [pass][layer][origin][expert] row-major.
+  const std::vector<double>& values() const { return load_; }
+  /// Passes of each kind; empty: one pass.
+  const std::vector<double>& pass_weight() const { return pass_weight_; }
+
+ private:
+  int passes_ = 1;
+  std::vector<double> load_;
+  std::vector<double> pass_weight_;
+};
+
+/// Link bandwidths between the group's GPUs, [src][dst] in bytes per ns (= GB/s).
+class LinkBandwidths {
+ public:
+  /// `bytes_per_ns` must hold gpus x gpus values; throws core::Error otherwise.
+  LinkBandwidths(int gpus, std::vector<double> bytes_per_ns);
+
+  int gpus() const { return gpus_; }
+  double operator()(int src, int dst) const {
+    return values_[static_cast<std::size_t>(src) * static_cast<std::size_t>(gpus_) + static_cast<std::size_t>(dst)];
+  }
+  /// All of it, [src][dst] row-major.
+  const std::vector<double>& values() const { return values_; }
+
+ private:
+  int gpus_ = 0;
+  std::vector<double> values_;
+};
+
+}  // namespace epsim::policies
