@@ -52,7 +52,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void bench(const std::string& label, const std::vector<std::string>& sets) {
   const auto cfg = experiments::load_config_text(k_base, "bench", sets);
   const auto t0 = std::chrono::steady_clock::now();
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const auto res = sim.run();
   const double wall = seconds_since(t0);
   const auto& s = res.summary;

@@ -62,12 +62,13 @@ std::function<std::unique_ptr<policies::RebalanceTrigger>(int)> trigger_maker(co
 // One pool's parts: its placement (made for its first group from what its policies declared they need),
 // KV budget, routing, trigger and hand-off policy.
 serving::PoolParts build_pool(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                              const hardware::Topology& ports, std::size_t index, policies::PlacementInput& input) {
+                              const hardware::Topology& ports, std::size_t index, const LoadWindow* window,
+                              policies::PlacementInput& input) {
   const serving::PoolSpec& spec = cfg.pools[index];
   serving::PoolParts pool;
   pool.spec = spec;
   pool.spec.comm.overlap_compute_factor = hardware::overlap_compute_factor(spec.comm, cfg.gpu_of(spec).sm_count);
-  input = make_placement_input(cfg, cost, ports, index);
+  input = make_placement_input(cfg, cost, ports, index, window);
   pool.placement = policies::make_placement(spec.policy, cfg.source)->place(input);
   pool.kv_blocks_per_gpu =
       serving::plan_memory(cfg.model, cfg.gpu_of(spec), spec.slots_per_gpu(cfg.model.routed_experts),
@@ -87,7 +88,7 @@ serving::PoolParts build_pool(const ExperimentConfig& cfg, const hardware::CostM
 
 }  // namespace
 
-serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
+serving::SimulationParts build_simulation(const ExperimentConfig& cfg, const PoolWindows& windows) {
   const std::shared_ptr<const hardware::NetworkGraph> network = make_network(cfg);
   std::unique_ptr<hardware::CostModel> cost = make_cost_model(cfg);
   serving::SimulationParts p{.model = cfg.model, .cost = nullptr, .topology = network->port_view()};
@@ -97,7 +98,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg) {
   bool forecast = false;
   for (std::size_t i = 0; i < cfg.pools.size(); ++i) {
     policies::PlacementInput in;
-    p.pools.push_back(build_pool(cfg, *cost, p.topology, i, in));
+    const LoadWindow* window = i < windows.of_pool.size() && windows.of_pool[i] ? &*windows.of_pool[i] : nullptr;
+    p.pools.push_back(build_pool(cfg, *cost, p.topology, i, window, in));
     forecast = forecast || (cfg.pools[i].policy.rebalance.trigger && cfg.pools[i].policy.needs.predictions);
     if (i == primary) {
       p.placement_curves = in.cost_curves_ptr();

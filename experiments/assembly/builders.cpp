@@ -1,7 +1,10 @@
 #include "experiments/assembly/builders.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "core/random_streams.hpp"
 #include "experiments/assembly/load_window.hpp"
 #include "models/layer_work.hpp"
@@ -54,7 +57,8 @@ bool network_in_use(const ExperimentConfig& cfg) {
 }
 
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::Topology& ports, std::size_t pool) {
+                                              const hardware::Topology& ports, std::size_t pool,
+                                              const LoadWindow* window) {
   const serving::PoolSpec& spec = cfg.pools.at(pool);
   const policies::PolicyNeeds& needs = spec.policy.needs;
   const int placed = spec.shape.first_group;
@@ -78,8 +82,13 @@ policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const
   in.set_link_bandwidths(std::move(links));
   // The inputs the pool's policies declared (PolicyNeeds), each checked against the shape as it is set.
   if (needs.load_window) {
-    LoadWindow w = profile_load(cfg, placed);
-    in.set_load_window(std::move(w.total), std::move(w.steps));
+    if (window == nullptr) {
+      throw core::Error(
+          fmt::format("pool \"{}\": its placement needs a load window, which was not profiled "
+                      "(profile_pool_windows before build_simulation)",
+                      spec.name));
+    }
+    in.set_load_window(window->total, window->steps);
   }
   if (needs.coactivation) {
     in.set_coactivation(profile_coactivation(cfg, pool));

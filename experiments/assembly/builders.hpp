@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/load_window.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
 #include "hardware/topology.hpp"
@@ -43,7 +44,10 @@ bool network_in_use(const ExperimentConfig& cfg);
 /// communication model), the seed, and what the pool's policies declared they need: the load window of
 /// that group's steps (load_window.hpp), C_g(n) of its GPUs, co-selection counts. `ports` is the
 /// cluster's port view (NetworkGraph::port_view()).
+/// `window`: the pool's profiled load window (load_window.hpp's profile_pool_windows), required when its
+/// policies declared they need one.
 policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const hardware::CostModel& cost,
-                                              const hardware::Topology& ports, std::size_t pool);
+                                              const hardware::Topology& ports, std::size_t pool,
+                                              const LoadWindow* window);
 
 }  // namespace epsim::experiments

@@ -51,7 +51,7 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   const policies::LoadWindowConfig& window = serving::pool_of_group(cfg.pools, target).policy.load_window;
   const std::int64_t skip = window.skip_steps;
   const std::int64_t keep = window.steps;
-  serving::SimulationParts parts = build_simulation(warm);
+  serving::SimulationParts parts = build_simulation(warm, PoolWindows{});  // linear: no window of its own
   if (!parts.network) {  // triggers need the graph (the recorder never moves anything, but says so)
     parts.network = std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
   }
@@ -172,6 +172,17 @@ LoadWindow profile_load(const ExperimentConfig& cfg, int group) {
     }
   }
   return w;
+}
+
+PoolWindows profile_pool_windows(const ExperimentConfig& cfg) {
+  PoolWindows out;
+  out.of_pool.resize(cfg.pools.size());
+  for (std::size_t i = 0; i < cfg.pools.size(); ++i) {
+    if (cfg.pools[i].policy.needs.load_window) {
+      out.of_pool[i] = profile_load(cfg, cfg.pools[i].shape.first_group);
+    }
+  }
+  return out;
 }
 
 }  // namespace epsim::experiments

@@ -3,6 +3,7 @@
 // first steps, steps recorded by a warm-up run with the linear placement, or synthetic steps; and the
 // co-selection counts GRACE's affinity is made of.
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "experiments/assembly/experiment_config.hpp"
@@ -22,5 +23,13 @@ LoadWindow profile_load(const ExperimentConfig& cfg, int group);
 /// per-token top-k ids (a trace without them is a config error), or for synthetic routing the expected
 /// co-selections of the window's tokens under the router's topics; the window of pool `pool`'s policy.
 std::vector<double> profile_coactivation(const ExperimentConfig& cfg, std::size_t pool);
+
+/// The load window of every pool whose policies declared they need one (PolicyNeeds::load_window),
+/// indexed like cfg.pools (empty for the others). The explicit step before build_simulation: a warm-up
+/// window runs a simulation of its own here, never inside build_simulation.
+struct PoolWindows {
+  std::vector<std::optional<LoadWindow>> of_pool;
+};
+PoolWindows profile_pool_windows(const ExperimentConfig& cfg);
 
 }  // namespace epsim::experiments

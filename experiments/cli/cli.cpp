@@ -118,7 +118,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   core::StagedDirectory staged(dir, run_output_names());
 
   const auto t0 = std::chrono::steady_clock::now();
-  serving::Simulator sim(build_simulation(cfg));
+  serving::Simulator sim(build_simulation(cfg, profile_pool_windows(cfg)));
   const RunOutputs outputs(sim, cfg);
   // Progress on stderr once a run has taken a few seconds: simulated time against the workload's
   // duration, or finished requests against its count.
@@ -292,7 +292,7 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   const ExperimentConfig cfg = load_experiment(vm, err);
   // Every check run makes before simulating is made here by the same code: the simulation is built
   // (placement, cost curves, load window, memory plan, routing source, arrivals), just not run.
-  const serving::Simulator sim(build_simulation(cfg));
+  const serving::Simulator sim(build_simulation(cfg, profile_pool_windows(cfg)));
   std::string workload =
       fmt::format("{} requests at {} req/s", cfg.workload.num_requests, cfg.workload.arrivals.rate_rps);
   if (cfg.workload.arrivals.kind == workloads::ArrivalConfig::Kind::replay) {

@@ -102,7 +102,7 @@ double search_one(const ExperimentConfig& cfg, const SloSearchOptions& o, int re
     SloProbe p;
     for (double scale = 1.0;; scale *= 2.0) {
       const ExperimentConfig c = slo_probe_config(cfg, rate, o, replication, scale);
-      serving::Simulator sim(build_simulation(c));
+      serving::Simulator sim(build_simulation(c, profile_pool_windows(c)));
       const serving::SimulationResult res = sim.run();
       p = SloProbe{rate, replication, res.summary, 0.0, 0.0, scale, 0};
       half_attainments(res.requests, c.serving, p);

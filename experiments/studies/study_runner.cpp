@@ -70,7 +70,7 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
   try {
     const ExperimentConfig cfg = run_config(spec, plan, run);
     rec.key = run_key(spec, cfg);
-    serving::Simulator sim(build_simulation(cfg));
+    serving::Simulator sim(build_simulation(cfg, profile_pool_windows(cfg)));
     const serving::SimulationResult res = sim.run();
     rec.metrics = run_metrics(cfg, res);
     rec.routing_loops = res.routing_loops;

@@ -17,7 +17,7 @@ double network_gb(const std::string& placement, const std::string& algorithm) {
       std::string(EPSIM_TEST_DATA_DIR) + "/grace_scenario.toml",
       {"policy.placement=" + placement, "policy.routing=even", "communication.algorithm=\"" + algorithm + "\"",
        "parallel.redundant_experts=0", "routing.topic_spread=3.0", "workload.num_requests=60"});
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const auto res = sim.run();
   return res.summary.inter_node_gb + res.summary.intra_node_gb;
 }

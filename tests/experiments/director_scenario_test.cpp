@@ -72,7 +72,7 @@ std::map<std::string, double> stats_of(const serving::SimulationResult& r) {
 
 serving::SimulationResult run(const std::vector<std::string>& sets, Timeline& timeline) {
   const auto cfg = experiments::load_config(k_config, sets);
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   sim.add_observer(&timeline);
   return sim.run();
 }
@@ -168,7 +168,7 @@ TEST_CASE("DIRECTOR's predictor accuracy follows Table II for the model") {
   // The trigger each EP group gets, built from the run's own parts.
   const auto accuracy = [](const std::vector<std::string>& more) {
     const auto cfg = experiments::load_config(k_config, director_sets(more));
-    const serving::SimulationParts p = experiments::build_simulation(cfg);
+    const serving::SimulationParts p = experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg));
     const auto trigger = p.pools.at(0).make_rebalance(0);
     const auto* director = dynamic_cast<const policies::DirectorTrigger*>(trigger.get());
     REQUIRE(director != nullptr);

@@ -20,7 +20,7 @@ TEST_CASE("disaggregated serving adds the KV transfer time between prefill and d
                                {"parallel.ep_size=2", "disaggregation.prefill_groups=1", "workload.num_requests=1",
                                 "workload.prompt_tokens.distribution=\"fixed\"", "workload.prompt_tokens.value=512",
                                 "workload.output_tokens.distribution=\"fixed\"", "workload.output_tokens.value=2"});
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   serving::StepLog log;
   sim.add_observer(&log);
   const auto res = sim.run();
@@ -63,7 +63,7 @@ std::vector<int> decode_ranks_after_burst(int n, const std::string& handoff, ser
        "workload.batch_size=" + std::to_string(n), "workload.num_requests=" + std::to_string(n),
        "workload.prompt_tokens.distribution=\"fixed\"", "workload.prompt_tokens.value=64",
        "workload.output_tokens.distribution=\"fixed\"", "workload.output_tokens.value=40"});
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   auto res = sim.run();
   std::vector<int> per_rank(6, 0);
   for (const auto& r : res.requests) {

@@ -68,7 +68,7 @@ std::string make_small_trace() {
 
 void check_golden(const std::string& name, const std::string& config, std::vector<std::string> sets) {
   const auto cfg = experiments::load_config(k_data + "/" + config, sets);
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const auto res = sim.run();
   const auto summary = nlohmann::json::parse(experiments::summary_json(cfg, res));
   nlohmann::ordered_json pinned;

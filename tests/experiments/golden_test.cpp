@@ -26,7 +26,7 @@ struct Outputs {
 
 Outputs run_small(const std::vector<std::string>& sets = {}) {
   const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", sets);
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const auto res = sim.run();
   return {experiments::summary_json(cfg, res), experiments::requests_csv(res)};
 }
@@ -85,7 +85,7 @@ TEST_CASE("per-request metrics recomputed from requests.csv match the summary") 
 TEST_CASE("graph and port collective models: close on switch + rail fabrics, far apart on a mesh") {
   const auto run = [](const std::vector<std::string>& sets) {
     const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", sets);
-    serving::Simulator sim(experiments::build_simulation(cfg));
+    serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
     return sim.run().summary;
   };
   // HGX: the port model's bandwidth term is exact for the engine's dispatch traffic
@@ -108,7 +108,7 @@ TEST_CASE("graph and port collective models: close on switch + rail fabrics, far
 
 TEST_CASE("tokens.csv lists every token and its gaps give each request's TPOT") {
   const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", {});
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   serving::TokenLog tokens;
   sim.add_observer(&tokens);
   const auto res = sim.run();

@@ -15,7 +15,7 @@ const std::string k_config = std::string(EPSIM_TEST_DATA_DIR) + "/grace_scenario
 serving::SimulationResult run(const std::string& placement, const std::string& routing) {
   const auto cfg = experiments::load_config(
       k_config, {"policy.placement=\"" + placement + "\"", "policy.routing=\"" + routing + "\""});
-  return serving::Simulator(experiments::build_simulation(cfg)).run();
+  return serving::Simulator(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg))).run();
 }
 }  // namespace
 
@@ -37,7 +37,7 @@ TEST_CASE("GRACE routing over GRACE's placement cuts inter-node traffic against 
 
 TEST_CASE("GRACE's replicas take memory: only the GPUs that hold them lose KV-cache blocks") {
   const auto cfg = experiments::load_config(k_config, {"policy.placement=\"grace\""});
-  const serving::SimulationParts p = experiments::build_simulation(cfg);
+  const serving::SimulationParts p = experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg));
   REQUIRE(p.pools.size() == 1);
   const serving::PoolParts& pool = p.pools[0];
   REQUIRE(pool.kv_blocks_by_rank.size() == 8);
@@ -67,7 +67,8 @@ TEST_CASE("GRACE's replicas take memory: only the GPUs that hold them lose KV-ca
   REQUIRE(fewest < most);  // some GPUs hold replicas, some do not
   // Linear leaves the redundant slots empty: every GPU holds 8 experts x 16 layers, its spare slot's memory
   // goes to the KV cache.
-  const auto lin = experiments::build_simulation(experiments::load_config(k_config, {}));
+  const auto lin_cfg = experiments::load_config(k_config, {});
+  const auto lin = experiments::build_simulation(lin_cfg, experiments::profile_pool_windows(lin_cfg));
   const double lin_kv_gib = non_expert - 8.0 * 16.0 * models::expert_weight_bytes(cfg.model) / gib;
   REQUIRE(lin.pools.at(0).kv_blocks_by_rank ==
           std::vector<std::int64_t>(8, static_cast<std::int64_t>(std::floor(lin_kv_gib * gib / block_bytes))));

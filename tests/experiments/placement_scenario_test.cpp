@@ -13,7 +13,7 @@ using namespace epsim;
 namespace {
 serving::SimulationResult run(const std::vector<std::string>& sets) {
   const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/gem_scenario.toml", sets);
-  return serving::Simulator(experiments::build_simulation(cfg)).run();
+  return serving::Simulator(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg))).run();
 }
 }  // namespace
 
@@ -79,6 +79,6 @@ TEST_CASE("the warm-up exists with fewer experts than GPUs: it replicates unifor
       "[model]\npreset = \"mixtral-8x7b\"\n[cluster]\npreset = \"hgx-h100\"\nnodes = 2\n[workload]\nnum_requests = 60\n"
       "[parallel]\nredundant_experts = 8\n[policy]\nplacement = \"eplb\"\n",
       "ep16.toml", {});
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   CHECK(sim.run().summary.requests_finished == 60);
 }

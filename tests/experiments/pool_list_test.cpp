@@ -83,7 +83,7 @@ std::string error_of(const std::string& pools, const std::vector<std::string>& s
 
 // Everything a run writes that depends on the deployment, less the config echo.
 std::vector<std::string> outputs(const experiments::ExperimentConfig& cfg) {
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const serving::SimulationResult res = sim.run();
   auto summary = nlohmann::json::parse(experiments::summary_json(cfg, res));
   return {summary["metrics"].dump(), experiments::requests_csv(res)};
@@ -131,7 +131,7 @@ TEST_CASE("pool lists: a prefill pool hands off to two decode pools of other GPU
   for (int g = 0; g < 6; ++g) {
     CHECK(roofline.gpu_of(g).name == names[static_cast<std::size_t>(g)]);
   }
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const serving::SimulationResult res = sim.run();
   REQUIRE(res.requests.size() == 60);
   std::map<int, int> finished_in;  // group -> requests decoded there
@@ -206,4 +206,18 @@ TEST_CASE("pool lists: bad pool lists are refused naming the pool and what was e
   CHECK(error_of("[[pool]]\nrole = \"colocated\"\ngpus = 6\ncolour = 1\n")
             .find("pools.toml: pool[0].colour: unknown "
                   "key") == 0);
+}
+
+TEST_CASE("pool lists: a pool's load window comes from the explicit profiling step, never from build_simulation") {
+  // dc-b200 places with EPLB on a synthetic load window; the other pools need none.
+  const auto cfg = config(k_three);
+  REQUIRE_THROWS_WITH(experiments::build_simulation(cfg, experiments::PoolWindows{}),
+                      Catch::Contains("pool \"dc-b200\"") && Catch::Contains("profile_pool_windows"));
+  const experiments::PoolWindows windows = experiments::profile_pool_windows(cfg);
+  REQUIRE(windows.of_pool.size() == 3);
+  CHECK_FALSE(windows.of_pool[0].has_value());
+  CHECK_FALSE(windows.of_pool[1].has_value());
+  REQUIRE(windows.of_pool[2].has_value());
+  CHECK(windows.of_pool[2]->total.size() == 32U * 8U);  // Mixtral-8x7B: 32 MoE layers x 8 experts
+  CHECK(experiments::build_simulation(cfg, windows).pools.size() == 3);
 }

@@ -139,7 +139,7 @@ TEST_CASE("pools: a prefill pool of EP16 and a decode pool of EP8 tile 4 nodes o
 
 TEST_CASE("pools: each pool's placement covers its own GPUs, and its KV cache follows its expert slots") {
   const auto cfg = pools_config();
-  const serving::SimulationParts p = experiments::build_simulation(cfg);
+  const serving::SimulationParts p = experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg));
   REQUIRE(p.pools.size() == 2);
   const serving::PoolParts& prefill = p.pools[0];
   const serving::PoolParts& decode = p.pools[1];
@@ -176,7 +176,7 @@ TEST_CASE("pools: each pool's placement covers its own GPUs, and its KV cache fo
 
 TEST_CASE("pools: requests are prefilled on the EP16 pool and decoded on the EP8 pool") {
   const auto cfg = pools_config();
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   PoolWatch watch;
   sim.add_observer(&watch);
   const serving::SimulationResult res = sim.run();
@@ -221,7 +221,7 @@ TEST_CASE("pools: requests are prefilled on the EP16 pool and decoded on the EP8
 
 TEST_CASE("pools: outputs and the summary describe both pools") {
   const auto cfg = pools_config({"output.gpu_layers_csv=true", "output.timeline=true"});
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const experiments::RunOutputs outputs(sim, cfg);
   const serving::SimulationResult res = sim.run();
   const std::string csv = outputs.logs().gpu_layers->csv();
@@ -244,7 +244,7 @@ TEST_CASE("pools: each group's rebalance trigger re-places for its own pool") {
   const auto cfg = pools_config({"policy.placement=\"eplb\"", "policy.load_window=\"synthetic\"",
                                  "policy.rebalance.trigger=\"periodic\"", "policy.rebalance.interval_steps=2",
                                  "policy.rebalance.window_steps=2", "workload.num_requests=24"});
-  serving::SimulationParts parts = experiments::build_simulation(cfg);
+  serving::SimulationParts parts = experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg));
   REQUIRE(parts.pools.size() == 2);
   CHECK(parts.pools[0].placement.layers[0].num_gpus == 16);
   CHECK(parts.pools[1].placement.layers[0].num_gpus == 8);
@@ -301,7 +301,7 @@ TEST_CASE("pools: a prefill EP size equal to ep_size changes nothing") {
     std::vector<std::string> sets = base;
     sets.insert(sets.end(), extra.begin(), extra.end());
     const auto cfg = experiments::load_config(path, sets);
-    serving::SimulationParts parts = experiments::build_simulation(cfg);
+    serving::SimulationParts parts = experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg));
     REQUIRE(parts.pools.size() == 2);
     CHECK(parts.pools[0].spec.shape.ep_size == 2);
     serving::Simulator sim(std::move(parts));

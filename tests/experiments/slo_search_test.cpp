@@ -66,7 +66,7 @@ TEST_CASE("the M/D/1 waiting-time formula against hand values") {
 
 TEST_CASE("steady-state SLO search finds the M/D/1 rate at which 90 % of TTFTs meet the target", "[slow]") {
   auto single = experiments::load_config_text(k_toy, "toy", {"workload.num_requests=1"});
-  serving::Simulator one(experiments::build_simulation(single));
+  serving::Simulator one(experiments::build_simulation(single, experiments::profile_pool_windows(single)));
   const double d_s = one.run().summary.e2e_ms.mean / 1e3;  // service time D (a request is one step)
   // TTFT = wait + D <= 5 D. Solve P(W <= 4 D) = 0.9 for lambda by bisection on the closed form.
   double lo = 0.0;
@@ -106,8 +106,8 @@ TEST_CASE("steady-state SLO search finds the M/D/1 rate at which 90 % of TTFTs m
 }
 
 TEST_CASE("the SLO search probes a common rate grid and warns when the measured window is small") {
-  serving::Simulator one(
-      experiments::build_simulation(experiments::load_config_text(k_toy, "toy", {"workload.num_requests=1"})));
+  const auto single_cfg = experiments::load_config_text(k_toy, "toy", {"workload.num_requests=1"});
+  serving::Simulator one(experiments::build_simulation(single_cfg, experiments::profile_pool_windows(single_cfg)));
   const double d_ms = one.run().summary.e2e_ms.mean;
   const double capacity_rps = 1e3 / d_ms;
   auto cfg = experiments::load_config_text(k_toy, "toy", {"slo.ttft_ms=" + std::to_string(5.0 * d_ms)});
@@ -130,7 +130,7 @@ TEST_CASE("the SLO search probes a common rate grid and warns when the measured 
 
 TEST_CASE("SLO search on a toy system with a known capacity") {
   auto single = experiments::load_config_text(k_toy, "toy", {"workload.num_requests=1"});
-  serving::Simulator one(experiments::build_simulation(single));
+  serving::Simulator one(experiments::build_simulation(single, experiments::profile_pool_windows(single)));
   const auto r1 = one.run();
   const double d_ms = r1.summary.e2e_ms.mean;  // the deterministic service time D
   REQUIRE(d_ms > 0.0);
@@ -172,7 +172,7 @@ TEST_CASE("a cluster short of KV memory preempts and still finishes every reques
   auto cfg = experiments::load_config(
       path, {"scheduler.gpu_memory_utilization=0.32", "workload.rate_rps=40", "workload.num_requests=60",
              "workload.output_tokens.min=200", "workload.output_tokens.max=400", "scheduler.kv_watermark=0.0"});
-  serving::Simulator sim(experiments::build_simulation(cfg));
+  serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const auto res = sim.run();
   REQUIRE(res.summary.preemptions > 0);
   REQUIRE(res.summary.requests_finished == 60);
@@ -192,7 +192,7 @@ TEST_CASE("periodic rebalancing charges each moved expert's bytes, stalls only w
   const auto run = [&](const std::string& mode) {
     const auto cfg = experiments::load_config(path, {"policy.rebalance=periodic", "policy.rebalance.interval_steps=200",
                                                      "policy.rebalance.migration=" + mode});
-    serving::Simulator sim(experiments::build_simulation(cfg));
+    serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
     return sim.run();
   };
   const auto stw = run("stop_the_world");

@@ -362,7 +362,7 @@ TEST_CASE("a what-if writes its scaling curves and, when asked, every run's own 
 
 TEST_CASE("a running simulation reports its progress: simulated time, arrivals, finished requests") {
   const ExperimentConfig cfg = load_config(k_data + "/small.toml", {});
-  serving::Simulator sim(build_simulation(cfg));
+  serving::Simulator sim(build_simulation(cfg, profile_pool_windows(cfg)));
   std::vector<serving::RunProgress> seen;
   sim.set_progress([&](const serving::RunProgress& p) { seen.push_back(p); }, 100);
   const serving::SimulationResult res = sim.run();
