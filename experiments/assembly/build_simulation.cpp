@@ -98,7 +98,12 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg, const Poo
   bool forecast = false;
   for (std::size_t i = 0; i < cfg.pools.size(); ++i) {
     policies::PlacementInput in;
-    const LoadWindow* window = i < windows.of_pool.size() && windows.of_pool[i] ? &*windows.of_pool[i] : nullptr;
+    const LoadWindow* window = nullptr;
+    if (i < windows.of_pool.size()) {
+      if (const std::optional<LoadWindow>& w = windows.of_pool[i]; w.has_value()) {
+        window = &*w;
+      }
+    }
     p.pools.push_back(build_pool(cfg, *cost, p.topology, i, window, in));
     forecast = forecast || (cfg.pools[i].policy.rebalance.trigger && cfg.pools[i].policy.needs.predictions);
     if (i == primary) {
