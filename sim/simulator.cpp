@@ -88,43 +88,9 @@ Simulator::Simulator(SimulationParts parts)
       streams_(parts_.seed),
       generator_(parts_.workload, streams_),
       metrics_(parts_.topology.num_gpus(), parts_.serving.window) {
-  if (parts_.pools.empty()) {
-    throw core::Error("Simulator: a deployment needs at least one pool");
-  }
-  // Groups point into pools_, which never grows after this.
-  pools_.reserve(parts_.pools.size());
-  for (PoolParts& pp : parts_.pools) {
-    if (!pp.make_routing) {
-      throw core::Error(fmt::format("Simulator: pool \"{}\" has no routing policy", pp.spec.name));
-    }
-    pools_.push_back(Pool{&pp, group_topology(parts_.topology, pp.spec.shape.ep_size), std::nullopt, nullptr, {}});
-  }
-  std::vector<int> offsets;
-  std::vector<int> sizes;
-  bool rebalancing = false;
-  for (Pool& pool : pools_) {
-    const PoolShape& shape = pool.spec().shape;
-    if (shape.first_group != static_cast<int>(groups_.size())) {
-      throw core::Error(fmt::format("Simulator: pool \"{}\" starts at group {}, expected {}", pool.spec().name,
-                                    shape.first_group, groups_.size()));
-    }
-    for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
-      groups_.push_back(std::make_unique<Group>(g, pool, parts_, streams_.stream("fanout", g)));
-      offsets.push_back(groups_.back()->gpu_offset);
-      sizes.push_back(shape.ep_size);
-      if (pool.spec().takes_arrivals()) {
-        entry_groups_.push_back(static_cast<std::size_t>(g));
-      }
-    }
-    rebalancing = rebalancing || static_cast<bool>(pool.parts->make_rebalance);
-  }
-  if (entry_groups_.empty()) {
-    throw core::Error("Simulator: no pool takes arrivals (every pool decodes only)");
-  }
-  summary_metrics_ = make_summary_metrics(
-      sizes, parts_.serving.window,
-      {parts_.placement_curves, parts_.placement_curves_group, static_cast<int>(parts_.model.num_moe_layers())});
-  metrics_.set_groups(std::move(offsets), std::move(sizes));
+  make_groups();
+  const bool rebalancing = std::any_of(pools_.begin(), pools_.end(),
+                                       [](const Pool& p) { return static_cast<bool>(p.parts->make_rebalance); });
   const bool disaggregated =
       std::any_of(pools_.begin(), pools_.end(), [](const Pool& p) { return !p.spec().handoff_to.empty(); });
   if (rebalancing || disaggregated) {
@@ -142,38 +108,9 @@ Simulator::Simulator(SimulationParts parts)
                             parts_.serving.scheduler.max_batch_tokens);
     }
   }
-  for (const auto& g : groups_) {
-    rank_base_.push_back(served_.size());
-    served_.resize(served_.size() + static_cast<std::size_t>(g->scheduler.ranks()), 0);
-  }
   for (Pool& pool : pools_) {
-    if (pool.spec().handoff_to.empty()) {
-      continue;
-    }
-    const PoolShape& shape = pool.spec().shape;
-    for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
-      groups_[static_cast<std::size_t>(g)]->scheduler.set_handoff_after_prefill(true);
-    }
-    pool.router = pool.parts->handoff_router ? std::move(pool.parts->handoff_router) : [] {
-      core::ParamTable none(std::string("handoff"));
-      return handoff_registry().create(k_default_handoff, none);
-    }();
-    // Rank 0 of every decode group, then rank 1 of every group, ...: turns and ties alternate groups.
-    std::vector<std::size_t> targets;
-    int most_ranks = 0;
-    for (const int to : pool.spec().handoff_to) {
-      const PoolShape& dst = pools_.at(static_cast<std::size_t>(to)).spec().shape;
-      for (int g = dst.first_group; g < dst.first_group + dst.groups; ++g) {
-        targets.push_back(static_cast<std::size_t>(g));
-        most_ranks = std::max(most_ranks, groups_[static_cast<std::size_t>(g)]->scheduler.ranks());
-      }
-    }
-    for (int r = 0; r < most_ranks; ++r) {
-      for (const std::size_t gi : targets) {
-        if (r < groups_[gi]->scheduler.ranks()) {
-          pool.targets.push_back(DecodeRank{static_cast<int>(gi), r, 0, 0, 0, 0});
-        }
-      }
+    if (!pool.spec().handoff_to.empty()) {
+      connect_handoffs(pool);
     }
   }
   if (disaggregated) {
@@ -185,6 +122,74 @@ Simulator::Simulator(SimulationParts parts)
   }
   if (parts_.workload.num_requests > 0) {
     requests_.reserve(static_cast<std::size_t>(parts_.workload.num_requests));
+  }
+}
+
+void Simulator::make_groups() {
+  if (parts_.pools.empty()) {
+    throw core::Error("Simulator: a deployment needs at least one pool");
+  }
+  // Groups point into pools_, which never grows after this.
+  pools_.reserve(parts_.pools.size());
+  for (PoolParts& pp : parts_.pools) {
+    if (!pp.make_routing) {
+      throw core::Error(fmt::format("Simulator: pool \"{}\" has no routing policy", pp.spec.name));
+    }
+    pools_.push_back(Pool{&pp, group_topology(parts_.topology, pp.spec.shape.ep_size), std::nullopt, nullptr, {}});
+  }
+  std::vector<int> offsets;
+  std::vector<int> sizes;
+  for (Pool& pool : pools_) {
+    const PoolShape& shape = pool.spec().shape;
+    if (shape.first_group != static_cast<int>(groups_.size())) {
+      throw core::Error(fmt::format("Simulator: pool \"{}\" starts at group {}, expected {}", pool.spec().name,
+                                    shape.first_group, groups_.size()));
+    }
+    for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
+      groups_.push_back(std::make_unique<Group>(g, pool, parts_, streams_.stream("fanout", g)));
+      offsets.push_back(groups_.back()->gpu_offset);
+      sizes.push_back(shape.ep_size);
+      if (pool.spec().takes_arrivals()) {
+        entry_groups_.push_back(static_cast<std::size_t>(g));
+      }
+      rank_base_.push_back(served_.size());
+      served_.resize(served_.size() + static_cast<std::size_t>(groups_.back()->scheduler.ranks()), 0);
+    }
+  }
+  if (entry_groups_.empty()) {
+    throw core::Error("Simulator: no pool takes arrivals (every pool decodes only)");
+  }
+  summary_metrics_ = make_summary_metrics(
+      sizes, parts_.serving.window,
+      {parts_.placement_curves, parts_.placement_curves_group, static_cast<int>(parts_.model.num_moe_layers())});
+  metrics_.set_groups(std::move(offsets), std::move(sizes));
+}
+
+void Simulator::connect_handoffs(Pool& pool) {
+  const PoolShape& shape = pool.spec().shape;
+  for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
+    groups_[static_cast<std::size_t>(g)]->scheduler.set_handoff_after_prefill(true);
+  }
+  pool.router = pool.parts->handoff_router ? std::move(pool.parts->handoff_router) : [] {
+    core::ParamTable none(std::string("handoff"));
+    return handoff_registry().create(k_default_handoff, none);
+  }();
+  // Rank 0 of every decode group, then rank 1 of every group, ...: turns and ties alternate groups.
+  std::vector<std::size_t> targets;
+  int most_ranks = 0;
+  for (const int to : pool.spec().handoff_to) {
+    const PoolShape& dst = pools_.at(static_cast<std::size_t>(to)).spec().shape;
+    for (int g = dst.first_group; g < dst.first_group + dst.groups; ++g) {
+      targets.push_back(static_cast<std::size_t>(g));
+      most_ranks = std::max(most_ranks, groups_[static_cast<std::size_t>(g)]->scheduler.ranks());
+    }
+  }
+  for (int r = 0; r < most_ranks; ++r) {
+    for (const std::size_t gi : targets) {
+      if (r < groups_[gi]->scheduler.ranks()) {
+        pool.targets.push_back(DecodeRank{static_cast<int>(gi), r, 0, 0, 0, 0});
+      }
+    }
   }
 }
 

@@ -152,6 +152,10 @@ class Simulator {
   void predict_for(Group& g, const std::optional<policies::PredictionRequest>& wanted, policies::RebalanceView& view);
   // Moves group g to `next` (if any, and no migration is under way).
   void start_migration(Group& g, std::optional<policies::Placement> next);
+  // The constructor's parts: each pool's groups (and the metrics that follow their shapes), and a
+  // prefill pool's router and decode ranks.
+  void make_groups();
+  void connect_handoffs(Pool& pool);
   Group& pick_entry_group();
   // Refreshes the loads of a prefill pool's decode ranks from their groups' schedulers.
   void refresh_decode_ranks(Pool& from);

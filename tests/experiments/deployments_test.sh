@@ -57,4 +57,9 @@ per_rank() {  # min|max
 }
 check "fewest requests a decode rank decoded" "$(per_rank min)" 2
 check "most requests a decode rank decoded" "$(per_rank max)" 2
+metric() {  # PYTHON_EXPRESSION over the summary's metrics m, printed as the table prints it
+  python3 -c "import json, sys; m = json.load(open(sys.argv[1]))['metrics']; print($1)" "$out/dis/summary.json"
+}
+check "disaggregated TPOT, mean ms" "$(metric "f'{m[\"tpot_ms\"][\"mean\"]:.1f}'" | tr -dc '0-9')" 2
+check "disaggregated barrier idle" "$(metric "round(100 * m['barrier_idle_fraction'])")" 2
 echo "docs/deployments.md matches the examples"
