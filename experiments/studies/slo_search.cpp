@@ -219,7 +219,7 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
   for (int r = 0; r < o.replications; ++r) {
     res.max_rate_by_replication.push_back(search_one(cfg, o, r, res.probes, res.bracketed, on_probe));
   }
-  res.max_rate = core::summarize_sample(res.max_rate_by_replication);
+  res.max_rate = core::summarize_sample(res.max_rate_by_replication, core::MetricKind::non_negative);
   res.max_rate_rps = res.max_rate.mean;
   std::sort(res.probes.begin(), res.probes.end(), [](const SloProbe& a, const SloProbe& b) {
     return a.rate_rps != b.rate_rps ? a.rate_rps < b.rate_rps : a.replication < b.replication;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/confidence.hpp"
 #include "version.hpp"
 
 namespace epsim::experiments {
@@ -24,6 +25,11 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
   j["kind"] = study_kind_name(spec.kind);
   j["base"] = spec.base_source;
   j["replications"] = spec.replications;
+  // How points.csv, scaling.csv and max_rate.csv make their intervals, and whether they say much.
+  j["intervals"] = {{"level", 0.95},
+                    {"method", "student-t, within the metric's range"},
+                    {"min_replications", core::k_min_interval_n},
+                    {"small_n", spec.replications < core::k_min_interval_n}};
   nlohmann::ordered_json vary = nlohmann::ordered_json::array();
   for (const auto& [name, on] : {std::pair{"workload", spec.vary.workload}, std::pair{"cluster", spec.vary.cluster},
                                  std::pair{"policy", spec.vary.policy}}) {

@@ -75,8 +75,13 @@ std::vector<double> finite(const std::vector<double>& v) {
   return out;
 }
 
+// A metric's values summarized within its kind's range (metric_kind.hpp).
+core::SampleSummary summary_of(const std::vector<double>& x, const std::string& metric) {
+  return core::summarize_sample(finite(x), core::metric_kind(metric));
+}
+
 // The pairs (x[r], base[r]) where both are known.
-core::SampleSummary paired(const std::vector<double>& x, const std::vector<double>& base) {
+core::SampleSummary paired(const std::vector<double>& x, const std::vector<double>& base, core::MetricKind kind) {
   std::vector<double> a;
   std::vector<double> b;
   for (std::size_t r = 0; r < x.size() && r < base.size(); ++r) {
@@ -85,7 +90,7 @@ core::SampleSummary paired(const std::vector<double>& x, const std::vector<doubl
       b.push_back(base[r]);
     }
   }
-  return core::summarize_paired_difference(a, b);
+  return core::summarize_paired_difference(a, b, kind);
 }
 
 // The axes that move together with axis `a` (its zip partner and everything zipped with either).
@@ -132,16 +137,19 @@ std::string baseline_header(const StudySpec& spec) {
   return spec.baseline ? ",baseline_diff,baseline_diff_ci95_low,baseline_diff_ci95_high,baseline_rel_diff" : "";
 }
 
-std::string baseline_cells(const StudySpec& spec, const std::vector<double>& x, const std::vector<double>& base) {
+// The change of a proportion is its difference (x 100: percentage points): relative to a baseline near
+// 0 it would read +-3,000 %, so baseline_rel_diff stays empty for proportions.
+std::string baseline_cells(const StudySpec& spec, const std::vector<double>& x, const std::vector<double>& base,
+                           core::MetricKind kind) {
   if (!spec.baseline) {
     return "";
   }
   if (base.empty()) {
     return ",,,,";
   }
-  const core::SampleSummary d = paired(x, base);
-  const core::SampleSummary b = core::summarize_sample(finite(base));
-  const double rel = b.n > 0 && b.mean != 0.0 ? d.mean / b.mean : k_nan;
+  const core::SampleSummary d = paired(x, base, kind);
+  const core::SampleSummary b = core::summarize_sample(finite(base), kind);
+  const double rel = kind != core::MetricKind::proportion && b.n > 0 && b.mean != 0.0 ? d.mean / b.mean : k_nan;
   return fmt::format(",{},{},{},{}", num(d.mean), num(d.ci_low), num(d.ci_high), num(rel));
 }
 
@@ -209,11 +217,38 @@ std::string group_labels(const StudySpec& spec, const StudyPoint& p) {
   return out;
 }
 
+// "mean [low, high]": the interval may be asymmetric where it meets its kind's range.
 std::string pm(const core::SampleSummary& s) {
   if (s.n == 0) {
     return "-";
   }
-  return s.n >= 2 ? fmt::format("{:.4g} +-{:.2g}", s.mean, s.half_width()) : fmt::format("{:.4g}", s.mean);
+  return s.n >= 2 && !std::isnan(s.ci_low) ? fmt::format("{:.4g} [{:.4g}, {:.4g}]", s.mean, s.ci_low, s.ci_high)
+                                           : fmt::format("{:.4g}", s.mean);
+}
+
+// A paired difference: proportions in percentage points, other metrics with their change in %.
+std::string diff_cell(const core::SampleSummary& d, double base_mean) {
+  if (d.n < 2 || std::isnan(d.ci_low)) {
+    return "-";
+  }
+  if (d.kind == core::MetricKind::proportion) {
+    return fmt::format("{:+.3g} pp [{:+.3g}, {:+.3g}]", 100.0 * d.mean, 100.0 * d.ci_low, 100.0 * d.ci_high);
+  }
+  return fmt::format("{:+.3g} [{:+.3g}, {:+.3g}] {}", d.mean, d.ci_low, d.ci_high,
+                     base_mean != 0.0 ? fmt::format("{:+.1f}%", 100.0 * d.mean / base_mean) : std::string("-"));
+}
+
+// The warning under a table whose intervals rest on fewer than k_min_interval_n replications.
+std::string small_n_note(std::int64_t n) {
+  if (n >= core::k_min_interval_n) {
+    return "";
+  }
+  return n < 2 ? fmt::format("note: {} replication per point: no intervals (run replications >= {})\n", n,
+                             core::k_min_interval_n)
+               : fmt::format(
+                     "warning: {} replications per point (< {}): the 95 % intervals use t = {:.1f} on {} "
+                     "degree(s) of freedom and say little; run replications >= {}\n",
+                     n, core::k_min_interval_n, core::student_t_quantile(0.95, n - 1), n - 1, core::k_min_interval_n);
 }
 
 // Left-aligned text columns.
@@ -264,20 +299,21 @@ std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRe
 
 std::string points_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
   const std::vector<std::string> names = metric_names(records);
-  std::string out =
-      fmt::format("point{},metric,n,mean,std,ci95_low,ci95_high{}\n", axis_header(spec), baseline_header(spec));
+  std::string out = fmt::format("point{},metric,n,mean,std,ci95_low,ci95_high{},kind,small_n\n", axis_header(spec),
+                                baseline_header(spec));
   const std::vector<bool> none(spec.axes.size(), false);
   for (const StudyPoint& p : plan.points) {
     const int b = baseline_of(spec, plan, p, none);
     for (const std::string& n : names) {
       const std::vector<double> x = values_of(plan, records, p.index, n);
-      const core::SampleSummary s = core::summarize_sample(finite(x));
+      const core::SampleSummary s = summary_of(x, n);
       if (s.n == 0) {
         continue;
       }
       const std::vector<double> base = b >= 0 ? values_of(plan, records, b, n) : std::vector<double>{};
-      out += fmt::format("{}{},{},{},{},{},{},{}{}\n", p.index, axis_cells(p), csv_cell(n), s.n, num(s.mean),
-                         num(s.stddev), num(s.ci_low), num(s.ci_high), baseline_cells(spec, x, base));
+      out += fmt::format("{}{},{},{},{},{},{},{}{},{},{}\n", p.index, axis_cells(p), csv_cell(n), s.n, num(s.mean),
+                         num(s.stddev), num(s.ci_low), num(s.ci_high), baseline_cells(spec, x, base, s.kind),
+                         core::metric_kind_name(s.kind), s.small_n() ? 1 : 0);
     }
   }
   return out;
@@ -329,7 +365,7 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
   for (const StudyPoint* p : order) {
     out += fmt::format("{}{},{},{}", p->index, axis_cells(*p), p->config.cluster.num_gpus(), p->config.ep_size());
     for (const std::string& m : metrics) {
-      const core::SampleSummary s = core::summarize_sample(finite(values_of(plan, records, p->index, m)));
+      const core::SampleSummary s = summary_of(values_of(plan, records, p->index, m), m);
       out += fmt::format(",{},{},{}", num(s.mean), num(s.ci_low), num(s.ci_high));
     }
     out += "\n";
@@ -357,7 +393,7 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
     const StudyPoint& first = plan.points[static_cast<std::size_t>(g.members[i].front())];
     std::int64_t censored = 0;
     const std::vector<double> x = group_max_rates(spec, plan, records, g.members[i], censored);
-    const core::SampleSummary s = core::summarize_sample(finite(x));
+    const core::SampleSummary s = summary_of(x, "max_rate_rps");
     std::vector<double> base;
     const int b = baseline_of(spec, plan, first, ignore);
     if (b >= 0) {
@@ -365,9 +401,9 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
       base = group_max_rates(spec, plan, records,
                              g.members[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(b)])], ignored);
     }
-    out +=
-        fmt::format("{}{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target), s.n,
-                    num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored, baseline_cells(spec, x, base));
+    out += fmt::format("{}{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target), s.n,
+                       num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored,
+                       baseline_cells(spec, x, base, s.kind));
   }
   return out;
 }
@@ -452,16 +488,21 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
     std::vector<std::string> row{std::to_string(p.index)};
     row.insert(row.end(), p.labels.begin(), p.labels.end());
     for (const std::string& m : spec.report) {
-      row.push_back(pm(core::summarize_sample(finite(values_of(plan, records, p.index, m)))));
+      row.push_back(pm(summary_of(values_of(plan, records, p.index, m), m)));
     }
     rows.push_back(row);
   }
-  out += fmt::format("{} study, {} points x {} replications (mean +- 95 % half-width)\n", study_kind_name(spec.kind),
-                     plan.points.size(), plan.replications);
+  out += fmt::format(
+      "{} study, {} points x {} replications (mean [95 % interval], Student-t within each metric's "
+      "range)\n",
+      study_kind_name(spec.kind), plan.points.size(), plan.replications);
   out += table_text(rows);
+  out += small_n_note(plan.replications);
   if (spec.baseline && plan.replications >= 2) {
-    out += fmt::format("\npaired difference to {}={} (mean [95 % interval], relative):\n", spec.baseline->first,
-                       spec.baseline->second);
+    out += fmt::format(
+        "\npaired difference to {}={} (mean [95 % interval]; proportions in percentage points, others with their "
+        "change in %):\n",
+        spec.baseline->first, spec.baseline->second);
     rows.assign(1, header);
     for (const StudyPoint& p : plan.points) {
       const int b = baseline_of(spec, plan, p, none);
@@ -472,11 +513,8 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
       row.insert(row.end(), p.labels.begin(), p.labels.end());
       for (const std::string& m : spec.report) {
         const std::vector<double> base = values_of(plan, records, b, m);
-        const core::SampleSummary d = paired(values_of(plan, records, p.index, m), base);
-        const double bm = core::summarize_sample(finite(base)).mean;
-        row.push_back(d.n >= 2 ? fmt::format("{:+.3g} [{:+.3g}, {:+.3g}] {:+.1f}%", d.mean, d.ci_low, d.ci_high,
-                                             bm != 0.0 ? 100.0 * d.mean / bm : 0.0)
-                               : "-");
+        const core::SampleSummary d = paired(values_of(plan, records, p.index, m), base, core::metric_kind(m));
+        row.push_back(diff_cell(d, core::summarize_sample(finite(base)).mean));
       }
       rows.push_back(row);
     }
@@ -490,8 +528,7 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
     for (const auto& members : g.members) {
       const StudyPoint& first = plan.points[static_cast<std::size_t>(members.front())];
       std::int64_t censored = 0;
-      const core::SampleSummary s =
-          core::summarize_sample(finite(group_max_rates(spec, plan, records, members, censored)));
+      const core::SampleSummary s = summary_of(group_max_rates(spec, plan, records, members, censored), "max_rate_rps");
       std::string labels = group_labels(spec, first);
       labels.erase(0, labels.empty() ? 0 : 1);
       rows.push_back({labels.empty() ? "(all)" : labels, pm(s),

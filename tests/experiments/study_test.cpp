@@ -197,8 +197,9 @@ values = ["linear", "gem"]
     records[static_cast<std::size_t>(3 + r)].metrics = {{"x", gem[static_cast<std::size_t>(r)]}};
   }
   const std::string csv = points_csv(s, plan, records);
-  REQUIRE_THAT(csv, Catch::StartsWith("point,policy.placement,metric,n,mean,std,ci95_low,ci95_high,baseline_diff,"
-                                      "baseline_diff_ci95_low,baseline_diff_ci95_high,baseline_rel_diff\n"));
+  REQUIRE_THAT(csv,
+               Catch::StartsWith("point,policy.placement,metric,n,mean,std,ci95_low,ci95_high,baseline_diff,"
+                                 "baseline_diff_ci95_low,baseline_diff_ci95_high,baseline_rel_diff,kind,small_n\n"));
   const auto cells = test::csv_cells(rows_starting(csv, "1,gem,x,").at(0));
   // gem: mean 2, s = 1, half-width t(0.975, 2) / sqrt(3) = 4.30265 / 1.73205 = 2.48414.
   REQUIRE(std::stod(cells[4]) == Approx(2.0));
@@ -218,6 +219,83 @@ values = ["linear", "gem"]
   REQUIRE(std::stod(dist[5]) == Approx(1.2));
   REQUIRE(std::stod(dist[7]) == Approx(2.0));
   REQUIRE(std::stod(dist[10]) == 3.0);
+}
+
+TEST_CASE("a tiny study's points.csv, scaling.csv and table keep every interval in its metric's range") {
+  const StudySpec s = study(R"(
+[study]
+base = "small.toml"
+replications = 2
+baseline = "policy.placement=linear"
+report = ["slo.attainment", "goodput_rps_per_gpu", "ttft_ms.p90"]
+[[axis]]
+key = "policy.placement"
+values = ["linear", "gem"]
+)");
+  const StudyPlan plan = plan_study(s);
+  // Issue 35's reproduced values (n = 2): attainment {0.99, 0.87} gave [0.17, 1.69], goodput per GPU
+  // {0.4994, 0.4206} gave [-0.04, 0.96], p90 TTFT {12684, 18216} ms gave [-1.97e4, 5.06e4]; the baseline's
+  // attainment near 0 gave a change of +3,000 %.
+  StudyRecords records(4);
+  const double att[2][2] = {{0.02, 0.04}, {0.99, 0.87}};
+  const double gpg[2][2] = {{0.3, 0.31}, {0.4994, 0.4206}};
+  const double ttft[2][2] = {{900, 1000}, {12684, 18216}};
+  for (int p = 0; p < 2; ++p) {
+    for (int r = 0; r < 2; ++r) {
+      records[static_cast<std::size_t>(2 * p + r)].metrics = {
+          {"slo.attainment", att[p][r]}, {"goodput_rps_per_gpu", gpg[p][r]}, {"ttft_ms.p90", ttft[p][r]}};
+    }
+  }
+  const std::string csv = points_csv(s, plan, records);
+  const auto cells = [&](const std::string& metric) {
+    return test::csv_cells(rows_starting(csv, "1,gem," + metric + ",").at(0));
+  };
+  // point, axis, metric, n, mean, std, ci95_low, ci95_high, diff, diff_low, diff_high, rel, kind, small_n
+  const auto a = cells("slo.attainment");
+  REQUIRE(a.size() == 14);
+  REQUIRE(std::stod(a[6]) == Approx(0.1676277158).epsilon(1e-8));
+  REQUIRE(std::stod(a[7]) == 1.0);
+  // The change of a proportion: a difference (+0.9 = +90 points) within [-1, 1], no relative change.
+  REQUIRE(std::stod(a[8]) == Approx(0.9));
+  REQUIRE(std::stod(a[9]) == Approx(0.9 - 12.70620474 * 0.07).epsilon(1e-8));
+  REQUIRE(std::stod(a[10]) == 1.0);
+  REQUIRE(a[11].empty());
+  REQUIRE(a[12] == "proportion");
+  REQUIRE(a[13] == "1");
+  const auto g = cells("goodput_rps_per_gpu");
+  REQUIRE(std::stod(g[6]) == 0.0);
+  REQUIRE(std::stod(g[7]) == Approx(0.9606244666).epsilon(1e-8));
+  REQUIRE(std::stod(g[11]) == Approx(0.155 / 0.305));  // relative change kept for non-negative metrics
+  REQUIRE(g[12] == "non-negative");
+  const auto t = cells("ttft_ms.p90");
+  REQUIRE(std::stod(t[6]) == 0.0);
+  REQUIRE(std::stod(t[7]) == Approx(50595.3623).epsilon(1e-8));
+  // No row of points.csv or scaling.csv leaves its range.
+  for (const std::string& row : rows_starting(csv, "")) {
+    const auto c = test::csv_cells(row);
+    if (c[0] == "point") {
+      continue;
+    }
+    INFO(row);
+    const double lo = c[6].empty() ? 0.0 : std::stod(c[6]);
+    const double hi = c[7].empty() ? 0.0 : std::stod(c[7]);
+    REQUIRE(lo >= 0.0);
+    REQUIRE(hi <= (c[12] == "proportion" ? 1.0 : INFINITY));
+  }
+  const std::string scaling = scaling_csv(s, plan, records);
+  const auto srow = test::csv_cells(rows_starting(scaling, "1,gem,").at(0));
+  // point, axis, gpus, ep_size, then mean, low, high per report metric.
+  REQUIRE(std::stod(srow[6]) == 1.0);
+  REQUIRE(std::stod(srow[8]) == 0.0);
+  REQUIRE(std::stod(srow[11]) == 0.0);
+  // The table: asymmetric intervals, the change of attainment in points, and a warning about n = 2.
+  const std::string table = study_table(s, plan, records);
+  INFO(table);
+  REQUIRE_THAT(table, Contains("0.93 [0.1676, 1]"));
+  REQUIRE_THAT(table, Contains("1.545e+04 [0, 5.06e+04]"));
+  REQUIRE_THAT(table, Contains("+90 pp [+1.06, +100]"));
+  REQUIRE_THAT(table, Contains("warning: 2 replications per point (< 3)"));
+  REQUIRE_FALSE(table.find("1.69") != std::string::npos);
 }
 
 TEST_CASE("the max sustainable rate from an attainment-vs-rate curve") {
