@@ -29,6 +29,7 @@ th { background: #f3f5f7; }
 td:first-child, th:first-child, td.text { text-align: left; }
 .ci { color: #777; }
 .note { color: #666; }
+.note.warn { color: #7a4100; background: #fff3df; border-left: 3px solid #e69f00; padding: 4px 8px; }
 pre { background: #f7f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }
 #epsim-selftest { display: none; }
 )css";

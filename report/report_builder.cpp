@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "core/confidence.hpp"
+
 #include "report/run_figures.hpp"
 #include "report/study_figures.hpp"
 #include "report/tables.hpp"
@@ -16,12 +18,28 @@ ReportSection study_section(const StudyInput& s) {
   sec.id = "study-" + figure_id(s.label);
   sec.heading = fmt::format("Study {}", s.label);
   const nlohmann::json& j = s.study;
+  const std::int64_t replications = j.value("replications", std::int64_t{0});
   sec.intro_html = fmt::format(
       "<p>Kind <b>{}</b>, {} replication(s) per point, {} point(s), {} run(s){}{}. Intervals are 95 % Student-t "
-      "intervals over replications.</p>\n",
-      html_escape(s.kind), j.value("replications", 0), j.contains("points") ? j["points"].size() : 0, s.runs.rows(),
+      "intervals over replications, kept within what each metric can be (proportions in [0, 1], latencies, "
+      "rates and counts at or above 0); a proportion's change against the baseline is in percentage "
+      "points.</p>\n",
+      html_escape(s.kind), replications, j.contains("points") ? j["points"].size() : 0, s.runs.rows(),
       s.baseline.empty() ? "" : fmt::format("; baseline <b>{}</b>", html_escape(s.baseline)),
       s.rate_axis.empty() ? "" : fmt::format("; rate axis <b>{}</b>", html_escape(s.rate_axis)));
+  if (replications < core::k_min_interval_n) {
+    sec.intro_html += fmt::format(
+        "<p class=\"note warn\"><b>Too few replications for meaningful intervals:</b> {} per point (fewer than "
+        "{}). {}Run the study with <code>replications &gt;= {}</code> before reading differences into the "
+        "bands.</p>\n",
+        replications, core::k_min_interval_n,
+        replications >= 2
+            ? fmt::format("With {} the 95 % interval is the mean +- {:.1f} standard errors on {} "
+                          "degree(s) of freedom and says little. ",
+                          replications, core::student_t_quantile(0.95, replications - 1), replications - 1)
+            : "With one there are no intervals. ",
+        core::k_min_interval_n);
+  }
   sec.figures = study_figures(s);
   sec.tables_html = "<h3>Headline metrics (mean [95 % interval])</h3>\n" + study_metrics_table(s);
   if (s.max_rate.has_value()) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/csv_lines.hpp"
+#include "core/metric_kind.hpp"
 #include "report/request_samples.hpp"
 #include "report/vega_specs.hpp"
 
@@ -56,29 +57,45 @@ std::optional<double> opt(const CsvTable& t, std::size_t row, const std::string&
   return c.has_value() ? t.maybe_number(row, *c) : std::nullopt;
 }
 
+// An interval bound kept to [low, high]: points.csv written before issue 35 had unclipped intervals.
+std::optional<double> clamped(const std::optional<double>& v, double low, double high) {
+  return v.has_value() ? std::optional(std::clamp(*v, low, high)) : std::nullopt;
+}
+
+// A band never leaves what its metric can be (an attainment above 1, a latency below 0).
+LinePoint in_range(LinePoint p, const std::string& metric) {
+  const core::MetricKind kind = core::metric_kind(metric);
+  if (p.y >= core::kind_low(kind) && p.y <= core::kind_high(kind)) {
+    p.lo = clamped(p.lo, core::kind_low(kind), core::kind_high(kind));
+    p.hi = clamped(p.hi, core::kind_low(kind), core::kind_high(kind));
+  }
+  return p;
+}
+
+IntervalPoint in_range(IntervalPoint p, double low, double high) {
+  if (p.value >= low && p.value <= high) {
+    p.lo = clamped(p.lo, low, high);
+    p.hi = clamped(p.hi, low, high);
+  }
+  return p;
+}
+
 void rate_curves(const StudyInput& s, std::vector<Figure>& out) {
   if (s.rate_axis.empty() || !s.points.has(s.rate_axis)) {
     return;
   }
   const std::size_t rate_col = s.points.column(s.rate_axis);
-  const auto rows_of = [&](const std::string& metric, const std::string& panel, bool clip01) {
+  const auto rows_of = [&](const std::string& metric, const std::string& panel) {
     std::vector<LinePoint> rows;
     for (const auto& [point, r] : metric_rows(s, metric)) {
-      LinePoint lp{panel,
-                   point_label(s, r, s.rate_axis),
-                   s.points.number(r, rate_col),
-                   s.points.number(r, s.points.column("mean")),
-                   opt(s.points, r, "ci95_low"),
-                   opt(s.points, r, "ci95_high")};
-      if (clip01) {
-        lp.lo = lp.lo.has_value() ? std::optional(std::clamp(*lp.lo, 0.0, 1.0)) : std::nullopt;
-        lp.hi = lp.hi.has_value() ? std::optional(std::clamp(*lp.hi, 0.0, 1.0)) : std::nullopt;
-      }
-      rows.push_back(lp);
+      rows.push_back(in_range(
+          {panel, point_label(s, r, s.rate_axis), s.points.number(r, rate_col),
+           s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")},
+          metric));
     }
     return rows;
   };
-  std::vector<LinePoint> att = rows_of("slo.attainment", "SLO attainment", true);
+  std::vector<LinePoint> att = rows_of("slo.attainment", "SLO attainment");
   if (!att.empty()) {
     LineChartOptions o;
     o.x_title = "arrival rate (req/s)";
@@ -91,15 +108,16 @@ void rate_curves(const StudyInput& s, std::vector<Figure>& out) {
     o.reference_label = fmt::format("target {}", s.slo_target);
     out.push_back(line_chart(
         {prefix(s) + "attainment-vs-rate", "SLO attainment vs arrival rate",
-         fmt::format("Share of measured requests meeting both the TTFT and the TPOT target, mean over replications "
-                     "with its 95 % interval (band, Student-t), against the offered rate; the dashed line is the "
-                     "target {} that defines the max sustainable rate.",
-                     s.slo_target)},
+         fmt::format(
+             "Share of measured requests meeting both the TTFT and the TPOT target, mean over replications "
+             "with its 95 % interval (band, Student-t within [0, 1]), against the offered rate; the dashed line is the "
+             "target {} that defines the max sustainable rate.",
+             s.slo_target)},
         o, att));
   }
   std::vector<LinePoint> lat;
   for (const char* m : {"slo.goodput_rps", "ttft_ms.p90", "tpot_ms.p90"}) {
-    const auto r = rows_of(m, metric_title(m), false);
+    const auto r = rows_of(m, metric_title(m));
     lat.insert(lat.end(), r.begin(), r.end());
   }
   if (!lat.empty()) {
@@ -108,7 +126,7 @@ void rate_curves(const StudyInput& s, std::vector<Figure>& out) {
     o.series_title = "";
     o.points = true;
     out.push_back(line_chart({prefix(s) + "latency-vs-rate", "Goodput and latency vs arrival rate",
-                              "Mean over replications with 95 % intervals (bands)."},
+                              "Mean over replications with 95 % intervals (bands, never below 0)."},
                              o, lat));
   }
 }
@@ -126,8 +144,9 @@ void max_rate(const StudyInput& s, std::vector<Figure>& out) {
       for (std::size_t c = first; c < last; ++c) {
         label += (label.empty() ? "" : ", ") + t.text(r, c);
       }
-      rows.push_back({"max sustainable rate (req/s)", label, t.number(r, t.column("max_rate_rps")),
-                      opt(t, r, "ci95_low"), opt(t, r, "ci95_high")});
+      rows.push_back(in_range({"max sustainable rate (req/s)", label, t.number(r, t.column("max_rate_rps")),
+                               opt(t, r, "ci95_low"), opt(t, r, "ci95_high")},
+                              0.0, INFINITY));
       censored += t.number(r, t.column("censored"));
     }
     if (t.has("baseline_diff")) {
@@ -154,8 +173,9 @@ void max_rate(const StudyInput& s, std::vector<Figure>& out) {
   } else {
     for (const char* m : {"max_rate_rps", "max_rate_rps_per_gpu"}) {
       for (const auto& [point, r] : metric_rows(s, m)) {
-        rows.push_back({metric_title(m), point_label(s, r), s.points.number(r, s.points.column("mean")),
-                        opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")});
+        rows.push_back(in_range({metric_title(m), point_label(s, r), s.points.number(r, s.points.column("mean")),
+                                 opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")},
+                                0.0, INFINITY));
       }
     }
     caption =
@@ -186,8 +206,9 @@ void scaling(const StudyInput& s, std::vector<Figure>& out) {
     for (std::size_t r = 0; r < t.rows(); ++r) {
       const auto y = t.maybe_number(r, c);
       if (y.has_value() && std::isfinite(*y)) {
-        rows.push_back(
-            {metric_title(m), "mean", t.number(r, gpus), *y, opt(t, r, m + ".ci95_low"), opt(t, r, m + ".ci95_high")});
+        rows.push_back(in_range(
+            {metric_title(m), "mean", t.number(r, gpus), *y, opt(t, r, m + ".ci95_low"), opt(t, r, m + ".ci95_high")},
+            m));
       }
     }
   }
@@ -265,9 +286,10 @@ void numeric_axis_curves(const StudyInput& s, std::vector<Figure>& out) {
     std::vector<LinePoint> rows;
     for (const std::string& m : distribution_metrics(s)) {
       for (const auto& [point, r] : metric_rows(s, m)) {
-        rows.push_back({metric_title(m), point_label(s, r, name), s.points.number(r, col),
-                        s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"),
-                        opt(s.points, r, "ci95_high")});
+        rows.push_back(in_range(
+            {metric_title(m), point_label(s, r, name), s.points.number(r, col),
+             s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")},
+            m));
       }
     }
     if (rows.empty()) {
@@ -326,24 +348,40 @@ void recovery(const StudyInput& s, std::vector<Figure>& out) {
   std::vector<IntervalPoint> rows;
   std::set<std::string> categories;
   for (const std::string& m : distribution_metrics(s)) {
+    const core::MetricKind kind = core::metric_kind(m);
     for (const auto& [point, r] : metric_rows(s, m)) {
-      const auto rel = opt(s.points, r, "baseline_rel_diff");
-      const auto diff = opt(s.points, r, "baseline_diff");
-      const auto lo = opt(s.points, r, "baseline_diff_ci95_low");
-      const auto hi = opt(s.points, r, "baseline_diff_ci95_high");
-      const double mean = s.points.number(r, s.points.column("mean"));
-      if (!rel.has_value() || !diff.has_value() || !std::isfinite(*rel)) {
-        continue;
-      }
-      const double base = mean - *diff;
       if (baseline_col.has_value() && s.points.text(r, *baseline_col) == baseline_level) {
         continue;  // the baseline itself
       }
+      const auto diff = opt(s.points, r, "baseline_diff");
+      const auto lo = opt(s.points, r, "baseline_diff_ci95_low");
+      const auto hi = opt(s.points, r, "baseline_diff_ci95_high");
+      if (!diff.has_value() || !std::isfinite(*diff)) {
+        continue;
+      }
       const std::string label = point_label(s, r);
+      if (kind == core::MetricKind::proportion) {
+        // A proportion's change in percentage points: relative to a baseline near 0 it would explode.
+        const auto points = [](const std::optional<double>& v) {
+          return v.has_value() ? std::optional(100.0 * *v) : std::nullopt;
+        };
+        categories.insert(label);
+        rows.push_back(in_range({metric_title(m) + ", change (points)", label, 100.0 * *diff, points(lo), points(hi)},
+                                -100.0, 100.0));
+        continue;
+      }
+      const auto rel = opt(s.points, r, "baseline_rel_diff");
+      const double base = s.points.number(r, s.points.column("mean")) - *diff;
+      if (!rel.has_value() || !std::isfinite(*rel) || base == 0.0) {
+        continue;
+      }
+      const auto percent = [&](const std::optional<double>& v) {
+        return v.has_value() ? std::optional(100.0 * *v / base) : std::nullopt;
+      };
       categories.insert(label);
-      rows.push_back({metric_title(m), label, 100.0 * *rel,
-                      lo.has_value() && base != 0.0 ? std::optional(100.0 * *lo / base) : std::nullopt,
-                      hi.has_value() && base != 0.0 ? std::optional(100.0 * *hi / base) : std::nullopt});
+      // A non-negative quantity cannot fall by more than all of it: -100 %.
+      rows.push_back(in_range({metric_title(m) + ", change (%)", label, 100.0 * *rel, percent(lo), percent(hi)},
+                              kind == core::MetricKind::non_negative ? -100.0 : -INFINITY, INFINITY));
     }
   }
   if (rows.empty() || categories.size() > 40) {
@@ -351,11 +389,11 @@ void recovery(const StudyInput& s, std::vector<Figure>& out) {
   }
   IntervalChartOptions o;
   o.reference_x = 0.0;
-  o.x_title = "change vs baseline (%)";
   out.push_back(interval_chart(
       {prefix(s) + "vs-baseline", fmt::format("Change against the baseline ({})", s.baseline),
-       "Mean of the per-replication differences to the baseline point, relative to the baseline's mean, with the "
-       "paired 95 % interval (common random numbers remove the shared noise). Negative is a recovery for "
+       "Mean of the per-replication differences to the baseline point with the paired 95 % interval (common "
+       "random numbers remove the shared noise): for proportions (SLO attainment, fractions) the difference in "
+       "percentage points, for other metrics relative to the baseline's mean in %. Negative is a recovery for "
        "latency, step time and straggler metrics."},
       o, rows));
 }

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "core/csv_lines.hpp"
+#include "core/metric_kind.hpp"
 
 namespace epsim::report {
 namespace {
@@ -65,9 +67,16 @@ std::string study_metrics_table(const StudyInput& s) {
     const std::string& m = s.points.text(r, metric);
     std::string cell = num(s.points.number(r, mean));
     if (lo.has_value() && hi.has_value()) {
-      const auto l = s.points.maybe_number(r, *lo);
-      const auto h = s.points.maybe_number(r, *hi);
+      auto l = s.points.maybe_number(r, *lo);
+      auto h = s.points.maybe_number(r, *hi);
       if (l.has_value() && h.has_value() && *l != *h) {
+        // Kept within the metric's range also for a points.csv written before intervals were.
+        const core::MetricKind kind = core::metric_kind(m);
+        const double v = s.points.number(r, mean);
+        if (v >= core::kind_low(kind) && v <= core::kind_high(kind)) {
+          *l = std::clamp(*l, core::kind_low(kind), core::kind_high(kind));
+          *h = std::clamp(*h, core::kind_low(kind), core::kind_high(kind));
+        }
         cell += fmt::format(" <span class=\"ci\">[{}, {}]</span>", num(*l), num(*h));
       }
     }

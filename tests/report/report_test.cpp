@@ -3,6 +3,7 @@
 // all-or-nothing behaviour.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -12,8 +13,11 @@
 #include "core/error.hpp"
 #include "report/csv_table.hpp"
 #include "report/html_page.hpp"
+#include "report/report_builder.hpp"
+#include "report/report_inputs.hpp"
 #include "report/report_writer.hpp"
 #include "report/request_samples.hpp"
+#include "report/study_figures.hpp"
 #include "report/svg_export.hpp"
 #include "report/vega_specs.hpp"
 
@@ -216,5 +220,92 @@ TEST_CASE("the writer puts the page, then each figure's SVG, CSV and Vega spec b
   } else {
     WARN("no Node.js: the SVG half of this test did not run");
   }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A compare study directory written before issue 35: points.csv with Student-t intervals that leave
+// their metric's range (issue 35's reproduced values) and relative changes of a proportion near 0.
+fs::path old_study(const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "study.json")
+      << R"({"kind": "compare", "replications": 2, "baseline": "policy=linear", "rate_axis": "workload.rate_rps",
+  "slo_target": 0.9, "report": ["slo.attainment", "ttft_ms.p90"],
+  "axes": [{"name": "policy"}, {"name": "workload.rate_rps"}]})";
+  std::ofstream runs(dir / "runs.csv");
+  runs << "run,point,replication,policy,workload.rate_rps,seed,workload_seed,cluster_seed,slo.attainment,ttft_ms.p90\n";
+  for (int i = 0; i < 8; ++i) {
+    runs << i << "," << i / 2 << "," << i % 2 << "," << (i < 4 ? "linear" : "eplb") << "," << (i % 4 < 2 ? 100 : 200)
+         << ",1,2,3,0.5,1000\n";
+  }
+  std::ofstream(dir / "points.csv")
+      << "point,policy,workload.rate_rps,metric,n,mean,std,ci95_low,ci95_high,baseline_diff,"
+         "baseline_diff_ci95_low,baseline_diff_ci95_high,baseline_rel_diff\n"
+         "0,linear,100,slo.attainment,2,0.93,0.0849,0.1676,1.6924,0,0,0,0\n"
+         "0,linear,100,ttft_ms.p90,2,15450,3911,-19695,50595,0,0,0,0\n"
+         "1,linear,200,slo.attainment,2,0.03,0.01,-0.097,0.157,0,0,0,0\n"
+         "1,linear,200,ttft_ms.p90,2,900,70,271,1529,0,0,0,0\n"
+         "2,eplb,100,slo.attainment,2,0.95,0.05,0.3,1.6,0.02,-0.5,0.54,0.0215\n"
+         "2,eplb,100,ttft_ms.p90,2,10000,5000,-35000,55000,-5450,-60000,49100,-0.3528\n"
+         "3,eplb,200,slo.attainment,2,0.9,0.1,-0.37,2.17,0.87,-1.5,3.2,29\n"
+         "3,eplb,200,ttft_ms.p90,2,800,50,350,1250,-100,-1500,1300,-0.111\n";
+  return dir;
+}
+
+const Figure& figure_named(const std::vector<Figure>& figures, const std::string& suffix) {
+  const auto it = std::find_if(figures.begin(), figures.end(), [&](const Figure& f) { return f.id.ends_with(suffix); });
+  REQUIRE(it != figures.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("a study's figures never draw an interval outside what its metric can be, old points.csv too") {
+  const fs::path dir = old_study(fs::temp_directory_path() / "epsim-report-ranges");
+  const ReportInputs inputs = load_report_inputs({dir});
+  const std::vector<Figure> figures = study_figures(inputs.studies.at(0));
+  // Attainment bands within [0, 1]; latency bands at or above 0.
+  const CsvTable att = CsvTable::parse(figure_named(figures, "attainment-vs-rate").csv, "att.csv");
+  REQUIRE(att.rows() == 4);
+  for (std::size_t r = 0; r < att.rows(); ++r) {
+    REQUIRE(att.number(r, att.column("ci_low")) >= 0.0);
+    REQUIRE(att.number(r, att.column("ci_high")) <= 1.0);
+  }
+  REQUIRE(att.number(0, att.column("ci_low")) == 0.1676);  // a bound inside the range is kept as written
+  const CsvTable lat = CsvTable::parse(figure_named(figures, "latency-vs-rate").csv, "lat.csv");
+  REQUIRE(lat.rows() == 4);
+  for (std::size_t r = 0; r < lat.rows(); ++r) {
+    REQUIRE(lat.number(r, lat.column("ci_low")) >= 0.0);
+  }
+  // The change figure: attainment in percentage points within [-100, 100] (not +2,900 %), the p90 TTFT in %
+  // never below -100 %.
+  const CsvTable change = CsvTable::parse(figure_named(figures, "vs-baseline").csv, "change.csv");
+  int points = 0;
+  int percent = 0;
+  for (std::size_t r = 0; r < change.rows(); ++r) {
+    const std::string& panel = change.text(r, change.column("panel"));
+    const double v = change.number(r, change.column("value"));
+    const double lo = change.number(r, change.column("ci_low"));
+    const double hi = change.number(r, change.column("ci_high"));
+    INFO(panel << " " << v << " [" << lo << ", " << hi << "]");
+    if (panel == "SLO attainment, change (points)") {
+      ++points;
+      REQUIRE((v == Approx(2.0) || v == Approx(87.0)));
+      REQUIRE(lo >= -100.0);
+      REQUIRE(hi <= 100.0);
+    } else {
+      REQUIRE(panel == "p90 TTFT (ms), change (%)");
+      ++percent;
+      REQUIRE(lo >= -100.0);
+    }
+  }
+  REQUIRE(points == 2);
+  REQUIRE(percent == 2);
+  // n = 2: the section says the intervals mean little, visibly.
+  const Report report = build_report(inputs, "t", "epsim test");
+  REQUIRE_THAT(report.sections.at(0).intro_html,
+               Contains("class=\"note warn\"") && Contains("Too few replications") && Contains("12.7"));
   fs::remove_all(dir);
 }
