@@ -39,6 +39,7 @@ struct IntervalPoint {
   double value = 0.0;
   std::optional<double> lo;
   std::optional<double> hi;
+  bool lower_bound = false;  ///< censored: the true value is at least `value` (an open marker)
 };
 
 /// A cell of a heat map in panel `panel` (each panel has its own colour scale).

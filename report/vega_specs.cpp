@@ -247,16 +247,18 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std
   const auto panels = distinct(rows, [](const IntervalPoint& r) -> const std::string& { return r.panel; });
   const auto categories = distinct(rows, [](const IntervalPoint& r) -> const std::string& { return r.category; });
   json values = json::array();
-  Figure f{text.id, text.title, text.caption, {}, "panel,category,value,ci_low,ci_high\n"};
+  Figure f{text.id, text.title, text.caption, {}, "panel,category,value,ci_low,ci_high,lower_bound\n"};
   for (const auto& r : rows) {
     values.push_back({{"panel", r.panel},
                       {"order", index_of(panels, r.panel)},
                       {"category", r.category},
                       {"value", r.value},
                       {"lo", optional_number(r.lo)},
-                      {"hi", optional_number(r.hi)}});
+                      {"hi", optional_number(r.hi)},
+                      {"lower_bound", r.lower_bound}});
     f.csv += core::csv_quote(r.panel) + ',' + core::csv_quote(r.category) + ',' + csv_number(r.value) + ',' +
-             (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + '\n';
+             (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + ',' +
+             (r.lower_bound ? "1" : "0") + '\n';
   }
   const int band_px = 22;
   const int height = std::max(60, band_px * static_cast<int>(categories.size()));
@@ -298,17 +300,22 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std
                        {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
                        {"stroke", {{"value", "#4c78a8"}}},
                        {"strokeWidth", {{"value", 2}}}}}}}});
-  marks.push_back(
-      {{"type", "symbol"},
-       {"from", {{"data", "pdata"}}},
-       {"encode",
-        {{"enter",
-          {{"x", {{"scale", "x"}, {"field", "value"}}},
-           {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
-           {"size", {{"value", 50}}},
-           {"fill", {{"value", "#4c78a8"}}},
-           {"tooltip",
-            {{"signal", "{'category': datum.category, 'value': datum.value, 'ci95': [datum.lo, datum.hi]}"}}}}}}}});
+  marks.push_back({{"type", "symbol"},
+                   {"from", {{"data", "pdata"}}},
+                   {"encode",
+                    {{"enter",
+                      {{"x", {{"scale", "x"}, {"field", "value"}}},
+                       {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
+                       {"size", {{"signal", "datum.lower_bound ? 90 : 50"}}},
+                       // A lower bound (censored) is an open triangle pointing right: "at least this".
+                       {"shape", {{"signal", "datum.lower_bound ? 'triangle-right' : 'circle'"}}},
+                       {"fill", {{"signal", "datum.lower_bound ? 'white' : '#4c78a8'"}}},
+                       {"stroke", {{"value", "#4c78a8"}}},
+                       {"strokeWidth", {{"value", 1.5}}},
+                       {"tooltip",
+                        {{"signal",
+                          "{'category': datum.category, 'value': datum.value, 'interval': [datum.lo, datum.hi], "
+                          "'lower bound': datum.lower_bound}"}}}}}}}});
   json group = {
       {"type", "group"},
       {"from", {{"facet", {{"name", "pdata"}, {"data", "rows"}, {"groupby", json::array({"panel", "order"})}}}}},

@@ -200,7 +200,8 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       "warmup", po::value<double>()->default_value(o.warmup_fraction), "share of the arrivals excluded at the start")(
       "cooldown", po::value<double>()->default_value(o.cooldown_fraction), "share excluded at the end")(
       "burst", "no steady state: every probe serves the config's own workload (how a fixed burst drains)")(
-      "out", po::value<std::string>(), "write the attainment-vs-rate curve here (default: results/<config>-slo.csv)")(
+      "out", po::value<std::string>(),
+      "write the attainment-vs-rate curve here (default: results/<config>-slo.csv), the answer beside it as .json")(
       "seed", po::value<std::string>(), "override run.seed");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -231,15 +232,21 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
   const std::filesystem::path path = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem + "-slo.csv";
+  // The answer (brackets, confirmations) beside the curve.
+  const std::filesystem::path json_path = std::filesystem::path(path).replace_extension(".json");
+  if (json_path == path) {
+    throw UsageError("--out names the curve's CSV file; the summary goes beside it as .json");
+  }
   SloSearchResult r;
   try {
     r = search_max_rate(cfg, o, [&](const SloProbe& p) {
       out << fmt::format(
           "  {}rate {:>9.3f} req/s: attainment {:5.1f} % (TTFT {:5.1f} %, TPOT {:5.1f} %), goodput {:.2f} req/s, "
-          "{} measured requests\n",
+          "{} measured requests{}\n",
           o.replications > 1 ? fmt::format("replication {}: ", p.replication) : "", p.rate_rps,
           100.0 * p.summary.slo_attainment, 100.0 * p.summary.slo_ttft_attainment,
-          100.0 * p.summary.slo_tpot_attainment, p.summary.goodput_rps, p.summary.requests);
+          100.0 * p.summary.slo_tpot_attainment, p.summary.goodput_rps, p.summary.requests,
+          p.confirmation ? fmt::format(" (long window, {:g}x)", p.window_scale) : "");
     });
   } catch (const core::ConfigError&) {
     throw;
@@ -250,24 +257,39 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     std::filesystem::create_directories(path.parent_path());
   }
   core::write_file_atomically(path, slo_curve_csv(r));
+  core::write_file_atomically(json_path, slo_result_json(r, o));
   for (const std::string& w : r.warnings) {
     warn(err, w);
   }
-  const std::string interval = r.max_rate.n >= 2 ? fmt::format(" (95 % interval {:.3f} - {:.3f}, {} replications)",
-                                                               r.max_rate.ci_low, r.max_rate.ci_high, r.max_rate.n)
-                                                 : "";
+  // Per replication: the bracket [highest rate that held, lowest that failed) and the long probe at it.
+  for (const SloReplication& rep : r.replications) {
+    const std::string who = o.replications > 1 ? fmt::format("replication {}: ", &rep - r.replications.data()) : "";
+    const std::string high =
+        rep.censored() ? "none failed: a lower bound" : fmt::format("{:.3f}", rep.bracket_high_rps);
+    std::string confirm;
+    if (rep.confirmation) {
+      const SloProbe& c = *rep.confirmation;
+      confirm =
+          fmt::format("; held on a {:g}x window: attainment {:.1f} %, p90 TTFT {:.0f} ms, {} measured requests",
+                      c.window_scale, 100.0 * c.summary.slo_attainment, c.summary.ttft_ms.p90, c.summary.requests);
+    }
+    out << fmt::format("  {}bracket [{:.3f}, {}] req/s{}\n", who, rep.max_rate_rps, high, confirm);
+  }
+  const std::string interval =
+      r.max_rate.n >= 2 ? fmt::format(" (mean of {} replications; interval {}, their brackets widened by their spread)",
+                                      r.max_rate.n, format_rate_interval(r.max_rate_rps, r.interval))
+                        : "";
+  const std::string files = fmt::format("curve in {}, summary in {}", path.string(), json_path.string());
   if (r.bracketed) {
-    out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s{} ({} probes; curve in {})\n",
-                       100.0 * o.target, r.max_rate_rps, interval, r.probes.size(), path.string());
+    out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s{} ({} probes; {})\n",
+                       100.0 * o.target, r.max_rate_rps, interval, r.probes.size(), files);
   } else if (r.max_rate_rps > 0.0) {
     out << fmt::format(
-        "not every replication found rates on both sides of {:.0f} % SLO attainment; best rate meeting it: {:.3f} "
-        "req/s{} "
-        "(curve in {})\n",
-        100.0 * o.target, r.max_rate_rps, interval, path.string());
+        "not every replication found rates on both sides of {:.0f} % SLO attainment; highest rate that held: "
+        "{}{:.3f} req/s{} ({})\n",
+        100.0 * o.target, r.interval.censored > 0 ? ">= " : "", r.max_rate_rps, interval, files);
   } else {
-    out << fmt::format("no probed rate reaches {:.0f} % SLO attainment (curve in {})\n", 100.0 * o.target,
-                       path.string());
+    out << fmt::format("no probed rate reaches {:.0f} % SLO attainment ({})\n", 100.0 * o.target, files);
   }
   return 0;
 }

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "experiments/assembly/build_simulation.hpp"
@@ -14,9 +17,18 @@
 namespace epsim::experiments {
 namespace {
 
-// Below this many measured requests the attainment at the answer is too noisy to trust (binomial
-// 95 % half-width ~3 points at 90 %).
-constexpr std::int64_t k_min_trusted_requests = 400;
+// What too few measured requests at the answer mean for its attainment.
+std::string few_requests_warning(const serving::RunSummary& s) {
+  // Wilson's score interval: unlike the normal approximation it has a width at 0 % and 100 %.
+  const double a = s.slo_attainment;
+  const double n = std::max<double>(1.0, static_cast<double>(s.requests));
+  constexpr double z = 1.96;
+  const double half = z / (1.0 + z * z / n) * std::sqrt(a * (1.0 - a) / n + z * z / (4.0 * n * n));
+  return fmt::format(
+      "the answer rests on {} measured requests (attainment {:.1f} %, 95 % interval about +- {:.1f} points), "
+      "fewer than the {} that make it trustworthy; raise the duration or the measured requests",
+      s.requests, 100.0 * a, 100.0 * half, k_min_trusted_slo_requests);
+}
 
 // An overloaded probe shows as overload only once its arrivals outnumber what the system can hold at
 // once (every DP rank's running seats): a shorter burst is absorbed whatever its rate. The automatic
@@ -87,71 +99,178 @@ void check_options(const ExperimentConfig& cfg, const SloSearchOptions& o) {
   }
 }
 
-// One replication's search (or grid); appends its probes.
-double search_one(const ExperimentConfig& cfg, const SloSearchOptions& o, int replication,
-                  std::vector<SloProbe>& probes, bool& bracketed,
-                  const std::function<void(const SloProbe&)>& on_probe) {
-  int used = 0;
-  const auto probe = [&](double rate) {
-    if (used++ >= o.max_probes) {
-      throw core::Error(fmt::format("slo: no answer within {} probes (last rate {} req/s)", o.max_probes, rate));
-    }
-    // A passing probe whose queue had not settled is run again on a window twice as long (up to
-    // k_max_window_scale): near capacity a queue takes long to reach steady state, and its first
-    // minutes look better than what it sustains. A failing probe only gets worse with time.
+// The search's state for one replication: the probes it ran and what they say.
+class ReplicationSearch {
+ public:
+  ReplicationSearch(const SloSearchOptions& o, int replication, const SloProber& prober, std::vector<SloProbe>& probes,
+                    const std::function<void(const SloProbe&)>& on_probe)
+      : o_(o),
+        replication_(replication),
+        prober_(prober),
+        on_probe_(on_probe),
+        probes_(probes),
+        first_(probes.size()) {}
+
+  // Probes `rate` on a window `scale` x the automatic one. A passing probe whose queue had not settled
+  // is run again on a window twice as long (up to `max_scale`): near capacity a queue takes long to
+  // reach steady state, and its first minutes look better than what it sustains. A failing probe only
+  // gets worse with time. Returns whether it met the target.
+  bool probe(double rate, double scale, double max_scale, bool confirmation) {
     SloProbe p;
-    for (double scale = 1.0;; scale *= 2.0) {
-      const ExperimentConfig c = slo_probe_config(cfg, rate, o, replication, scale);
-      serving::Simulator sim(build_simulation(c, profile_pool_windows(c)));
-      const serving::SimulationResult res = sim.run();
-      p = SloProbe{rate, replication, res.summary, 0.0, 0.0, scale, 0};
-      half_attainments(res.requests, c.serving, p);
-      if (!o.steady_state || o.duration_s > 0.0 || p.summary.slo_attainment < o.target || settled(p) ||
-          scale * 2.0 > k_max_window_scale) {
+    for (;; scale *= 2.0) {
+      if (used_++ >= o_.max_probes) {
+        throw core::Error(fmt::format("slo: no answer within {} probes (last rate {} req/s)", o_.max_probes, rate));
+      }
+      p = prober_(rate, replication_, scale);
+      p.rate_rps = rate;
+      p.replication = replication_;
+      p.window_scale = scale;
+      p.confirmation = confirmation;
+      if (!o_.steady_state || o_.duration_s > 0.0 || p.summary.slo_attainment < o_.target || settled(p) ||
+          scale * 2.0 > max_scale) {
         break;
       }
     }
-    probes.push_back(p);
-    if (on_probe) {
-      on_probe(p);
+    probes_.push_back(p);
+    if (on_probe_) {
+      on_probe_(p);
     }
-    return p.summary.slo_attainment >= o.target;
-  };
+    return p.summary.slo_attainment >= o_.target;
+  }
+  bool short_probe(double rate) { return probe(rate, 1.0, k_max_window_scale, false); }
+  // A long probe: k_slo_confirm_multiple x the window of the search's probe at that rate (x the
+  // automatic one when there was none).
+  bool long_probe(double rate) {
+    double scale = 1.0;
+    for (std::size_t i = first_; i < probes_.size(); ++i) {
+      scale = probes_[i].rate_rps == rate && !probes_[i].confirmation ? probes_[i].window_scale : scale;
+    }
+    return probe(rate, k_slo_confirm_multiple * scale, k_slo_confirm_multiple * k_max_window_scale, true);
+  }
+  // The rates this replication's short probes passed, at or below `rate`, highest first.
+  std::vector<double> passed_at_or_below(double rate) const {
+    std::vector<double> out;
+    for (std::size_t i = first_; i < probes_.size(); ++i) {
+      const SloProbe& p = probes_[i];
+      if (!p.confirmation && p.rate_rps <= rate && p.summary.slo_attainment >= o_.target) {
+        out.push_back(p.rate_rps);
+      }
+    }
+    std::sort(out.begin(), out.end(), std::greater<>());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+  // The replication's result once `answer` is known: the lowest failing rate above it, and the long
+  // probe that held at it.
+  SloReplication result(double answer, int failed_confirmations) const {
+    SloReplication r;
+    r.max_rate_rps = answer;
+    r.failed_confirmations = failed_confirmations;
+    for (std::size_t i = first_; i < probes_.size(); ++i) {
+      const SloProbe& p = probes_[i];
+      if (p.summary.slo_attainment < o_.target && p.rate_rps > answer &&
+          !(p.rate_rps >= r.bracket_high_rps)) {  // NaN-safe minimum
+        r.bracket_high_rps = p.rate_rps;
+      }
+      if (p.confirmation && p.rate_rps == answer && p.summary.slo_attainment >= o_.target) {
+        r.confirmation = p;
+      }
+    }
+    return r;
+  }
+
+ private:
+  const SloSearchOptions& o_;
+  int replication_;
+  const SloProber& prober_;
+  const std::function<void(const SloProbe&)>& on_probe_;
+  std::vector<SloProbe>& probes_;
+  std::size_t first_;
+  int used_ = 0;
+};
+
+}  // namespace
+
+SloReplication search_replication(const SloSearchOptions& o, double start_rps, int replication, const SloProber& prober,
+                                  std::vector<SloProbe>& probes, const std::function<void(const SloProbe&)>& on_probe) {
+  ReplicationSearch s(o, replication, prober, probes, on_probe);
+  // The short search: a grid, or bracketing then bisection. `lo` passed, `hi` failed (0 / NaN: none).
+  double lo = 0.0;
+  double hi = std::numeric_limits<double>::quiet_NaN();
   if (!o.rates.empty()) {
     std::vector<double> attainment;
     for (const double rate : o.rates) {
-      probe(rate);
+      s.short_probe(rate);
       attainment.push_back(probes.back().summary.slo_attainment);
     }
-    bool censored = false;
-    const double best = max_rate_from_curve(o.rates, attainment, o.target, censored);
-    bracketed = bracketed && best > 0.0 && !censored;
-    return best;
-  }
-  double lo = 0.0;
-  double hi = 0.0;
-  const double start = cfg.workload.arrivals.rate_rps;
-  if (probe(start)) {
-    lo = start;
-    for (hi = start * 2.0; probe(hi); hi *= 2.0) {
-      lo = hi;
-    }
+    std::tie(lo, hi) = curve_bracket(o.rates, attainment, o.target);
   } else {
-    hi = start;
-    for (lo = start / 2.0; !probe(lo); lo /= 2.0) {
-      hi = lo;
-      if (lo < start * 1e-6) {
-        lo = 0.0;
-        break;
+    if (s.short_probe(start_rps)) {
+      lo = start_rps;
+      for (hi = start_rps * 2.0; s.short_probe(hi); hi *= 2.0) {
+        lo = hi;
+      }
+    } else {
+      hi = start_rps;
+      for (lo = start_rps / 2.0; !s.short_probe(lo); lo /= 2.0) {
+        hi = lo;
+        if (lo < start_rps * 1e-6) {
+          lo = 0.0;
+          break;
+        }
       }
     }
+    while (lo > 0.0 && (hi - lo) / hi > o.tolerance) {
+      const double mid = (lo + hi) / 2.0;
+      (s.short_probe(mid) ? lo : hi) = mid;
+    }
   }
-  bracketed = bracketed && lo > 0.0;
-  while (lo > 0.0 && (hi - lo) / hi > o.tolerance) {
-    const double mid = (lo + hi) / 2.0;
-    (probe(mid) ? lo : hi) = mid;
+  if (!o.steady_state || lo == 0.0) {
+    return s.result(lo, 0);  // a burst has no longer window to confirm on
   }
-  return lo;
+  // Confirmation: the rate found must hold on a long window too. Each one that does not becomes the
+  // bracket's high end, and the next lower rate the short probes passed is tried, then halving.
+  int failed = 0;
+  double confirmed = 0.0;
+  for (const double rate : s.passed_at_or_below(lo)) {
+    if (s.long_probe(rate)) {
+      confirmed = rate;
+      break;
+    }
+    hi = rate;
+    ++failed;
+  }
+  if (confirmed == 0.0 && o.rates.empty()) {
+    for (double rate = hi / 2.0; rate >= start_rps * 1e-6; rate /= 2.0) {
+      if (s.long_probe(rate)) {
+        confirmed = rate;
+        break;
+      }
+      hi = rate;
+    }
+  }
+  // The short probes proved optimistic: the search goes on between the two with long probes only.
+  while (failed > 0 && o.rates.empty() && confirmed > 0.0 && (hi - confirmed) / hi > o.tolerance) {
+    const double mid = (confirmed + hi) / 2.0;
+    (s.long_probe(mid) ? confirmed : hi) = mid;
+  }
+  return s.result(confirmed, failed);
+}
+
+namespace {
+
+// One replication's search with the simulator as its prober.
+SloReplication search_one(const ExperimentConfig& cfg, const SloSearchOptions& o, int replication,
+                          std::vector<SloProbe>& probes, const std::function<void(const SloProbe&)>& on_probe) {
+  const SloProber simulate = [&](double rate, int r, double scale) {
+    const ExperimentConfig c = slo_probe_config(cfg, rate, o, r, scale);
+    serving::Simulator sim(build_simulation(c, profile_pool_windows(c)));
+    const serving::SimulationResult res = sim.run();
+    SloProbe p{rate, r, res.summary, 0.0, 0.0, scale, 0, false};
+    half_attainments(res.requests, c.serving, p);
+    return p;
+  };
+  return search_replication(o, cfg.workload.arrivals.rate_rps, replication, simulate, probes, on_probe);
 }
 
 }  // namespace
@@ -172,6 +291,53 @@ double max_rate_from_curve(const std::vector<double>& rates, const std::vector<d
   }
   censored = !rates.empty();
   return rates.empty() ? std::numeric_limits<double>::quiet_NaN() : rates.back();
+}
+
+std::pair<double, double> curve_bracket(const std::vector<double>& rates, const std::vector<double>& attainment,
+                                        double target) {
+  double held = 0.0;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    if (std::isnan(attainment[i])) {
+      continue;
+    }
+    if (attainment[i] < target) {
+      return {held, rates[i]};
+    }
+    held = rates[i];
+  }
+  return {held, std::numeric_limits<double>::quiet_NaN()};
+}
+
+RateInterval combine_brackets(const std::vector<double>& lows, const std::vector<double>& highs) {
+  RateInterval out;
+  std::vector<double> known_highs;
+  for (const double h : highs) {
+    out.censored += std::isnan(h) ? 1 : 0;
+    if (!std::isnan(h)) {
+      known_highs.push_back(h);
+    }
+  }
+  if (lows.empty()) {
+    out.low = std::numeric_limits<double>::quiet_NaN();
+    return out;
+  }
+  const core::SampleSummary l = core::summarize_sample(lows);
+  out.low = std::max(0.0, lows.size() >= 2 ? std::min(l.ci_low, l.mean) : lows.front());
+  if (out.censored == 0 && !known_highs.empty()) {
+    const core::SampleSummary h = core::summarize_sample(known_highs);
+    out.high = known_highs.size() >= 2 ? std::max(h.ci_high, h.mean) : known_highs.front();
+  }
+  return out;
+}
+
+std::string format_rate_interval(double mean, const RateInterval& i) {
+  if (std::isnan(mean)) {
+    return "-";
+  }
+  if (i.censored > 0) {
+    return fmt::format(">= {:.4g} [{:.4g}, -]", mean, i.low);
+  }
+  return fmt::format("{:.4g} [{:.4g}, {:.4g}]", mean, i.low, i.high);
 }
 
 // DP ranks over every pool.
@@ -198,7 +364,7 @@ ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, cons
   const double measured_share = 1.0 - o.warmup_fraction - o.cooldown_fraction;
   const double requests =
       static_cast<double>(std::max(o.measured_requests, k_concurrency_multiple * slo_concurrency(cfg)));
-  const double duration_s = o.duration_s > 0.0 ? o.duration_s : window_scale * requests / rate / measured_share;
+  const double duration_s = window_scale * (o.duration_s > 0.0 ? o.duration_s : requests / rate / measured_share);
   c.workload.num_requests = 0;
   c.workload.duration_s = duration_s;
   c.serving.window.warmup_s = o.warmup_fraction * duration_s;
@@ -216,13 +382,21 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
   check_options(cfg, o);
   SloSearchResult res;
   res.bracketed = true;
+  std::vector<double> highs;
+  highs.reserve(static_cast<std::size_t>(o.replications));
   for (int r = 0; r < o.replications; ++r) {
-    res.max_rate_by_replication.push_back(search_one(cfg, o, r, res.probes, res.bracketed, on_probe));
+    SloReplication one = search_one(cfg, o, r, res.probes, on_probe);
+    res.bracketed = res.bracketed && one.max_rate_rps > 0.0 && !one.censored();
+    res.max_rate_by_replication.push_back(one.max_rate_rps);
+    highs.push_back(one.bracket_high_rps);
+    res.replications.push_back(std::move(one));
   }
   res.max_rate = core::summarize_sample(res.max_rate_by_replication, core::MetricKind::non_negative);
   res.max_rate_rps = res.max_rate.mean;
+  res.interval = combine_brackets(res.max_rate_by_replication, highs);
   std::sort(res.probes.begin(), res.probes.end(), [](const SloProbe& a, const SloProbe& b) {
-    return a.rate_rps != b.rate_rps ? a.rate_rps < b.rate_rps : a.replication < b.replication;
+    return std::tuple(a.rate_rps, a.replication, a.confirmation, a.window_scale) <
+           std::tuple(b.rate_rps, b.replication, b.confirmation, b.window_scale);
   });
   if (!o.steady_state) {
     res.warnings.push_back(fmt::format(
@@ -230,21 +404,30 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
         "drains, not a rate the system sustains",
         cfg.workload.num_requests));
   }
-  // The probes at the answer: too few measured requests make the attainment there a coin toss, and a
-  // window the system can hold at once cannot show overload.
+  // The probe the answer stands on (its confirmation; in burst mode the highest passing probe at it):
+  // too few measured requests make the attainment there a coin toss, and a window the system can hold
+  // at once cannot show overload.
   const std::int64_t concurrency = slo_concurrency(cfg);
-  // Per replication, the probe the answer stands on: the highest passing rate at or below it (on a
-  // grid the answer is interpolated between that probe and the next).
-  std::vector<double> answer_probe(static_cast<std::size_t>(o.replications), 0.0);
-  for (const SloProbe& p : res.probes) {
-    const auto r = static_cast<std::size_t>(p.replication);
-    if (p.summary.slo_attainment >= o.target && p.rate_rps <= res.max_rate_by_replication[r]) {
-      answer_probe[r] = std::max(answer_probe[r], p.rate_rps);
+  for (std::size_t r = 0; r < res.replications.size(); ++r) {
+    const SloReplication& rep = res.replications[r];
+    if (rep.failed_confirmations > 0) {
+      res.warnings.push_back(fmt::format(
+          "replication {}: {} rate(s) the search's probes passed missed the target on a window {:g}x as long "
+          "(a queueing cliff); the answer {:.4g} req/s is the highest rate that held on the long window",
+          r, rep.failed_confirmations, k_slo_confirm_multiple, rep.max_rate_rps));
     }
-  }
-  for (const SloProbe& p : res.probes) {
-    const bool at_answer = p.rate_rps == answer_probe[static_cast<std::size_t>(p.replication)];
-    if (at_answer && o.steady_state && !settled(p)) {
+    const SloProbe* at = rep.confirmation ? &*rep.confirmation : nullptr;
+    for (const SloProbe& p : res.probes) {
+      at = at == nullptr && p.replication == static_cast<int>(r) && p.rate_rps == rep.max_rate_rps &&
+                   p.summary.slo_attainment >= o.target
+               ? &p
+               : at;
+    }
+    if (at == nullptr) {
+      continue;
+    }
+    const SloProbe& p = *at;
+    if (o.steady_state && !settled(p)) {
       res.warnings.push_back(fmt::format(
           "replication {}: at the answer ({:.4g} req/s) the queue had not settled even on a window {:g}x the "
           "automatic one (attainment {:.1f} % in the first half, {:.1f} % in the second; {:+} requests in the "
@@ -252,23 +435,15 @@ SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOpti
           p.replication, p.rate_rps, p.window_scale, 100.0 * p.first_half_attainment, 100.0 * p.second_half_attainment,
           p.backlog_growth));
     }
-    if (at_answer && p.summary.requests < concurrency) {
+    if (p.summary.requests < concurrency) {
       res.warnings.push_back(fmt::format(
           "replication {}: the answer's window measured {} requests, fewer than the {} the system holds at once "
           "({} ranks x {} running): overload cannot show; lengthen the duration",
           p.replication, p.summary.requests, concurrency, total_ranks(cfg),
           cfg.serving.scheduler.max_running_requests));
     }
-    if (at_answer && p.summary.requests < k_min_trusted_requests) {
-      // Wilson's score interval: unlike the normal approximation it has a width at 0 % and 100 %.
-      const double a = p.summary.slo_attainment;
-      const double n = std::max<double>(1.0, static_cast<double>(p.summary.requests));
-      constexpr double z = 1.96;
-      const double half = z / (1.0 + z * z / n) * std::sqrt(a * (1.0 - a) / n + z * z / (4.0 * n * n));
-      res.warnings.push_back(fmt::format(
-          "replication {}: the answer rests on {} measured requests (attainment {:.1f} %, 95 % interval about +- "
-          "{:.1f} points); raise the duration or the measured requests",
-          p.replication, p.summary.requests, 100.0 * a, 100.0 * half));
+    if (p.summary.requests < k_min_trusted_slo_requests) {
+      res.warnings.push_back(fmt::format("replication {}: {}", p.replication, few_requests_warning(p.summary)));
     }
   }
   return res;
@@ -278,15 +453,70 @@ std::string slo_curve_csv(const SloSearchResult& r) {
   std::string out =
       "rate_rps,replication,attainment,ttft_attainment,tpot_attainment,goodput_rps,ttft_p90_ms,tpot_p90_ms,"
       "e2e_p90_ms,requests,finished,measured_s,window_scale,first_half_attainment,second_half_attainment,"
-      "backlog_growth\n";
+      "backlog_growth,confirmation\n";
   for (const SloProbe& p : r.probes) {
     const auto& s = p.summary;
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.rate_rps,
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.rate_rps,
                    p.replication, s.slo_attainment, s.slo_ttft_attainment, s.slo_tpot_attainment, s.goodput_rps,
                    s.ttft_ms.p90, s.tpot_ms.p90, s.e2e_ms.p90, s.requests, s.requests_finished, s.measured_s,
-                   p.window_scale, p.first_half_attainment, p.second_half_attainment, p.backlog_growth);
+                   p.window_scale, p.first_half_attainment, p.second_half_attainment, p.backlog_growth,
+                   p.confirmation ? 1 : 0);
   }
   return out;
+}
+
+namespace {
+
+// NaN has no JSON form: null stands for it.
+nlohmann::ordered_json number_or_null(double x) {
+  return std::isnan(x) ? nlohmann::ordered_json() : nlohmann::ordered_json(x);
+}
+
+}  // namespace
+
+std::string slo_result_json(const SloSearchResult& r, const SloSearchOptions& o) {
+  nlohmann::ordered_json j;
+  j["target"] = o.target;
+  j["steady_state"] = o.steady_state;
+  j["confirm_multiple"] = k_slo_confirm_multiple;
+  j["max_rate_rps"] = number_or_null(r.max_rate_rps);
+  j["interval_low_rps"] = number_or_null(r.interval.low);
+  j["interval_high_rps"] = number_or_null(r.interval.high);
+  j["censored"] = r.interval.censored;
+  j["bracketed"] = r.bracketed;
+  j["replications"] = nlohmann::ordered_json::array();
+  for (const SloReplication& rep : r.replications) {
+    nlohmann::ordered_json e;
+    e["max_rate_rps"] = rep.max_rate_rps;
+    e["bracket_low_rps"] = rep.max_rate_rps;
+    e["bracket_high_rps"] = number_or_null(rep.bracket_high_rps);
+    e["censored"] = rep.censored();
+    e["failed_confirmations"] = rep.failed_confirmations;
+    if (rep.confirmation) {
+      const SloProbe& c = *rep.confirmation;
+      e["confirmation"] = {{"rate_rps", c.rate_rps},
+                           {"window_scale", c.window_scale},
+                           {"requests", c.summary.requests},
+                           {"attainment", number_or_null(c.summary.slo_attainment)},
+                           {"ttft_p90_ms", number_or_null(c.summary.ttft_ms.p90)},
+                           {"tpot_p90_ms", number_or_null(c.summary.tpot_ms.p90)}};
+    } else {
+      e["confirmation"] = nullptr;
+    }
+    j["replications"].push_back(std::move(e));
+  }
+  j["warnings"] = r.warnings;
+  return j.dump(2) + "\n";
+}
+
+std::string slo_window_warning(const SloSearchOptions& o, const std::string& key) {
+  if (!o.steady_state || o.duration_s > 0.0 || o.measured_requests >= k_min_trusted_slo_requests) {
+    return "";
+  }
+  return fmt::format(
+      "{}.measured_requests = {}: each probe measures fewer than the {} requests that make the attainment at the "
+      "answer trustworthy (95 % interval wider than about +-3 points at 90 %); raise it",
+      key, o.measured_requests, k_min_trusted_slo_requests);
 }
 
 }  // namespace epsim::experiments

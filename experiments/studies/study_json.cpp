@@ -52,7 +52,8 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
                      {"duration_s", o.duration_s},
                      {"warmup_fraction", o.warmup_fraction},
                      {"cooldown_fraction", o.cooldown_fraction},
-                     {"rates", o.rates}};
+                     {"rates", o.rates},
+                     {"confirm_multiple", k_slo_confirm_multiple}};
   }
   nlohmann::ordered_json axes = nlohmann::ordered_json::array();
   for (const StudyAxis& a : spec.axes) {

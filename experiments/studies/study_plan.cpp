@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/random_streams.hpp"
+#include "experiments/studies/slo_search.hpp"
 #include "policies/policy_bundles.hpp"
 #include "version.hpp"
 
@@ -49,6 +50,13 @@ std::vector<std::vector<std::size_t>> enumerate_levels(const StudySpec& spec) {
 StudyPlan plan_study(const StudySpec& spec) {
   StudyPlan plan;
   plan.replications = spec.replications;
+  if (spec.max_rate) {
+    // The same threshold `epsim slo` warns at (slo_search.hpp decides it).
+    const std::string w = slo_window_warning(*spec.max_rate, spec.source + ": study.max_rate");
+    if (!w.empty()) {
+      plan.warnings.push_back(w);
+    }
+  }
   const auto levels = enumerate_levels(spec);
   for (std::size_t p = 0; p < levels.size(); ++p) {
     StudyPoint point;
@@ -114,9 +122,9 @@ std::string run_key(const StudySpec& spec, const ExperimentConfig& cfg) {
                                  cfg.seed_of(SeedFamily::cluster));
   if (spec.max_rate) {
     const SloSearchOptions& o = *spec.max_rate;
-    text +=
-        fmt::format("max_rate {} {} {} {} {} {} {} [{}]\n", o.target, o.tolerance, o.max_probes, o.measured_requests,
-                    o.duration_s, o.warmup_fraction, o.cooldown_fraction, fmt::join(o.rates, ","));
+    text += fmt::format("max_rate {} {} {} {} {} {} {} [{}] confirm {}\n", o.target, o.tolerance, o.max_probes,
+                        o.measured_requests, o.duration_s, o.warmup_fraction, o.cooldown_fraction,
+                        fmt::join(o.rates, ","), k_slo_confirm_multiple);
   }
   text += cfg.echo_json;
   return fmt::format("{:016x}", core::mix64(core::stable_hash(text)));

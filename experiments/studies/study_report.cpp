@@ -11,6 +11,7 @@
 #include "core/confidence.hpp"
 #include "core/csv_lines.hpp"
 #include "core/statistics.hpp"
+#include "experiments/studies/slo_search.hpp"
 
 namespace epsim::experiments {
 namespace {
@@ -182,9 +183,11 @@ RateGroups rate_groups(const StudySpec& spec, const StudyPlan& plan) {
   return g;
 }
 
-// Per replication: the max rate of one group's curve.
+// Per replication: the max rate of one group's curve; `brackets` (optional) gets each replication's
+// curve_bracket.
 std::vector<double> group_max_rates(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records,
-                                    const std::vector<int>& members, std::int64_t& censored) {
+                                    const std::vector<int>& members, std::int64_t& censored,
+                                    std::vector<std::pair<double, double>>* brackets = nullptr) {
   std::vector<double> rates;
   rates.reserve(members.size());
   for (const int p : members) {
@@ -201,8 +204,49 @@ std::vector<double> group_max_rates(const StudySpec& spec, const StudyPlan& plan
     bool c = false;
     out.push_back(max_rate_from_curve(rates, attainment, spec.slo_target, c));
     censored += c ? 1 : 0;
+    if (brackets != nullptr) {
+      brackets->push_back(curve_bracket(rates, attainment, spec.slo_target));
+    }
   }
   return out;
+}
+
+// The replications' brackets combined with their spread (combine_brackets).
+RateInterval bracket_interval(const std::vector<std::pair<double, double>>& brackets) {
+  std::vector<double> lows;
+  std::vector<double> highs;
+  lows.reserve(brackets.size());
+  highs.reserve(brackets.size());
+  for (const auto& [low, high] : brackets) {
+    lows.push_back(low);
+    highs.push_back(high);
+  }
+  return combine_brackets(lows, highs);
+}
+
+// A [study.max_rate] metric's table cell: the mean answer with its runs' brackets combined with their
+// spread, per GPU for max_rate_rps_per_gpu; empty for other metrics.
+std::string search_rate_cell(const StudyPlan& plan, const StudyRecords& records, const StudyPoint& p,
+                             const std::string& metric) {
+  if (metric != "max_rate_rps" && metric != "max_rate_rps_per_gpu") {
+    return "";
+  }
+  const double per = metric == "max_rate_rps" ? 1.0 : static_cast<double>(p.config.cluster.num_gpus());
+  const std::vector<double> lows = values_of(plan, records, p.index, "max_rate_rps");
+  const std::vector<double> highs = values_of(plan, records, p.index, "max_rate_bracket_high_rps");
+  const std::vector<double> censored = values_of(plan, records, p.index, "max_rate_censored");
+  std::vector<double> l;
+  std::vector<double> h;
+  l.reserve(lows.size());
+  h.reserve(lows.size());
+  for (std::size_t r = 0; r < lows.size(); ++r) {
+    if (std::isnan(censored[r]) || std::isnan(lows[r])) {
+      return "";  // runs from before brackets were recorded
+    }
+    l.push_back(lows[r] / per);
+    h.push_back(censored[r] > 0.0 ? k_nan : highs[r] / per);
+  }
+  return l.empty() ? "" : format_rate_interval(core::summarize_sample(l).mean, combine_brackets(l, h));
 }
 
 std::string group_labels(const StudySpec& spec, const StudyPoint& p) {
@@ -386,14 +430,31 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
       out += csv_cell(spec.axes[a].name);
     }
   }
-  out += fmt::format(",slo_target,n,max_rate_rps,std,ci95_low,ci95_high,censored{}\n", baseline_header(spec));
+  out += fmt::format(
+      ",slo_target,n,max_rate_rps,std,ci95_low,ci95_high,censored,bracket_low_rps,bracket_high_rps,interval_low_rps,"
+      "interval_high_rps{}\n",
+      baseline_header(spec));
   std::vector<bool> ignore(spec.axes.size(), false);
   ignore[ra] = true;
   for (std::size_t i = 0; i < g.members.size(); ++i) {
     const StudyPoint& first = plan.points[static_cast<std::size_t>(g.members[i].front())];
     std::int64_t censored = 0;
-    const std::vector<double> x = group_max_rates(spec, plan, records, g.members[i], censored);
+    std::vector<std::pair<double, double>> brackets;
+    const std::vector<double> x = group_max_rates(spec, plan, records, g.members[i], censored, &brackets);
     const core::SampleSummary s = summary_of(x, "max_rate_rps");
+    // Means of the replications' brackets, and the interval combining them with their spread; no high
+    // end (empty) when a replication's curve never fell below the target.
+    const RateInterval bi = bracket_interval(brackets);
+    std::vector<double> lows;
+    std::vector<double> highs;
+    lows.reserve(brackets.size());
+    highs.reserve(brackets.size());
+    for (const auto& [low, high] : brackets) {
+      lows.push_back(low);
+      highs.push_back(high);
+    }
+    const double low_mean = core::summarize_sample(lows).mean;
+    const double high_mean = bi.censored > 0 ? k_nan : core::summarize_sample(highs).mean;
     std::vector<double> base;
     const int b = baseline_of(spec, plan, first, ignore);
     if (b >= 0) {
@@ -401,9 +462,9 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
       base = group_max_rates(spec, plan, records,
                              g.members[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(b)])], ignored);
     }
-    out += fmt::format("{}{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target), s.n,
-                       num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored,
-                       baseline_cells(spec, x, base, s.kind));
+    out += fmt::format("{}{},{},{},{},{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target),
+                       s.n, num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored, num(low_mean),
+                       num(high_mean), num(bi.low), num(bi.high), baseline_cells(spec, x, base, s.kind));
   }
   return out;
 }
@@ -488,7 +549,8 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
     std::vector<std::string> row{std::to_string(p.index)};
     row.insert(row.end(), p.labels.begin(), p.labels.end());
     for (const std::string& m : spec.report) {
-      row.push_back(pm(summary_of(values_of(plan, records, p.index, m), m)));
+      const std::string rate = search_rate_cell(plan, records, p, m);
+      row.push_back(!rate.empty() ? rate : pm(summary_of(values_of(plan, records, p.index, m), m)));
     }
     rows.push_back(row);
   }
@@ -496,6 +558,11 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
       "{} study, {} points x {} replications (mean [95 % interval], Student-t within each metric's "
       "range)\n",
       study_kind_name(spec.kind), plan.points.size(), plan.replications);
+  if (spec.max_rate) {
+    out +=
+        "max rates: mean [lower 95 % bound of the rates that held, upper of the lowest that failed]; \">=\": no rate "
+        "failed, a lower bound\n";
+  }
   out += table_text(rows);
   out += small_n_note(plan.replications);
   if (spec.baseline && plan.replications >= 2) {
@@ -522,16 +589,21 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
   }
   if (!spec.rate_axis.empty()) {
     const RateGroups g = rate_groups(spec, plan);
-    out += fmt::format("\nmax sustainable rate at {:.0f} % SLO attainment, from the rate grid (req/s):\n",
-                       100.0 * spec.slo_target);
+    out += fmt::format(
+        "\nmax sustainable rate at {:.0f} % SLO attainment, from the rate grid (req/s): mean [lower 95 % bound of "
+        "the rates that held, upper of the first that failed]; \">=\": a lower bound\n",
+        100.0 * spec.slo_target);
     rows.clear();
     for (const auto& members : g.members) {
       const StudyPoint& first = plan.points[static_cast<std::size_t>(members.front())];
       std::int64_t censored = 0;
-      const core::SampleSummary s = summary_of(group_max_rates(spec, plan, records, members, censored), "max_rate_rps");
+      std::vector<std::pair<double, double>> brackets;
+      const core::SampleSummary s =
+          summary_of(group_max_rates(spec, plan, records, members, censored, &brackets), "max_rate_rps");
       std::string labels = group_labels(spec, first);
       labels.erase(0, labels.empty() ? 0 : 1);
-      rows.push_back({labels.empty() ? "(all)" : labels, pm(s),
+      rows.push_back({labels.empty() ? "(all)" : labels,
+                      s.n == 0 ? "-" : format_rate_interval(s.mean, bracket_interval(brackets)),
                       censored > 0 ? fmt::format("({} replications met the target at every rate)", censored) : ""});
     }
     out += table_text(rows);

@@ -81,6 +81,17 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
       rec.metrics.emplace_back("max_rate_rps", slo.max_rate_rps);
       rec.metrics.emplace_back("max_rate_rps_per_gpu", slo.max_rate_rps / static_cast<double>(cfg.cluster.num_gpus()));
       rec.metrics.emplace_back("max_rate_bracketed", slo.bracketed ? 1.0 : 0.0);
+      // The bracket [max_rate_rps, max_rate_bracket_high_rps) and the long probe the answer held on;
+      // a censored search (no rate failed) has no high end: its rate is a lower bound.
+      const SloReplication& rep = slo.replications.front();
+      rec.metrics.emplace_back("max_rate_censored", rep.censored() ? 1.0 : 0.0);
+      if (!rep.censored()) {
+        rec.metrics.emplace_back("max_rate_bracket_high_rps", rep.bracket_high_rps);
+      }
+      if (const std::optional<SloProbe>& c = rep.confirmation; c.has_value()) {
+        rec.metrics.emplace_back("max_rate_confirm_attainment", c->summary.slo_attainment);
+        rec.metrics.emplace_back("max_rate_confirm_ttft_p90_ms", c->summary.ttft_ms.p90);
+      }
     }
     if (spec.save_runs) {
       write_results(dir / "runs" / fmt::format("p{:04}-r{:03}", run.point, run.replication), cfg, res);

@@ -115,13 +115,18 @@ TEST_CASE("the SLO search probes a common rate grid and warns when the measured 
   o.rates = {0.25 * capacity_rps, 0.5 * capacity_rps, 4.0 * capacity_rps};
   o.measured_requests = 100;
   const auto res = experiments::search_max_rate(cfg, o);
-  REQUIRE(res.probes.size() == 3);
-  REQUIRE(res.probes[2].summary.slo_attainment < 0.5);  // 4x the capacity: the queue grows without bound
-  // Interpolated to where the curve crosses 90 % between the last rate meeting it and the next.
-  const double a1 = res.probes[1].summary.slo_attainment;
-  const double a2 = res.probes[2].summary.slo_attainment;
-  REQUIRE(a1 >= 0.9);
-  REQUIRE(res.max_rate_rps == Approx(0.5 * capacity_rps + (a1 - 0.9) / (a1 - a2) * 3.5 * capacity_rps));
+  // The grid, then the rate before the first miss again on a window 3x as long (sorted by rate).
+  REQUIRE(res.probes.size() == 4);
+  REQUIRE(res.probes[3].summary.slo_attainment < 0.5);  // 4x the capacity: the queue grows without bound
+  REQUIRE(res.probes[1].summary.slo_attainment >= 0.9);
+  REQUIRE(res.probes[2].confirmation);
+  REQUIRE(res.probes[2].rate_rps == 0.5 * capacity_rps);
+  REQUIRE(res.probes[2].summary.requests == Approx(3 * 100).epsilon(0.05));
+  REQUIRE(res.probes[2].summary.slo_attainment >= 0.9);
+  // The answer is the highest grid rate that held on the long window, not an interpolation past it;
+  // the bracket's high end is the first rate that missed.
+  REQUIRE(res.max_rate_rps == 0.5 * capacity_rps);
+  REQUIRE(res.replications.at(0).bracket_high_rps == 4.0 * capacity_rps);
   REQUIRE(res.bracketed);
   REQUIRE(!res.warnings.empty());  // 100 measured requests are too few to trust
   o.rates = {2.0, 1.0};
@@ -155,14 +160,17 @@ TEST_CASE("SLO search on a toy system with a known capacity") {
       }
     }
   }
-  // The answer meets the target and a probe within the tolerance above it does not.
-  const auto at =
-      std::find_if(res.probes.begin(), res.probes.end(), [&](const auto& p) { return p.rate_rps == res.max_rate_rps; });
-  REQUIRE(at != res.probes.end());
-  REQUIRE(at->summary.slo_attainment >= 0.9);
-  REQUIRE(std::next(at) != res.probes.end());
-  REQUIRE(std::next(at)->summary.slo_attainment < 0.9);
-  REQUIRE(std::next(at)->rate_rps <= res.max_rate_rps * 1.0101);
+  // The answer held on a long window and a probe within the tolerance above it did not: the bracket.
+  const auto& rep = res.replications.at(0);
+  REQUIRE(rep.confirmation.has_value());
+  REQUIRE(rep.confirmation->rate_rps == res.max_rate_rps);
+  REQUIRE(rep.confirmation->summary.slo_attainment >= 0.9);
+  const auto above =
+      std::find_if(res.probes.begin(), res.probes.end(), [&](const auto& p) { return p.rate_rps > res.max_rate_rps; });
+  REQUIRE(above != res.probes.end());
+  REQUIRE(above->summary.slo_attainment < 0.9);
+  REQUIRE(above->rate_rps == rep.bracket_high_rps);
+  REQUIRE(rep.bracket_high_rps <= res.max_rate_rps * 1.0101);
 }
 
 TEST_CASE("a cluster short of KV memory preempts and still finishes every request") {

@@ -142,7 +142,7 @@ TEST_CASE("a line chart's CSV is exactly its rows, sorted by panel order, series
 TEST_CASE("interval charts and heat maps write the rows they draw, quoting text cells as RFC 4180 says") {
   const Figure iv = interval_chart(
       {"iv", "T", "C"}, {}, {{"rate", "eplb, 40", 10.0, 8.0, 12.0}, {"rate", "gem", 9.0, std::nullopt, std::nullopt}});
-  REQUIRE(iv.csv == "panel,category,value,ci_low,ci_high\nrate,\"eplb, 40\",10,8,12\nrate,gem,9,,\n");
+  REQUIRE(iv.csv == "panel,category,value,ci_low,ci_high,lower_bound\nrate,\"eplb, 40\",10,8,12,0\nrate,gem,9,,,0\n");
   const Figure hm = heat_map({"hm", "T", "C"}, {"GPU", "layer", 2},
                              {{"share", "0", "1", 0.25}, {"share", "1", "1", 0.75}, {"wait", "0", "1", 2.5}});
   REQUIRE(hm.csv == "panel,x,y,value\nshare,0,1,0.25\nshare,1,1,0.75\nwait,0,1,2.5\n");
@@ -311,4 +311,13 @@ TEST_CASE("a study's figures never draw an interval outside what its metric can 
   REQUIRE_THAT(report.sections.at(0).intro_html,
                Contains("class=\"note warn\"") && Contains("Too few replications") && Contains("12.7"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("an interval chart draws a lower bound (a censored max rate) with an open marker") {
+  const Figure iv = interval_chart(
+      {"iv", "T", "C"}, {}, {{"rate", "ep16", 15.0, 15.0, 16.0}, {"rate", "ep72", 36.0, 36.0, std::nullopt, true}});
+  REQUIRE(iv.csv == "panel,category,value,ci_low,ci_high,lower_bound\nrate,ep16,15,15,16,0\nrate,ep72,36,36,,1\n");
+  REQUIRE(iv.spec["data"][0]["values"][1]["lower_bound"] == true);
+  REQUIRE(iv.spec["data"][0]["values"][0]["lower_bound"] == false);
+  REQUIRE(iv.spec.dump().find("triangle-right") != std::string::npos);
 }
