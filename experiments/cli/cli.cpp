@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 #include "core/signal_cleanup.hpp"
 #include "core/staged_directory.hpp"
 #include "experiments/assembly/build_simulation.hpp"
@@ -231,6 +232,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
   const std::filesystem::path path = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem + "-slo.csv";
+  core::check_output_file(path);  // before the search, not after it
   SloSearchResult r;
   try {
     r = search_max_rate(cfg, o, [&](const SloProbe& p) {
