@@ -11,6 +11,8 @@
 #include <string>
 #include <system_error>
 
+#include "core/atomic_file.hpp"
+#include "core/carried_entries.hpp"
 #include "core/error.hpp"
 
 namespace epsim::core {
@@ -24,17 +26,18 @@ std::string staging_prefix(const std::filesystem::path& target) {
   return p;
 }
 
-// Staging directories of processes that no longer exist (killed before they could clean up).
-void remove_stale_staging(const std::filesystem::path& target) {
-  const std::string prefix = staging_prefix(target);
+// Staging directories of processes that no longer exist (killed before they could clean up) whose names
+// start with `prefix`.
+void remove_dead_staging_with(const std::filesystem::path& parent, const std::string& prefix) {
+  const std::string marker = ".epsim-staging-";
   std::error_code ec;
-  const std::filesystem::path parent = target.parent_path().empty() ? "." : target.parent_path();
   for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) {
+    const std::size_t at = name.rfind(marker);
+    if (name.rfind(prefix, 0) != 0 || at == std::string::npos || name.front() != '.') {
       continue;
     }
-    const std::string pid_text = name.substr(prefix.size());
+    const std::string pid_text = name.substr(at + marker.size());
     char* end = nullptr;
     const long pid = std::strtol(pid_text.c_str(), &end, 10);
     if (pid > 0 && end != nullptr && *end == '\0' && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
@@ -44,11 +47,25 @@ void remove_stale_staging(const std::filesystem::path& target) {
   }
 }
 
+void remove_stale_staging(const std::filesystem::path& target) {
+  remove_dead_staging_with(target.parent_path().empty() ? "." : target.parent_path(), staging_prefix(target));
+}
+
 }  // namespace
 
-StagedDirectory::StagedDirectory(std::filesystem::path target, std::span<const std::string_view> owned)
-    : target_(std::move(target)) {
+StagedDirectory::StagedDirectory(std::filesystem::path target, std::span<const std::string_view> owned,
+                                 Existing existing)
+    : target_(std::move(target)), existing_(existing), owned_(owned.begin(), owned.end()) {
   std::error_code ec;
+  std::filesystem::path given = std::filesystem::absolute(target_, ec).lexically_normal();
+  if (given.filename().empty()) {
+    given = given.parent_path();  // "link/" names the link too
+  }
+  if (!ec && std::filesystem::is_symlink(given, ec)) {
+    throw Error(given.string() +
+                ": is a symbolic link; epsim replaces only a real directory here, so give its "
+                "target or another path");
+  }
   // A real name (".", "dir/" and "a/../b" have none or a misleading one): the staging directory is its
   // sibling.
   target_ = std::filesystem::weakly_canonical(std::filesystem::absolute(target_, ec), ec);
@@ -58,7 +75,7 @@ StagedDirectory::StagedDirectory(std::filesystem::path target, std::span<const s
   if (std::filesystem::exists(target_, ec) && !std::filesystem::is_directory(target_, ec)) {
     throw Error(target_.string() + ": exists and is not a directory (expected a results directory to write)");
   }
-  if (std::filesystem::is_directory(target_, ec)) {
+  if (existing_ == Existing::refuse_foreign && std::filesystem::is_directory(target_, ec)) {
     for (const auto& entry : std::filesystem::directory_iterator(target_, ec)) {
       const std::string name = entry.path().filename().string();
       const bool ours =
@@ -89,6 +106,10 @@ StagedDirectory::StagedDirectory(std::filesystem::path target, std::span<const s
   cleanup_ = std::make_unique<SignalCleanup>(staging_, SignalCleanup::Kind::empty_directory);
 }
 
+void remove_dead_staging(const std::filesystem::path& parent) {
+  remove_dead_staging_with(parent, ".");
+}
+
 StagedDirectory::~StagedDirectory() {
   if (!committed_) {
     std::error_code ignored;
@@ -99,6 +120,30 @@ StagedDirectory::~StagedDirectory() {
 void StagedDirectory::commit() {
   const SignalBlock block;
   std::error_code ec;
+  // What stays the writer's to replace: its manifest's names, its own names, what it just wrote.
+  std::set<std::string> mine = owned_;
+  if (existing_ == Existing::carry_foreign) {
+    for (const auto& e : std::filesystem::directory_iterator(staging_)) {
+      mine.insert(e.path().filename().string());
+    }
+    std::set<std::string> carried;
+    if (std::filesystem::is_directory(target_, ec)) {
+      const std::set<std::string> listed = read_manifest(target_);
+      mine.insert(listed.begin(), listed.end());
+      carried = carry_entries(target_, staging_, mine);
+    }
+    write_manifest(staging_, carried);
+  }
+  sync_directory(staging_);
+  const auto finish = [&](const std::filesystem::path& old) {
+    committed_ = true;
+    if (existing_ == Existing::carry_foreign) {
+      move_missing(old, target_, mine);  // what appeared in the old directory while it was carried
+    }
+    sync_directory(target_.parent_path());
+    std::error_code ignored;
+    std::filesystem::remove_all(old, ignored);  // the old results
+  };
   if (std::filesystem::exists(target_, ec)) {
     // Swap in one step; the staging path then holds the old results, removed below.
     if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0) {
@@ -118,12 +163,10 @@ void StagedDirectory::commit() {
         std::filesystem::rename(aside, target_, ignored);
         throw Error("cannot replace " + target_.string() + ": " + ec.message());
       }
-      std::filesystem::remove_all(aside, ec);
-      committed_ = true;
+      finish(aside);
       return;
     }
-    committed_ = true;
-    std::filesystem::remove_all(staging_, ec);  // the old results
+    finish(staging_);
     return;
   }
   std::filesystem::rename(staging_, target_, ec);
@@ -131,6 +174,7 @@ void StagedDirectory::commit() {
     throw Error("cannot create " + target_.string() + ": " + ec.message());
   }
   committed_ = true;
+  sync_directory(target_.parent_path());
 }
 
 }  // namespace epsim::core

@@ -7,10 +7,12 @@
 
 #include "core/csv_lines.hpp"
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 
 namespace epsim::report {
 
 CsvTable CsvTable::load(const std::filesystem::path& path) {
+  core::check_input_file(path);  // a FIFO would block the report forever
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw core::Error(fmt::format("{}: cannot open", path.string()));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 
 namespace epsim::report {
 namespace {
@@ -15,6 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 nlohmann::json read_json(const fs::path& path) {
+  core::check_input_file(path);  // a FIFO would block the report forever
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw core::Error(fmt::format("{}: cannot open", path.string()));

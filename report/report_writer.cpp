@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <set>
-#include <system_error>
-
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
+#include "core/signal_cleanup.hpp"
+#include "core/staged_directory.hpp"
 #include "report/svg_export.hpp"
 
 namespace epsim::report {
@@ -17,10 +17,25 @@ fs::path figures_dir_of(const fs::path& html) {
   return html.parent_path() / (html.stem().string() + "-figures");
 }
 
+void check_report_target(const fs::path& html) {
+  core::check_output_file(html);
+  const fs::path dir = figures_dir_of(html);
+  if (fs::is_symlink(dir)) {
+    throw core::Error(
+        fmt::format("{}: the report's figures folder is a symbolic link; epsim writes it only as a "
+                    "real folder, so remove the link or give another --out",
+                    dir.string()));
+  }
+  if (core::entry_exists(dir) && !fs::is_directory(dir)) {
+    throw core::Error(fmt::format("{}: exists and is not a folder (the report's figures go there)", dir.string()));
+  }
+}
+
 WrittenReport write_report(const Report& report, const fs::path& html, const WriteOptions& options) {
   if (html.extension() != ".html") {
     throw core::Error(fmt::format("{}: the report file must end in .html", html.string()));
   }
+  check_report_target(html);  // before the figures are drawn: a bad --out fails at once
   std::vector<const Figure*> figures;
   for (const ReportSection& s : report.sections) {
     for (const Figure& f : s.figures) {
@@ -39,46 +54,28 @@ WrittenReport write_report(const Report& report, const fs::path& html, const Wri
   const fs::path dir = figures_dir_of(html);
   const std::string page = html_page(report, dir.filename().string());
 
-  // From here on only file writes can fail; undo them if one does.
-  std::vector<fs::path> written;
-  const bool created_dir = !fs::exists(dir);
+  // The figures folder is written beside its place and swapped in whole, keeping whatever in it epsim did
+  // not write (its manifest says what it did); the page goes in right after. SIGINT / SIGTERM wait until
+  // all is in place (a few files' writes), so an interrupted report leaves the old one or the new one.
+  const core::SignalBlock block;
   try {
     if (!html.parent_path().empty()) {
       fs::create_directories(html.parent_path());
     }
-    fs::create_directories(dir);
-    const auto put = [&](const fs::path& p, const std::string& text) {
-      core::write_file_atomically(p, text);
-      written.push_back(p);
-    };
+    core::PreparedFile page_file(html, page);
+    core::StagedDirectory staged(dir, {}, core::StagedDirectory::Existing::carry_foreign);
     for (std::size_t i = 0; i < figures.size(); ++i) {
       const Figure& f = *figures[i];
-      put(dir / (f.id + ".csv"), f.csv);
-      put(dir / (f.id + ".vg.json"), f.spec.dump(1) + "\n");
+      core::write_file_atomically(staged.path() / (f.id + ".csv"), f.csv);
+      core::write_file_atomically(staged.path() / (f.id + ".vg.json"), f.spec.dump(1) + "\n");
       if (options.svg) {
-        put(dir / (f.id + ".svg"), svgs[i]);
+        core::write_file_atomically(staged.path() / (f.id + ".svg"), svgs[i]);
       }
     }
-    put(html, page);
+    staged.commit();
+    page_file.install();
   } catch (const std::exception& e) {
-    std::error_code ec;
-    for (const fs::path& p : written) {
-      fs::remove(p, ec);
-    }
-    if (created_dir) {
-      fs::remove_all(dir, ec);
-    }
     throw core::Error(fmt::format("writing the report {}: {}", html.string(), e.what()));
-  }
-  // Figures of an earlier report in the same place that this one no longer has would mislead.
-  std::set<fs::path> keep(written.begin(), written.end());
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const bool ours = name.ends_with(".svg") || name.ends_with(".csv") || name.ends_with(".vg.json");
-    if (ours && keep.count(e.path()) == 0) {
-      fs::remove(e.path(), ec);
-    }
   }
   return {html, dir, figures.size(), svgs.size()};
 }

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -79,8 +81,9 @@ struct Output {
 };
 
 // Runs `program -` with `input` on stdin, collecting stdout and stderr; poll() keeps all three pipes
-// moving so neither side can block the other.
-Output run_with_input(const std::string& program, const std::string& input) {
+// moving so neither side can block the other. A program still running after `limit_s` (a hung Node.js)
+// is killed, and that is an error.
+Output run_with_input(const std::string& program, const std::string& input, double limit_s) {
   // A child that dies early must surface as EPIPE on write, not kill epsim with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   Pipe in;
@@ -112,9 +115,21 @@ Output run_with_input(const std::string& program, const std::string& input) {
   bool out_open = true;
   bool err_open = true;
   std::array<char, 65536> buf{};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
   while (out_open || err_open) {
+    const auto left_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left_ms <= 0) {
+      ::kill(pid, SIGKILL);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      throw core::Error(fmt::format(
+          "drawing the SVGs with {}: no answer within {:g} s, so it was stopped (set EPSIM_NODE_TIMEOUT_S for more "
+          "time, or pass --no-svg)",
+          program, limit_s));
+    }
     std::array<pollfd, 3> fds{{{in.write_end(), POLLOUT, 0}, {out.read_end(), POLLIN, 0}, {err.read_end(), POLLIN, 0}}};
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    if (poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left_ms, 1000))) < 0) {
       if (errno == EINTR) {
         continue;
       }
@@ -157,6 +172,19 @@ std::string node_program() {
   return env != nullptr && *env != '\0' ? std::string(env) : std::string("node");
 }
 
+double node_timeout_s() {
+  const char* env = std::getenv("EPSIM_NODE_TIMEOUT_S");
+  if (env == nullptr || *env == '\0') {
+    return k_default_node_timeout_s;
+  }
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !(v > 0.0) || v > 86400.0) {
+    throw core::Error(fmt::format("EPSIM_NODE_TIMEOUT_S={}: expected seconds in (0, 86400]", env));
+  }
+  return v;
+}
+
 bool program_available(const std::string& node) {
   if (node.find('/') != std::string::npos) {
     return ::access(node.c_str(), X_OK) == 0;
@@ -179,7 +207,7 @@ std::vector<std::string> render_svgs(const std::vector<nlohmann::json>& specs, c
   if (specs.empty()) {
     return svgs;
   }
-  const Output o = run_with_input(node, node_script(specs));
+  const Output o = run_with_input(node, node_script(specs), node_timeout_s());
   const bool ok = WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0;
   if (!ok) {
     const std::string why = WIFEXITED(o.status) ? fmt::format("exit code {}", WEXITSTATUS(o.status))

@@ -12,7 +12,9 @@
 # Harnesses: config (TOML text and [workload]), experiment (a whole config with --set overrides), trace
 # (binary routing traces), trace_csv and trace_json (trace convert's importers), replay (arrival replay
 # CSV), place (place's load, co-selection, cost-curve and load-history files), calibration (the measurement
-# table and every calibrate importer), engines (routing importers, placement files, .npy, safetensors).
+# table and every calibrate importer), engines (routing importers, placement files, .npy, safetensors),
+# study (study files and their plans), report (a report's study or run inputs, built and rendered),
+# journal (a sweep's journal and a shared directory's manifest, as the writers read them back).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time=30)
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(config experiment trace trace_csv trace_json replay place calibration engines)
+  harnesses=(config experiment trace trace_csv trace_json replay place calibration engines study report journal)
 fi
 # Stack traces with function names and lines (the sanitizers look for llvm-symbolizer by that name only).
 if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then

@@ -5,7 +5,9 @@
 #include <unistd.h>
 #include <numeric>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 #include "core/signal_cleanup.hpp"
 
 namespace epsim::workloads {
@@ -105,6 +107,7 @@ TraceWriter::TraceWriter(std::filesystem::path path, const trace::Header& header
     throw core::Error(fmt::format("{}: a trace of {} MoE layers x {} experts; at most {} x {}", path_.string(),
                                   header_.moe_layers(), header_.experts(), k_max_trace_layers, k_max_trace_experts));
   }
+  core::check_output_file(path_);
   tmp_ = path_;
   tmp_ += ".tmp-" + std::to_string(::getpid());
   core::install_signal_cleanup();
@@ -141,12 +144,15 @@ void TraceWriter::close() {
     throw core::Error("failed writing " + tmp_.string());
   }
   out_.close();
+  core::sync_file(tmp_);
+  core::check_output_file(path_);  // again: it may have become a link or a device meanwhile
   std::error_code ec;
   std::filesystem::rename(tmp_, path_, ec);
   if (ec) {
     throw core::Error("cannot rename " + tmp_.string() + " to " + path_.string() + ": " + ec.message());
   }
   closed_ = true;
+  core::sync_directory(path_.parent_path().empty() ? std::filesystem::path(".") : path_.parent_path());
 }
 
 TraceReader::TraceReader(std::filesystem::path path) : path_(std::move(path)) {

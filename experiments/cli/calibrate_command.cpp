@@ -106,6 +106,7 @@ int fit_command(const std::vector<std::string>& args, std::ostream& out, std::os
   po::positional_options_description pos;
   pos.add("table", 1);
   const po::variables_map vm = parse_command_line(args, d, pos);
+  check_output_options(vm, {"out", "cluster-out"});
   if (!vm.count("table")) {
     throw std::invalid_argument("give the measurement table: epsim calibrate fit TABLE --gpu NAME --out FILE");
   }
@@ -214,6 +215,7 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
   po::positional_options_description pos;
   pos.add("table", 1);
   const po::variables_map vm = parse_command_line(args, d, pos);
+  check_output_options(vm, {"out", "cluster-out"});
   if (!vm.count("table")) {
     throw std::invalid_argument("give the measurement table: epsim calibrate check TABLE");
   }

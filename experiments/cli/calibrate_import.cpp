@@ -112,6 +112,7 @@ int calibrate_import_command(const std::vector<std::string>& args, std::ostream&
   if (!vm.count("out")) {
     throw std::invalid_argument("--out: required (the measurement table to write)");
   }
+  check_output_options(vm, {"out"});
   const calibration::ImportOptions o = make_options(vm, err);
   std::vector<std::filesystem::path> files;
   for (const std::string& f : vm["files"].as<std::vector<std::string>>()) {

@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/file_kind.hpp"
 #include "core/signal_cleanup.hpp"
 #include "core/staged_directory.hpp"
 #include "experiments/assembly/build_simulation.hpp"
@@ -232,11 +233,13 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
   const std::filesystem::path path = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem + "-slo.csv";
+  core::check_output_file(path);  // before the search, not after it
   // The answer (brackets, confirmations) beside the curve.
   const std::filesystem::path json_path = std::filesystem::path(path).replace_extension(".json");
   if (json_path == path) {
     throw UsageError("--out names the curve's CSV file; the summary goes beside it as .json");
   }
+  core::check_output_file(json_path);
   SloSearchResult r;
   try {
     r = search_max_rate(cfg, o, [&](const SloProbe& p) {

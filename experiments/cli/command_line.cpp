@@ -6,9 +6,19 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "core/file_kind.hpp"
+
 namespace po = boost::program_options;
 
 namespace epsim::experiments {
+
+void check_output_options(const po::variables_map& vm, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (vm.count(name) != 0) {
+      core::check_output_file(vm[name].as<std::string>());
+    }
+  }
+}
 
 po::variables_map parse_command_line(const std::vector<std::string>& args, const po::options_description& options,
                                      const po::positional_options_description& positional) {

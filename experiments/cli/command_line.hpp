@@ -3,6 +3,7 @@
 // option becomes std::invalid_argument, which the CLI reports as a usage error (exit code 2).
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -35,6 +36,10 @@ std::vector<std::string> split_commas(const std::string& text);
 boost::program_options::variables_map parse_options(
     const std::vector<std::string>& args, const boost::program_options::options_description& options,
     const boost::program_options::positional_options_description& positional = {});
+
+/// Checks the single-file outputs given to these options (those given) before any work: each must be a
+/// new name or a regular file (core/file_kind.hpp), never a device, FIFO, directory or link.
+void check_output_options(const boost::program_options::variables_map& vm, std::initializer_list<const char*> names);
 
 /// The options every command takes: --help and --log-level.
 boost::program_options::options_description common_options();

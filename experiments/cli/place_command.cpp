@@ -419,6 +419,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const po::variables_map vm = parse_command_line(args, d);
+  check_output_options(vm, {"out"});
   const std::string format = vm["format"].as<std::string>();
   const engines::PlacementFormat* engine_format = engines::find_placement_format(format);
   if (format != "epsim" && engine_format == nullptr) {

@@ -45,6 +45,7 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
   if (!vm.count("out")) {
     throw std::invalid_argument("report needs --out REPORT.html");
   }
+  report::check_report_target(vm["out"].as<std::string>());  // before the inputs are read and drawn
   const auto dirs_text = vm["dirs"].as<std::vector<std::string>>();
   const std::vector<std::filesystem::path> dirs(dirs_text.begin(), dirs_text.end());
   const report::ReportInputs inputs = report::load_report_inputs(dirs);

@@ -3,15 +3,22 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "core/atomic_file.hpp"
+#include "core/carried_entries.hpp"
+#include "core/directory_lock.hpp"
 #include "core/error.hpp"
+#include "core/signal_cleanup.hpp"
+#include "core/staged_directory.hpp"
 #include "experiments/cli/command_line.hpp"
 #include "experiments/studies/mpi_world.hpp"
 #include "experiments/studies/study_journal.hpp"
@@ -67,32 +74,22 @@ std::optional<SweepArgs> parse_sweep_args(const std::vector<std::string>& args, 
   return a;
 }
 
-// Temporary files a killed sweep may have left (the atomic writer's "<name>.tmp-<pid>").
-void remove_stray_temporaries(const std::filesystem::path& dir) {
-  if (!std::filesystem::is_directory(dir)) {
-    return;
-  }
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    const std::size_t at = name.rfind(".tmp-");
-    if (e.is_regular_file() && at != std::string::npos &&
-        name.find_first_not_of("0123456789", at + 5) == std::string::npos && at + 5 < name.size()) {
-      std::filesystem::remove(e.path());
-    }
-  }
-}
-
 // Every run's key (by run index), and the runs whose key the journal lacks.
 struct Pending {
   std::vector<std::string> keys;
   std::vector<std::int64_t> runs;
 };
 
-Pending pending_runs(const StudySpec& spec, const StudyPlan& plan, const std::map<std::string, RunRecord>& done) {
+Pending pending_runs(const StudySpec& spec, const StudyPlan& plan, const std::map<std::string, RunRecord>& done,
+                     const std::filesystem::path& dir) {
   Pending p;
   for (std::int64_t i = 0; i < plan.runs(); ++i) {
     p.keys.push_back(run_key(spec, run_config(spec, plan, plan.run(i))));
-    if (!done.count(p.keys.back())) {
+    // A study that saves its runs needs each run's results too, not only its journal record (the study
+    // may have been run without save_runs before).
+    const bool saved =
+        !spec.save_runs || std::filesystem::is_regular_file(saved_run_dir(dir, p.keys.back()) / "summary.json");
+    if (!done.count(p.keys.back()) || !saved) {
       p.runs.push_back(i);
     }
   }
@@ -139,6 +136,25 @@ std::map<std::string, RunRecord> gather_records(const MpiWorld& world, const std
   return by_key;
 }
 
+// Every name a study's set of results may have (its manifest says which it has), "runs" (the saved runs'
+// folder) included.
+constexpr std::array<std::string_view, 8> k_study_outputs{
+    "runs.csv", "points.csv", "scaling.csv", "distribution.csv", "max_rate.csv", "ranking.csv", "study.json", "runs"};
+
+// The lock file a sweep holds in its directory while it runs.
+constexpr const char* k_lock_name = ".epsim-sweep.lock";
+
+// The saved runs of the current numbering, DIR/runs/pNNNN-rNNN, as hard links to the runs kept by key.
+void link_saved_runs(const StudyPlan& plan, const std::vector<std::string>& keys, const std::filesystem::path& dir,
+                     const std::filesystem::path& staging) {
+  for (std::int64_t i = 0; i < plan.runs(); ++i) {
+    const StudyRunSpec r = plan.run(i);
+    const std::filesystem::path to = staging / "runs" / fmt::format("p{:04}-r{:03}", r.point, r.replication);
+    std::filesystem::create_directories(to);
+    core::carry_entries(saved_run_dir(dir, keys[static_cast<std::size_t>(i)]), to, {});
+  }
+}
+
 // Every output file of the study's kind: name and content.
 std::vector<std::pair<std::string, std::string>> output_files(const StudySpec& spec, const StudyPlan& plan,
                                                               const StudyRecords& records, double wall_s,
@@ -180,20 +196,36 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   const StudySpec spec = load_study(a.study);
   const StudyPlan plan = plan_study(spec);
   const std::filesystem::path dir = a.out.empty() ? "results/" + spec.name : a.out;
+  // Rank 0 owns the results: the set is written beside the directory and swapped in whole at the end,
+  // carrying over the journal and whatever else is not a result (core/staged_directory.hpp). Made now, it
+  // checks --out before any run.
+  std::unique_ptr<core::StagedDirectory> staged;
+  std::unique_ptr<core::DirectoryLock> lock;
+  std::vector<std::string> journal_warnings;
   if (root) {
+    staged =
+        std::make_unique<core::StagedDirectory>(dir, k_study_outputs, core::StagedDirectory::Existing::carry_foreign);
+    std::filesystem::create_directories(dir);
+    lock = std::make_unique<core::DirectoryLock>(dir, k_lock_name,
+                                                 "epsim sweep");  // a second sweep into the same --out stops here
     for (const std::string& w : plan.warnings) {
       err << "epsim: warning: " << w << "\n";
     }
-    std::filesystem::create_directories(dir);
-    remove_stray_temporaries(dir);
+    // Only what a killed sweep of this directory left: its own temporary files, never below.
+    core::remove_dead_temporaries(dir);
+    core::remove_dead_temporaries(dir / "journal");
+    core::remove_dead_staging(saved_runs_dir(dir));
     if (a.fresh) {
       std::filesystem::remove_all(dir / "journal");
     }
   }
   (void)world.all(true);  // the cleanup is done before any rank reads the journal or writes
 
-  const std::map<std::string, RunRecord> done = Journal::load(dir);
-  const Pending pending = pending_runs(spec, plan, done);
+  const std::map<std::string, RunRecord> done = Journal::load(dir, root ? &journal_warnings : nullptr);
+  for (const std::string& w : journal_warnings) {
+    err << "epsim: warning: " << w << "\n";
+  }
+  const Pending pending = pending_runs(spec, plan, done, dir);
   const auto reused = plan.runs() - static_cast<std::int64_t>(pending.runs.size());
   std::vector<std::int64_t> mine;
   for (std::size_t i = static_cast<std::size_t>(world.rank()); i < pending.runs.size();
@@ -234,7 +266,17 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto files = output_files(spec, plan, records, wall_s, reused);
-  core::write_files_atomically(dir, files);  // as a set: never a new runs.csv beside an old study.json
+  // As a set: never a new runs.csv beside an old study.json, nor a stale ranking.csv or saved run. SIGINT /
+  // SIGTERM wait until the set is in place (SIGKILL leaves the old set and a staging directory that the
+  // next sweep removes).
+  const core::SignalBlock block;
+  for (const auto& [name, content] : files) {
+    core::write_file_atomically(staged->path() / name, content);
+  }
+  if (spec.save_runs) {
+    link_saved_runs(plan, pending.keys, dir, staged->path());
+  }
+  staged->commit();
   std::vector<std::string> names;
   names.reserve(files.size());
   for (const auto& [name, content] : files) {

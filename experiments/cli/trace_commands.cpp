@@ -55,6 +55,7 @@ int gen(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const auto vm = parse_command_line(args, d, pos);
+  check_output_options(vm, {"out", "json", "coactivation-out"});
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const ExperimentConfig cfg = vm.count("config") ? load_config(vm["config"].as<std::string>(), sets)
                                                   : load_config_text(embedded_demo_config(), "embedded demo", sets);
@@ -104,6 +105,7 @@ int stats(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const auto vm = parse_command_line(args, d, pos);
+  check_output_options(vm, {"out", "json", "coactivation-out"});
   workloads::StatsOptions o;
   o.ep_size = vm["ep"].as<int>();
   o.window = vm["window"].as<int>();
@@ -157,6 +159,7 @@ int convert(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const auto vm = parse_command_line(args, d, pos);
+  check_output_options(vm, {"out", "json", "coactivation-out"});
   const std::filesystem::path in = vm["in"].as<std::string>();
   const std::filesystem::path to = vm["out"].as<std::string>();
   std::int64_t steps = 0;
@@ -210,6 +213,7 @@ int import_recording(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const auto vm = parse_command_line(args, d, pos);
+  check_output_options(vm, {"out", "json", "coactivation-out"});
   const std::filesystem::path in = vm["in"].as<std::string>();
   const std::filesystem::path to = vm["out"].as<std::string>();
   if (!std::filesystem::exists(in)) {

@@ -8,6 +8,7 @@
 #include <exception>
 #include <thread>
 
+#include "core/staged_directory.hpp"
 #include "experiments/assembly/build_simulation.hpp"
 #include "experiments/assembly/results_writer.hpp"
 #include "experiments/studies/slo_search.hpp"
@@ -62,6 +63,14 @@ std::string progress_line(const StudyPlan& plan, Shared& s, std::size_t total, C
 
 }  // namespace
 
+std::filesystem::path saved_runs_dir(const std::filesystem::path& dir) {
+  return dir / "journal" / "runs";
+}
+
+std::filesystem::path saved_run_dir(const std::filesystem::path& dir, const std::string& key) {
+  return saved_runs_dir(dir) / key;
+}
+
 RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyRunSpec& run,
                       const std::filesystem::path& dir) {
   const auto t0 = Clock::now();
@@ -94,7 +103,12 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
       }
     }
     if (spec.save_runs) {
-      write_results(dir / "runs" / fmt::format("p{:04}-r{:03}", run.point, run.replication), cfg, res);
+      // Kept by the run's key, like its journal record: the study's runs/pNNNN-rNNN are made from these
+      // at the end (study_runner.hpp), so an edited study never shows a run under another point's name.
+      std::filesystem::create_directories(saved_runs_dir(dir));
+      core::StagedDirectory saved(saved_run_dir(dir, rec.key), run_output_names());
+      write_results(saved.path(), cfg, res);
+      saved.commit();
     }
   } catch (const std::exception& e) {
     rec.error = fmt::format("point {} replication {}: {}", run.point, run.replication, e.what());

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "experiments/studies/study_journal.hpp"
@@ -11,8 +12,14 @@
 
 namespace epsim::experiments {
 
+/// Where a study keeps the runs it saves (save_runs = true): DIR/journal/runs/KEY, one results directory
+/// per run key, each replaced as a unit. The study's DIR/runs/pNNNN-rNNN are hard links to these, made
+/// afresh with each set of results, so their numbering is always the current study's.
+std::filesystem::path saved_runs_dir(const std::filesystem::path& dir);
+std::filesystem::path saved_run_dir(const std::filesystem::path& dir, const std::string& key);
+
 /// One run: simulate, take its metrics (and its max sustainable rate when the study asks), and, when
-/// the study saves runs, write its results under DIR/runs/. Errors are returned in the record.
+/// the study saves runs, write its results to saved_run_dir(). Errors are returned in the record.
 RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyRunSpec& run,
                       const std::filesystem::path& dir);
 

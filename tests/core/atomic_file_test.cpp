@@ -1,10 +1,10 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -31,33 +31,21 @@ TEST_CASE("writing into a missing directory fails with a message naming the file
                       Catch::Contains("/nonexistent-dir-epsim/x.json"));
 }
 
-TEST_CASE("a set of files is replaced whole or not at all") {
-  const fs::path dir = fs::temp_directory_path() / "epsim_atomic_set_test";
+TEST_CASE("only a dead writer's temporary files are removed, and only directly in the folder") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_atomic_dead_test";
   fs::remove_all(dir);
-  fs::create_directories(dir);
-  const auto read = [](const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  using Files = std::vector<std::pair<std::string, std::string>>;
-  epsim::core::write_files_atomically(dir, Files{{"runs.csv", "old runs\n"}, {"study.json", "old study\n"}});
-  CHECK(read(dir / "runs.csv") == "old runs\n");
-  CHECK(read(dir / "study.json") == "old study\n");
-
-  // The third file cannot be written (its folder is missing): the first two, already complete in their
-  // temporaries, must not replace the old ones, and no temporary may remain.
-  CHECK_THROWS_WITH(epsim::core::write_files_atomically(
-                        dir, Files{{"runs.csv", "new runs\n"}, {"study.json", "new study\n"}, {"missing/x.csv", "x"}}),
-                    Catch::Contains("missing/x.csv.tmp-"));
-  CHECK(read(dir / "runs.csv") == "old runs\n");
-  CHECK(read(dir / "study.json") == "old study\n");
-  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);
-
-  epsim::core::write_files_atomically(dir, Files{{"runs.csv", "new runs\n"}, {"study.json", "new study\n"}});
-  CHECK(read(dir / "runs.csv") == "new runs\n");
-  CHECK(read(dir / "study.json") == "new study\n");
-  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);
+  fs::create_directories(dir / "user");
+  // PIDs never reach 2^31 - 100 (Linux's pid_max is at most 2^22): that process does not exist.
+  const std::string dead = "2147483547";
+  const std::string alive = std::to_string(::getpid());
+  std::ofstream(dir / ("runs.csv.tmp-" + dead)) << "killed sweep's";
+  std::ofstream(dir / ("points.csv.tmp-" + alive)) << "a running writer's";
+  std::ofstream(dir / "user" / ("data.tmp-" + dead)) << "the user's own, below";
+  std::ofstream(dir / "notes.tmp-x1") << "not a temporary's name";
+  REQUIRE(epsim::core::remove_dead_temporaries(dir) == 1);
+  REQUIRE_FALSE(fs::exists(dir / ("runs.csv.tmp-" + dead)));
+  REQUIRE(fs::exists(dir / ("points.csv.tmp-" + alive)));
+  REQUIRE(fs::exists(dir / "user" / ("data.tmp-" + dead)));
+  REQUIRE(fs::exists(dir / "notes.tmp-x1"));
   fs::remove_all(dir);
 }

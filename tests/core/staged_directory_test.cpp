@@ -1,6 +1,7 @@
 // A results directory replaced as a unit: the new contents replace the old whole (a file the new run
 // does not write is gone), an exception leaves the target as it was and no staging directory behind, a
 // staging directory of a dead process is removed, and a target that is a file is refused up front.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -91,5 +92,59 @@ TEST_CASE("a killed process's staging directory is removed, a file as target is 
   REQUIRE(fs::exists(root / "mine" / "notes.txt"));
   std::ofstream(root / "file") << "x";
   REQUIRE_THROWS_WITH(StagedDirectory(root / "file", k_owned), Catch::Contains("exists and is not a directory"));
+  fs::remove_all(root);
+}
+
+TEST_CASE("a shared directory: the writer's old outputs go, everything else is carried over as the same files") {
+  const fs::path root = fresh("carry");
+  const fs::path target = root / "figures";
+  using Existing = StagedDirectory::Existing;
+  const auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::string text;
+    std::getline(in, text);
+    return text;
+  };
+  {
+    StagedDirectory s(target, {}, Existing::carry_foreign);
+    std::ofstream(s.path() / "a.svg") << "old a";
+    std::ofstream(s.path() / "b.svg") << "old b";
+    s.commit();
+  }
+  // The user's own figure, folder and journal-like file beside epsim's.
+  std::ofstream(target / "mine.svg") << "user";
+  fs::create_directories(target / "drafts");
+  std::ofstream(target / "drafts" / "x.csv") << "draft";
+  std::ofstream(target / "journal.jsonl") << "line 1";
+  struct stat before {};
+  REQUIRE(::stat((target / "journal.jsonl").c_str(), &before) == 0);
+  {
+    StagedDirectory s(target, {}, Existing::carry_foreign);
+    std::ofstream(s.path() / "a.svg") << "new a";
+    s.commit();
+  }
+  CHECK(read(target / "a.svg") == "new a");
+  CHECK_FALSE(fs::exists(target / "b.svg"));  // epsim's own, no longer written: gone, not left beside the new
+  CHECK(read(target / "mine.svg") == "user");
+  CHECK(read(target / "drafts" / "x.csv") == "draft");
+  struct stat after {};
+  REQUIRE(::stat((target / "journal.jsonl").c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);  // the same file, so an open writer or a lock on it carries on
+  CHECK(entries(root) == 1);
+  // Names epsim owns without a manifest (results of an older epsim) are replaced too.
+  fs::remove(target / ".epsim-manifest");
+  std::ofstream(target / "old-result.csv") << "stale";
+  {
+    constexpr std::array<std::string_view, 1> owned{"old-result.csv"};
+    StagedDirectory s(target, owned, Existing::carry_foreign);
+    std::ofstream(s.path() / "a.svg") << "newer a";
+    s.commit();
+  }
+  CHECK_FALSE(fs::exists(target / "old-result.csv"));
+  CHECK(read(target / "mine.svg") == "user");
+  // A link as the folder is refused: the swap would replace whatever it points to.
+  fs::create_symlink(target, root / "link");
+  REQUIRE_THROWS_WITH(StagedDirectory(root / "link", {}, Existing::carry_foreign), Catch::Contains("symbolic link"));
+  REQUIRE_THROWS_WITH(StagedDirectory(root / "link", k_owned), Catch::Contains("symbolic link"));
   fs::remove_all(root);
 }

@@ -1,7 +1,10 @@
 // `epsim report` and `epsim run --report` end to end: the figures a study or run supports, their CSVs
 // against the study's own outputs, the measured-window filter against the run's summary, and the errors.
-#include <catch2/catch.hpp>
+#include <sys/stat.h>
 
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -200,5 +203,77 @@ TEST_CASE("a results file with a number past double's range is refused naming th
   CHECK_THAT(r.err, Catch::Contains((dir / "summary.json").string() + ": not valid JSON") &&
                         Catch::Contains("number overflow"));
   CHECK_FALSE(fs::exists(dir / "r.html"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a report replaces only the figures it wrote, and refuses links, FIFOs and a hung Node.js", "[slow]") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-report-own-files";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* name : {"alpha", "beta"}) {
+    const Cli r =
+        cli({"run", k_data + "/small.toml", "--set", "output.steps_csv=true", "--out", (dir / name).string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+  }
+  const auto report = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "report");
+    args.emplace_back("--no-svg");
+    return cli(args);
+  };
+  REQUIRE(report({(dir / "alpha").string(), (dir / "beta").string(), "--out", (dir / "r.html").string()}).code == 0);
+  const fs::path figs = dir / "r-figures";
+  REQUIRE(fs::exists(figs / "beta-time-series.csv"));
+  // The user's own files in the folder, with the names a figure could have.
+  std::ofstream(figs / "mine.svg") << "<svg/>";
+  std::ofstream(figs / "mine.csv") << "x,y\n";
+  std::ofstream(figs / "mine.vg.json") << "{}";
+  const Cli again = report({(dir / "alpha").string(), "--out", (dir / "r.html").string()});
+  INFO(again.err);
+  REQUIRE(again.code == 0);
+  REQUIRE(fs::exists(figs / "alpha-time-series.csv"));
+  REQUIRE_FALSE(fs::exists(figs / "beta-time-series.csv"));  // epsim's, from the earlier report: gone
+  REQUIRE(slurp(figs / "mine.svg") == "<svg/>");
+  REQUIRE(slurp(figs / "mine.csv") == "x,y\n");
+  REQUIRE(slurp(figs / "mine.vg.json") == "{}");
+  REQUIRE_THAT(slurp(figs / ".epsim-manifest"), Contains("alpha-time-series.csv") && !Contains("mine"));
+
+  // A symbolic link as the figures folder: refused, its target untouched.
+  fs::create_directories(dir / "elsewhere");
+  std::ofstream(dir / "elsewhere" / "keep.svg") << "keep";
+  fs::create_directory_symlink(dir / "elsewhere", dir / "l-figures");
+  Cli r = report({(dir / "alpha").string(), "--out", (dir / "l.html").string()});
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Contains("l-figures") && Contains("symbolic link"));
+  REQUIRE(slurp(dir / "elsewhere" / "keep.svg") == "keep");
+  REQUIRE(std::distance(fs::directory_iterator(dir / "elsewhere"), fs::directory_iterator()) == 1);
+
+  // A FIFO as the page or as an input: refused by name, nothing waited on.
+  REQUIRE(::mkfifo((dir / "fifo.html").c_str(), 0600) == 0);
+  r = report({(dir / "alpha").string(), "--out", (dir / "fifo.html").string()});
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Contains("fifo.html: is a FIFO"));
+  REQUIRE(fs::is_fifo(dir / "fifo.html"));
+  fs::copy(dir / "alpha", dir / "piped", fs::copy_options::recursive);
+  fs::remove(dir / "piped" / "requests.csv");
+  REQUIRE(::mkfifo((dir / "piped" / "requests.csv").c_str(), 0600) == 0);
+  r = report({(dir / "piped").string(), "--out", (dir / "p.html").string()});
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Contains("requests.csv: is a FIFO"));
+
+  // A Node.js that never answers is stopped after EPSIM_NODE_TIMEOUT_S.
+  std::ofstream(dir / "hang.sh") << "#!/bin/sh\nexec sleep 60\n";
+  fs::permissions(dir / "hang.sh", fs::perms::owner_all);
+  ::setenv("EPSIM_NODE", (dir / "hang.sh").c_str(), 1);
+  ::setenv("EPSIM_NODE_TIMEOUT_S", "0.2", 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  r = cli({"report", (dir / "alpha").string(), "--out", (dir / "h.html").string()});
+  const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::unsetenv("EPSIM_NODE");
+  ::unsetenv("EPSIM_NODE_TIMEOUT_S");
+  REQUIRE(r.code == 1);
+  REQUIRE_THAT(r.err, Contains("no answer within 0.2 s"));
+  REQUIRE(waited_s < 10.0);
+  REQUIRE_FALSE(fs::exists(dir / "h.html"));
   fs::remove_all(dir);
 }

@@ -1,15 +1,19 @@
 // Studies (epsim sweep): the file, the grid, seed families and common random numbers, the interval and
 // pairing maths of the outputs against hand values, and that a sweep resumed from its journal, or run
 // on more threads, writes exactly the bytes of one uninterrupted run.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/directory_lock.hpp"
 #include "core/random_streams.hpp"
 #include "experiments/assembly/build_simulation.hpp"
 #include "experiments/cli/cli.hpp"
+#include "experiments/studies/study_journal.hpp"
 #include "experiments/studies/study_plan.hpp"
 #include "experiments/studies/study_report.hpp"
 #include "experiments/studies/study_spec.hpp"
@@ -363,14 +367,15 @@ TEST_CASE("a sweep gives the same bytes on 1 or 2 threads and after resuming fro
   for (const char* f : {"runs.csv", "points.csv", "max_rate.csv", "study.json"}) {
     fs::remove(dir / "two" / f);
   }
-  std::ofstream(dir / "two" / "points.csv.tmp-12345") << "half-written";
+  // A killed sweep's temporary file (no process has that PID: pid_max is at most 2^22).
+  std::ofstream(dir / "two" / "points.csv.tmp-2147483547") << "half-written";
   const Cli resumed = sweep("two", "1");
   REQUIRE(resumed.code == 0);
   REQUIRE_THAT(resumed.err, Contains("3 from the journal, 5 to run"));
   for (const char* f : {"runs.csv", "points.csv", "max_rate.csv"}) {
     REQUIRE(slurp(dir / "one" / f) == slurp(dir / "two" / f));
   }
-  REQUIRE(!fs::exists(dir / "two" / "points.csv.tmp-12345"));
+  REQUIRE(!fs::exists(dir / "two" / "points.csv.tmp-2147483547"));
   // Everything done: a third invocation runs nothing and writes the same bytes again.
   const Cli again = sweep("two", "2");
   REQUIRE_THAT(again.err, Contains("8 from the journal, 0 to run"));
@@ -455,4 +460,124 @@ TEST_CASE("a running simulation reports its progress: simulated time, arrivals, 
     }
   }
   REQUIRE(seen.back().requests_finished > 0);
+}
+
+TEST_CASE("a damaged journal line is skipped with a warning, a torn last line set aside: the resume goes on") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-journal-damage";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "journal");
+  RunRecord a;
+  a.key = "aaaa";
+  a.metrics = {{"x", 1.5}};
+  RunRecord b = a;
+  b.key = "bbbb";
+  // A record whose field has the wrong type (it threw out of the whole resume), one nested deeper than
+  // any record, a line that is not JSON, and a torn last line without its newline.
+  std::ofstream(dir / "journal" / "rank-0.jsonl", std::ios::binary)
+      << record_line(a) << "{\"key\":\"cccc\",\"metrics\":[],\"run\":\"seven\"}\n"
+      << "{\"key\":\"dddd\",\"metrics\":[" << std::string(100000, '[') << "]}\n"
+      << "not json\n"
+      << record_line(b) << "{\"key\":\"ee";
+  std::vector<std::string> warnings;
+  const auto loaded = Journal::load(dir, &warnings);
+  REQUIRE(loaded.size() == 2);
+  REQUIRE(loaded.count("aaaa") == 1);
+  REQUIRE(loaded.count("bbbb") == 1);
+  REQUIRE(loaded.at("aaaa").metrics.at(0).second == 1.5);
+  REQUIRE(warnings.size() == 1);
+  // Lines 2, 3, 4 and the torn 6th are not records; the first of them is line 2.
+  REQUIRE_THAT(warnings[0], Contains("rank-0.jsonl: 4 line(s) are not run records (the first: line 2)"));
+  // The writer reopening its journal sets the torn line aside and appends on a fresh line.
+  RunRecord c = a;
+  c.key = "ffff";
+  {
+    Journal j(dir, "rank-0");
+    j.append(c);
+  }
+  REQUIRE(slurp(dir / "journal" / "rank-0.jsonl.torn") == "{\"key\":\"ee\n");
+  const std::string text = slurp(dir / "journal" / "rank-0.jsonl");
+  REQUIRE_THAT(text, Catch::EndsWith(record_line(b) + record_line(c)));
+  warnings.clear();
+  const auto again = Journal::load(dir, &warnings);
+  REQUIRE(again.size() == 3);
+  REQUIRE_THAT(warnings.at(0), Contains("3 line(s) are not run records (the first: line 2)"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("saved runs follow the current study: an edited study never shows a run under another point", "[slow]") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-study-saved-runs";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write_study = [&](const std::string& values) {
+    std::ofstream(dir / "study.toml") << "[study]\nkind = \"grid\"\nbase = \"" << k_data << "/small.toml\"\n"
+                                      << "save_runs = true\n[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [" << values
+                                      << "]\n";
+  };
+  const auto sweep = [&](const std::string& out) {
+    return cli({"sweep", (dir / "study.toml").string(), "--out", (dir / out).string(), "--progress", "none"});
+  };
+  write_study("2.0, 8.0");
+  const Cli first = sweep("out");
+  INFO(first.err);
+  REQUIRE(first.code == 0);
+  const std::string rate2 = slurp(dir / "out" / "runs" / "p0000-r000" / "summary.json");
+  const std::string rate8 = slurp(dir / "out" / "runs" / "p0001-r000" / "summary.json");
+  REQUIRE(rate2 != rate8);
+  // The same runs in the other order, and one of them dropped: both come from the journal, and the
+  // saved runs are numbered as the study now is.
+  write_study("8.0");
+  const Cli edited = sweep("out");
+  REQUIRE(edited.code == 0);
+  REQUIRE_THAT(edited.err, Contains("1 from the journal, 0 to run"));
+  REQUIRE(slurp(dir / "out" / "runs" / "p0000-r000" / "summary.json") == rate8);
+  REQUIRE_FALSE(fs::exists(dir / "out" / "runs" / "p0001-r000"));
+  write_study("8.0, 2.0");
+  REQUIRE(sweep("out").code == 0);
+  REQUIRE(slurp(dir / "out" / "runs" / "p0000-r000" / "summary.json") == rate8);
+  REQUIRE(slurp(dir / "out" / "runs" / "p0001-r000" / "summary.json") == rate2);
+  // A study that did not save its runs before runs them again when it starts to.
+  std::ofstream(dir / "nosave.toml") << "[study]\nkind = \"grid\"\nbase = \"" << k_data << "/small.toml\"\n"
+                                     << "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [2.0]\n";
+  REQUIRE(cli({"sweep", (dir / "nosave.toml").string(), "--out", (dir / "b").string(), "--progress", "none"}).code ==
+          0);
+  REQUIRE_FALSE(fs::exists(dir / "b" / "runs"));
+  write_study("2.0");
+  const Cli now_saved = sweep("b");
+  REQUIRE_THAT(now_saved.err, Contains("0 from the journal, 1 to run"));
+  REQUIRE(slurp(dir / "b" / "runs" / "p0000-r000" / "summary.json") == rate2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a sweep into a directory another sweep holds fails at once, naming it; only dead temporaries go") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-study-lock";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out" / "user");
+  std::ofstream(dir / "study.toml") << "[study]\nkind = \"grid\"\nbase = \"" << k_data << "/small.toml\"\n"
+                                    << "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [2.0]\n";
+  const auto sweep = [&] {
+    return cli({"sweep", (dir / "study.toml").string(), "--out", (dir / "out").string(), "--progress", "none"});
+  };
+  {
+    // Held as a running sweep holds it (flock locks of two opens conflict, even in one process).
+    const epsim::core::DirectoryLock other(dir / "out", ".epsim-sweep.lock", "epsim sweep");
+    const Cli r = sweep();
+    REQUIRE(r.code == 1);
+    REQUIRE_THAT(r.err, Contains("in use by another epsim sweep (PID " + std::to_string(::getpid()) + ")"));
+    REQUIRE_FALSE(fs::exists(dir / "out" / "runs.csv"));
+    REQUIRE_FALSE(fs::exists(dir / "out" / "journal"));
+  }
+  // A running writer's temporary file (this process's PID) and a user's file below --out stay; a dead
+  // writer's goes.
+  const std::string alive = "runs.csv.tmp-" + std::to_string(::getpid());
+  std::ofstream(dir / "out" / alive) << "in flight";
+  std::ofstream(dir / "out" / "user" / "data.tmp-2147483547") << "the user's";
+  std::ofstream(dir / "out" / "points.csv.tmp-2147483547") << "a killed sweep's";
+  const Cli r = sweep();
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE(fs::exists(dir / "out" / alive));
+  REQUIRE(fs::exists(dir / "out" / "user" / "data.tmp-2147483547"));
+  REQUIRE_FALSE(fs::exists(dir / "out" / "points.csv.tmp-2147483547"));
+  REQUIRE(rows_starting(slurp(dir / "out" / "runs.csv"), "").size() == 2);
+  fs::remove_all(dir);
 }

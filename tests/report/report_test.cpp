@@ -197,15 +197,23 @@ TEST_CASE("without Node.js the writer fails naming the fix and writes nothing") 
 TEST_CASE("the writer puts the page, then each figure's SVG, CSV and Vega spec beside it, and nothing else") {
   const fs::path dir = fs::temp_directory_path() / "epsim-report-write";
   fs::remove_all(dir);
-  fs::create_directories(dir / "rep-figures");
-  std::ofstream(dir / "rep-figures" / "stale.svg") << "<svg/>";  // from an earlier report
+  // An earlier report in the same place, with a figure the new one does not have.
+  Report earlier = one_figure_report();
+  earlier.sections[0].figures[0].id = "stale";
+  write_report(earlier, dir / "rep.html", {false, ""});
+  REQUIRE(fs::exists(dir / "rep-figures" / "stale.csv"));
   const bool svg = program_available(node_program());
   const WrittenReport w = write_report(one_figure_report(), dir / "rep.html", {svg, node_program()});
   REQUIRE(w.figures == 1);
   REQUIRE(fs::exists(dir / "rep.html"));
   REQUIRE(slurp(dir / "rep-figures" / "fig-a.csv") == "panel,series,x,y,ci_low,ci_high\np,s1,1,2,,\np,s1,2,3,,\n");
   REQUIRE(nlohmann::json::parse(slurp(dir / "rep-figures" / "fig-a.vg.json"))["data"][0]["values"].size() == 2);
-  REQUIRE_FALSE(fs::exists(dir / "rep-figures" / "stale.svg"));
+  REQUIRE_FALSE(fs::exists(dir / "rep-figures" / "stale.csv"));  // epsim's own, from the earlier report
+  REQUIRE_FALSE(fs::exists(dir / "rep-figures" / "stale.vg.json"));
+  // The manifest of what epsim wrote, and those files only.
+  REQUIRE(slurp(dir / "rep-figures" / ".epsim-manifest")
+              .ends_with(std::string("\nfig-a.csv\n") + (svg ? "fig-a.svg\n" : "") + "fig-a.vg.json\n"));
+  fs::remove(dir / "rep-figures" / ".epsim-manifest");
   std::size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir / "rep-figures")) {
     INFO(e.path());
