@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -11,6 +12,8 @@
 
 namespace epsim::calibration {
 namespace {
+
+constexpr double k_drag_min_error = 0.1;  // a group this close to the others' fit is not called mis-modelled
 
 enum Param : int { overhead, intra_eff, inter_latency, inter_eff, k_params };
 constexpr std::array<const char*, k_params> k_names{"collective_overhead_us", "intra_node.efficiency",
@@ -115,6 +118,51 @@ CollectiveFitGroup& group_of(std::vector<CollectiveFitGroup>& groups, const std:
   return groups.back();
 }
 
+double mape_of(const Fitter& fitter, const std::vector<std::size_t>& subset, const Eigen::VectorXd& nat) {
+  ErrorSummary e;
+  for (const std::size_t i : subset) {
+    add_error(e, fitter.predict(i, nat), fitter.rows[i].latency_us);
+  }
+  return e.mape;
+}
+
+// A group that one set of cluster numbers cannot price together with the others (measured with another
+// algorithm than the run models, say) drags every shared parameter toward itself. Fitted without it, the
+// others then fit at least twice as well, and it is off their fit by a multiple of their error: named.
+void warn_dragging_groups(const Fitter& fitter, const std::vector<int>& free, const Eigen::VectorXd& nat,
+                          CollectiveFit& out) {
+  std::vector<std::string> names;
+  for (const Measurement& m : fitter.rows) {
+    if (std::find(names.begin(), names.end(), group_name(m)) == names.end()) {
+      names.push_back(group_name(m));
+    }
+  }
+  if (names.size() < 2 || free.empty()) {
+    return;
+  }
+  for (const std::string& name : names) {
+    std::vector<std::size_t> in;
+    std::vector<std::size_t> rest;
+    for (std::size_t i = 0; i < fitter.rows.size(); ++i) {
+      (group_name(fitter.rows[i]) == name ? in : rest).push_back(i);
+    }
+    if (rest.size() <= free.size()) {
+      continue;
+    }
+    const Eigen::VectorXd without = fitter.solve(rest, free, nat);
+    const double rest_joint = mape_of(fitter, rest, nat);
+    const double rest_alone = mape_of(fitter, rest, without);
+    const double off = mape_of(fitter, in, without);
+    if (rest_alone < 0.5 * rest_joint && off > std::max(3.0 * rest_alone, k_drag_min_error)) {
+      out.warnings.push_back(fmt::format(
+          "{}: the model does not fit it together with the other collectives: fitted without it, the others are "
+          "off by {:.1f} % (MAPE; {:.1f} % with it) and it by {:.1f} %: it drags the joint fit (was it measured with "
+          "the algorithm the run models? fit it from a table of its own)",
+          name, 100.0 * rest_alone, 100.0 * rest_joint, 100.0 * off));
+    }
+  }
+}
+
 }  // namespace
 
 bool crosses_nodes(const Measurement& row) {
@@ -196,6 +244,7 @@ CollectiveFit fit_collectives(const hardware::ClusterSpec& base, std::span<const
     add_error(g.before, fitter.predict(i, start), rows[i].latency_us);
     add_error(g.in_sample, fitter.predict(i, nat), rows[i].latency_us);
   }
+  warn_dragging_groups(fitter, free, nat, out);
   // k-fold held-out errors: row i is in fold i mod k.
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<std::size_t> train;

@@ -48,7 +48,9 @@ std::string kernel_fit_report(const KernelFit& fit) {
                        errors(f.held_out));
   }
   if (!fit.speed_factors.empty()) {
-    out += "\nper-GPU speed factors (geometric mean 1; use as [cluster] speed_factors):";
+    out +=
+        "\nper-GPU speed factors (geometric mean 1, fitted as a run applies them, stress-weighted; use as "
+        "[cluster] speed_factors):";
     for (std::size_t g = 0; g < fit.speed_factors.size(); ++g) {
       out += fmt::format(" gpu_id {}: {:.4f}", fit.gpu_ids[g], fit.speed_factors[g]);
     }

@@ -32,7 +32,8 @@ struct Row {
 // of GPUs 0 .. G-2 (the last GPU's is minus their sum: geometric mean 1).
 struct Problem {
   std::vector<Row> rows;
-  int gpus = 0;  // distinct gpu ids with speeds fitted (0 when fewer than two)
+  hardware::StressConfig stress;  // the run's weighting of a GPU's deviation by kernel intensity
+  int gpus = 0;                   // distinct gpu ids with speeds fitted (0 when fewer than two)
   int size() const { return k_family_block + std::max(gpus - 1, 0); }
   bool is_speed(int j) const { return j >= k_family_block; }
 };
@@ -47,10 +48,23 @@ double log_speed(const Problem& p, const Eigen::VectorXd& nat, int gpu) {
   return -nat.tail(p.gpus - 1).sum();
 }
 
+// The speed a kernel of these bounds shows on a GPU of factor s, as a run applies it
+// (RooflineCostModel::effective_speed): 1 + (s - 1) w(intensity over the ridge point).
+double effective_speed(const Problem& p, double s, double compute_ns, double memory_ns) {
+  if (s == 1.0) {
+    return 1.0;
+  }
+  // intensity / ridge = (flops / bytes) / (achievable FLOP/ns / achievable bytes/ns) = compute / memory time.
+  const double x = memory_ns > 0.0 ? compute_ns / memory_ns : (compute_ns > 0.0 ? 1e9 : 0.0);
+  return 1.0 + (s - 1.0) * hardware::stress_weight(p.stress, x);
+}
+
 double predict_ns(const Problem& p, const Row& r, const Eigen::VectorXd& nat) {
   const int b = r.family * k_per_family;
-  const double body = hardware::roofline_body_ns(r.compute_ns / nat[b], r.memory_ns / nat[b + 1], nat[b + 2]);
-  return body / std::exp(log_speed(p, nat, r.gpu)) + nat[b + 3] * 1e3;
+  const double compute_ns = r.compute_ns / nat[b];
+  const double memory_ns = r.memory_ns / nat[b + 1];
+  const double body = hardware::roofline_body_ns(compute_ns, memory_ns, nat[b + 2]);
+  return body / effective_speed(p, std::exp(log_speed(p, nat, r.gpu)), compute_ns, memory_ns) + nat[b + 3] * 1e3;
 }
 
 // Unconstrained <-> natural: efficiencies through a logistic (0, 1), the knee 1 + exp (>= 1), the constant
@@ -162,9 +176,11 @@ FamilyFit* family_of(std::vector<FamilyFit>& families, int family) {
 
 // The kernel rows of `table` at full efficiency and nominal speed, with their GPU (index into `ids`,
 // the distinct gpu ids when at least two) and their fold (row r of a family: r mod folds).
-Problem make_problem(const hardware::GpuSpec& base, std::span<const Measurement> table, int folds,
+Problem make_problem(const hardware::GpuSpec& base, std::span<const Measurement> table, const KernelFitOptions& o,
                      std::vector<int>& ids, std::array<std::size_t, hardware::k_op_kinds>& count) {
+  const int folds = o.folds;
   Problem p;
+  p.stress = o.stress;
   for (const Measurement& m : table) {
     if (m.gpu_id >= 0 && !op_info(m.op).collective && std::find(ids.begin(), ids.end(), m.gpu_id) == ids.end()) {
       ids.push_back(m.gpu_id);
@@ -247,6 +263,16 @@ Eigen::Index next_hold(const Problem& p, const std::vector<int>& free, const Sol
                        const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& eig, bool degenerate,
                        const KernelFitOptions& o, std::string& why) {
   if (!degenerate) {
+    // Under the run's stress weighting speed and efficiency trade off exactly only within each regime, so a
+    // table that cannot separate them leaves the speed factor undetermined rather than exactly degenerate.
+    for (Eigen::Index c = 0; c < s.se.size(); ++c) {
+      if (p.is_speed(free[static_cast<std::size_t>(c)]) && s.se[c] > o.poorly_determined) {
+        throw core::Error(fmt::format(
+            "calibrate fit: per-GPU speed and efficiency are not separable ({} has a relative standard error of "
+            "{:.0f} %): measure the same shapes on every gpu_id",
+            param_name(free[static_cast<std::size_t>(c)]), std::min(1e6, 100.0 * s.se[c])));
+      }
+    }
     Eigen::Index worst = -1;
     for (Eigen::Index c = 0; c < s.se.size(); ++c) {
       if (!p.is_speed(free[static_cast<std::size_t>(c)]) && s.se[c] > o.poorly_determined &&
@@ -285,6 +311,38 @@ Eigen::Index next_hold(const Problem& p, const std::vector<int>& free, const Sol
   return weakest;
 }
 
+// Speed and efficiency must separate without the stress weighting: where they trade off exactly when every
+// kernel shows a GPU's whole deviation (GPU 0 measured only expert FFNs, GPU 1 only GEMMs), only the
+// assumed shape of the weight between the regimes would tell them apart, which is no measurement.
+void require_separable(const Problem& p, const std::vector<int>& free, const Eigen::VectorXd& nat,
+                       const KernelFitOptions& o) {
+  if (p.gpus < 2) {
+    return;
+  }
+  Problem flat = p;
+  flat.stress.enabled = false;
+  const Eigen::MatrixXd j = scaled_jacobian(flat, free, nat);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(j.transpose() * j);
+  const double largest = eig.eigenvalues().maxCoeff();
+  if (largest > 0.0 && eig.eigenvalues().minCoeff() / largest >= o.degenerate_ratio) {
+    return;
+  }
+  std::vector<std::string> involved;
+  bool speed = false;
+  for (Eigen::Index c = 0; c < eig.eigenvectors().rows(); ++c) {
+    if (std::abs(eig.eigenvectors()(c, 0)) > 0.3) {
+      involved.push_back(param_name(free[static_cast<std::size_t>(c)]));
+      speed = speed || p.is_speed(free[static_cast<std::size_t>(c)]);
+    }
+  }
+  if (speed) {
+    throw core::Error(
+        fmt::format("calibrate fit: per-GPU speed and efficiency are not separable ({} trade off exactly): measure "
+                    "the same shapes on every gpu_id",
+                    fmt::join(involved, ", ")));
+  }
+}
+
 // Fits, then holds at its base value whatever the table cannot determine and fits again, until the
 // rest stands; `free` ends as the parameters fitted.
 Solution fit_holding(const Problem& p, std::vector<int>& free, Eigen::VectorXd start, const Eigen::VectorXd& base_nat,
@@ -296,6 +354,7 @@ Solution fit_holding(const Problem& p, std::vector<int>& free, Eigen::VectorXd s
     if (free.empty()) {
       return s;
     }
+    require_separable(p, free, s.nat, o);
     const Eigen::MatrixXd j = scaled_jacobian(p, free, s.nat);
     const Eigen::MatrixXd a = j.transpose() * j;
     const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(a);
@@ -381,7 +440,7 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
   out.gpu = base;
   std::vector<int> ids;
   std::array<std::size_t, hardware::k_op_kinds> count{};
-  const Problem p = make_problem(base, table, options.folds, ids, count);
+  const Problem p = make_problem(base, table, options, ids, count);
   std::vector<int> free;
   const Eigen::VectorXd base_nat = start_families(base, p, count, options.min_rows, free, out);
   if (p.rows.size() <= free.size()) {

@@ -2,7 +2,10 @@
 // The fit of a GPU's roofline to measured kernels (`epsim calibrate fit`): per kernel family, the
 // achievable shares of peak compute and bandwidth, the smooth knee's exponent and the fixed cost per
 // kernel; per physical GPU (rows with gpu_id), a speed factor (geometric mean 1, so efficiency and speed
-// separate). Least squares on log(predicted / measured) with Eigen's Levenberg-Marquardt; k-fold held-out
+// separate). A speed factor s is the one a run applies (hardware/variability.hpp): a kernel shows
+// 1 + (s - 1) w(x) of it, w the stress weight at its intensity over the ridge point, so a memory-bound
+// kernel shows a quarter of the deviation by default and the fitted s is what `[cluster] speed_factors`
+// means in a run. Least squares on log(predicted / measured) with Eigen's Levenberg-Marquardt; k-fold held-out
 // errors per family; a parameter the table cannot determine is held at the base preset's value with a
 // warning, and a speed factor that trades off against an efficiency exactly refuses the fit.
 #include <array>
@@ -13,6 +16,7 @@
 #include "calibration/fit_error.hpp"
 #include "calibration/measurement_table.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "hardware/variability.hpp"
 
 namespace epsim::calibration {
 
@@ -21,6 +25,8 @@ struct KernelFitOptions {
   int min_rows = 5;                 ///< a family with fewer rows keeps the base preset's parameters
   double degenerate_ratio = 1e-10;  ///< smallest / largest eigenvalue of the scaled normal matrix
   double poorly_determined = 0.5;   ///< relative standard error above which a parameter is flagged
+  /// How much of a GPU's speed deviation each kernel shows: the run's (default [cluster.variability.stress]).
+  hardware::StressConfig stress;
 };
 
 /// The four parameters of one family, in the order of FamilyFit::standard_error.

@@ -28,7 +28,7 @@ constexpr std::array k_formats{
                     true, write_trtllm_yaml, read_trtllm_yaml},
     PlacementFormat{"vllm-ascend", "vllm-ascend additional_config expert_map_path FILE.json",
                     "moe_layer_count, layer_list [device_list [device_expert]] per MoE layer", false, write_vllm_ascend,
-                    read_vllm_ascend},
+                    read_vllm_ascend, true},
     PlacementFormat{"vllm", "none upstream (vLLM's EplbState, for tools and patches)",
                     "physical_to_logical_map, logical_to_physical_map, logical_replica_count per MoE layer", false,
                     write_vllm_eplb_state, read_vllm_eplb_state},

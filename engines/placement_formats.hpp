@@ -34,6 +34,9 @@ struct PlacementFormat {
   bool hidden_layer_ids = false;  ///< numbers layers by hidden layer (a model is needed to write it)
   PlacementWriter write = nullptr;
   PlacementReader read = nullptr;  ///< null: the file holds loads, not a placement
+  /// The engine keeps one slot per expert and device: two replicas of an expert on one GPU are refused
+  /// (`epsim place` then runs EPLB's distinct variant).
+  bool one_replica_per_device = false;
 };
 
 std::span<const PlacementFormat> placement_formats();

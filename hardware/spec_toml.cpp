@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
+
+#include "core/error.hpp"
+#include "core/params.hpp"
+
 namespace epsim::hardware {
 namespace {
 
@@ -19,6 +24,14 @@ std::string quoted(const std::string& s) {
 std::string link_toml(const char* table, const LinkSpec& l) {
   return fmt::format("[{}]\nbw_gbps = {}\nlatency_us = {}\nefficiency = {}\nnvls_gbps = {}\n", table, l.bw_gbps,
                      l.latency_us, l.efficiency, l.nvls_gbps);
+}
+
+toml::table parsed(const std::string& text, const std::string& where) {
+  try {
+    return toml::parse(text, where);
+  } catch (const toml::parse_error& e) {
+    throw core::Error(fmt::format("{}: line {}: {}", where, e.source().begin.line, e.description()));
+  }
 }
 
 }  // namespace
@@ -55,6 +68,18 @@ std::string cluster_spec_toml(const ClusterSpec& c, const std::string& header) {
   out += link_toml("inter_node", c.nic_link);
   out += link_toml("pcie", c.pcie_link);
   return out;
+}
+
+GpuSpec read_gpu_spec_toml(const std::string& text, const std::string& where) {
+  const toml::table t = parsed(text, where);
+  core::ParamTable p({core::ParamLayer{&t, where}}, "gpu");
+  return parse_gpu_spec(p);
+}
+
+ClusterSpec read_cluster_spec_toml(const std::string& text, const std::string& where) {
+  const toml::table t = parsed(text, where);
+  core::ParamTable p({core::ParamLayer{&t, where}}, "cluster");
+  return parse_cluster_spec(p);
 }
 
 }  // namespace epsim::hardware

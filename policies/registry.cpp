@@ -38,8 +38,12 @@ const Registry<PlacementPolicy>& placement_registry() {
           "DeepSeek's EPLB on the load window: hierarchical (groups to nodes, replicas within nodes) when the "
           "expert groups divide over the nodes, else global; redundant slots replicate the hottest experts",
           [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
+            const bool distinct =
+                t.boolean("distinct_per_gpu", false,
+                          "at most one replica of an expert per GPU (engines that map expert -> slot per device: "
+                          "vllm-ascend; `place --format vllm-ascend` turns it on)");
             t.finish();
-            return std::make_unique<EplbPlacement>();
+            return std::make_unique<EplbPlacement>(distinct);
           });
     r.add("gem",
           "GEM: per layer, minimise sum over window steps of the slowest GPU's C_g(tokens); greedy heaviest-first "

@@ -4,6 +4,7 @@
 
 #include "calibration/measured_work.hpp"
 #include "core/error.hpp"
+#include "hardware/all_to_all.hpp"
 #include "hardware/collectives.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
@@ -30,39 +31,81 @@ hardware::ClusterSpec cluster_for_row(const hardware::ClusterSpec& base, const c
   return c;
 }
 
+int whole_node_gpus(const hardware::NetworkGraph& graph, int gpus) {
+  const int per_node = graph.gpus_per_node();
+  return gpus <= per_node ? gpus : (gpus + per_node - 1) / per_node * per_node;
+}
+
+std::unique_ptr<hardware::CollectiveModel> group_collective_model(std::shared_ptr<const hardware::NetworkGraph> graph,
+                                                                  const hardware::CollectiveConfig& cfg, int gpus) {
+  const int group = whole_node_gpus(*graph, gpus);
+  const int per_node = std::min(group, graph->gpus_per_node());
+  const hardware::Topology ports = graph->port_view();
+  const hardware::Topology topo(group / per_node, per_node, ports.intra(), ports.inter());
+  hardware::CollectiveConfig model = cfg;
+  model.exchange_curve = nullptr;  // the model alone: measured corrections are the caller's
+  model.all_reduce_curve = nullptr;
+  return hardware::make_collective_model(model, topo, model.uses_graph(group) ? std::move(graph) : nullptr, 0);
+}
+
+hardware::CollectiveCost all_reduce_cost(std::shared_ptr<const hardware::NetworkGraph> graph,
+                                         const hardware::CollectiveConfig& cfg, int gpus, double bytes, bool* nvls) {
+  const auto n = static_cast<double>(gpus);
+  hardware::CollectiveCost c;
+  if (gpus <= graph->gpus_per_node()) {
+    bool sharp = false;
+    c.time_ns = hardware::intra_node_all_reduce_ns(graph->port_view().intra(), gpus, bytes, &sharp);
+    // Ring: every GPU sends 2 (n-1)/n of its buffer; NVLS: every GPU pushes its buffer into the switch once.
+    c.intra_bytes = sharp ? n * bytes : 2.0 * (n - 1.0) * bytes;
+    if (nvls != nullptr) {
+      *nvls = sharp;
+    }
+    return c;
+  }
+  if (nvls != nullptr) {
+    *nvls = false;
+  }
+  // The ring's traffic, 2 bytes / n from every GPU to every other: separable as share 1 / n x pairs 1 x 2
+  // bytes, zero for the GPUs of the last node beyond the group.
+  const int group = whole_node_gpus(*graph, gpus);
+  Eigen::ArrayXd share = Eigen::ArrayXd::Zero(group);
+  Eigen::ArrayXd pairs = Eigen::ArrayXd::Zero(group);
+  share.head(gpus).setConstant(1.0 / n);
+  pairs.head(gpus).setConstant(1.0);
+  return group_collective_model(std::move(graph), cfg, gpus)->all_to_all_separable(share, pairs, 2.0 * bytes);
+}
+
 double price_collective_row_us(const calibration::Measurement& row, const hardware::ClusterSpec& base) {
-  const hardware::ClusterSpec cluster = cluster_for_row(base, row);
-  const hardware::NetworkGraph graph(cluster);
+  const auto graph = std::make_shared<const hardware::NetworkGraph>(cluster_for_row(base, row));
   const int n = row.gpus;
   const double b = row.bytes;
-  Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n, n);
   switch (row.op) {
     case calibration::MeasuredOp::all_reduce:
-      if (n <= cluster.gpus_per_node) {
-        return hardware::intra_node_all_reduce_ns(graph.port_view().intra(), n, b) / 1e3;
-      }
-      m = hardware::all_reduce_traffic(n, b);
-      break;
-    case calibration::MeasuredOp::all_to_all:
-      m.setConstant(b / n);
-      if (n > 16) {
-        const hardware::Topology topo = graph.port_view();
-        hardware::PerGpuTraffic t;
-        hardware::aggregate_traffic(topo, m, t);
-        return hardware::all_to_all_cost(topo, t).time_ns / 1e3;
-      }
-      break;
-    case calibration::MeasuredOp::send_recv:
+      return all_reduce_cost(graph, hardware::CollectiveConfig{}, n, b).time_ns / 1e3;
+    case calibration::MeasuredOp::all_to_all: {
+      // b / n from every GPU to every other: share 1 / n x pairs 1 x b, on the model a run picks for n GPUs.
+      const int group = whole_node_gpus(*graph, n);
+      Eigen::ArrayXd share = Eigen::ArrayXd::Zero(group);
+      Eigen::ArrayXd pairs = Eigen::ArrayXd::Zero(group);
+      share.head(n).setConstant(1.0 / n);
+      pairs.head(n).setConstant(1.0);
+      return group_collective_model(graph, hardware::CollectiveConfig{}, n)
+                 ->all_to_all_separable(share, pairs, b)
+                 .time_ns /
+             1e3;
+    }
+    case calibration::MeasuredOp::send_recv: {
+      Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n, n);
       for (int g = 0; g < n; ++g) {
         m(g, (g + 1) % n) += b;
       }
-      break;
+      hardware::CollectiveCoster coster(*graph);
+      return coster.cost(m).time_ns / 1e3;
+    }
     default:
       throw core::Error(
           fmt::format("line {}: {} is a kernel, not a collective", row.line, calibration::op_name(row.op)));
   }
-  hardware::CollectiveCoster coster(graph);
-  return coster.cost(m).time_ns / 1e3;
 }
 
 }  // namespace epsim::experiments

@@ -3,13 +3,19 @@
 // a kernel by its GPU's roofline (calibration/measured_work.hpp turns the shape into work), a collective
 // on a cluster of the row's shape (GPUs, GPUs per node) built from a base cluster's links:
 // - all_reduce inside a node: ring or NVLink SHARP, the faster (as a run's tensor-parallel all-reduce);
-//   across nodes: the ring's traffic over the network graph;
+//   across nodes: the ring's traffic (2 bytes / gpus between every pair) on the collective model a run
+//   picks for that many GPUs (the graph up to graph_max_gpus, per-GPU ports beyond);
 // - all_to_all: `bytes` per GPU split evenly over the group (nccl-tests' alltoall_perf), on the graph up
 //   to 16 GPUs and the port model beyond (as a run's collective model `auto`);
 // - send_recv: every GPU sends `bytes` to the next one (nccl-tests' sendrecv_perf), on the graph.
+#include <memory>
+
 #include "calibration/measurement_table.hpp"
 #include "hardware/cluster_spec.hpp"
+#include "hardware/collective_model.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "hardware/hardware_config.hpp"
+#include "hardware/network_graph.hpp"
 
 namespace epsim::experiments {
 
@@ -19,6 +25,22 @@ double price_kernel_row_us(const calibration::Measurement& row, const hardware::
 /// `base` reshaped to the row: its GPUs per node, as many nodes as its GPUs need. Throws core::Error when
 /// the row crosses nodes and the cluster has no scale-out fabric.
 hardware::ClusterSpec cluster_for_row(const hardware::ClusterSpec& base, const calibration::Measurement& row);
+
+/// The GPUs of a group of `gpus` GPUs from GPU 0 rounded up to whole nodes of `graph` (all of them when
+/// they fit in one node).
+int whole_node_gpus(const hardware::NetworkGraph& graph, int gpus);
+
+/// The run's collective model (collective_model.hpp, NCCL: the graph for at most `cfg.graph_max_gpus` GPUs,
+/// per-GPU ports beyond) over the whole_node_gpus(gpus) GPUs from GPU 0 of `graph`'s cluster.
+std::unique_ptr<hardware::CollectiveModel> group_collective_model(std::shared_ptr<const hardware::NetworkGraph> graph,
+                                                                  const hardware::CollectiveConfig& cfg, int gpus);
+
+/// An all-reduce of `bytes` per GPU over GPUs 0 .. gpus-1 (2 or more): inside a node the ring or NVLink
+/// SHARP, the faster (`nvls` says which); across nodes the ring's traffic on group_collective_model.
+/// Memory grows with the GPUs, not their square, on the port model.
+hardware::CollectiveCost all_reduce_cost(std::shared_ptr<const hardware::NetworkGraph> graph,
+                                         const hardware::CollectiveConfig& cfg, int gpus, double bytes,
+                                         bool* nvls = nullptr);
 
 /// A collective row's latency on `base` reshaped to the row, microseconds.
 double price_collective_row_us(const calibration::Measurement& row, const hardware::ClusterSpec& base);

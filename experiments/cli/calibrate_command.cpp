@@ -14,10 +14,13 @@
 #include "calibration/measurement_table.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "experiments/assembly/builders.hpp"
 #include "experiments/assembly/experiment_config.hpp"
 #include "experiments/assembly/row_pricing.hpp"
 #include "experiments/cli/calibrate_import.hpp"
 #include "experiments/cli/command_line.hpp"
+#include "hardware/measured_cost_model.hpp"
+#include "hardware/roofline.hpp"
 #include "hardware/spec_toml.hpp"
 
 namespace po = boost::program_options;
@@ -121,6 +124,14 @@ int fit_command(const std::vector<std::string>& args, std::ostream& out, std::os
       std::any_of(rows.begin(), rows.end(), [](const auto& m) { return !calibration::op_info(m.op).collective; });
   const bool collectives =
       std::any_of(rows.begin(), rows.end(), [](const auto& m) { return calibration::op_info(m.op).collective; });
+  // Both fits first, then every file checked with the readers' own validator, then written: a fit never
+  // leaves a preset that `run`, `cost` or `calibrate check` refuse, nor one file of two.
+  struct Output {
+    std::string path;
+    std::string text;
+  };
+  std::vector<Output> files;
+  std::string printed;
   if (kernels) {
     if (!vm.count("gpu") || !vm.count("out")) {
       throw std::invalid_argument("kernel rows are fitted to a GPU preset: give --gpu NAME|FILE and --out FILE.toml");
@@ -136,28 +147,47 @@ int fit_command(const std::vector<std::string>& args, std::ostream& out, std::os
         "# {}: GPU preset fitted by `epsim calibrate fit` to {} ({} rows), from GPU preset {}.\n"
         "# Per kernel family: fitted parameters (relative standard error) and {}-fold held-out errors.\n{}",
         gpu.name, source, rows.size(), gpu_name, folds, commented(report));
-    core::write_file_atomically(vm["out"].as<std::string>(), hardware::gpu_spec_toml(gpu, header));
-    out << fmt::format("kernels: {} rows of {} fitted from GPU preset {} ({}-fold held-out errors)\n\n{}\nwrote {}\n",
-                       fit.families.empty() ? 0 : rows.size(), source, gpu_name, folds, report,
-                       vm["out"].as<std::string>());
+    files.push_back({vm["out"].as<std::string>(), hardware::gpu_spec_toml(gpu, header)});
+    try {
+      hardware::read_gpu_spec_toml(files.back().text, files.back().path);
+    } catch (const core::Error& e) {
+      throw core::Error(
+          fmt::format("calibrate fit: the fitted GPU preset would be refused by every reader ({}); "
+                      "nothing written",
+                      e.what()));
+    }
+    printed += fmt::format(
+        "kernels: {} rows of {} fitted from GPU preset {} ({}-fold held-out errors)\n\n{}\nwrote {}\n",
+        fit.families.empty() ? 0 : rows.size(), source, gpu_name, folds, report, vm["out"].as<std::string>());
   }
   if (collectives) {
     const hardware::ClusterSpec base = collective_cluster(vm, rows);
     const calibration::CollectiveFit fit = calibration::fit_collectives(base, rows, price_collective_row_us, folds);
     const std::string report = calibration::collective_fit_report(fit);
-    out << fmt::format("{}collectives: fitted on cluster {} ({}-fold held-out errors)\n\n{}", kernels ? "\n" : "",
-                       base.name, folds, report);
+    printed += fmt::format("{}collectives: fitted on cluster {} ({}-fold held-out errors)\n\n{}", kernels ? "\n" : "",
+                           base.name, folds, report);
     if (vm.count("cluster-out")) {
       hardware::ClusterSpec c = fit.cluster;
       c.name += " (calibrated)";
       const std::string header = fmt::format("# {}: cluster preset fitted by `epsim calibrate fit` to {}.\n{}", c.name,
                                              source, commented(report));
-      core::write_file_atomically(vm["cluster-out"].as<std::string>(), hardware::cluster_spec_toml(c, header));
-      out << "wrote " << vm["cluster-out"].as<std::string>() << "\n";
+      files.push_back({vm["cluster-out"].as<std::string>(), hardware::cluster_spec_toml(c, header)});
+      try {
+        hardware::read_cluster_spec_toml(files.back().text, files.back().path);
+      } catch (const core::Error& e) {
+        throw core::Error(fmt::format(
+            "calibrate fit: the fitted cluster preset would be refused by every reader ({}); nothing written",
+            e.what()));
+      }
+      printed += "wrote " + vm["cluster-out"].as<std::string>() + "\n";
     } else {
       err << "epsim: warning: the calibrated cluster was not written: give --cluster-out FILE.toml\n";
     }
   }
+  for (const Output& f : files) {
+    core::write_file_atomically(f.path, f.text);
+  }
+  out << printed;
   return 0;
 }
 
@@ -167,6 +197,24 @@ struct CheckModels {
   std::optional<hardware::GpuSpec> gpu;
   std::optional<hardware::ClusterSpec> cluster;
   std::map<std::string, hardware::GpuSpec> by_label;
+  /// The config's cluster as a run builds it (speed factors, stress weighting, each pool's GPU): prices
+  /// the kernel rows that name a gpu_id when the GPU is the config's (no --gpu).
+  std::unique_ptr<hardware::CostModel> run_cost;
+
+  /// A kernel row's price: on its gpu_id of the config's cluster, else on its GPU at nominal speed.
+  double kernel_us(const calibration::Measurement& m, const std::string& source, const hardware::GpuSpec*& priced_on) {
+    if (run_cost && m.gpu_id >= 0) {
+      const hardware::RooflineCostModel& run = hardware::roofline_of(*run_cost);
+      if (m.gpu_id >= run.num_gpus()) {
+        throw core::Error(fmt::format("{}:{}: column 'gpu_id': {} is not a GPU of the config's cluster (0 .. {})",
+                                      source, m.line, m.gpu_id, run.num_gpus() - 1));
+      }
+      priced_on = &run.gpu_of(m.gpu_id);
+      return run.kernel_ns(m.gpu_id, calibration::kernel_work(*priced_on, m)) / 1e3;
+    }
+    priced_on = &gpu_for(m, source);
+    return price_kernel_row_us(m, *priced_on);
+  }
 
   const hardware::GpuSpec& gpu_for(const calibration::Measurement& m, const std::string& source) {
     if (gpu) {
@@ -228,6 +276,9 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
     }
     models.gpu = cfg.gpu;
     models.cluster = cfg.cluster;
+    if (!vm.count("gpu")) {
+      models.run_cost = make_cost_model(cfg);
+    }
   }
   if (vm.count("gpu")) {
     models.gpu = gpu_option(vm["gpu"].as<std::string>());
@@ -251,9 +302,9 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
       regime = calibration::regime_name(price_collective_row_us(tiny, c) > 0.5 * us ? calibration::Regime::latency
                                                                                     : calibration::Regime::bandwidth);
     } else {
-      const hardware::GpuSpec& g = models.gpu_for(m, source);
-      us = price_kernel_row_us(m, g);
-      regime = calibration::regime_name(calibration::kernel_regime(g, m));
+      const hardware::GpuSpec* g = nullptr;
+      us = models.kernel_us(m, source, g);
+      regime = calibration::regime_name(calibration::kernel_regime(*g, m));
     }
     calibration::add_check(groups, calibration::op_name(m.op), regime, us, m.latency_us);
     predicted.push_back(fmt::format("{:.6g}", us));

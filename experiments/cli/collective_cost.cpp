@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "experiments/assembly/experiment_config.hpp"
+#include "experiments/assembly/row_pricing.hpp"
 #include "experiments/cli/command_line.hpp"
 #include "hardware/collective_model.hpp"
 #include "hardware/collectives.hpp"
@@ -53,6 +54,10 @@ bool is_exchange(CollectiveKind k) {
   throw std::invalid_argument(what);
 }
 
+// Far beyond any model (DeepSeek-V3: 7,168 and 256), small enough that bytes per token stay exact.
+constexpr std::int64_t k_max_hidden = std::int64_t{1} << 20;
+constexpr int k_max_experts = 1 << 16;
+
 void check_exchange(const CollectiveRequest& r) {
   const int gpus = r.cluster.num_gpus();
   const int per_node = r.cluster.gpus_per_node;
@@ -63,6 +68,9 @@ void check_exchange(const CollectiveRequest& r) {
     usage(fmt::format("--ep: a group larger than a node spans whole nodes: expected a multiple of {} GPUs, got {}",
                       per_node, r.ep));
   }
+  if (r.experts > k_max_experts) {
+    usage(fmt::format("--experts: expected at most {} routed experts, got {}", k_max_experts, r.experts));
+  }
   if (r.experts < 1 || r.experts % r.ep != 0) {
     usage(
         fmt::format("--ep: {} GPUs must divide --experts {} evenly (a linear placement puts experts / ep on each "
@@ -72,8 +80,8 @@ void check_exchange(const CollectiveRequest& r) {
   if (r.top_k < 1 || r.top_k > r.experts) {
     usage(fmt::format("--top-k: expected 1 .. {} (--experts), got {}", r.experts, r.top_k));
   }
-  if (r.hidden < 1) {
-    usage(fmt::format("--hidden: expected a positive hidden size, got {}", r.hidden));
+  if (r.hidden < 1 || r.hidden > k_max_hidden) {
+    usage(fmt::format("--hidden: expected a hidden size in [1, {}], got {}", k_max_hidden, r.hidden));
   }
   if (r.groups < 1 || r.experts % r.groups != 0) {
     usage(fmt::format("--groups: expected a divisor of --experts {}, got {}", r.experts, r.groups));
@@ -146,31 +154,53 @@ std::vector<CollectiveRow> price_exchange(const CollectiveRequest& r) {
   return rows;
 }
 
+// The graph model routes every GPU pair of its group (memory grows with their square): it prices groups
+// up to this size, the port model any size.
+constexpr int k_max_graph_gpus = 1024;
+
+void check_graph_size(const CollectiveRequest& r, int group) {
+  if (r.collectives.uses_graph(group) && group > k_max_graph_gpus) {
+    usage(
+        fmt::format("{} GPUs on the graph collective model (every GPU pair routed: memory grows with their "
+                    "square): at most {}; give cluster.collective_model = \"ports\" or \"auto\"",
+                    group, k_max_graph_gpus));
+  }
+}
+
+// The model a run uses for a group of `gpus` GPUs: "graph" or "ports" (collective_model.hpp).
+std::string model_name(const CollectiveRequest& r, int gpus) {
+  return r.collectives.uses_graph(gpus) ? "graph" : "ports";
+}
+
 std::vector<CollectiveRow> price_all_reduce(const CollectiveRequest& r) {
   const int per_node = r.cluster.gpus_per_node;
-  if (r.gpus < 2 || r.gpus > per_node) {
-    usage(fmt::format("--gpus: all_reduce is priced inside one node: expected 2 .. {} GPUs, got {}", per_node, r.gpus));
+  const int gpus = r.cluster.num_gpus();
+  if (r.gpus < 2 || r.gpus > gpus) {
+    usage(fmt::format("--gpus: all_reduce needs 2 .. {} GPUs (the cluster's), got {}", gpus, r.gpus));
   }
-  // The port view's scale-up link: achieved bandwidth, NVLS rate, alpha = longest intra path + overhead.
-  const hardware::LinkSpec intra = hardware::NetworkGraph(r.cluster).port_view().intra();
+  const auto graph = std::make_shared<const hardware::NetworkGraph>(r.cluster);
+  if (r.gpus > per_node) {
+    check_graph_size(r, whole_node_gpus(*graph, r.gpus));
+  }
   const auto n = static_cast<double>(r.gpus);
   const double ring_factor = 2.0 * (n - 1.0) / n;
   std::vector<CollectiveRow> rows;
   for (const double b : r.bytes) {
-    // As MicroBatchPricer::all_reduce_ns: NCCL picks the faster of the ring and NVLink SHARP.
+    // As a run's TP all-reduce inside a node (ring or NVLink SHARP, the faster), and as calibrate prices
+    // an all-reduce across nodes (row_pricing.hpp): the ring's traffic on the run's collective model.
     bool nvls = false;
-    const double time_ns = hardware::intra_node_all_reduce_ns(intra, r.gpus, b, &nvls);
-    // Ring: every GPU sends 2 (n-1)/n of its buffer; NVLS: every GPU pushes its buffer into the switch once.
-    const double nvlink = nvls ? n * b : ring_factor * b * n;
-    rows.push_back({b, time_ns / 1e3, b / time_ns * ring_factor, nvlink, 0.0, nvls ? "nvls" : "ring"});
+    const hardware::CollectiveCost c = all_reduce_cost(graph, r.collectives, r.gpus, b, &nvls);
+    const std::string via =
+        r.gpus <= per_node ? (nvls ? "nvls" : "ring") : "ring/" + model_name(r, whole_node_gpus(*graph, r.gpus));
+    rows.push_back({b, c.time_ns / 1e3, b / c.time_ns * ring_factor, c.intra_bytes, c.inter_bytes, via});
   }
   return rows;
 }
 
 std::vector<CollectiveRow> price_on_graph(const CollectiveRequest& r) {
-  const hardware::NetworkGraph graph(r.cluster);
-  hardware::CollectiveCoster coster(graph);
-  const int gpus = graph.num_gpus();
+  const auto graph = std::make_shared<const hardware::NetworkGraph>(r.cluster);
+  const int gpus = graph->num_gpus();
+  const int per_node = graph->gpus_per_node();
   const bool gather = r.kind == CollectiveKind::all_gather;
   if (gather && (r.gpus < 2 || r.gpus > gpus)) {
     usage(fmt::format("--gpus: all_gather needs 2 .. {} GPUs (the cluster's), got {}", gpus, r.gpus));
@@ -178,24 +208,46 @@ std::vector<CollectiveRow> price_on_graph(const CollectiveRequest& r) {
   if (!gather && (r.peer < 1 || r.peer >= gpus)) {
     usage(fmt::format("--peer: expected a GPU of the cluster other than 0 (1 .. {}), got {}", gpus - 1, r.peer));
   }
+  // The group: the gathering GPUs, or GPU 0 to the peer, as whole nodes once past one node.
+  const int group = whole_node_gpus(*graph, gather ? r.gpus : r.peer + 1);
+  if (gather && group != r.gpus) {
+    usage(
+        fmt::format("--gpus: an all_gather larger than a node spans whole nodes: expected a multiple of {} GPUs, "
+                    "got {}",
+                    per_node, r.gpus));
+  }
+  check_graph_size(r, group);
+  const auto model = group_collective_model(graph, r.collectives, group);
+  // Per-GPU inputs only (memory grows with the GPUs): an all-gather's bytes per GPU, a send as the
+  // separable traffic share(0) = 1 x pairs(peer) = 1.
+  Eigen::ArrayXd share = Eigen::ArrayXd::Zero(group);
+  Eigen::ArrayXd pairs = Eigen::ArrayXd::Zero(group);
+  share(0) = 1.0;
+  pairs(gather ? 0 : r.peer) = 1.0;
   std::vector<CollectiveRow> rows;
   for (const double b : r.bytes) {
-    Eigen::MatrixXd m;
-    if (gather) {
-      m = hardware::all_gather_traffic(Eigen::ArrayXd::Constant(r.gpus, b));
-    } else {
-      m.setZero(r.peer + 1, r.peer + 1);
-      m(0, r.peer) = b;
-    }
-    const hardware::CollectiveCost c = coster.cost(m);
+    const hardware::CollectiveCost c =
+        gather ? model->all_gather(Eigen::ArrayXd::Constant(group, b)) : model->all_to_all_separable(share, pairs, b);
     // nccl-tests' busbw: all_gather moves (n-1)/n of its n x bytes output through each GPU.
     const double moved = gather ? b * (r.gpus - 1) : b;
-    rows.push_back({b, c.time_ns / 1e3, moved / c.time_ns, c.intra_bytes, c.inter_bytes, "graph"});
+    rows.push_back({b, c.time_ns / 1e3, moved / c.time_ns, c.intra_bytes, c.inter_bytes, model_name(r, group)});
   }
   return rows;
 }
 
 // --- the command -------------------------------------------------------------------------------
+
+// Bounds of the sizes priced: 16 Mi tokens per GPU and 1 TiB per GPU, far beyond any collective, and
+// small enough that tokens x top_k x bytes per token and every byte count stay exact in a double.
+constexpr std::int64_t k_max_tokens = std::int64_t{1} << 24;
+constexpr double k_max_bytes = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+constexpr std::size_t k_max_sizes = 4096;
+
+void check_count(std::size_t sizes, const char* option) {
+  if (sizes > k_max_sizes) {
+    usage(fmt::format("--{}: at most {} sizes, got more", option, k_max_sizes));
+  }
+}
 
 std::vector<std::int64_t> parse_tokens(const std::string& s) {
   std::vector<std::int64_t> out;
@@ -207,10 +259,12 @@ std::vector<std::int64_t> parse_tokens(const std::string& s) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != item.size() || v < 1) {
-      usage("--tokens: expected a comma-separated list of positive integers, got \"" + item + "\"");
+    if (used == 0 || used != item.size() || v < 1 || v > k_max_tokens) {
+      usage(fmt::format("--tokens: expected a comma-separated list of token counts in [1, {}], got \"{}\"",
+                        k_max_tokens, item));
     }
     out.push_back(v);
+    check_count(out.size(), "tokens");
   }
   return out;
 }
@@ -234,11 +288,15 @@ std::vector<double> parse_bytes(const std::string& s) {
         ++used;
       }
     }
-    if (used == 0 || used != item.size() || !(v > 0.0)) {
-      usage("--bytes: expected a comma-separated list of positive sizes (bytes, or with K, M, G), got \"" + item +
-            "\"");
+    const double bytes = std::round(v * scale);
+    if (used == 0 || used != item.size() || !std::isfinite(v) || !(bytes >= 1.0 && bytes <= k_max_bytes)) {
+      usage(
+          fmt::format("--bytes: expected a comma-separated list of sizes from 1 byte to 1 TiB (bytes, or with K, "
+                      "M, G binary suffixes: at most 1024G), got \"{}\"",
+                      item));
     }
-    out.push_back(std::round(v * scale));
+    out.push_back(bytes);
+    check_count(out.size(), "bytes");
   }
   return out;
 }

@@ -6,8 +6,13 @@
 //   linear placement (experts / ep per GPU), with the algorithm's model (NCCL ports or graph, DeepEP
 //   normal, DeepEP low latency) and its wire datatype; DeepEP normal's fan-out from a fixed-seed sample
 //   of tokens (sim/fanout_estimator.hpp) so the output is deterministic;
-// - all_reduce: inside one node, ring vs NVLS, the faster (as the step executor's TP all-reduce);
-// - all_gather, send_recv: the traffic matrix over the cluster's network graph (hardware/collectives.hpp).
+// - all_reduce: inside one node, ring vs NVLS, the faster (as the step executor's TP all-reduce); across
+//   nodes the ring's traffic on the collective model a run picks for that many GPUs, as calibrate prices
+//   a measured all-reduce (experiments/assembly/row_pricing.hpp);
+// - all_gather, send_recv: on the same model: the network graph up to graph_max_gpus GPUs, per-GPU ports
+//   beyond, from per-GPU inputs (memory linear in the GPUs; the graph is refused beyond 1,024).
+// Sizes are bounded (1 .. 2^24 tokens, 1 byte .. 1 TiB per GPU, 4,096 sizes): out of bounds, inf or nan
+// is a usage error.
 // Usage errors are std::invalid_argument naming the option.
 #include <cstdint>
 #include <iosfwd>

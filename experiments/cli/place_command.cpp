@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 
 #include <toml++/toml.h>
@@ -27,6 +29,7 @@
 #include "hardware/cluster_spec.hpp"
 #include "hardware/roofline.hpp"
 #include "models/model_spec.hpp"
+#include "policies/eplb/eplb_placement.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/registry.hpp"
 #include "policies/vibe/vibe_placement.hpp"
@@ -306,6 +309,20 @@ std::vector<double> gpu_tokens(const policies::LayerPlacement& layer, const std:
   return load;
 }
 
+// Max / mean GPU load of a placement on its loads: "mean over layers / worst layer".
+std::string balance_text(const policies::Placement& p, const std::vector<std::vector<double>>& weight) {
+  double sum = 0.0;
+  double worst = 0.0;
+  for (std::size_t l = 0; l < p.layers.size(); ++l) {
+    const std::vector<double> load = gpu_tokens(p.layers[l], weight[l]);
+    const double mean = std::accumulate(load.begin(), load.end(), 0.0) / static_cast<double>(load.size());
+    const double ratio = mean > 0.0 ? *std::max_element(load.begin(), load.end()) / mean : 1.0;
+    sum += ratio;
+    worst = std::max(worst, ratio);
+  }
+  return fmt::format("{:.3f} / {:.3f}", sum / static_cast<double>(std::max<std::size_t>(p.layers.size(), 1)), worst);
+}
+
 // The placement as epsim's JSON (with predicted per-GPU loads and, given curves, times).
 nlohmann::ordered_json placement_json(const policies::Placement& p, const LoadFile& f,
                                       const policies::PlacementInput& in, const std::string& policy_name) {
@@ -443,7 +460,14 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   if (const std::string m = policies::placement_registry().unknown_message(policy_name); !m.empty()) {
     throw std::invalid_argument("--policy: " + m);
   }
-  const toml::table options = option_table(vm);
+  toml::table options = option_table(vm);
+  // An engine that keeps one slot per expert and device loads EPLB's distinct variant (eplb.hpp), unless
+  // --option distinct_per_gpu says otherwise; what it costs in balance is reported below.
+  const bool auto_distinct = engine_format != nullptr && engine_format->one_replica_per_device &&
+                             policy_name == "eplb" && !options.contains("distinct_per_gpu");
+  if (auto_distinct) {
+    options.insert_or_assign("distinct_per_gpu", true);
+  }
   core::ParamTable policy_options({core::ParamLayer{&options, "--option"}}, "policy.placement_options");
   const auto policy = policies::placement_registry().create(policy_name, policy_options);
 
@@ -486,6 +510,13 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
     out << fmt::format("{} placement of {} layers x {} experts on {} GPUs ({} slots) written to {} ({})\n", policy_name,
                        p.layers.size(), experts, f.num_gpus, f.num_replicas, vm["out"].as<std::string>(),
                        engine_format != nullptr ? std::string(engine_format->loader) : std::string("epsim"));
+    if (auto_distinct) {
+      const policies::Placement plain = policies::EplbPlacement(false).place(in);
+      out << fmt::format(
+          "{} keeps one slot per expert and device: EPLB's distinct variant (--option distinct_per_gpu=true), "
+          "max / mean GPU load {} (EPLB as DeepSeek ships it: {}; mean over layers, worst layer)\n",
+          format, balance_text(p, f.weight), balance_text(plain, f.weight));
+    }
   } else {
     out << text;
   }

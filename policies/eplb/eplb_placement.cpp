@@ -20,7 +20,7 @@ Placement placement_from_eplb(const PlacementInput& in, const std::vector<int>& 
 Placement EplbPlacement::place(const PlacementInput& in) {
   const eplb::Result r =
       eplb::rebalance_experts(in.load_window().total(), in.num_layers, in.num_experts, in.num_gpus * in.slots_per_gpu,
-                              in.num_groups, in.num_nodes, in.num_gpus);
+                              in.num_groups, in.num_nodes, in.num_gpus, distinct_);
   return placement_from_eplb(in, r.phy2log, r.phyrank);
 }
 

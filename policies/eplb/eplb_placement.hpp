@@ -7,8 +7,13 @@ namespace epsim::policies {
 
 class EplbPlacement final : public PlacementPolicy {
  public:
+  /// `distinct_per_gpu`: the distinct variant (eplb.hpp), at most one replica of an expert per GPU.
+  explicit EplbPlacement(bool distinct_per_gpu = false) : distinct_(distinct_per_gpu) {}
   Placement place(const PlacementInput& in) override;
   PolicyNeeds needs() const override { return {.load_window = true}; }
+
+ private:
+  bool distinct_;
 };
 
 /// A Placement from an EPLB result (phy2log and replica ranks per layer).

@@ -7,6 +7,7 @@
 
 #include "calibration/measured_work.hpp"
 #include "core/error.hpp"
+#include "core/random_streams.hpp"
 #include "hardware/roofline.hpp"
 
 using namespace epsim;
@@ -126,22 +127,72 @@ TEST_CASE("with 0.2 % noise the fit lands within 1 % of every parameter") {
   CHECK(d.fixed_us == Approx(2.0).epsilon(0.1));
 }
 
-TEST_CASE("per-GPU speed factors come out with geometric mean 1 when rows carry gpu_id") {
+// The run's own model of a cluster of `factors`: default variability dynamics (stress weighting on, no
+// drift or jitter), the truth's efficiencies.
+std::vector<Measurement> run_measured(std::vector<Measurement> rows, const std::vector<double>& factors,
+                                      const hardware::StressConfig& stress, double sigma, std::uint32_t seed) {
+  hardware::VariabilityConfig v;
+  v.stress = stress;
+  const hardware::RooflineCostModel run(truth(), factors, v, core::RandomStreams(1));
+  boost::random::mt19937_64 rng(seed);
+  boost::random::normal_distribution<double> noise(0.0, sigma);
+  for (Measurement& m : rows) {
+    m.latency_us = run.kernel_ns(m.gpu_id, calibration::kernel_work(truth(), m)) / 1e3 * std::exp(noise(rng));
+  }
+  return rows;
+}
+
+std::vector<Measurement> on_gpus(int gpus) {
   std::vector<Measurement> rows;
-  for (int g = 0; g < 4; ++g) {
+  for (int g = 0; g < gpus; ++g) {
     for (Measurement m : shapes()) {
       m.gpu_id = g;
       rows.push_back(m);
     }
   }
+  return rows;
+}
+
+TEST_CASE("per-GPU speed factors round-trip: a fit of the run's own kernels recovers the factors the run applies") {
   const std::array<double, 4> raw{1.10, 0.90, 1.00, 0.95};
   const double geo = std::pow(raw[0] * raw[1] * raw[2] * raw[3], 0.25);
-  const auto table = measured(
-      rows, 0.01, [&](int g) { return raw[static_cast<std::size_t>(g)] / geo; }, 11);
+  std::vector<double> factors;
+  for (const double r : raw) {
+    factors.push_back(r / geo);
+  }
+  const hardware::StressConfig stress;  // the run's default: memory-bound kernels show 25 % of a deviation
+  REQUIRE(stress.enabled);
+  const auto table = run_measured(on_gpus(4), factors, stress, 0.002, 11);
+  // The table holds kernels on both sides of the ridge, so the run's weighting matters to the fit: a
+  // memory-bound GEMM on the slowest GPU runs at 1 + (s - 1) / 4, not at s.
+  const hardware::GpuSpec g = truth();
+  Measurement decode = shapes()[3];  // dense_gemm, m = 1
+  REQUIRE(decode.op == MeasuredOp::dense_gemm);
+  REQUIRE(hardware::intensity_over_ridge(g, calibration::kernel_work(g, decode)) < stress.x_low);
   const calibration::KernelFit fit = calibration::fit_kernels(hardware::load_gpu_preset("h100"), table);
   REQUIRE(fit.gpu_ids == std::vector<int>{0, 1, 2, 3});
-  for (std::size_t g = 0; g < 4; ++g) {
-    CHECK(fit.speed_factors[g] == Approx(raw[g] / geo).epsilon(0.01));
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(fit.speed_factors[i] == Approx(factors[i]).epsilon(0.003));
+  }
+  // ... and a run given the fitted factors reproduces the table (the factors mean the same in both).
+  hardware::VariabilityConfig v;
+  const hardware::RooflineCostModel rerun(fit.gpu, fit.speed_factors, v, core::RandomStreams(1));
+  double worst = 0.0;
+  for (const Measurement& m : table) {
+    const double us = rerun.kernel_ns(m.gpu_id, calibration::kernel_work(fit.gpu, m)) / 1e3;
+    worst = std::max(worst, std::abs(us / m.latency_us - 1.0));
+  }
+  CHECK(worst < 0.01);
+
+  // Without stress weighting (enabled = false) a factor stretches every kernel alike, in the fit too.
+  hardware::StressConfig flat;
+  flat.enabled = false;
+  calibration::KernelFitOptions o;
+  o.stress = flat;
+  const calibration::KernelFit plain = calibration::fit_kernels(hardware::load_gpu_preset("h100"),
+                                                                run_measured(on_gpus(4), factors, flat, 0.002, 13), o);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(plain.speed_factors[i] == Approx(factors[i]).epsilon(0.003));
   }
 }
 

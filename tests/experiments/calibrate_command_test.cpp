@@ -6,9 +6,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "calibration/collective_fit.hpp"
+#include "calibration/measured_work.hpp"
 #include "calibration/measurement_table.hpp"
 #include "core/params.hpp"
 #include "experiments/assembly/row_pricing.hpp"
+#include "hardware/roofline.hpp"
 #include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
@@ -212,4 +215,121 @@ TEST_CASE("the shipped h100-calibrated preset is the fit of the shipped public t
   }
   CHECK(shipped.fp8_tflops == refit.fp8_tflops);
   fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate check --config prices a row on its gpu_id: that GPU's speed factor, stress-weighted") {
+  // small.toml: 4 H100s, GPU 1 at speed 0.9. The same two GEMMs on GPU 0 and GPU 1: one compute-bound
+  // (shows the whole deviation: 0.9), one memory-bound (a quarter of it: 1 - 0.1 / 4 = 0.975).
+  const hardware::GpuSpec h100 = hardware::load_gpu_preset("h100");
+  calibration::MeasurementTable t;
+  for (const int gpu_id : {0, 1}) {
+    for (const std::int64_t m : {std::int64_t{1}, std::int64_t{16384}}) {
+      Measurement g;
+      g.gpu = "h100";
+      g.op = MeasuredOp::dense_gemm;
+      g.m = m;
+      g.n = 6144;
+      g.k = 4096;
+      g.gpu_id = gpu_id;
+      g.latency_us = 100.0;
+      t.rows.push_back(g);
+    }
+  }
+  const fs::path dir = temp_dir("check_gpu_id");
+  write(dir / "ids.csv", calibration::format_measurement_table(t));
+  const fs::path checked = dir / "checked.csv";
+  const auto check = cli({"calibrate", "check", (dir / "ids.csv").string(), "--config",
+                          std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", "--out", checked.string()});
+  REQUIRE(check.code == 0);
+  const auto back = calibration::read_measurement_table(checked);
+  REQUIRE(back.rows.size() == 4);
+  for (const Measurement& m : back.rows) {
+    const hardware::KernelWork w = calibration::kernel_work(h100, m);
+    const double x = hardware::intensity_over_ridge(h100, w);
+    REQUIRE((x < 0.1 || x > 1.0));  // wholly memory- or compute-bound: the weight is 1/4 or 1
+    const double speed = m.gpu_id == 0 ? 1.0 : x > 1.0 ? 0.9 : 1.0 - 0.1 / 4.0;
+    CHECK(std::stod(m.extra[0]) == Approx(hardware::roofline_cost(h100, w, speed).total_ns / 1e3).epsilon(1e-5));
+  }
+  // GPU 1's rows differ from GPU 0's: the config's speed factors are used.
+  CHECK(std::stod(back.rows[3].extra[0]) > 1.05 * std::stod(back.rows[1].extra[0]));
+
+  // A gpu_id the cluster does not have is named.
+  t.rows[0].gpu_id = 4;
+  write(dir / "bad.csv", calibration::format_measurement_table(t));
+  const auto bad = cli(
+      {"calibrate", "check", (dir / "bad.csv").string(), "--config", std::string(EPSIM_TEST_DATA_DIR) + "/small.toml"});
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Contains("bad.csv:2: column 'gpu_id': 4 is not a GPU of the config's cluster (0 .. 3)"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate fit checks what it writes with the readers' validator and writes nothing they refuse") {
+  // Kernels of ~2 s each whatever their size (a table in the wrong unit): the fitted fixed cost per kernel
+  // is ~2e6 us, beyond the 1e6 us a GPU preset's efficiency.*.fixed_us may hold, so no reader would load it.
+  calibration::MeasurementTable t;
+  for (std::int64_t m = 1; m <= 64; m *= 2) {
+    for (const std::int64_t n : {std::int64_t{1024}, std::int64_t{4096}}) {
+      Measurement g;
+      g.gpu = "h100";
+      g.op = MeasuredOp::dense_gemm;
+      g.m = m;
+      g.n = n;
+      g.k = 1024;
+      g.latency_us = 2e6 * (1.0 + 0.001 * static_cast<double>(m));
+      t.rows.push_back(g);
+    }
+  }
+  const fs::path dir = temp_dir("refused");
+  write(dir / "slow.csv", calibration::format_measurement_table(t));
+  const auto fit =
+      cli({"calibrate", "fit", (dir / "slow.csv").string(), "--gpu", "h100", "--out", (dir / "cal.toml").string()});
+  CHECK(fit.code != 0);
+  CHECK_THAT(fit.err, Contains("calibrate fit: the fitted GPU preset would be refused by every reader ("));
+  CHECK_THAT(fit.err, Contains("fixed_us"));
+  CHECK_THAT(fit.err, Contains("nothing written"));
+  CHECK(!fs::exists(dir / "cal.toml"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a collective family the model cannot fit with the others is named, not silently averaged in") {
+  // The truth prices every row but one family, all_to_all inside a node, measured 2.5 x slower (another
+  // algorithm than the run models): fitted jointly it drags the shared scale-up numbers.
+  hardware::ClusterSpec truth = hardware::load_cluster_preset("hgx-h100");
+  truth.collective_overhead_us = 9.0;
+  truth.scale_up_link.efficiency = 0.7;
+  const auto table = [&](double slow) {
+    std::vector<Measurement> rows;
+    for (double bytes = 1024; bytes <= 1 << 30; bytes *= 8) {
+      for (const auto& [op, gpus] : {std::pair{MeasuredOp::all_reduce, 8}, std::pair{MeasuredOp::all_to_all, 8},
+                                     std::pair{MeasuredOp::send_recv, 8}, std::pair{MeasuredOp::all_to_all, 16}}) {
+        Measurement m;
+        m.gpu = "h100";
+        m.op = op;
+        m.bytes = bytes;
+        m.gpus = gpus;
+        m.gpus_per_node = 8;
+        m.latency_us = experiments::price_collective_row_us(m, truth);
+        if (op == MeasuredOp::all_to_all && gpus == 8) {
+          m.latency_us *= slow;
+        }
+        rows.push_back(m);
+      }
+    }
+    return rows;
+  };
+  const hardware::ClusterSpec base = hardware::load_cluster_preset("hgx-h100");
+  const auto dragged = calibration::fit_collectives(base, table(2.5), experiments::price_collective_row_us);
+  std::vector<std::string> named;
+  for (const std::string& w : dragged.warnings) {
+    if (w.find("drags the joint fit") != std::string::npos) {
+      named.push_back(w);
+    }
+  }
+  REQUIRE(named.size() == 1);
+  CHECK_THAT(named[0], Catch::StartsWith("all_to_all within a node: the model does not fit it together"));
+  // The same table measured as the model prices it: no family is named.
+  const auto clean = calibration::fit_collectives(base, table(1.0), experiments::price_collective_row_us);
+  for (const std::string& w : clean.warnings) {
+    CHECK(w.find("drags the joint fit") == std::string::npos);
+  }
 }

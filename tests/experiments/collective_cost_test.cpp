@@ -3,10 +3,17 @@
 // and the usage errors.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <algorithm>
+#include <cmath>
+
+#include "calibration/measurement_table.hpp"
+#include "experiments/assembly/row_pricing.hpp"
 #include "hardware/cluster_spec.hpp"
 #include "hardware/deepep_collectives.hpp"
 #include "hardware/network_graph.hpp"
@@ -194,12 +201,119 @@ TEST_CASE("epsim cost --collective: bad options name the option and what was exp
              Contains("--ep applies to dispatch and combine, not send_recv"));
   CHECK_THAT(err({"--collective", "send_recv", "--cluster", "hgx-h100", "--nodes", "1", "--peer", "8"}),
              Contains("--peer: expected a GPU of the cluster other than 0 (1 .. 7), got 8"));
-  CHECK_THAT(err({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "16"}),
-             Contains("--gpus: all_reduce is priced inside one node: expected 2 .. 8 GPUs, got 16"));
+  CHECK_THAT(err({"--collective", "all_reduce", "--cluster", "hgx-h100", "--nodes", "1", "--gpus", "16"}),
+             Contains("--gpus: all_reduce needs 2 .. 8 GPUs (the cluster's), got 16"));
+  CHECK_THAT(err({"--collective", "all_gather", "--cluster", "hgx-h100", "--gpus", "20"}),
+             Contains("--gpus: an all_gather larger than a node spans whole nodes: expected a multiple of 8 GPUs, got "
+                      "20"));
   CHECK_THAT(err({"--collective", "all_gather", "--cluster", "hgx-h100", "--bytes", "1X"}),
-             Contains("--bytes: expected a comma-separated list of positive sizes"));
+             Contains("--bytes: expected a comma-separated list of sizes from 1 byte to 1 TiB"));
   CHECK_THAT(err({"--collective", "send_recv"}), Contains("give --cluster PRESET or --config TOML"));
   CHECK_THAT(err({"--collective", "send_recv", "--cluster", "dgx-nope"}), Contains("--cluster: unknown"));
+}
+
+TEST_CASE("epsim cost --collective: sizes that are not finite, not positive or out of bounds are refused") {
+  const auto err = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "cost");
+    const test::Cli r = test::cli(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    return r.err;
+  };
+  // tokens x top_k once overflowed to a 0.00 us exchange; inf bytes printed inf and -nan.
+  const std::vector<std::string> dispatch{"--collective", "dispatch",    "--cluster", "hgx-h100",
+                                          "--model",      "deepseek-v3", "--ep",      "8"};
+  for (const std::string tokens : {"9223372036854775807", "16777217", "0", "-1", "1e3"}) {
+    auto args = dispatch;
+    args.insert(args.end(), {"--tokens", tokens});
+    CHECK_THAT(
+        err(args),
+        Contains("--tokens: expected a comma-separated list of token counts in [1, 16777216], got \"" + tokens + "\""));
+  }
+  for (const std::string bytes : {"inf", "nan", "-inf", "0", "0.4", "1025G", "1e300", "-1K"}) {
+    CHECK_THAT(err({"--collective", "all_reduce", "--cluster", "hgx-h100", "--bytes", bytes}),
+               Contains("--bytes: expected a comma-separated list of sizes from 1 byte to 1 TiB (bytes, or with K, M, "
+                        "G binary suffixes: at most 1024G), got \"" +
+                        bytes + "\""));
+  }
+  CHECK_THAT(err({"--collective", "dispatch", "--cluster", "hgx-h100", "--ep", "8", "--top-k", "8", "--experts", "64",
+                  "--hidden", "9223372036854775807"}),
+             Contains("--hidden: expected a hidden size in [1, 1048576], got 9223372036854775807"));
+  // The bounds themselves are priced, finitely.
+  auto at_bound = dispatch;
+  at_bound.insert(at_bound.end(), {"--tokens", "16777216"});
+  const auto big = csv_rows(at_bound);
+  CHECK(std::isfinite(cell(big[0], 1)));
+  CHECK(cell(big[0], 1) > 1e3);
+  const auto tib = csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--bytes", "1024G"});
+  CHECK(cell(tib[0], 0) == 1024.0 * k_gib);
+  CHECK(std::isfinite(cell(tib[0], 1)));
+}
+
+TEST_CASE("all_reduce across nodes: the ring's traffic on the model a run picks, as calibrate prices it") {
+  // 32 GPUs of HGX H100 (4 nodes): beyond graph_max_gpus (16), the port model. Every GPU sends 2 b / 32 to
+  // each of its 7 node peers over NVLink (369 GB/s achieved) and each of the 24 others over its NIC (NDR,
+  // 50 GB/s x 0.94 = 47): the NIC decides, 48 b / 32 / 47 GB/s, after the port view's inter-node alpha.
+  hardware::ClusterSpec four = hardware::load_cluster_preset("hgx-h100");
+  four.nodes = 4;
+  const double alpha_us = hardware::NetworkGraph(four).port_view().inter().latency_us;
+  CHECK(alpha_us == Approx(11.0));  // 6 hops of 1 us across rails + 5 us collective overhead
+  const auto rows =
+      csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "32", "--bytes", "1M,1G"});
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    const double b = cell(row, 0);
+    const double us = alpha_us + std::max(14.0 * b / 32.0 / 369.0, 48.0 * b / 32.0 / 47.0) / 1e3;
+    CHECK(cell(row, 1) == Approx(us));
+    CHECK(cell(row, 3) == Approx(32.0 * 7.0 * 2.0 * b / 32.0));   // NVLink bytes, all GPUs
+    CHECK(cell(row, 4) == Approx(32.0 * 24.0 * 2.0 * b / 32.0));  // network bytes
+    CHECK(row.at(5) == "ring/ports");
+    // calibrate prices a measured all_reduce row of that shape the same (row_pricing.hpp).
+    calibration::Measurement m;
+    m.op = calibration::MeasuredOp::all_reduce;
+    m.bytes = b;
+    m.gpus = 32;
+    m.gpus_per_node = 8;
+    CHECK(cell(row, 1) == Approx(experiments::price_collective_row_us(m, hardware::load_cluster_preset("hgx-h100"))));
+  }
+  // 16 GPUs (2 nodes) are priced on the graph, as a run of EP16 would, and equal calibrate's price too.
+  const auto two = csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "16", "--bytes", "1G"});
+  CHECK(two[0].at(5) == "ring/graph");
+  calibration::Measurement m;
+  m.op = calibration::MeasuredOp::all_reduce;
+  m.bytes = k_gib;
+  m.gpus = 16;
+  m.gpus_per_node = 8;
+  CHECK(cell(two[0], 1) == Approx(experiments::price_collective_row_us(m, hardware::load_cluster_preset("hgx-h100"))));
+}
+
+TEST_CASE("all_gather over thousands of GPUs: per-GPU ports, memory linear in the GPUs") {
+  // 2,048 GPUs (256 nodes): every GPU sends b to its 7 node peers and to the 2,040 others; the NIC's
+  // 2,040 b / 47 GB/s decides. On the graph this was every pair's route (GPUs squared in memory).
+  const auto rows =
+      csv_rows({"--collective", "all_gather", "--cluster", "hgx-h100", "--gpus", "2048", "--bytes", "1M"});
+  REQUIRE(rows.size() == 1);
+  const double b = 1048576.0;
+  hardware::ClusterSpec big = hardware::load_cluster_preset("hgx-h100");
+  big.nodes = 256;
+  const double alpha_us = hardware::NetworkGraph(big).port_view().inter().latency_us;
+  CHECK(cell(rows[0], 1) == Approx(alpha_us + std::max(7.0 * b / 369.0, 2040.0 * b / 47.0) / 1e3));
+  CHECK(rows[0].at(5) == "ports");
+  // The graph model is refused beyond its bound, before any route is made: small.toml without its speed
+  // factors, on 256 nodes of 8, costed on the graph.
+  std::ifstream in(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml");
+  std::string config;
+  for (std::string line; std::getline(in, line);) {
+    config += line.starts_with("speed_factors") ? "" : line + "\n";
+  }
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "epsim_cost_graph_bound.toml";
+  std::ofstream(file) << config;
+  const test::Cli graph =
+      test::cli({"cost", "--collective", "all_gather", "--config", file.string(), "--set", "cluster.nodes=256", "--set",
+                 "cluster.gpus_per_node=8", "--set", "cluster.collective_model=\"graph\"", "--gpus", "2048"});
+  CHECK(graph.code == 2);
+  CHECK_THAT(graph.err, Contains("2048 GPUs on the graph collective model"));
+  std::filesystem::remove(file);
 }
 
 TEST_CASE("epsim cost --help documents the collective mode") {

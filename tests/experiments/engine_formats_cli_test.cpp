@@ -4,8 +4,12 @@
 // usage errors say what is missing.
 #include <unistd.h>
 
+#include <boost/random/mersenne_twister.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -198,4 +202,60 @@ TEST_CASE("place: engine formats say what they need", "[engines]") {
   CHECK_THAT(holes.err, Catch::Contains("is empty; the engine loads a placement with every slot holding an expert"));
   const auto help = cli({"place", "--help"});
   CHECK_THAT(help.out, Catch::Contains("Upstream vLLM cannot load a placement file today"));
+}
+
+TEST_CASE("place --format vllm-ascend: DeepSeek-V3 EP64 gets EPLB's distinct variant, which the engine loads",
+          "[engines]") {
+  // Skewed loads of DeepSeek-V3's 58 MoE layers x 256 experts on 64 GPUs (8 nodes) with 64 redundant slots:
+  // the reference EPLB co-locates replicas of a hot expert, which vllm-ascend refuses.
+  boost::random::mt19937 rng(3);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  nlohmann::json weight = nlohmann::json::array();
+  for (int l = 0; l < 58; ++l) {
+    nlohmann::json layer = nlohmann::json::array();
+    for (int e = 0; e < 256; ++e) {
+      layer.push_back(std::floor(10000.0 * std::pow(u(rng), 4.0)));
+    }
+    weight.push_back(layer);
+  }
+  const fs::path load = scratch("v3-load.json");
+  std::ofstream(load) << nlohmann::json{
+      {"weight", weight},
+      {"num_replicas", 320},
+      {"num_groups", 8},
+      {"num_nodes", 8},
+      {"num_gpus", 64}}.dump();
+  const std::vector<std::string> base{"place",   "--policy",    "eplb",     "--load",     load.string(),
+                                      "--model", "deepseek-v3", "--format", "vllm-ascend"};
+  const fs::path plain = scratch("plain.json");
+  auto reference = base;
+  reference.insert(reference.end(), {"--option", "distinct_per_gpu=false", "--out", plain.string()});
+  const auto refused = cli(reference);
+  CHECK(refused.code != 0);
+  CHECK_THAT(refused.err, Catch::Contains("twice on one device (vllm-ascend keeps one slot per expert and device)"));
+  CHECK(!fs::exists(plain));
+
+  const fs::path out = scratch("ascend.json");
+  auto args = base;
+  args.insert(args.end(), {"--out", out.string()});
+  const auto r = cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("vllm-ascend keeps one slot per expert and device: EPLB's distinct variant"));
+  const models::ModelSpec v3 = models::load_model_preset("deepseek-v3");
+  const policies::Placement back =
+      engines::find_placement_format("vllm-ascend")->read(slurp(out), engines::layer_layout(v3), 256, 64, out.string());
+  REQUIRE(back.layers.size() == 58);
+  for (const auto& layer : back.layers) {
+    for (int g = 0; g < 64; ++g) {
+      std::vector<int> slots(layer.phy2log.begin() + g * 5, layer.phy2log.begin() + (g + 1) * 5);
+      std::sort(slots.begin(), slots.end());
+      CHECK(std::adjacent_find(slots.begin(), slots.end()) == slots.end());
+    }
+  }
+  const auto check = cli({"place", "--check", out.string(), "--format", "vllm-ascend", "--model", "deepseek-v3",
+                          "--gpus", "64", "--load", load.string()});
+  CHECK(check.code == 0);
+  fs::remove(load);
+  fs::remove(out);
 }

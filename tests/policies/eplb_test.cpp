@@ -1,8 +1,10 @@
 // EPLB against hand-derived outputs of DeepSeek's reference (the README example of deepseek-ai/EPLB,
 // ties, all-zero loads) and invariants on random inputs.
+#include <algorithm>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -181,4 +183,96 @@ TEST_CASE("the eplb placement policy turns EPLB's output into placements with it
   REQUIRE(p.layers[0].replicas(4)[1] == 5);
   PlacementInput no_load = PlacementInput::shape(2, 12, 8, 2, 2, 1);
   REQUIRE_THROWS_WITH(EplbPlacement().place(no_load), Contains("no load window"));
+}
+
+TEST_CASE("EPLB's distinct variant never puts two replicas of an expert on one GPU (brute force)") {
+  // Random shapes and skewed loads, DeepSeek-V3's EP64 among them (256 experts in 8 groups on 8 nodes x 8
+  // GPUs, 320 slots); every GPU's slots checked pairwise, and the reference's invariants kept.
+  epsim::core::Rng rng(7);
+  boost::random::uniform_real_distribution<double> u(0.0, 1.0);
+  int reference_colocated = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    int gpus_per_node = 1 << boost::random::uniform_int_distribution<int>(0, 3)(rng);
+    int nodes = 1 << boost::random::uniform_int_distribution<int>(0, 2)(rng);
+    int gpus = gpus_per_node * nodes;
+    int experts = gpus * boost::random::uniform_int_distribution<int>(1, 4)(rng);
+    int groups = std::gcd(experts, nodes * boost::random::uniform_int_distribution<int>(1, 2)(rng));
+    int replicas = experts + gpus * boost::random::uniform_int_distribution<int>(0, 2)(rng);
+    if (trial % 10 == 0) {  // DeepSeek-V3 EP64
+      gpus_per_node = 8;
+      nodes = 8;
+      gpus = 64;
+      experts = 256;
+      groups = 8;
+      replicas = 320;
+    }
+    const double skew = 1.0 + 5.0 * u(rng);  // up to one expert taking most of a layer
+    const int layers = 2;
+    std::vector<double> w(static_cast<std::size_t>(layers * experts));
+    for (double& x : w) {
+      x = std::floor(1000.0 * std::pow(u(rng), skew));
+    }
+    INFO("trial " << trial << ": " << experts << " experts, " << replicas << " replicas, " << groups << " groups, "
+                  << nodes << " nodes, " << gpus << " GPUs");
+    const int per_gpu = replicas / gpus;
+    const int hierarchical_nodes = groups % nodes == 0 ? nodes : 1;
+    if (per_gpu > experts / hierarchical_nodes) {
+      REQUIRE_THROWS_WITH(eplb::rebalance_experts(w, layers, experts, replicas, groups, nodes, gpus, true),
+                          Contains("distinct replicas per GPU"));
+      continue;
+    }
+    const auto r = eplb::rebalance_experts(w, layers, experts, replicas, groups, nodes, gpus, true);
+    const auto ref = eplb::rebalance_experts(w, layers, experts, replicas, groups, nodes, gpus);
+    for (int l = 0; l < layers; ++l) {
+      const auto p2l = row(r.phy2log, l, replicas);
+      const auto cnt = row(r.logcnt, l, experts);
+      const auto ref_p2l = row(ref.phy2log, l, replicas);
+      for (int g = 0; g < gpus; ++g) {
+        for (int a = 0; a < per_gpu; ++a) {
+          for (int b = 0; b < a; ++b) {
+            REQUIRE(p2l[static_cast<std::size_t>(g * per_gpu + a)] != p2l[static_cast<std::size_t>(g * per_gpu + b)]);
+            reference_colocated += ref_p2l[static_cast<std::size_t>(g * per_gpu + a)] ==
+                                   ref_p2l[static_cast<std::size_t>(g * per_gpu + b)];
+          }
+        }
+      }
+      REQUIRE(std::accumulate(cnt.begin(), cnt.end(), 0) == replicas);
+      for (int e = 0; e < experts; ++e) {
+        REQUIRE(cnt[static_cast<std::size_t>(e)] >= 1);
+        REQUIRE(cnt[static_cast<std::size_t>(e)] <= gpus / hierarchical_nodes);
+        REQUIRE(std::count(p2l.begin(), p2l.end(), e) == cnt[static_cast<std::size_t>(e)]);
+        for (int k = 0; k < r.max_count; ++k) {
+          const int s = r.log2phy[static_cast<std::size_t>((l * experts + e) * r.max_count + k)];
+          REQUIRE((k < cnt[static_cast<std::size_t>(e)]) == (s >= 0));
+          if (s >= 0) {
+            REQUIRE(p2l[static_cast<std::size_t>(s)] == e);
+            // A replica stays on its expert's node (hierarchical): slot s is on node s / (R / N).
+            const int node_of_slot = s / (replicas / hierarchical_nodes);
+            const int first = r.log2phy[static_cast<std::size_t>((l * experts + e) * r.max_count)];
+            REQUIRE(node_of_slot == first / (replicas / hierarchical_nodes));
+          }
+        }
+      }
+    }
+  }
+  CHECK(reference_colocated > 0);  // the inputs include ones the reference co-locates
+}
+
+TEST_CASE("the distinct variant changes nothing where the reference already keeps replicas apart") {
+  // No redundant slots: one replica each, nothing to co-locate; the variant packs by the same greedy rule
+  // and reaches the same loads per GPU.
+  const std::vector<double> w{90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86, 20, 107, 104, 64};
+  const auto ref = eplb::rebalance_experts(w, 1, 16, 16, 4, 2, 8);
+  const auto var = eplb::rebalance_experts(w, 1, 16, 16, 4, 2, 8, true);
+  const auto loads = [&](const eplb::Result& r) {
+    std::vector<double> gpu(8, 0.0);
+    for (int s = 0; s < 16; ++s) {
+      gpu[static_cast<std::size_t>(s / 2)] += w[static_cast<std::size_t>(r.phy2log[static_cast<std::size_t>(s)])];
+    }
+    std::sort(gpu.begin(), gpu.end());
+    return gpu;
+  };
+  CHECK(loads(ref) == loads(var));
+  REQUIRE_THROWS_WITH(eplb::rebalance_experts(std::vector<double>(8, 1.0), 1, 8, 20, 1, 1, 2, true),
+                      Contains("distinct replicas per GPU: 10 slots per GPU, but a GPU may hold only the 8 experts"));
 }
