@@ -6,6 +6,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "core/message_text.hpp"
+
 namespace po = boost::program_options;
 
 namespace epsim::experiments {
@@ -61,7 +63,7 @@ po::options_description common_options() {
 }
 
 void warn(std::ostream& err, const std::string& what) {
-  err << "epsim: warning: " << what << "\n";
+  err << "epsim: warning: " << core::terminal_safe(what) << "\n";
 }
 
 ExperimentConfig load_experiment(const po::variables_map& vm, std::ostream& err) {
