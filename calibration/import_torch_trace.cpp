@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 
 namespace epsim::calibration {
 namespace {
@@ -254,102 +255,113 @@ long owner(const Trace& tr, long op) {
   return found;
 }
 
+// One trace file's measurements, appended to `t`.
+void import_one_trace(const std::filesystem::path& path, const ImportOptions& o, MeasurementTable& t) {
+  const std::string file = path.string();
+  json j;
+  try {
+    const std::string text = read_import_file(path);
+    core::check_json_depth(text, file);
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw core::Error(fmt::format("{}: byte {}: not JSON: {}", file, e.byte, e.what()));
+  } catch (const json::exception& e) {  // valid syntax it cannot hold, as a number past double's range
+    throw core::Error(fmt::format("{}: not JSON epsim can read: {}", file, e.what()));
+  }
+  Trace tr = read_trace(j, file);
+  const json& events = j["traceEvents"];
+  // Ops above fused_moe kernels whose inputs read as a MoE layer: the outermost such op is the call.
+  for (const Kernel& k : tr.kernels) {
+    if (k.name.find("fused_moe") == std::string::npos) {
+      continue;
+    }
+    long outer = -1;
+    for (long at = k.op; at >= 0; at = tr.ops[static_cast<std::size_t>(at)].parent) {
+      Measurement probe;
+      if (moe_shape(input_dims(events[tr.ops[static_cast<std::size_t>(at)].event]), probe) >= 0) {
+        outer = at;
+      }
+    }
+    if (outer >= 0) {
+      tr.ops[static_cast<std::size_t>(outer)].moe = true;
+    }
+  }
+  std::map<long, double> call_us;  // owning op -> its kernels' time
+  std::map<long, int> call_device;
+  std::vector<std::pair<std::string, long>> skipped;
+  const auto skip = [&](const std::string& name) {
+    const std::string shown = name.size() > 100 ? name.substr(0, 97) + "..." : name;
+    const auto it = std::find_if(skipped.begin(), skipped.end(), [&](const auto& p) { return p.first == shown; });
+    if (it == skipped.end()) {
+      skipped.emplace_back(shown, 1);
+    } else {
+      ++it->second;
+    }
+  };
+  for (const Kernel& k : tr.kernels) {
+    const long op = owner(tr, k.op);
+    if (op < 0) {
+      skip(k.op < 0 ? k.name + " (no CPU op)" : k.name);
+      continue;
+    }
+    call_us[op] += k.dur;
+    call_device.emplace(op, k.device);
+  }
+  const std::size_t before = t.rows.size();
+  for (const auto& [op_index, us] : call_us) {
+    const CpuOp& op = tr.ops[static_cast<std::size_t>(op_index)];
+    const json& e = events[op.event];
+    const Dims dims = input_dims(e);
+    Measurement m;
+    std::size_t dtype_input = 0;
+    bool ok = false;
+    if (op.moe) {
+      const long w1 = moe_shape(dims, m);
+      ok = w1 >= 0;
+      dtype_input = static_cast<std::size_t>(std::max(w1, 0L));
+    } else if (const OpKind kind = kind_of(op.name); kind == OpKind::gemm) {
+      m.op = MeasuredOp::dense_gemm;
+      ok = gemm_shape(op.name, dims, m, dtype_input);
+    } else {
+      ok = attention_shape(kind, dims, m);
+    }
+    if (!ok) {
+      skip(op.name + (dims.empty() ? " (no \"Input Dims\": profile with record_shapes=True)"
+                                   : " (inputs do not read as its shape)"));
+      continue;
+    }
+    const std::string type = input_type(e, dtype_input);
+    if (!parse_import_dtype(type, m.dtype)) {
+      skip(fmt::format("{} ({} inputs: only 16-bit and fp8 are modelled)", op.name, type.empty() ? "untyped" : type));
+      continue;
+    }
+    const int device = call_device[op_index];
+    const auto name = tr.devices.find(device);
+    const std::string where = pointer(file, op.event);
+    m.gpu = import_gpu(o, name == tr.devices.end() ? std::string() : name->second, where);
+    m.gpu_id = o.gpu_id >= 0 ? o.gpu_id : device;
+    m.latency_us = us;
+    m.line = static_cast<std::int64_t>(op.event);
+    validate_measurement(m, fmt::format("{} ({})", where, op.name));
+    t.rows.push_back(std::move(m));
+  }
+  log_skipped(o, file, skipped);
+  if (t.rows.size() == before) {
+    throw core::Error(file +
+                      ": no kernel maps to a measured op (GEMMs, attention, fused MoE with \"Input "
+                      "Dims\"; profile with record_shapes=True)");
+  }
+}
+
 }  // namespace
 
 MeasurementTable import_torch_trace(std::span<const std::filesystem::path> files, const ImportOptions& o) {
   MeasurementTable t;
   for (const std::filesystem::path& path : files) {
-    const std::string file = path.string();
-    json j;
     try {
-      j = json::parse(read_import_file(path));
-    } catch (const json::parse_error& e) {
-      throw core::Error(fmt::format("{}: byte {}: not JSON: {}", file, e.byte, e.what()));
-    } catch (const json::exception& e) {  // valid syntax it cannot hold, as a number past double's range
-      throw core::Error(fmt::format("{}: not JSON epsim can read: {}", file, e.what()));
-    }
-    Trace tr = read_trace(j, file);
-    const json& events = j["traceEvents"];
-    // Ops above fused_moe kernels whose inputs read as a MoE layer: the outermost such op is the call.
-    for (const Kernel& k : tr.kernels) {
-      if (k.name.find("fused_moe") == std::string::npos) {
-        continue;
-      }
-      long outer = -1;
-      for (long at = k.op; at >= 0; at = tr.ops[static_cast<std::size_t>(at)].parent) {
-        Measurement probe;
-        if (moe_shape(input_dims(events[tr.ops[static_cast<std::size_t>(at)].event]), probe) >= 0) {
-          outer = at;
-        }
-      }
-      if (outer >= 0) {
-        tr.ops[static_cast<std::size_t>(outer)].moe = true;
-      }
-    }
-    std::map<long, double> call_us;  // owning op -> its kernels' time
-    std::map<long, int> call_device;
-    std::vector<std::pair<std::string, long>> skipped;
-    const auto skip = [&](const std::string& name) {
-      const std::string shown = name.size() > 100 ? name.substr(0, 97) + "..." : name;
-      const auto it = std::find_if(skipped.begin(), skipped.end(), [&](const auto& p) { return p.first == shown; });
-      if (it == skipped.end()) {
-        skipped.emplace_back(shown, 1);
-      } else {
-        ++it->second;
-      }
-    };
-    for (const Kernel& k : tr.kernels) {
-      const long op = owner(tr, k.op);
-      if (op < 0) {
-        skip(k.op < 0 ? k.name + " (no CPU op)" : k.name);
-        continue;
-      }
-      call_us[op] += k.dur;
-      call_device.emplace(op, k.device);
-    }
-    const std::size_t before = t.rows.size();
-    for (const auto& [op_index, us] : call_us) {
-      const CpuOp& op = tr.ops[static_cast<std::size_t>(op_index)];
-      const json& e = events[op.event];
-      const Dims dims = input_dims(e);
-      Measurement m;
-      std::size_t dtype_input = 0;
-      bool ok = false;
-      if (op.moe) {
-        const long w1 = moe_shape(dims, m);
-        ok = w1 >= 0;
-        dtype_input = static_cast<std::size_t>(std::max(w1, 0L));
-      } else if (const OpKind kind = kind_of(op.name); kind == OpKind::gemm) {
-        m.op = MeasuredOp::dense_gemm;
-        ok = gemm_shape(op.name, dims, m, dtype_input);
-      } else {
-        ok = attention_shape(kind, dims, m);
-      }
-      if (!ok) {
-        skip(op.name + (dims.empty() ? " (no \"Input Dims\": profile with record_shapes=True)"
-                                     : " (inputs do not read as its shape)"));
-        continue;
-      }
-      const std::string type = input_type(e, dtype_input);
-      if (!parse_import_dtype(type, m.dtype)) {
-        skip(fmt::format("{} ({} inputs: only 16-bit and fp8 are modelled)", op.name, type.empty() ? "untyped" : type));
-        continue;
-      }
-      const int device = call_device[op_index];
-      const auto name = tr.devices.find(device);
-      const std::string where = pointer(file, op.event);
-      m.gpu = import_gpu(o, name == tr.devices.end() ? std::string() : name->second, where);
-      m.gpu_id = o.gpu_id >= 0 ? o.gpu_id : device;
-      m.latency_us = us;
-      m.line = static_cast<std::int64_t>(op.event);
-      validate_measurement(m, fmt::format("{} ({})", where, op.name));
-      t.rows.push_back(std::move(m));
-    }
-    log_skipped(o, file, skipped);
-    if (t.rows.size() == before) {
-      throw core::Error(file +
-                        ": no kernel maps to a measured op (GEMMs, attention, fused MoE with \"Input "
-                        "Dims\"; profile with record_shapes=True)");
+      import_one_trace(path, o, t);
+    } catch (const json::exception& e) {  // a value of another type than the trace format's
+      throw core::Error(fmt::format("{}: a value has an unexpected JSON type: {}", path.string(), e.what()));
     }
   }
   return t;

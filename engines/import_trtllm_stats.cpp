@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 #include "engines/layer_layout.hpp"
 #include "engines/safetensors.hpp"
 
@@ -34,7 +35,7 @@ Meta read_meta(const std::filesystem::path& dir) {
   }
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(core::read_json_text(in, path.string()));
   } catch (const nlohmann::json::exception& e) {
     throw core::Error(path.string() + ": invalid JSON: " + e.what());
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 #include "engines/layer_layout.hpp"
 #include "engines/npy.hpp"
 #include "workloads/trace_io.hpp"
@@ -256,6 +257,7 @@ ImportSummary import_vllm_routed_experts(const std::filesystem::path& path, cons
       continue;
     }
     const std::string at = fmt::format("{}: line {}", path.string(), line_no);
+    core::check_json_depth(line, at);
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);

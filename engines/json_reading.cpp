@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
+#include "core/message_text.hpp"
 
 namespace epsim::engines {
 
 nlohmann::json parse_json(const std::string& text, const std::string& where) {
+  core::check_json_depth(text, where);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
@@ -30,7 +33,8 @@ std::vector<int> int_list(const nlohmann::json& j, const std::string& path, cons
   out.reserve(j.size());
   for (std::size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_number_integer()) {
-      throw core::Error(fmt::format("{}: {}[{}]: expected an integer, got {}", where, path, i, j[i].dump()));
+      throw core::Error(
+          fmt::format("{}: {}[{}]: expected an integer, got {}", where, path, i, core::excerpt(j[i].dump())));
     }
     out.push_back(j[i].get<int>());
   }

@@ -9,8 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
+#include "core/message_text.hpp"
 
 namespace epsim::engines {
+
+// The longest JSON text of a non-string metadata value kept (safetensors metadata holds strings).
+constexpr std::size_t k_max_metadata_json_bytes = 4096;
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
@@ -116,6 +121,7 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
   in_.read(header.data(), static_cast<std::streamsize>(header_len));
   data_offset_ = 8 + header_len;
   const std::uint64_t data_size = size - data_offset_;
+  core::check_json_depth(header, where + ": safetensors header");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(header);
@@ -129,7 +135,8 @@ SafetensorsFile::SafetensorsFile(std::filesystem::path path) : path_(std::move(p
     if (name == "__metadata__") {
       if (v.is_object()) {
         for (const auto& [k, m] : v.items()) {
-          metadata_[k] = m.is_string() ? m.get<std::string>() : m.dump();
+          // A value that is not a string is kept as its JSON text, cut to a bound (it is echoed).
+          metadata_[k] = m.is_string() ? m.get<std::string>() : core::excerpt(m.dump(), k_max_metadata_json_bytes);
         }
       }
       continue;

@@ -7,8 +7,10 @@
 #include <map>
 #include <sstream>
 
+#include "core/csv_lines.hpp"
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
+#include "core/json_depth.hpp"
 
 namespace epsim::report {
 namespace {
@@ -21,8 +23,9 @@ nlohmann::json read_json(const fs::path& path) {
   if (!in) {
     throw core::Error(fmt::format("{}: cannot open", path.string()));
   }
+  const std::string text = core::read_json_text(in, path.string());
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // syntax, or a number past double's range
     throw core::Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
   }
@@ -38,6 +41,38 @@ std::optional<CsvTable> optional_csv(const fs::path& path) {
 std::string string_or(const nlohmann::json& j, const char* key, const std::string& fallback) {
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+// The number of a level of the rate axis: its "value" (written since issue 35), else the one number
+// its overrides set (older study.json files).
+std::optional<double> level_number(const nlohmann::json& level) {
+  if (level.contains("value") && level["value"].is_number()) {
+    return level["value"].get<double>();
+  }
+  const nlohmann::json* at = level.contains("set") ? &level["set"] : nullptr;
+  for (int depth = 0; at != nullptr && depth < 64; ++depth) {
+    if (at->is_number()) {
+      return at->get<double>();
+    }
+    at = at->is_object() && at->size() == 1 ? &at->begin().value() : nullptr;
+  }
+  return std::nullopt;
+}
+
+void rate_levels(const nlohmann::json& axes, const std::string& where, StudyInput& s) {
+  for (const auto& a : axes) {
+    if (!a.is_object() || string_or(a, "name", "") != s.rate_axis || !a.contains("levels")) {
+      continue;
+    }
+    if (!a["levels"].is_array()) {
+      throw core::Error(fmt::format("{}: axes: \"levels\" of \"{}\" is not a list", where, s.rate_axis));
+    }
+    for (const auto& level : a["levels"]) {
+      if (const auto v = level.is_object() ? level_number(level) : std::nullopt; v) {
+        s.rate_values[string_or(level, "label", "")] = *v;
+      }
+    }
+  }
 }
 
 StudyInput load_study(const fs::path& dir, const std::string& label) {
@@ -56,6 +91,7 @@ StudyInput load_study(const fs::path& dir, const std::string& label) {
                {},
                {},
                0.9,
+               {},
                {}};
   const nlohmann::json& j = s.study;
   const std::string where = (dir / "study.json").string();
@@ -74,9 +110,13 @@ StudyInput load_study(const fs::path& dir, const std::string& label) {
   }
   if (j.contains("report") && j["report"].is_array()) {
     for (const auto& m : j["report"]) {
+      if (!m.is_string()) {
+        throw core::Error(fmt::format("{}: report: expected a list of metric names", where));
+      }
       s.report_metrics.push_back(m.get<std::string>());
     }
   }
+  rate_levels(j["axes"], where, s);
   // study.json names its report metrics since issue 15; older ones get the usual headline metrics.
   if (s.report_metrics.empty()) {
     for (const char* m : {"ttft_ms.p90", "tpot_ms.p90", "slo.attainment", "mean_step_ms", "straggler_gap_us.mean"}) {
@@ -153,6 +193,22 @@ ReportInputs load_report_inputs(const std::vector<fs::path>& dirs) {
     }
   }
   return in;
+}
+
+double rate_value(const StudyInput& s, std::size_t row) {
+  const std::string& cell = s.points.text(row, s.points.column(s.rate_axis));
+  double v = 0.0;
+  if (core::parse_number(cell, v)) {
+    return v;
+  }
+  const auto it = s.rate_values.find(cell);
+  if (it == s.rate_values.end()) {
+    throw core::Error(
+        fmt::format("{}: the rate axis \"{}\" has the level \"{}\", which is no number, and study.json "
+                    "gives no rate for it",
+                    s.points.source(), s.rate_axis, cell));
+  }
+  return it->second;
 }
 
 std::string point_label(const StudyInput& s, std::size_t row, const std::string& skip_axis) {

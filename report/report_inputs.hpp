@@ -3,6 +3,7 @@
 // (`epsim run --out DIR`), told apart by study.json and summary.json. Optional files are loaded when
 // present; the figures then depend on what was found (report_builder.hpp).
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -44,6 +45,8 @@ struct StudyInput {
     int point = 0;
   };
   std::vector<SavedRun> saved_runs;
+  /// The rate axis's levels by label -> rate (req/s), from study.json: labelled rates ("low", "peak").
+  std::map<std::string, double> rate_values;
 };
 
 struct ReportInputs {
@@ -56,6 +59,10 @@ ReportInputs load_report_inputs(const std::vector<std::filesystem::path>& dirs);
 
 /// Loads one run directory (`label` names it in figures).
 RunInput load_run(const std::filesystem::path& dir, const std::string& label);
+
+/// The rate of a row of points.csv: its rate axis's cell as a number, or, for a labelled level, the
+/// rate study.json gives it; throws core::Error naming points.csv when neither exists.
+double rate_value(const StudyInput& s, std::size_t points_row);
 
 /// A point's label from its row of points.csv, e.g. "eplb, rate_rps=40" (named axes by their level,
 /// config keys as key=value); `skip_axis` leaves one axis out.

@@ -84,14 +84,13 @@ void rate_curves(const StudyInput& s, std::vector<Figure>& out) {
   if (s.rate_axis.empty() || !s.points.has(s.rate_axis)) {
     return;
   }
-  const std::size_t rate_col = s.points.column(s.rate_axis);
   const auto rows_of = [&](const std::string& metric, const std::string& panel) {
     std::vector<LinePoint> rows;
     for (const auto& [point, r] : metric_rows(s, metric)) {
-      rows.push_back(in_range(
-          {panel, point_label(s, r, s.rate_axis), s.points.number(r, rate_col),
-           s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")},
-          metric));
+      rows.push_back(in_range({panel, point_label(s, r, s.rate_axis), rate_value(s, r),
+                               s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"),
+                               opt(s.points, r, "ci95_high")},
+                              metric));
     }
     return rows;
   };
@@ -444,12 +443,11 @@ void saved_run_cdfs(const StudyInput& s, std::vector<Figure>& out) {
   // Many points make an unreadable legend: with a rate axis keep its highest rate, where policies differ most.
   std::string note;
   if (by_point.size() > 12 && !s.rate_axis.empty()) {
-    const std::size_t rate_col = s.points.column(s.rate_axis);
     double top = -INFINITY;
     std::map<int, double> rate_of;
     for (std::size_t r = 0; r < s.points.rows(); ++r) {
       const int p = static_cast<int>(s.points.number(r, s.points.column("point")));
-      rate_of[p] = s.points.number(r, rate_col);
+      rate_of[p] = rate_value(s, r);
       top = std::max(top, rate_of[p]);
     }
     std::erase_if(by_point, [&](const auto& kv) { return rate_of[kv.first] != top; });

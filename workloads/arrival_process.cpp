@@ -5,6 +5,8 @@
 #include <boost/random/gamma_distribution.hpp>
 #include <limits>
 
+#include "workloads/workload_bounds.hpp"
+
 namespace epsim::workloads {
 
 ArrivalConfig parse_arrivals(core::ParamTable& t) {
@@ -16,7 +18,8 @@ ArrivalConfig parse_arrivals(core::ParamTable& t) {
                                                               {"replay", Kind::replay}}};
   ArrivalConfig c;
   c.kind = t.choice<Kind>("arrival", Kind::poisson, "arrival process", k_kinds);
-  c.rate_rps = t.real("rate_rps", c.rate_rps, "mean arrival rate, requests per second", core::k_positive);
+  c.rate_rps = t.real("rate_rps", c.rate_rps, "mean arrival rate, requests per second (1e-6 to 1e7)",
+                      {k_min_rate_rps, k_max_rate_rps});
   c.cv = t.real("arrival_cv", c.cv, "gamma: coefficient of variation of inter-arrival gaps", {0.01, 100.0});
   c.on_s = t.real("burst_on_s", c.on_s, "onoff: mean ON period, s", core::k_positive_time_s);
   c.off_s = t.real("burst_off_s", c.off_s, "onoff: mean OFF period, s", core::k_positive_time_s);

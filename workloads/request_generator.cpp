@@ -3,8 +3,36 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "workloads/workload_bounds.hpp"
 
 namespace epsim::workloads {
+
+namespace {
+
+// What the arrivals will be: a count that fits in memory, and at least one request inside simulated time
+// (a run that generates none measured nothing but exited 0).
+void check_request_count(core::ParamTable& t, const WorkloadConfig& c) {
+  const double rate = c.arrivals.rate_rps;
+  if (c.duration_s > 0.0 && c.num_requests == 0) {
+    const double expected = rate * c.duration_s;
+    if (expected > static_cast<double>(k_max_requests)) {
+      t.fail("duration_s", fmt::format("rate_rps x duration_s = {:g} requests, more than the {} a run may generate",
+                                       expected, k_max_requests));
+    }
+    if (expected < 1.0) {
+      t.fail("duration_s",
+             fmt::format("rate_rps x duration_s = {:g}: fewer than one request is expected to arrive", expected));
+    }
+  }
+  if (c.num_requests > 0 && c.duration_s == 0.0 && static_cast<double>(c.num_requests) / rate > core::k_max_time_s) {
+    t.fail("num_requests",
+           fmt::format("{} requests at {:g} req/s arrive over ~{:g} s, past the {:g} s of simulated "
+                       "time a run may last",
+                       c.num_requests, rate, static_cast<double>(c.num_requests) / rate, core::k_max_time_s));
+  }
+}
+
+}  // namespace
 
 WorkloadConfig parse_workload(core::ParamTable& t) {
   WorkloadConfig c;
@@ -12,14 +40,19 @@ WorkloadConfig parse_workload(core::ParamTable& t) {
   // A replayed file is replayed whole unless num_requests says otherwise (stopping at a default count
   // would silently drop the rest of it).
   const bool replay = c.arrivals.kind == ArrivalConfig::Kind::replay;
-  c.num_requests = t.optional_integer("num_requests", "200; every row of a replayed file",
-                                      "requests to generate (0 = limited by duration_s)", {0, 1LL << 40})
-                       .value_or(replay ? 0 : 200);
+  c.num_requests =
+      t.optional_integer("num_requests", "200; every row of a replayed file",
+                         "requests to generate (0 = limited by duration_s); at most 1e7, and rate_rps x duration_s too",
+                         {0, k_max_requests})
+          .value_or(replay ? 0 : 200);
   c.duration_s = t.real("duration_s", 0.0, "generate arrivals for this many seconds (0 = limited by num_requests)",
                         core::k_time_s);
   if (!t.documenting() && c.num_requests == 0 && c.duration_s == 0.0 &&
       c.arrivals.kind != ArrivalConfig::Kind::replay) {
     t.fail("num_requests", "set num_requests or duration_s (both are 0: the workload would never end)");
+  }
+  if (!t.documenting() && !replay) {
+    check_request_count(t, c);
   }
   auto prompt = t.table("prompt_tokens", "prompt length distribution");
   c.prompt = parse_length_distribution(prompt, 1024);

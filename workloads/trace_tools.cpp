@@ -13,6 +13,7 @@
 #include "core/atomic_file.hpp"
 #include "core/csv_lines.hpp"
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 #include "workloads/trace_io.hpp"
 
 namespace epsim::workloads {
@@ -211,7 +212,7 @@ std::int64_t import_token_json_checked(const std::filesystem::path& json, const 
   }
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(core::read_json_text(in, json.string()));
   } catch (const nlohmann::json::exception& e) {
     throw core::Error(json.string() + ": invalid JSON: " + e.what());
   }
@@ -233,6 +234,12 @@ std::int64_t import_token_json_checked(const std::filesystem::path& json, const 
   };
   trace::Header h;
   h.set_version(1);
+  if (!j.is_object()) {
+    throw core::Error(json.string() + ": expected a JSON object with \"experts\", \"top_k\" and \"steps\"");
+  }
+  if (j.contains("model") && !j["model"].is_string()) {
+    throw core::Error(json.string() + ": \"model\": expected a string");
+  }
   h.set_model(j.value("model", ""));
   h.set_experts(whole(need("experts"), "\"experts\"", 1, k_max_trace_experts));
   h.set_top_k(whole(need("top_k"), "\"top_k\"", 1, h.experts()));

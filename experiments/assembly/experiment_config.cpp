@@ -9,6 +9,7 @@
 #include "core/csv_lines.hpp"
 #include "core/embedded_file.hpp"
 #include "core/error.hpp"
+#include "core/message_text.hpp"
 #include "core/random_streams.hpp"
 #include "core/toml_guard.hpp"
 #include "experiments/assembly/config_sections.hpp"
@@ -51,6 +52,12 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
     }
     const std::string key = s.substr(0, eq);
     const std::string value = s.substr(eq + 1);
+    // One key, one value: a newline would let the value open other tables ("1\n[cluster]\nnodes = 9").
+    if (core::has_control_characters(s)) {
+      throw core::ConfigError("--set", core::terminal_safe(core::excerpt(key)),
+                              fmt::format("\"{}\": a --set is one line, key=value, without control characters",
+                                          core::terminal_safe(core::excerpt(s))));
+    }
     core::check_toml_key_depth(key, "--set");
     std::string quoted = "\"";
     for (const char c : value) {
@@ -69,6 +76,9 @@ toml::table parse_sets(const std::vector<std::string>& sets) {
       } catch (const toml::parse_error&) {
         throw core::ConfigError("--set", key, "cannot parse \"" + s + "\" as key=value");
       }
+    }
+    if (one.size() != 1) {
+      throw core::ConfigError("--set", key, "\"" + s + "\" sets more than one key: give one key=value per --set");
     }
     policies::expand_rebalance_shorthand(one);
     core::merge_tables(out, one);
@@ -123,9 +133,9 @@ std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
   if (cfg.policy.needs.predictions && cfg.routing.source == workloads::RoutingSourceKind::trace) {
     out.push_back(fmt::format(
         "{}: policy.rebalance = \"{}\" re-optimises from the predicted routing of the queued requests, but a "
-        "replayed trace predicts nothing: it never re-optimises (use policy.rebalance.mode = \"reactive\", or "
-        "synthetic routing)",
-        cfg.source, cfg.policy.rebalance.trigger_name));
+        "replayed trace predicts nothing: it never re-optimises (set policy.rebalance = {{ trigger = \"{}\", mode = "
+        "\"reactive\" }}, or use synthetic routing)",
+        cfg.source, cfg.policy.rebalance.trigger_name, cfg.policy.rebalance.trigger_name));
   }
   if (cfg.primary_pool().redundant_experts > 0 && !replicating) {
     out.push_back(fmt::format(

@@ -69,11 +69,20 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   const auto per_step =
       static_cast<std::size_t>(cfg.model.num_moe_layers()) * static_cast<std::size_t>(cfg.model.routed_experts);
   if (steps->size() < static_cast<std::size_t>(keep) * per_step) {
-    throw core::ConfigError(cfg.source, "policy.load_window",
-                            fmt::format("the warm-up run served only {} steps after its {} ramp-up steps, fewer than "
-                                        "the {} of the load window: lower policy.load_window_skip_steps or "
-                                        "load_window_steps, or serve more requests",
-                                        steps->size() / per_step, skip, keep));
+    // Pools of different EP sizes hand requests to each other: the recorded group's steps are too few
+    // however many requests are served, so only the synthetic window helps there.
+    const bool mixed_ep = std::any_of(cfg.pools.begin(), cfg.pools.end(), [&](const serving::PoolSpec& p) {
+      return p.shape.ep_size != cfg.pools.front().shape.ep_size;
+    });
+    throw core::ConfigError(
+        cfg.source, "policy.load_window",
+        fmt::format(
+            "the warm-up run served only {} steps after its {} ramp-up steps, fewer than the {} of the load "
+            "window{}: set policy.load_window = \"synthetic\" (a window drawn from the routing model, no "
+            "warm-up run){}",
+            steps->size() / per_step, skip, keep,
+            mixed_ep ? " (its pools differ in EP size, so the warm-up records one pool's share of the steps)" : "",
+            mixed_ep ? "" : ", or lower policy.load_window_skip_steps / load_window_steps, or serve more requests"));
   }
   LoadWindow w;
   w.total.assign(per_step, 0.0);

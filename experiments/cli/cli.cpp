@@ -9,12 +9,14 @@
 #include <array>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
+#include "core/message_text.hpp"
 #include "core/signal_cleanup.hpp"
 #include "core/staged_directory.hpp"
 #include "experiments/assembly/build_simulation.hpp"
@@ -27,6 +29,7 @@
 #include "experiments/cli/listings.hpp"
 #include "experiments/cli/place_command.hpp"
 #include "experiments/cli/report_command.hpp"
+#include "experiments/cli/study_preview.hpp"
 #include "experiments/cli/sweep_command.hpp"
 #include "experiments/cli/trace_commands.hpp"
 #include "experiments/studies/slo_search.hpp"
@@ -34,6 +37,7 @@
 #include "version.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/routing_source.hpp"
+#include "workloads/workload_bounds.hpp"
 
 namespace po = boost::program_options;
 
@@ -79,7 +83,12 @@ std::vector<double> parse_number_list(const std::string& text, std::string_view 
         throw std::invalid_argument(item);
       }
     } catch (const std::exception&) {
-      throw UsageError(fmt::format("{}: \"{}\" is not a number (expected e.g. 10,20,40)", option, item));
+      throw UsageError(fmt::format("{}: \"{}\" is not a number (expected e.g. 10,20,40)", option,
+                                   core::terminal_safe(core::excerpt(item))));
+    }
+    // inf and nan parse as numbers: a probe at an infinite rate ended in bad_alloc.
+    if (!std::isfinite(out.back())) {
+      throw UsageError(fmt::format("{}: \"{}\" is not a finite number", option, item));
     }
   }
   return out;
@@ -229,6 +238,12 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   o.steady_state = vm.count("burst") == 0;
   if (vm.count("rates")) {
     o.rates = parse_number_list(vm["rates"].as<std::string>(), "--rates");
+    for (const double r : o.rates) {
+      if (!(r >= workloads::k_min_rate_rps && r <= workloads::k_max_rate_rps)) {
+        throw UsageError(fmt::format("--rates: {:g} req/s is outside [{:g}, {:g}]", r, workloads::k_min_rate_rps,
+                                     workloads::k_max_rate_rps));
+      }
+    }
   }
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
@@ -305,8 +320,10 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
   pos.add("config", 1);
   const po::variables_map vm = parse_options(args, d, pos);
   if (vm.count("help")) {
-    out << "usage: epsim validate CONFIG [--set key=value]...\n\nChecks a config as run does: parses it and builds the "
-           "simulation (placement, cost curves, memory plan, inputs) without running it.\n\n"
+    out << "usage: epsim validate CONFIG [--set key=value]...\n       epsim validate STUDY.toml\n\nChecks a config as "
+           "run does: parses it and builds the simulation (placement, cost curves, memory plan, inputs) without "
+           "running it. A study file (one with a [study] table) is checked as sweep does: the file, then every "
+           "point's configuration and simulation.\n\n"
         << d;
     return 0;
   }
@@ -314,6 +331,13 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
     throw UsageError("validate needs a CONFIG file");
   }
   set_log_level(vm["log-level"].as<std::string>());
+  if (is_study_file(vm["config"].as<std::string>())) {
+    if (vm.count("set")) {
+      throw UsageError("--set applies to an experiment; a study's base and axes are set in its file");
+    }
+    validate_study(vm["config"].as<std::string>(), out, err);
+    return 0;
+  }
   const ExperimentConfig cfg = load_experiment(vm, err);
   // Every check run makes before simulating is made here by the same code: the simulation is built
   // (placement, cost curves, load window, memory plan, routing source, arrivals), just not run.
@@ -402,7 +426,7 @@ struct Command {
 // Every command, as `epsim --help` lists it: a new command is one row.
 constexpr std::array<Command, 10> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
-    {"validate", "validate CONFIG", "check a configuration without running it", cmd_validate},
+    {"validate", "validate CONFIG", "check a configuration or a study file without running it", cmd_validate},
     {"list", "list [WHAT]",
      "list presets and policies: models, gpus, clusters, links, policies (default: all); config keys: keys [SECTION]",
      cmd_list},
@@ -452,20 +476,21 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     for (const Command& c : k_commands) {
       names.push_back(c.name);
     }
-    err << "epsim: unknown command \"" << cmd << "\"; valid commands are: " << fmt::format("{}", fmt::join(names, ", "))
-        << "\n";
+    err << "epsim: unknown command \"" << core::terminal_safe(core::excerpt(cmd))
+        << "\"; valid commands are: " << fmt::format("{}", fmt::join(names, ", ")) << "\n";
     return 2;
   }
+  // Messages quote user input (keys, labels, file contents): control characters are shown, never sent.
   try {
     return it->run(rest, out, err);
   } catch (const UsageError& e) {
-    err << "epsim " << cmd << ": " << e.what() << "\n";
+    err << "epsim " << cmd << ": " << core::terminal_safe(e.what()) << "\n";
     return 2;
   } catch (const core::ConfigError& e) {
-    err << "config error: " << e.what() << "\n";
+    err << "config error: " << core::terminal_safe(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    err << "epsim " << cmd << ": error: " << e.what() << "\n";
+    err << "epsim " << cmd << ": error: " << core::terminal_safe(e.what()) << "\n";
     return 1;
   }
 }

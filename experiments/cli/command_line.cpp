@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/file_kind.hpp"
+#include "core/message_text.hpp"
 
 namespace po = boost::program_options;
 
@@ -71,7 +72,7 @@ po::options_description common_options() {
 }
 
 void warn(std::ostream& err, const std::string& what) {
-  err << "epsim: warning: " << what << "\n";
+  err << "epsim: warning: " << core::terminal_safe(what) << "\n";
 }
 
 ExperimentConfig load_experiment(const po::variables_map& vm, std::ostream& err) {

@@ -10,6 +10,7 @@
 
 #include "core/csv_lines.hpp"
 #include "core/error.hpp"
+#include "core/json_depth.hpp"
 
 namespace epsim::experiments {
 
@@ -85,9 +86,12 @@ class WindowBuilder {
 
 LoadFile read_load_json(const std::filesystem::path& path) {
   std::ifstream in(path);
+  if (!in) {
+    throw core::Error(path.string() + ": cannot open");
+  }
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(core::read_json_text(in, path.string()));
   } catch (const nlohmann::json::exception& e) {
     throw core::Error(path.string() + ": invalid JSON: " + e.what());
   }
@@ -129,7 +133,15 @@ LoadFile read_load_json(const std::filesystem::path& path) {
   if (has_weight) {
     f.weight = read_table(j["weight"], "weight");
   }
-  const auto optional_int = [&](const char* key) { return j.contains(key) ? j[key].get<int>() : 0; };
+  const auto optional_int = [&](const char* key) {
+    if (!j.contains(key)) {
+      return 0;
+    }
+    if (!j[key].is_number_integer()) {
+      throw core::Error(fmt::format("{}: \"{}\": expected an integer", path.string(), key));
+    }
+    return j[key].get<int>();
+  };
   f.num_replicas = optional_int("num_replicas");
   f.num_groups = optional_int("num_groups");
   f.num_nodes = optional_int("num_nodes");

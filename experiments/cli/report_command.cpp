@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
 
 #include "experiments/cli/command_line.hpp"
 #include "report/report_builder.hpp"
@@ -61,7 +64,15 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
     }
     title = "epsim report: " + title;
   }
-  const report::Report rep = report::build_report(inputs, title, generator());
+  // The inputs' JSON is read as the figures need it: a value of the wrong type names the inputs.
+  const report::Report rep = [&] {
+    try {
+      return report::build_report(inputs, title, generator());
+    } catch (const nlohmann::json::exception& e) {
+      throw core::Error(fmt::format("{}: a value in study.json or summary.json has the wrong type: {}",
+                                    fmt::join(dirs_text, ", "), e.what()));
+    }
+  }();
   const report::WrittenReport w =
       report::write_report(rep, vm["out"].as<std::string>(), {vm.count("no-svg") == 0, report::node_program()});
   out << fmt::format("report: {} ({} figures; SVG, CSV and Vega spec of each in {}/)\n", w.html.string(), w.figures,

@@ -20,6 +20,7 @@
 #include "core/signal_cleanup.hpp"
 #include "core/staged_directory.hpp"
 #include "experiments/cli/command_line.hpp"
+#include "experiments/cli/study_preview.hpp"
 #include "experiments/studies/mpi_world.hpp"
 #include "experiments/studies/study_journal.hpp"
 #include "experiments/studies/study_json.hpp"
@@ -40,6 +41,7 @@ struct SweepArgs {
   int jobs = 1;
   bool fresh = false;
   std::string progress;
+  bool dry_run = false;
 };
 
 // nullopt when it asked for --help (printed on `out`).
@@ -50,12 +52,13 @@ std::optional<SweepArgs> parse_sweep_args(const std::vector<std::string>& args, 
       "jobs,j", po::value<int>()->default_value(1), "runs at once on this machine (per MPI rank under mpirun)")(
       "fresh", "forget the journal of earlier invocations and run everything again")(
       "progress", po::value<std::string>()->default_value("auto"),
-      "auto (a bar on a terminal, plain lines otherwise), bar, plain, none");
+      "auto (a bar on a terminal, plain lines otherwise), bar, plain, none")(
+      "dry-run", "print the points, the runs and their estimated CPU time (from one short pilot run); write nothing");
   po::positional_options_description pos;
   pos.add("study", 1);
   const po::variables_map vm = parse_command_line(args, d, pos);
   if (vm.count("help")) {
-    out << "usage: epsim sweep STUDY.toml [--out DIR] [-j N] [--fresh] [--progress auto|bar|plain|none]\n"
+    out << "usage: epsim sweep STUDY.toml [--out DIR] [-j N] [--fresh] [--progress auto|bar|plain|none] [--dry-run]\n"
            "       mpirun -n N epsim sweep STUDY.toml ...   (ranks share the runs; rank 0 writes the outputs)\n\n"
         << d;
     return std::nullopt;
@@ -63,8 +66,12 @@ std::optional<SweepArgs> parse_sweep_args(const std::vector<std::string>& args, 
   if (!vm.count("study")) {
     throw std::invalid_argument("sweep needs a STUDY file (docs/studies.md)");
   }
-  SweepArgs a{vm["study"].as<std::string>(), vm.count("out") ? vm["out"].as<std::string>() : "", vm["jobs"].as<int>(),
-              vm.count("fresh") > 0, vm["progress"].as<std::string>()};
+  SweepArgs a{vm["study"].as<std::string>(),
+              vm.count("out") ? vm["out"].as<std::string>() : "",
+              vm["jobs"].as<int>(),
+              vm.count("fresh") > 0,
+              vm["progress"].as<std::string>(),
+              vm.count("dry-run") > 0};
   if (a.jobs < 1 || a.jobs > 1024) {
     throw std::invalid_argument("--jobs must be in [1, 1024]");
   }
@@ -195,6 +202,15 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   // once, the same way everywhere.
   const StudySpec spec = load_study(a.study);
   const StudyPlan plan = plan_study(spec);
+  if (a.dry_run) {
+    if (root) {
+      for (const std::string& w : plan.warnings) {
+        warn(err, w);
+      }
+      print_dry_run(spec, plan, a.jobs, out);
+    }
+    return 0;
+  }
   const std::filesystem::path dir = a.out.empty() ? "results/" + spec.name : a.out;
   // Rank 0 owns the results: the set is written beside the directory and swapped in whole at the end,
   // carrying over the journal and whatever else is not a result (core/staged_directory.hpp). Made now, it
@@ -209,7 +225,7 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
     lock = std::make_unique<core::DirectoryLock>(dir, k_lock_name,
                                                  "epsim sweep");  // a second sweep into the same --out stops here
     for (const std::string& w : plan.warnings) {
-      err << "epsim: warning: " << w << "\n";
+      warn(err, w);
     }
     // Only what a killed sweep of this directory left: its own temporary files, never below.
     core::remove_dead_temporaries(dir);

@@ -63,6 +63,9 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
       if (!l.policy_bundle.empty()) {
         level["policy_bundle"] = l.policy_bundle;
       }
+      if (l.value) {
+        level["value"] = *l.value;  // a labelled level's number (a rate axis's rate, for the report)
+      }
       levels.push_back(level);
     }
     axes.push_back({{"name", a.name}, {"zip_with", a.zip_with}, {"levels", levels}});

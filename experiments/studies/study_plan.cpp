@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/random_streams.hpp"
 #include "experiments/studies/slo_search.hpp"
+#include "experiments/assembly/run_metrics.hpp"
 #include "policies/policy_bundles.hpp"
 #include "version.hpp"
 
@@ -43,6 +44,32 @@ std::vector<std::vector<std::size_t>> enumerate_levels(const StudySpec& spec) {
     }
   }
   return out;
+}
+
+// A name of the objective that is neither an axis nor a metric every run reports, but a key of the
+// point's configuration ("workload.rate_rps" when the rate is no axis): no run would report it, so
+// every point would be infeasible. Metrics that only some runs report (a policy's own figures) pass.
+void check_objective_metrics(const StudySpec& spec, const StudyPlan& plan) {
+  if (!spec.objective || plan.points.empty()) {
+    return;
+  }
+  std::vector<std::string> names{spec.objective->metric};
+  for (const ObjectiveConstraint& c : spec.objective->subject_to) {
+    names.push_back(c.metric);
+  }
+  const ExperimentConfig& cfg = plan.points.front().config;
+  const NamedValues metrics = run_metrics(cfg, serving::SimulationResult{});
+  for (const std::string& name : names) {
+    const bool axis =
+        std::any_of(spec.axes.begin(), spec.axes.end(), [&](const StudyAxis& a) { return a.name == name; });
+    const bool metric = std::any_of(metrics.begin(), metrics.end(), [&](const auto& m) { return m.first == name; });
+    if (!axis && !metric && spec.base.at_path(name)) {
+      throw core::ConfigError(spec.source, "study.objective",
+                              fmt::format("\"{}\" is a config key, not a metric of the runs: to constrain or rank by "
+                                          "it, make it an axis ([[axis]] key = \"{}\", values = [...])",
+                                          name, name));
+    }
+  }
 }
 
 }  // namespace
@@ -108,6 +135,7 @@ StudyPlan plan_study(const StudySpec& spec) {
     }
     plan.points.push_back(std::move(point));
   }
+  check_objective_metrics(spec, plan);
   return plan;
 }
 

@@ -479,9 +479,17 @@ struct RankedPoint {
 };
 
 // Every point by the objective over its replications' means: feasible points first, best first.
-std::vector<RankedPoint> rank_points(const StudyObjective& o, const StudyPlan& plan, const StudyRecords& records) {
+// A name of the objective is an axis of numbers (its value at the point) or a metric (its mean over
+// the point's replications; NaN when no run reported it).
+std::vector<RankedPoint> rank_points(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
+  const StudyObjective& o = spec.objective.value();
   std::vector<RankedPoint> rows;
   const auto mean_of = [&](int p, const std::string& m) {
+    const std::size_t a = axis_index(spec, m);
+    if (a < spec.axes.size()) {
+      const StudyPoint& point = plan.points[static_cast<std::size_t>(p)];
+      return spec.axes[a].levels[point.level[a]].value.value_or(k_nan);
+    }
     return core::summarize_sample(finite(values_of(plan, records, p, m))).mean;
   };
   for (const StudyPoint& p : plan.points) {
@@ -513,7 +521,7 @@ std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
     return "";
   }
   const StudyObjective& o = *spec.objective;
-  const std::vector<RankedPoint> rows = rank_points(o, plan, records);
+  const std::vector<RankedPoint> rows = rank_points(spec, plan, records);
   std::string out = fmt::format("rank,point{},{},feasible", axis_header(spec), csv_cell(o.metric));
   for (const ObjectiveConstraint& c : o.subject_to) {
     out += ",";
@@ -617,7 +625,21 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
     }
     out += fmt::format("\nobjective: {} {}{}{}\n", o.maximize ? "maximize" : "minimize", o.metric,
                        constraints.empty() ? "" : " subject to ", fmt::join(constraints, ", "));
-    const std::vector<RankedPoint> ranked = rank_points(o, plan, records);
+    // A name no run reported (a misspelt metric) makes every point infeasible: say which it is.
+    std::vector<std::string> names{o.metric};
+    for (const ObjectiveConstraint& c : o.subject_to) {
+      names.push_back(c.metric);
+    }
+    const std::vector<std::string> reported = metric_names(records);
+    for (const std::string& n : names) {
+      if (axis_index(spec, n) == spec.axes.size() && std::find(reported.begin(), reported.end(), n) == reported.end()) {
+        out += fmt::format(
+            "no run reported a metric \"{}\" (runs.csv's columns are the metrics; an axis of numbers "
+            "may be named too)\n",
+            n);
+      }
+    }
+    const std::vector<RankedPoint> ranked = rank_points(spec, plan, records);
     if (ranked.empty() || !ranked.front().feasible) {
       out += "no point meets the constraints (ranking.csv lists them all)\n";
     } else {

@@ -9,24 +9,16 @@
 #include <thread>
 
 #include "core/staged_directory.hpp"
+#include "core/duration_text.hpp"
 #include "experiments/assembly/build_simulation.hpp"
 #include "experiments/assembly/results_writer.hpp"
 #include "experiments/studies/slo_search.hpp"
+#include "experiments/studies/study_eta.hpp"
 
 namespace epsim::experiments {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string duration_text(double s) {
-  if (s < 60.0) {
-    return fmt::format("{:.0f}s", s);
-  }
-  if (s < 3600.0) {
-    return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60.0), std::fmod(s, 60.0));
-  }
-  return fmt::format("{:.0f}h{:02.0f}m", std::floor(s / 3600.0), std::floor(std::fmod(s, 3600.0) / 60.0));
-}
 
 // What the workers share: the next run to take, what is running since when, what is done.
 struct Shared {
@@ -35,22 +27,30 @@ struct Shared {
   std::size_t next = 0;
   std::size_t done = 0;
   std::vector<std::pair<std::int64_t, Clock::time_point>> running;  // per worker: run index (-1 idle), start
+  std::vector<std::size_t> slot;  // per worker: the position in the runs list of what it runs
 };
 
-std::string progress_line(const StudyPlan& plan, Shared& s, std::size_t total, Clock::time_point t0, bool bar) {
+std::string progress_line(const StudyPlan& plan, Shared& s, const EtaEstimator& eta_model, std::size_t total,
+                          Clock::time_point t0, bool bar) {
+  using core::duration_text;
   const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   std::string slowest;
   double slowest_s = -1.0;
-  for (const auto& [run, since] : s.running) {
+  std::vector<std::pair<std::size_t, double>> running;
+  for (std::size_t w = 0; w < s.running.size(); ++w) {
+    const auto& [run, since] = s.running[w];
     const double t = std::chrono::duration<double>(Clock::now() - since).count();
+    if (run >= 0) {
+      running.emplace_back(s.slot[w], t);
+    }
     if (run >= 0 && t > slowest_s) {
       slowest_s = t;
       const StudyRunSpec r = plan.run(run);
       slowest = fmt::format("point {} replication {} ({})", r.point, r.replication, duration_text(t));
     }
   }
-  const std::string eta =
-      s.done > 0 ? duration_text(elapsed / static_cast<double>(s.done) * static_cast<double>(total - s.done)) : "?";
+  const std::optional<double> left_s = eta_model.remaining_s(running);
+  const std::string eta = left_s ? duration_text(*left_s) : "?";
   const std::string tail = fmt::format("{}/{} runs, {} elapsed, ETA {}{}{}", s.done, total, duration_text(elapsed), eta,
                                        slowest.empty() ? "" : ", slowest running: ", slowest);
   if (!bar) {
@@ -123,6 +123,9 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
   Shared s;
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(runs.size())));
   s.running.assign(static_cast<std::size_t>(jobs), {-1, Clock::now()});
+  s.slot.assign(static_cast<std::size_t>(jobs), 0);
+  // The ETA weighs each run by its cost (GPUs x requests): expensive runs last no longer fool it.
+  EtaEstimator eta(run_cost_weights(spec, plan, runs), jobs);
   std::exception_ptr failure;
   const auto worker = [&](std::size_t w) {
     while (true) {
@@ -135,6 +138,7 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
         }
         i = s.next++;
         s.running[w] = {runs[i], Clock::now()};
+        s.slot[w] = i;
       }
       RunRecord rec = execute_run(spec, plan, plan.run(runs[i]), dir);
       try {
@@ -147,6 +151,7 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
       }
       {
         const std::lock_guard<std::mutex> lock(s.mutex);
+        eta.finished(i, rec.wall_s);
         out[i] = std::move(rec);
         ++s.done;
         s.running[w].first = -1;
@@ -169,10 +174,10 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
         continue;
       }
       if (o.terminal) {
-        *o.progress << progress_line(plan, s, runs.size(), t0, true) << std::flush;
+        *o.progress << progress_line(plan, s, eta, runs.size(), t0, true) << std::flush;
       } else if (std::chrono::duration<double>(Clock::now() - last_plain).count() >= o.plain_every_s) {
         last_plain = Clock::now();
-        *o.progress << progress_line(plan, s, runs.size(), t0, false) << std::flush;
+        *o.progress << progress_line(plan, s, eta, runs.size(), t0, false) << std::flush;
       }
     }
   }
@@ -180,7 +185,7 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
     t.join();
   }
   if (o.progress && o.terminal) {
-    *o.progress << progress_line(plan, s, runs.size(), t0, true) << "\n" << std::flush;
+    *o.progress << progress_line(plan, s, eta, runs.size(), t0, true) << "\n" << std::flush;
   }
   if (failure) {
     std::rethrow_exception(failure);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -11,8 +12,11 @@
 
 #include "core/csv_lines.hpp"
 #include "core/error.hpp"
+#include "core/message_text.hpp"
+#include "core/toml_guard.hpp"
 #include "policies/policy_bundles.hpp"
 #include "policies/rebalance_config.hpp"
+#include "workloads/workload_bounds.hpp"
 
 namespace epsim::experiments {
 namespace {
@@ -21,6 +25,10 @@ constexpr std::array<std::pair<std::string_view, StudyKind>, 4> k_kinds{{{"grid"
                                                                          {"whatif", StudyKind::whatif},
                                                                          {"montecarlo", StudyKind::montecarlo},
                                                                          {"compare", StudyKind::compare}}};
+
+bool has_control(const std::string& s) {
+  return core::has_control_characters(s);
+}
 
 // Reads one study file with errors that name it and the key.
 class Reader {
@@ -118,6 +126,31 @@ std::string label_of(const toml::node& v) {
   throw core::Error("a value of an axis must be a string, a number or a boolean (give tables as levels)");
 }
 
+// A config key as an axis sets it: dotted parts, each non-empty, no deeper than a config key can be
+// (a 60,000-level key would otherwise become 60,000 nested tables, and toml++ recurses over them).
+void check_axis_key(Reader& rd, const std::string& where, const std::string& key) {
+  const auto levels = std::count(key.begin(), key.end(), '.') + 1;
+  if (levels > core::k_max_toml_key_depth) {
+    rd.fail(where, fmt::format("\"{}\": a config key nests at most {} levels deep, this one {}",
+                               core::terminal_safe(core::excerpt(key)), core::k_max_toml_key_depth, levels));
+  }
+  if (key.size() > k_max_study_text_bytes || has_control(key) || key.empty() || key.front() == '.' ||
+      key.back() == '.' || key.find("..") != std::string::npos) {
+    rd.fail(where, fmt::format("\"{}\": expected a dotted config key such as \"workload.rate_rps\" (printable, at "
+                               "most {} bytes)",
+                               core::terminal_safe(core::excerpt(key)), k_max_study_text_bytes));
+  }
+}
+
+// Labels and names become CSV cells, table rows and report text: printable, of a bounded length.
+void check_label(Reader& rd, const std::string& where, const std::string& text) {
+  if (has_control(text) || text.size() > k_max_study_text_bytes) {
+    rd.fail(where, fmt::format("\"{}\": expected printable text of at most {} bytes (no control characters or "
+                               "terminal escapes)",
+                               core::terminal_safe(core::excerpt(text)), k_max_study_text_bytes));
+  }
+}
+
 StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
   const std::string prefix = fmt::format("axis[{}].", i);
   rd.only(t, prefix, {"key", "name", "values", "labels", "levels", "policies", "zip_with"});
@@ -133,6 +166,9 @@ StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
   }
   if (t.contains("values") && !key.has_value()) {
     rd.fail(prefix + "key", "an axis of values needs the config key they set");
+  }
+  if (key) {
+    check_axis_key(rd, prefix + "key", *key);
   }
   if (axis.name.empty()) {
     rd.fail(prefix + "name", "an axis of levels or policies needs a name (its column in the outputs)");
@@ -153,7 +189,11 @@ StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
       }
       toml::table overrides = override_table(key.value_or(""), value);
       policies::expand_rebalance_shorthand(overrides);
-      axis.levels.push_back(AxisLevel{labels.empty() ? label_of(value) : labels[v], std::move(overrides), {}});
+      AxisLevel level{labels.empty() ? label_of(value) : labels[v], std::move(overrides), {}, std::nullopt};
+      if (const auto number = value.value<double>(); number && !value.is_boolean()) {
+        level.value = *number;
+      }
+      axis.levels.push_back(std::move(level));
     }
   } else if (t.contains("policies")) {
     for (const std::string& name : rd.strings(t, prefix, "policies")) {
@@ -162,7 +202,7 @@ StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
       } catch (const core::Error& e) {
         rd.fail(prefix + "policies", e.what());
       }
-      axis.levels.push_back(AxisLevel{name, {}, name});
+      axis.levels.push_back(AxisLevel{name, {}, name, std::nullopt});
     }
   } else {
     const toml::array* levels = t.get("levels")->as_array();
@@ -198,6 +238,10 @@ StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
       }
       axis.levels.push_back(std::move(out));
     }
+  }
+  check_label(rd, prefix + "name", axis.name);
+  for (const AxisLevel& l : axis.levels) {
+    check_label(rd, prefix + "labels", l.label);
   }
   std::set<std::string> seen;
   for (const AxisLevel& l : axis.levels) {
@@ -236,8 +280,9 @@ std::optional<SloSearchOptions> parse_max_rate(Reader& rd, const toml::table& st
     }
     for (const toml::node& r : *a) {
       const auto v = r.value<double>();
-      if (!v || *v <= 0.0 || (!o.rates.empty() && *v <= o.rates.back())) {
-        rd.fail(p + "rates", "expected positive rates in ascending order");
+      if (!v || !(*v > 0.0 && *v <= workloads::k_max_rate_rps) || (!o.rates.empty() && *v <= o.rates.back())) {
+        rd.fail(p + "rates",
+                fmt::format("expected rates in (0, {:g}] req/s in ascending order", workloads::k_max_rate_rps));
       }
       o.rates.push_back(*v);
     }
@@ -382,6 +427,24 @@ VariedFamilies parse_vary(Reader& rd, const toml::table& study, StudyKind kind) 
   return out;
 }
 
+// The product of the sizes of the axes that are not zipped, checked for overflow and against the bound
+// before any point is made (64 two-level axes wrapped to 0 points; 32 ended in bad_alloc).
+void check_point_count(Reader& rd, const std::vector<StudyAxis>& axes) {
+  std::int64_t points = 1;
+  for (const StudyAxis& a : axes) {
+    if (!a.zip_with.empty()) {
+      continue;
+    }
+    const auto n = static_cast<std::int64_t>(a.levels.size());
+    if (points > k_max_study_points / n) {
+      rd.fail("axis", fmt::format("the axes make more than {} points (the product of their sizes); split the study "
+                                  "or zip axes that vary together",
+                                  k_max_study_points));
+    }
+    points *= n;
+  }
+}
+
 // The [[axis]] tables, checked together: unique names, zip partners earlier and of equal length.
 std::vector<StudyAxis> parse_axes(Reader& rd, const toml::table& file) {
   StudySpec s;
@@ -419,6 +482,7 @@ std::vector<StudyAxis> parse_axes(Reader& rd, const toml::table& file) {
       }
     }
   }
+  check_point_count(rd, s.axes);
   return s.axes;
 }
 
@@ -459,6 +523,34 @@ void resolve_baseline_and_rate_axis(Reader& rd, const toml::table& study, StudyS
     }
     if (!axis->zip_with.empty() || (s.baseline.has_value() && s.baseline->first == s.rate_axis)) {
       rd.fail(p + "rate_axis", "the rate axis must be a plain (not zipped) axis and not the baseline's");
+    }
+  }
+}
+
+// An objective or constraint that names an axis uses the axis's value: it needs numbers. A name that is
+// a key of the base experiment but no axis is refused: it is no metric, and every point would be
+// infeasible (names of metrics are checked against the runs' when the points are planned).
+void check_objective_names(Reader& rd, const StudySpec& s) {
+  if (!s.objective) {
+    return;
+  }
+  const StudyObjective& o = *s.objective;
+  std::vector<std::pair<std::string, std::string>> names{{"study.objective", o.metric}};
+  for (const ObjectiveConstraint& c : o.subject_to) {
+    names.emplace_back("study.objective.subject_to", c.metric);
+  }
+  for (const auto& entry : names) {
+    const std::string& where = entry.first;
+    const std::string& name = entry.second;  // a plain reference: clang 15 cannot capture a structured binding
+    check_label(rd, where, name);
+    const auto axis = std::find_if(s.axes.begin(), s.axes.end(), [&](const StudyAxis& a) { return a.name == name; });
+    if (axis == s.axes.end()) {
+      continue;
+    }
+    if (std::any_of(axis->levels.begin(), axis->levels.end(), [](const AxisLevel& l) { return !l.value; })) {
+      rd.fail(where, fmt::format("\"{}\" is an axis whose levels are not all numbers: an objective or constraint "
+                                 "on an axis needs an axis of numeric values",
+                                 name));
     }
   }
 }
@@ -522,7 +614,16 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
   }
 
   s.axes = parse_axes(rd, file);
+  std::int64_t points = 1;
+  for (const StudyAxis& a : s.axes) {
+    points *= a.zip_with.empty() ? static_cast<std::int64_t>(a.levels.size()) : 1;  // <= k_max_study_points
+  }
+  if (points * s.replications > k_max_study_runs) {
+    rd.fail(p + "replications",
+            fmt::format("{} points x {} replications is more than {} runs", points, s.replications, k_max_study_runs));
+  }
   resolve_baseline_and_rate_axis(rd, *study, s);
+  check_objective_names(rd, s);
   return s;
 }
 

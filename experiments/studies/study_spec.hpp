@@ -22,11 +22,20 @@ enum class StudyKind : std::uint8_t {
   compare,     ///< policies x a common rate grid: attainment vs rate, max sustainable rate
 };
 
+/// The most points a study may have (the product of its axes' sizes, checked before anything is
+/// allocated): every point's configuration is loaded and validated before the first run.
+inline constexpr std::int64_t k_max_study_points = 10000;
+/// The most runs (points x replications): each has a journal key computed up front.
+inline constexpr std::int64_t k_max_study_runs = 1000000;
+/// The longest axis name, label or key, in bytes.
+inline constexpr std::size_t k_max_study_text_bytes = 256;
+
 /// One level of an axis: its label in the outputs, and the overrides it applies.
 struct AxisLevel {
   std::string label;
   toml::table overrides;
-  std::string policy_bundle;  ///< a policy bundle (overrides resolved per point: they depend on its EP size)
+  std::string policy_bundle;    ///< a policy bundle (overrides resolved per point: they depend on its EP size)
+  std::optional<double> value;  ///< a number axis's value (constraints and objectives may name the axis)
 };
 
 struct StudyAxis {
@@ -35,7 +44,8 @@ struct StudyAxis {
   std::string zip_with;  ///< varies together with this earlier axis (same length) instead of a product
 };
 
-/// A constraint of the objective: metric (mean over replications) compared with a bound.
+/// A constraint of the objective: metric (mean over replications) compared with a bound. The metric
+/// may name an axis of numbers: its value at the point.
 struct ObjectiveConstraint {
   std::string metric;
   bool at_least = true;  ///< >= (else <=)
