@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/sha256.hpp"
 #include "report/tables.hpp"
 #include "report/vega_runtime.hpp"
 
@@ -16,6 +17,7 @@ header p { margin: 0; opacity: 0.85; }
 nav { padding: 10px 32px; background: #f3f5f7; border-bottom: 1px solid #dde2e7; }
 nav a { margin-right: 14px; color: #1f5d8c; text-decoration: none; }
 main { padding: 8px 32px 40px; max-width: 1500px; }
+.table-wrap { overflow-x: auto; max-width: 100%; }
 section { margin-top: 26px; }
 h2 { border-bottom: 2px solid #1f3b57; padding-bottom: 4px; }
 figure { margin: 18px 0 28px; padding: 12px 14px; border: 1px solid #e3e7eb; border-radius: 6px; }
@@ -34,8 +36,11 @@ pre { background: #f7f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }
 #epsim-selftest { display: none; }
 )css";
 
-// Draws every figure, then writes one line per figure (its id and the number of marks drawn) and "done"
-// into #epsim-selftest; a failure writes "error ...". A headless browser reads that line (docs/reports.md).
+// Draws every figure, then writes one line per figure into #epsim-selftest and "done"; a failure writes
+// "error ...". A line says what a reader sees at this window's width: "figure ID marks N width W height
+// H scroll S legend L hidden K": the marks drawn, the drawn size in px, how far the card scrolls
+// sideways, the legend entries and how many of them are cut (truncated, or outside the card). A headless
+// browser reads these lines (scripts/check-report-in-browser.sh, docs/reports.md).
 constexpr std::string_view k_driver = R"js(
 (function () {
   var out = document.getElementById("epsim-selftest");
@@ -44,13 +49,31 @@ constexpr std::string_view k_driver = R"js(
   var vega = __epsimVega();
   var specs = JSON.parse(document.getElementById("epsim-specs").textContent);
   var ids = Object.keys(specs);
+  function measure(id) {
+    var el = document.getElementById("view-" + id);
+    var box = el.getBoundingClientRect();
+    var svg = el.querySelector("svg");
+    var size = svg ? svg.getBoundingClientRect() : box;
+    var labels = el.querySelectorAll(".role-legend-label text");
+    var hidden = 0;
+    labels.forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      var cut = /\u2026$/.test(t.textContent) || r.right > box.right + 0.5 || r.left < box.left - 0.5 ||
+                r.bottom > box.bottom + 0.5 || r.top < box.top - 0.5;
+      if (cut) hidden++;
+    });
+    return "figure " + id + " marks " + el.querySelectorAll("g.role-mark > *").length + " width " +
+           Math.round(size.width) + " height " + Math.round(size.height) + " scroll " +
+           Math.max(0, el.scrollWidth - el.clientWidth) + " legend " + labels.length + " hidden " + hidden;
+  }
   Promise.all(ids.map(function (id) {
     var el = document.getElementById("view-" + id);
     var view = new vega.View(vega.parse(specs[id]), { renderer: "svg", container: el, hover: true });
-    return view.runAsync().then(function () {
-      lines.push("figure " + id + " marks " + el.querySelectorAll("g.role-mark > *").length);
-    });
+    return view.runAsync();
   })).then(function () {
+    ids.forEach(function (id) { lines.push(measure(id)); });
+    var page = document.documentElement;
+    lines.push("page width " + page.clientWidth + " scroll " + Math.max(0, page.scrollWidth - page.clientWidth));
     lines.push("done");
     out.textContent = lines.join("\n");
   }).catch(function (e) {
@@ -62,6 +85,20 @@ constexpr std::string_view k_driver = R"js(
 )js";
 
 }  // namespace
+
+// "./" then the path percent-encoded but for unreserved characters and '/' (RFC 3986): a report named
+// "javascript:x.html" or "r-10:00.html" links its figures as "./javascript%3Ax-figures/...", a relative
+// path that no browser reads as a scheme.
+std::string relative_href(const std::string& path) {
+  std::string out = "./";
+  for (const char ch : path) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '.' || c == '_' || c == '~' || c == '/';
+    out += keep ? std::string(1, ch) : fmt::format("%{:02X}", c);
+  }
+  return out;
+}
 
 std::string script_safe_json(const std::string& json_text) {
   std::string out;
@@ -78,9 +115,14 @@ std::string script_safe_json(const std::string& json_text) {
 
 std::string html_page(const Report& report, const std::string& figures_dir) {
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  // Nothing may be fetched: inline scripts and styles only. Vega compiles its expressions with Function().
-  h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline' "
-       "'unsafe-eval'; style-src 'unsafe-inline'; img-src data:\">\n";
+  // Nothing may be fetched, and only the page's own script and style run: each allowed by its hash, so
+  // no other inline script (a javascript: link included) does. Vega compiles its expressions with
+  // Function() ('unsafe-eval').
+  const std::string runtime = "\n" + vega_runtime_js();
+  h += fmt::format(
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src {} {} 'unsafe-eval'; "
+      "style-src {}; img-src data:\">\n",
+      csp_hash_source(runtime), csp_hash_source(k_driver), csp_hash_source(k_style));
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   h += "<title>" + html_escape(report.title) + "</title>\n<style>";
   h += k_style;
@@ -101,11 +143,12 @@ std::string html_page(const Report& report, const std::string& figures_dir) {
     for (const Figure& f : s.figures) {
       h += fmt::format(
           "<figure id=\"fig-{0}\">\n<h3>{1}</h3>\n<div class=\"vega\" id=\"view-{0}\"></div>\n<figcaption>{2} "
-          "<a href=\"{3}/{0}.svg\">SVG</a> &middot; <a href=\"{3}/{0}.csv\">CSV</a></figcaption>\n</figure>\n",
-          f.id, html_escape(f.title), html_escape(f.caption), html_escape(figures_dir));
+          "<a href=\"{3}\">SVG</a> &middot; <a href=\"{4}\">CSV</a></figcaption>\n</figure>\n",
+          f.id, html_escape(f.title), html_escape(f.caption), relative_href(figures_dir + "/" + f.id + ".svg"),
+          relative_href(figures_dir + "/" + f.id + ".csv"));
       specs[f.id] = f.spec;
     }
-    h += s.tables_html;
+    h += "<div class=\"table-wrap\">" + s.tables_html + "</div>\n";
     h += "</section>\n";
   }
   h += "</main>\n<pre id=\"epsim-selftest\"></pre>\n";
@@ -116,7 +159,7 @@ std::string html_page(const Report& report, const std::string& figures_dir) {
   }
   h += "<script type=\"text/plain\" id=\"vega-license\">\nVega, inlined below, from Debian's libjs-vega:\n" + license +
        "</script>\n";
-  h += "<script>\n" + vega_runtime_js() + "</script>\n<script>";
+  h += "<script>" + runtime + "</script>\n<script>";
   h += k_driver;
   h += "</script>\n</body>\n</html>\n";
   return h;

@@ -1,8 +1,8 @@
 #pragma once
 // The report as one self-contained HTML page: sections of figures (Vega specifications drawn in the
-// page by the inlined Vega), tables and configurations. A Content-Security-Policy forbids every fetch,
-// so the page provably needs nothing but itself; a self-test line per figure (its number of drawn marks)
-// lets a headless browser check it.
+// page by the inlined Vega), tables and configurations. A Content-Security-Policy forbids every fetch and
+// every script but the page's own (by hash), so the page provably needs nothing but itself; a self-test line per figure
+// (its number of drawn marks) lets a headless browser check it.
 #include <string>
 #include <vector>
 
@@ -27,6 +27,10 @@ struct Report {
 
 /// The page; figures link their SVG and CSV under `figures_dir` (relative to the page).
 std::string html_page(const Report& report, const std::string& figures_dir);
+
+/// A link to `path` (relative to the page) that cannot become a scheme: "./" and the path
+/// percent-encoded but for RFC 3986's unreserved characters and '/'.
+std::string relative_href(const std::string& path);
 
 /// JSON text safe inside a <script> element: '<' escaped as \u003c (valid JSON, never "</script>").
 std::string script_safe_json(const std::string& json_text);

@@ -1,6 +1,7 @@
 #include "report/vega_specs.hpp"
 
 #include "core/csv_lines.hpp"
+#include "report/series_style.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,8 +14,58 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int k_panel_width = 300;
+constexpr int k_panel_width = 270;
 constexpr int k_panel_height = 190;
+constexpr int k_min_panel_height = 110;
+// Room a line panel needs besides its plot: the y axis (labels and title) to its left, the title above
+// and the x axis below, and the padding between panels.
+constexpr int k_y_axis_px = 75;
+constexpr int k_panel_overhead_px = 80;
+constexpr int k_column_gap_px = 30;
+constexpr int k_row_gap_px = 28;
+// Legend entries: the symbol (a line with its marker) and an estimate of a label's width in the 11 px
+// font (an average glyph is about 6 px; 7 keeps the estimate on the safe side).
+constexpr double k_legend_symbol_px = 28.0;
+constexpr int k_legend_char_px = 7;
+constexpr int k_legend_row_px = 30;
+
+// How many panels of `panel_px` (plus `extra_px` each) fit across the figure, at most `wanted` and `panels`.
+int fitting_columns(int wanted, std::size_t panels, int panel_px, int extra_px) {
+  const int fit = (k_figure_max_width_px + k_column_gap_px) / (panel_px + extra_px + k_column_gap_px);
+  return std::max(1, std::min({wanted, static_cast<int>(panels), fit}));
+}
+
+int rows_of(std::size_t panels, int columns) {
+  return (static_cast<int>(panels) + columns - 1) / columns;
+}
+
+// A legend at the bottom, its entries in the series' order on as many columns as fit the figure's width;
+// labels are never truncated short of the whole width.
+json series_legend(const std::vector<std::string>& series, const std::string& title, int& height_px) {
+  std::size_t longest = 0;
+  for (const std::string& s : series) {
+    longest = std::max(longest, s.size());
+  }
+  const int entry_px = static_cast<int>(k_legend_symbol_px) + 24 + k_legend_char_px * static_cast<int>(longest);
+  const int columns = std::max(1, std::min(static_cast<int>(series.size()), k_figure_max_width_px / entry_px));
+  height_px = (title.empty() ? 0 : 20) + k_legend_row_px * rows_of(series.size(), columns);
+  return {{"stroke", "color"},
+          {"title", title},
+          {"orient", "bottom"},
+          {"direction", "horizontal"},
+          {"columns", columns},
+          {"columnPadding", 18},
+          {"rowPadding", 2},
+          {"symbolSize", k_legend_symbol_px * k_legend_symbol_px},
+          {"labelLimit", k_figure_max_width_px - 60},
+          {"encode",
+           {{"symbols",
+             {{"update",
+               {{"shape", {{"scale", "legend_symbol"}, {"field", "value"}}},
+                {"stroke", {{"scale", "color"}, {"field", "value"}}},
+                {"strokeWidth", {{"value", 1.8}}},
+                {"fill", {{"value", "transparent"}}}}}}}}}};
+}
 
 json base_spec(const std::string& title) {
   return json{{"$schema", "https://vega.github.io/schema/vega/v5.json"},
@@ -49,27 +100,29 @@ int index_of(const std::vector<std::string>& v, const std::string& s) {
 }
 
 json panel_group(const json& scales, const json& axes, const json& marks, const std::string& facet_data,
-                 const std::string& name) {
+                 const std::string& name, int panel_height) {
   return json{
       {"type", "group"},
       {"name", "panel"},
       {"from", {{"facet", {{"name", name}, {"data", facet_data}, {"groupby", json::array({"panel", "order"})}}}}},
       {"sort", {{"field", "datum.order"}}},
       {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
-      {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", k_panel_height}}}}}}},
+      {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", panel_height}}}}}}},
       // A group's scales read "width"/"height" from signals of that group, not from its encoding.
       {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
-                               {{"name", "height"}, {"update", std::to_string(k_panel_height)}}})},
+                               {{"name", "height"}, {"update", std::to_string(panel_height)}}})},
       {"scales", scales},
       {"axes", axes},
       {"marks", marks}};
 }
 
 // The rows as Vega data (rows and markers) and as the figure's CSV; `bands` says whether any has an interval.
+// `marked[i]`: row i carries its series' marker.
 json line_data(const std::vector<LinePoint>& rows, const std::vector<std::string>& panels,
-               const std::vector<Marker>& markers, std::string& csv, bool& bands) {
+               const std::vector<bool>& marked, const std::vector<Marker>& markers, std::string& csv, bool& bands) {
   json values = json::array();
-  for (const auto& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const LinePoint& r = rows[i];
     bands = bands || (r.lo.has_value() && r.hi.has_value());
     values.push_back({{"panel", r.panel},
                       {"order", index_of(panels, r.panel)},
@@ -77,7 +130,8 @@ json line_data(const std::vector<LinePoint>& rows, const std::vector<std::string
                       {"x", r.x},
                       {"y", r.y},
                       {"lo", optional_number(r.lo)},
-                      {"hi", optional_number(r.hi)}});
+                      {"hi", optional_number(r.hi)},
+                      {"mark", marked[i]}});
     csv += core::csv_quote(r.panel) + ',' + core::csv_quote(r.series) + ',' + csv_number(r.x) + ',' + csv_number(r.y) +
            ',' + (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + '\n';
   }
@@ -89,25 +143,29 @@ json line_data(const std::vector<LinePoint>& rows, const std::vector<std::string
   return json::array({{{"name", "rows"}, {"values", values}}, {{"name", "markers"}, {"values", marker_values}}});
 }
 
-// Band, line and (optionally) symbols of one series, drawn from the faceted "sdata".
-json series_marks(const LineChartOptions& o, bool bands) {
+// Band, line and markers of one series, drawn from the faceted "sdata": its colour, dash and marker
+// (series_style.hpp), markers hollow so coinciding series show through one another. Bands fade as
+// series add up, so that overlapping bands do not hide the lines.
+json series_marks(const LineChartOptions& o, bool bands, std::size_t n_series) {
   const std::string interpolate = o.step ? "step-after" : "linear";
   const json x{{"scale", "x"}, {"field", "x"}};
   const json y{{"scale", "y"}, {"field", "y"}};
   const json color{{"scale", "color"}, {"field", "series"}};
   json marks = json::array();
   if (bands) {
-    marks.push_back({{"type", "area"},
-                     {"from", {{"data", "sdata"}}},
-                     {"encode",
-                      {{"enter",
-                        {{"x", x},
-                         {"y", {{"scale", "y"}, {"field", "lo"}}},
-                         {"y2", {{"scale", "y"}, {"field", "hi"}}},
-                         {"defined", {{"signal", "isValid(datum.lo) && isValid(datum.hi)"}}},
-                         {"interpolate", {{"value", interpolate}}},
-                         {"fill", color},
-                         {"fillOpacity", {{"value", 0.18}}}}}}}});
+    marks.push_back(
+        {{"type", "area"},
+         {"from", {{"data", "sdata"}}},
+         {"encode",
+          {{"enter",
+            {{"x", x},
+             {"y", {{"scale", "y"}, {"field", "lo"}}},
+             {"y2", {{"scale", "y"}, {"field", "hi"}}},
+             {"defined", {{"signal", "isValid(datum.lo) && isValid(datum.hi)"}}},
+             {"interpolate", {{"value", interpolate}}},
+             {"fill", color},
+             {"fillOpacity",
+              {{"value", std::clamp(0.4 / static_cast<double>(std::max<std::size_t>(1, n_series)), 0.06, 0.15)}}}}}}}});
   }
   marks.push_back({{"type", "line"},
                    {"from", {{"data", "sdata"}}},
@@ -117,24 +175,33 @@ json series_marks(const LineChartOptions& o, bool bands) {
                        {"y", y},
                        {"interpolate", {{"value", interpolate}}},
                        {"stroke", color},
+                       {"strokeDash", {{"scale", "dash"}, {"field", "series"}}},
                        {"strokeWidth", {{"value", 2}}}}}}}});
-  if (o.points) {
-    const std::string tooltip = "{'series': datum.series, 'x': datum.x, 'y': datum.y, 'ci95': [datum.lo, datum.hi]}";
-    marks.push_back(
-        {{"type", "symbol"},
-         {"from", {{"data", "sdata"}}},
-         {"encode",
-          {{"enter",
-            {{"x", x}, {"y", y}, {"size", {{"value", 30}}}, {"fill", color}, {"tooltip", {{"signal", tooltip}}}}}}}});
-  }
+  const std::string tooltip = "{'series': datum.series, 'x': datum.x, 'y': datum.y, 'ci95': [datum.lo, datum.hi]}";
+  marks.push_back({{"type", "symbol"},
+                   {"from", {{"data", "smarks"}}},
+                   {"encode",
+                    {{"enter",
+                      {{"x", x},
+                       {"y", y},
+                       {"shape", {{"scale", "marker"}, {"field", "series"}}},
+                       {"size", {{"value", marker_size()}}},
+                       {"stroke", color},
+                       {"strokeWidth", {{"value", 1.6}}},
+                       {"fill", {{"value", "transparent"}}},
+                       {"tooltip", {{"signal", tooltip}}}}}}}});
   return marks;
 }
 
 // A panel's marks: its series, then the event markers across it and the dashed reference line.
-json panel_marks(const LineChartOptions& o, bool bands, bool markers) {
-  json marks = json::array({{{"type", "group"},
-                             {"from", {{"facet", {{"name", "sdata"}, {"data", "pdata"}, {"groupby", "series"}}}}},
-                             {"marks", series_marks(o, bands)}}});
+json panel_marks(const LineChartOptions& o, bool bands, bool markers, std::size_t n_series) {
+  json marks = json::array(
+      {{{"type", "group"},
+        {"from", {{"facet", {{"name", "sdata"}, {"data", "pdata"}, {"groupby", "series"}}}}},
+        {"data", json::array({{{"name", "smarks"},
+                               {"source", "sdata"},
+                               {"transform", json::array({{{"type", "filter"}, {"expr", "datum.mark"}}})}}})},
+        {"marks", series_marks(o, bands, n_series)}}});
   if (markers) {
     marks.push_back({{"type", "rule"},
                      {"from", {{"data", "markers"}}},
@@ -143,7 +210,7 @@ json panel_marks(const LineChartOptions& o, bool bands, bool markers) {
                         {{"x", {{"scale", "x"}, {"field", "x"}}},
                          {"y", {{"value", 0}}},
                          {"y2", {{"field", {{"group", "height"}}}}},
-                         {"stroke", {{"scale", "marker"}, {"field", "kind"}}},
+                         {"stroke", {{"scale", "event"}, {"field", "kind"}}},
                          {"strokeOpacity", {{"value", 0.6}}},
                          {"tooltip", {{"signal", "datum.kind + ' at ' + format(datum.x, '.3f')"}}}}}}}});
   }
@@ -198,46 +265,84 @@ Figure line_chart(const FigureText& text, const LineChartOptions& o, std::vector
   std::erase_if(rows, [](const LinePoint& r) { return !std::isfinite(r.x) || !std::isfinite(r.y); });
   const std::vector<std::string> panels =
       distinct(rows, [](const LinePoint& r) -> const std::string& { return r.panel; });
-  // Lines are drawn in data order: sort each (panel, series) by x, keeping panels in their given order.
+  // Series keep the order the builders gave them (the study's axis order), never the alphabet's.
+  const std::vector<std::string> series =
+      distinct(rows, [](const LinePoint& r) -> const std::string& { return r.series; });
+  // Lines are drawn in data order: sort each (panel, series) by x, keeping panels and series in order.
   std::stable_sort(rows.begin(), rows.end(), [&](const LinePoint& a, const LinePoint& b) {
     const int pa = index_of(panels, a.panel);
     const int pb = index_of(panels, b.panel);
     if (pa != pb) {
       return pa < pb;
     }
-    return a.series != b.series ? a.series < b.series : a.x < b.x;
+    const int sa = index_of(series, a.series);
+    const int sb = index_of(series, b.series);
+    return sa != sb ? sa < sb : a.x < b.x;
   });
+  // Markers: on every point of a sparse curve, else about six per curve, each series shifted along its
+  // curve so the markers of coinciding series fall on different points.
+  std::vector<bool> marked(rows.size(), o.points);
+  if (!o.points) {
+    for (std::size_t begin = 0; begin < rows.size();) {
+      std::size_t end = begin;
+      while (end < rows.size() && rows[end].panel == rows[begin].panel && rows[end].series == rows[begin].series) {
+        ++end;
+      }
+      const std::size_t n = end - begin;
+      const std::size_t stride = std::max<std::size_t>(1, n / 6);
+      const std::size_t phase = static_cast<std::size_t>(index_of(series, rows[begin].series)) * stride /
+                                std::max<std::size_t>(1, series.size());
+      for (std::size_t i = 0; i < n; ++i) {
+        marked[begin + i] = i % stride == phase;
+      }
+      begin = end;
+    }
+  }
   Figure f{text.id, text.title, text.caption, {}, "panel,series,x,y,ci_low,ci_high\n"};
   bool bands = false;
   json spec = base_spec(text.title);
-  spec["data"] = line_data(rows, panels, markers, f.csv, bands);
-  const std::vector<std::string> series =
-      distinct(rows, [](const LinePoint& r) -> const std::string& { return r.series; });
-  spec["scales"] = json::array({{{"name", "color"}, {"type", "ordinal"}, {"domain", series}, {"range", "category"}}});
-  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
-  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
+  spec["data"] = line_data(rows, panels, marked, markers, f.csv, bands);
+  spec["scales"] = series_scales(series, k_legend_symbol_px);
   json legends = json::array();
+  int legend_px = 0;
   if (series.size() > 1) {
-    legends.push_back({{"stroke", "color"}, {"title", o.series_title}, {"orient", "right"}, {"symbolType", "stroke"}});
+    legends.push_back(series_legend(series, o.series_title, legend_px));
   }
   if (!markers.empty()) {
-    spec["scales"].push_back(
-        {{"name", "marker"},
-         {"type", "ordinal"},
-         {"domain", distinct(markers, [](const Marker& m) -> const std::string& { return m.kind; })},
-         {"range", json::array({"#7f7f7f", "#d62728", "#9467bd", "#8c564b", "#e377c2"})}});
-    legends.push_back({{"stroke", "marker"}, {"title", "events"}, {"orient", "right"}, {"symbolType", "stroke"}});
+    const auto kinds = distinct(markers, [](const Marker& m) -> const std::string& { return m.kind; });
+    spec["scales"].push_back({{"name", "event"}, {"type", "ordinal"}, {"domain", kinds}, {"range", event_colours()}});
+    legends.push_back({{"stroke", "event"},
+                       {"title", "events"},
+                       {"orient", "bottom"},
+                       {"direction", "horizontal"},
+                       {"symbolType", "stroke"},
+                       {"labelLimit", k_figure_max_width_px - 60}});
+    legend_px += 40;
   }
   spec["legends"] = legends;
-  const json axes =
-      json::array({{{"orient", "bottom"}, {"scale", "x"}, {"title", o.x_title}, {"grid", true}, {"tickCount", 6}},
-                   {{"orient", "left"},
-                    {"scale", "y"},
-                    {"grid", true},
-                    {"tickCount", 5},
-                    {"title", o.y_title.empty() ? json{{"signal", "parent.panel"}} : json(o.y_title)}}});
-  spec["marks"] = json::array(
-      {panel_group(panel_scales(o, bands), axes, panel_marks(o, bands, !markers.empty()), "rows", "pdata")});
+  // Columns that fit the width; panels lower (down to k_min_panel_height) before the figure outgrows
+  // the height.
+  const int columns = fitting_columns(o.columns, panels.size(), k_panel_width, k_y_axis_px);
+  const int rows_n = rows_of(panels.size(), columns);
+  const int panel_height = std::clamp((k_figure_max_height_px - legend_px) / rows_n - k_panel_overhead_px,
+                                      k_min_panel_height, k_panel_height);
+  spec["layout"] = {
+      {"columns", columns}, {"padding", {{"row", k_row_gap_px}, {"column", k_column_gap_px}}}, {"bounds", "full"}};
+  const json axes = json::array({{{"orient", "bottom"},
+                                  {"scale", "x"},
+                                  {"title", o.x_title},
+                                  {"grid", true},
+                                  {"tickCount", 6},
+                                  {"labelOverlap", true}},
+                                 {{"orient", "left"},
+                                  {"scale", "y"},
+                                  {"grid", true},
+                                  {"tickCount", 5},
+                                  {"labelOverlap", true},
+                                  {"title", o.y_title.empty() ? json{{"signal", "parent.panel"}} : json(o.y_title)}}});
+  spec["marks"] =
+      json::array({panel_group(panel_scales(o, bands), axes, panel_marks(o, bands, !markers.empty(), series.size()),
+                               "rows", "pdata", panel_height)});
   f.spec = std::move(spec);
   return f;
 }
@@ -260,26 +365,52 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std
              (r.lo.has_value() ? csv_number(*r.lo) : "") + ',' + (r.hi.has_value() ? csv_number(*r.hi) : "") + ',' +
              (r.lower_bound ? "1" : "0") + '\n';
   }
-  const int band_px = 22;
-  const int height = std::max(60, band_px * static_cast<int>(categories.size()));
+  // Panels on a grid of as many columns as fit, the category labels once per row (left of its first
+  // panel); bands shrink from 22 to 12 px before the figure outgrows k_figure_max_height_px.
+  std::size_t longest = 0;
+  for (const std::string& c : categories) {
+    longest = std::max(longest, c.size());
+  }
+  const int label_px = std::min(260, k_legend_char_px * static_cast<int>(longest) + 16);
+  const int panel_px = 230;
+  const int gap_px = 28;
+  const int row_overhead_px = 84;  // panel title, x axis labels and title, gap to the next row
+  const int columns = std::max(1, std::min({o.columns, static_cast<int>(panels.size()),
+                                            (k_figure_max_width_px - label_px + gap_px) / (panel_px + gap_px)}));
+  const int rows_n = rows_of(panels.size(), columns);
+  const int n_categories = std::max(1, static_cast<int>(categories.size()));
+  const int band_px = std::clamp((k_figure_max_height_px - rows_n * row_overhead_px) / (rows_n * n_categories), 12, 22);
+  const int height = std::max(40, band_px * n_categories);
   json spec = base_spec(text.title);
-  spec["data"] = json::array({{{"name", "rows"}, {"values", values}}});
+  spec["data"] = json::array(
+      {{{"name", "rows"}, {"values", values}},
+       {{"name", "first"},
+        {"source", "rows"},
+        {"transform", json::array({{{"type", "filter"}, {"expr", fmt::format("datum.order % {} === 0", columns)}}})}},
+       {{"name", "rest"},
+        {"source", "rows"},
+        {"transform", json::array({{{"type", "filter"}, {"expr", fmt::format("datum.order % {} !== 0", columns)}}})}}});
   spec["scales"] = json::array({{{"name", "cat"},
                                  {"type", "band"},
                                  {"domain", categories},
                                  {"range", json::array({0, height})},
                                  {"padding", 0.3}}});
-  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
-  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
   json domain_fields = json::array({"value", "lo", "hi"});
   json x_scale{{"name", "x"},      {"type", "linear"}, {"domain", {{"data", "pdata"}, {"fields", domain_fields}}},
                {"range", "width"}, {"nice", true},     {"zero", o.reference_x.has_value()}};
-  json axes = json::array({{{"orient", "bottom"},
-                            {"scale", "x"},
-                            {"grid", true},
-                            {"tickCount", 6},
-                            {"title", o.x_title.empty() ? json{{"signal", "parent.panel"}} : json(o.x_title)}},
-                           {{"orient", "left"}, {"scale", "cat"}, {"title", o.category_title}, {"labelLimit", 220}}});
+  // Narrow panels: labels that would overlap (wide numbers) are thinned out.
+  const json x_axis{
+      {"orient", "bottom"},   {"scale", "x"},
+      {"grid", true},         {"tickCount", 5},
+      {"labelOverlap", true}, {"title", o.x_title.empty() ? json{{"signal", "parent.panel"}} : json(o.x_title)}};
+  // Every panel draws the category grid lines; the first of a row also its labels.
+  const json cat_grid{{"orient", "left"}, {"scale", "cat"},  {"grid", true},        {"labels", false},
+                      {"ticks", false},   {"domain", false}, {"bandPosition", 0.5}, {"gridColor", "#f0f0f0"}};
+  const json cat_labels{{"orient", "left"},
+                        {"scale", "cat"},
+                        {"title", o.category_title},
+                        {"labelLimit", label_px},
+                        {"labelFontSize", band_px < 16 ? 10 : 11}};
   json marks = json::array();
   if (o.reference_x.has_value()) {
     marks.push_back({{"type", "rule"},
@@ -298,36 +429,49 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std
                       {{"x", {{"scale", "x"}, {"signal", "isValid(datum.lo) ? datum.lo : datum.value"}}},
                        {"x2", {{"scale", "x"}, {"signal", "isValid(datum.hi) ? datum.hi : datum.value"}}},
                        {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
-                       {"stroke", {{"value", "#4c78a8"}}},
+                       {"stroke", {{"value", single_colour()}}},
                        {"strokeWidth", {{"value", 2}}}}}}}});
-  marks.push_back({{"type", "symbol"},
-                   {"from", {{"data", "pdata"}}},
-                   {"encode",
-                    {{"enter",
-                      {{"x", {{"scale", "x"}, {"field", "value"}}},
-                       {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
-                       {"size", {{"signal", "datum.lower_bound ? 90 : 50"}}},
-                       // A lower bound (censored) is an open triangle pointing right: "at least this".
-                       {"shape", {{"signal", "datum.lower_bound ? 'triangle-right' : 'circle'"}}},
-                       {"fill", {{"signal", "datum.lower_bound ? 'white' : '#4c78a8'"}}},
-                       {"stroke", {{"value", "#4c78a8"}}},
-                       {"strokeWidth", {{"value", 1.5}}},
-                       {"tooltip",
-                        {{"signal",
-                          "{'category': datum.category, 'value': datum.value, 'interval': [datum.lo, datum.hi], "
-                          "'lower bound': datum.lower_bound}"}}}}}}}});
-  json group = {
-      {"type", "group"},
-      {"from", {{"facet", {{"name", "pdata"}, {"data", "rows"}, {"groupby", json::array({"panel", "order"})}}}}},
-      {"sort", {{"field", "datum.order"}}},
-      {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
-      {"encode", {{"enter", {{"width", {{"value", k_panel_width}}}, {"height", {{"value", height}}}}}}},
-      {"signals", json::array({{{"name", "width"}, {"update", std::to_string(k_panel_width)}},
-                               {{"name", "height"}, {"update", std::to_string(height)}}})},
-      {"scales", json::array({x_scale})},
-      {"axes", axes},
-      {"marks", marks}};
-  spec["marks"] = json::array({group});
+  marks.push_back(
+      {{"type", "symbol"},
+       {"from", {{"data", "pdata"}}},
+       {"encode",
+        {{"enter",
+          {{"x", {{"scale", "x"}, {"field", "value"}}},
+           {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
+           {"size", {{"signal", fmt::format("datum.lower_bound ? {} : {}", band_px < 16 ? 60 : 90,
+                                             band_px < 16 ? 30 : 50)}}},
+           // A lower bound (censored) is an open triangle pointing right: "at least this".
+           {"shape", {{"signal", "datum.lower_bound ? 'triangle-right' : 'circle'"}}},
+           {"fill", {{"signal", fmt::format("datum.lower_bound ? 'white' : '{}'", single_colour())}}},
+           {"stroke", {{"value", single_colour()}}},
+           {"strokeWidth", {{"value", 1.5}}},
+           {"tooltip",
+            {{"signal",
+              "{'category': datum.category, 'value': datum.value, 'interval': [datum.lo, datum.hi], "
+              "'lower bound': datum.lower_bound}"}}}}}}}});
+  const auto group = [&](const char* data, bool labels) {
+    json axes = json::array({x_axis, cat_grid});
+    if (labels) {
+      axes.push_back(cat_labels);
+    }
+    return json{
+        {"type", "group"},
+        {"from", {{"facet", {{"name", "pdata"}, {"data", data}, {"groupby", json::array({"panel", "order"})}}}}},
+        {"sort", {{"field", "datum.order"}}},
+        {"title", {{"text", {{"signal", "parent.panel"}}}, {"fontSize", 12}, {"anchor", "start"}}},
+        {"encode",
+         {{"enter",
+           {{"x", {{"signal", fmt::format("(datum.order % {}) * {}", columns, panel_px + gap_px)}}},
+            {"y", {{"signal", fmt::format("floor(datum.order / {}) * {}", columns, height + row_overhead_px)}}},
+            {"width", {{"value", panel_px}}},
+            {"height", {{"value", height}}}}}}},
+        {"signals", json::array({{{"name", "width"}, {"update", std::to_string(panel_px)}},
+                                 {{"name", "height"}, {"update", std::to_string(height)}}})},
+        {"scales", json::array({x_scale})},
+        {"axes", axes},
+        {"marks", marks}};
+  };
+  spec["marks"] = json::array({group("first", true), group("rest", false)});
   f.spec = std::move(spec);
   return f;
 }
@@ -345,16 +489,18 @@ Figure heat_map(const FigureText& text, const HeatMapOptions& o, std::vector<Hea
     f.csv += core::csv_quote(c.panel) + ',' + core::csv_quote(c.x) + ',' + core::csv_quote(c.y) + ',' +
              csv_number(c.value) + '\n';
   }
-  // Cells of at least 6 px, each map at least 300 x 240.
-  const int width = std::max(300, 6 * static_cast<int>(xs.size()));
-  const int height = std::max(240, 6 * static_cast<int>(ys.size()));
+  // Cells of 6 px, each map 300-380 x 240-420 px (smaller cells past that, labels thinned below): two maps
+  // with their axes and colour legends fit the figure's width.
+  const int width = std::clamp(6 * static_cast<int>(xs.size()), 300, 380);
+  const int height = std::clamp(6 * static_cast<int>(ys.size()), 240, 420);
   json spec = base_spec(text.title);
   spec["data"] = json::array({{{"name", "cells"}, {"values", values}}});
   spec["scales"] = json::array(
       {{{"name", "x"}, {"type", "band"}, {"domain", xs}, {"range", json::array({0, width})}, {"padding", 0.04}},
        {{"name", "y"}, {"type", "band"}, {"domain", ys}, {"range", json::array({0, height})}, {"padding", 0.04}}});
-  const int columns = std::max(1, std::min(o.columns, static_cast<int>(panels.size())));
-  spec["layout"] = {{"columns", columns}, {"padding", {{"row", 28}, {"column", 36}}}, {"bounds", "full"}};
+  const int columns = fitting_columns(o.columns, panels.size(), width, 130);
+  spec["layout"] = {
+      {"columns", columns}, {"padding", {{"row", k_row_gap_px}, {"column", k_column_gap_px}}}, {"bounds", "full"}};
   // Label every n-th band so labels never overlap (14 px per label).
   const auto every = [](std::size_t n, int px) {
     return std::max<std::size_t>(1, n * 14 / static_cast<std::size_t>(px) + 1);

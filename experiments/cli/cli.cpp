@@ -178,8 +178,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                               "nodejs)",
                               report::node_program()));
       }
-      report_file =
-          staged.target() / write_run_report(staged.path(), svg, staged.target().filename().string()).filename();
+      report_file = staged.target() / write_run_report(staged.path(), svg, staged.target()).filename();
     }
     staged.commit();
   }

@@ -80,10 +80,14 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
   return 0;
 }
 
-std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg, const std::string& name) {
-  const std::string label = name.empty() ? run_dir.filename().string() : name;
+std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg,
+                                       const std::filesystem::path& results_dir) {
+  const std::filesystem::path shown = results_dir.empty() ? run_dir : results_dir;
+  const std::string label = shown.filename().string();
   report::ReportInputs inputs;
   inputs.runs.push_back(report::load_run(run_dir, label));
+  // Everything is read: from here on the run is named where its reader finds it, not where it was staged.
+  inputs.runs.back().dir = shown;
   const report::Report rep = report::build_report(inputs, fmt::format("epsim run: {}", label), generator());
   return report::write_report(rep, run_dir / "report.html", {svg, report::node_program()}).html;
 }

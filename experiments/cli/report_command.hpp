@@ -10,8 +10,10 @@ namespace epsim::experiments {
 
 int report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-/// The report of one run directory into DIR/report.html (epsim run --report).
-/// `name` labels the run (default: the directory's name; a staged directory passes its target's).
-std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg, const std::string& name = {});
+/// The report of one run directory into DIR/report.html (epsim run --report). `results_dir` is where
+/// the reader finds the run, which the report names and labels it by: a run written into a staging
+/// directory and then swapped into place passes its target (default: `run_dir` itself).
+std::filesystem::path write_run_report(const std::filesystem::path& run_dir, bool svg,
+                                       const std::filesystem::path& results_dir = {});
 
 }  // namespace epsim::experiments

@@ -112,7 +112,7 @@ TEST_CASE("a compare study's report plots its attainment curves and max rates, a
   fs::remove_all(dir);
 }
 
-TEST_CASE("epsim run --report writes the run's report: latency CDFs and its time series beside its results", "[slow]") {
+TEST_CASE("epsim run --report writes the run's report, named by its results directory, beside its results", "[slow]") {
   const fs::path dir = fs::temp_directory_path() / "epsim-run-report";
   fs::remove_all(dir);
   const Cli r = cli({"run", k_data + "/small.toml", "--out", dir.string(), "--report"});
@@ -124,6 +124,11 @@ TEST_CASE("epsim run --report writes the run's report: latency CDFs and its time
   const std::string name = dir.filename().string();
   REQUIRE(fs::exists(dir / "report-figures" / "runs-latency-cdfs.csv"));
   REQUIRE(fs::exists(dir / "report-figures" / (name + "-time-series.csv")));
+  // The page names the results directory, where the reader finds the run, not the staging directory
+  // the run and its report were written in before the swap.
+  const std::string page = slurp(dir / "report.html");
+  REQUIRE_THAT(page, Contains("&middot; from " + dir.string() + "</p>"));
+  REQUIRE(page.find("epsim-staging") == std::string::npos);
   fs::remove_all(dir);
 }
 

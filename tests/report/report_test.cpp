@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "report/csv_table.hpp"
 #include "report/html_page.hpp"
@@ -18,6 +20,8 @@
 #include "report/report_writer.hpp"
 #include "report/request_samples.hpp"
 #include "report/study_figures.hpp"
+#include "report/series_style.hpp"
+#include "report/sha256.hpp"
 #include "report/svg_export.hpp"
 #include "report/vega_specs.hpp"
 
@@ -173,7 +177,7 @@ TEST_CASE("the page fetches nothing: a CSP forbids it, no element has a src, lin
     const std::size_t begin = at + 6;
     const std::string target = page.substr(begin, page.find('"', begin) - begin);
     INFO(target);
-    REQUIRE((target.starts_with("#") || target.starts_with("rep-figures/")));
+    REQUIRE((target.starts_with("#") || target.starts_with("./rep-figures/")));
   }
   // Text a figure carries cannot close the script element its specification sits in.
   REQUIRE(page.find("</script><script>alert") == std::string::npos);
@@ -268,6 +272,34 @@ const Figure& figure_named(const std::vector<Figure>& figures, const std::string
   return *it;
 }
 
+// Every href="..." of a page.
+std::vector<std::string> hrefs(const std::string& page) {
+  std::vector<std::string> out;
+  for (std::size_t at = page.find("href=\""); at != std::string::npos; at = page.find("href=\"", at + 1)) {
+    const std::size_t begin = at + 6;
+    out.push_back(page.substr(begin, page.find('"', begin) - begin));
+  }
+  return out;
+}
+
+// The text between `open` (its end) and the next `close`, for each occurrence.
+std::vector<std::string> elements(const std::string& page, const std::string& open, const std::string& close) {
+  std::vector<std::string> out;
+  for (std::size_t at = page.find(open); at != std::string::npos; at = page.find(open, at + 1)) {
+    const std::size_t begin = at + open.size();
+    out.push_back(page.substr(begin, page.find(close, begin) - begin));
+  }
+  return out;
+}
+
+std::string hex(const std::array<std::uint8_t, 32>& d) {
+  std::string s;
+  for (const std::uint8_t b : d) {
+    s += fmt::format("{:02x}", b);
+  }
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("a study's figures never draw an interval outside what its metric can be, old points.csv too") {
@@ -328,4 +360,200 @@ TEST_CASE("an interval chart draws a lower bound (a censored max rate) with an o
   REQUIRE(iv.spec["data"][0]["values"][1]["lower_bound"] == true);
   REQUIRE(iv.spec["data"][0]["values"][0]["lower_bound"] == false);
   REQUIRE(iv.spec.dump().find("triangle-right") != std::string::npos);
+}
+
+TEST_CASE("SHA-256 and base64 give the published test vectors") {
+  // FIPS 180-4 examples (NIST CSRC, "SHA256.pdf") and RFC 4648 section 10.
+  REQUIRE(hex(sha256("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  REQUIRE(hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  REQUIRE(hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  REQUIRE(hex(sha256(std::string(1000000, 'a'))) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  // 55 and 56 bytes: the length still fits the last block, then needs another.
+  REQUIRE(hex(sha256(std::string(55, 'a'))) == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  REQUIRE(hex(sha256(std::string(56, 'a'))) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  const auto b64 = [](const std::string& s) {
+    return base64(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
+  };
+  REQUIRE(b64("") == "");
+  REQUIRE(b64("f") == "Zg==");
+  REQUIRE(b64("fo") == "Zm8=");
+  REQUIRE(b64("foo") == "Zm9v");
+  REQUIRE(b64("foobar") == "Zm9vYmFy");
+  // The CSP form of SHA-256("abc"), as `openssl dgst -sha256 -binary | base64` prints it.
+  REQUIRE(csp_hash_source("abc") == "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='");
+}
+
+TEST_CASE("a report's name cannot turn its figure links into a scheme, and the CSP runs only the page's own script") {
+  Report r = one_figure_report();
+  struct Case {
+    const char* dir;
+    const char* svg_href;
+  };
+  for (const Case c : {Case{"javascript:x-figures", "./javascript%3Ax-figures/fig-a.svg"},
+                       Case{"r-10:00-figures", "./r-10%3A00-figures/fig-a.svg"},
+                       Case{"a b\"<c>&d%-figures", "./a%20b%22%3Cc%3E%26d%25-figures/fig-a.svg"},
+                       Case{"data:text-figures", "./data%3Atext-figures/fig-a.svg"}}) {
+    INFO(c.dir);
+    const std::string page = html_page(r, c.dir);
+    bool svg_link = false;
+    for (const std::string& h : hrefs(page)) {
+      INFO(h);
+      REQUIRE((h.starts_with("#") || h.starts_with("./")));
+      REQUIRE(h.find(':') == std::string::npos);  // no scheme anywhere, nothing a browser could call one
+      svg_link = svg_link || h == c.svg_href;
+    }
+    REQUIRE(svg_link);
+  }
+  REQUIRE(relative_href("r-figures/x.csv") == "./r-figures/x.csv");
+
+  const std::string page = html_page(r, "rep-figures");
+  const std::vector<std::string> csp = elements(page, "Content-Security-Policy\" content=\"", "\"");
+  REQUIRE(csp.size() == 1);
+  INFO(csp[0]);
+  REQUIRE(csp[0].find("unsafe-inline") == std::string::npos);
+  REQUIRE_THAT(csp[0], Contains("default-src 'none'"));
+  // Exactly the page's executable scripts and its style element, by the SHA-256 of their text.
+  const std::vector<std::string> scripts = elements(page, "<script>", "</script>");
+  REQUIRE(scripts.size() == 2);  // Vega with its loader, and the driver
+  const std::vector<std::string> styles = elements(page, "<style>", "</style>");
+  REQUIRE(styles.size() == 1);
+  const std::string script_src =
+      csp[0].substr(csp[0].find("script-src"), csp[0].find(';', csp[0].find("script-src")) - csp[0].find("script-src"));
+  REQUIRE(script_src ==
+          "script-src " + csp_hash_source(scripts[0]) + " " + csp_hash_source(scripts[1]) + " 'unsafe-eval'");
+  REQUIRE_THAT(csp[0], Contains("style-src " + csp_hash_source(styles[0]) + ";"));
+}
+
+TEST_CASE("series keep the study's order, each with its own colour, dash and hollow marker, legend below") {
+  // Okabe and Ito's palette (2008), in the order series_style.hpp gives it.
+  const std::vector<std::string> okabe_ito{"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                           "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+  REQUIRE(palette_colours() == 8);
+  for (std::size_t i = 0; i < okabe_ito.size(); ++i) {
+    REQUIRE(series_style(i).colour == okabe_ito[i]);
+  }
+  // The first six differ in all three; any two of the first 168 in at least one (cycles 8, 6 and 7).
+  for (std::size_t i = 0; i < 168; ++i) {
+    for (std::size_t j = i + 1; j < 168; ++j) {
+      const SeriesStyle a = series_style(i);
+      const SeriesStyle b = series_style(j);
+      const int differ = (a.colour != b.colour) + (a.dash != b.dash) + (a.marker != b.marker);
+      INFO(i << " " << j);
+      REQUIRE(differ >= (j < 6 ? 3 : 1));
+    }
+  }
+  REQUIRE(series_style(0).dash.empty());  // the first series solid
+  REQUIRE(series_style(168).colour == series_style(0).colour);
+
+  // A study's order (policy axis: linear, eplb, gem) is not the alphabet's (eplb, gem, linear).
+  std::vector<LinePoint> rows;
+  for (const char* s : {"linear", "eplb", "gem"}) {
+    for (const double x : {2.0, 1.0}) {
+      rows.push_back({"attainment", s, x, 0.5, std::nullopt, std::nullopt});
+    }
+  }
+  LineChartOptions o;
+  o.points = true;
+  o.series_title = "policy";
+  const Figure f = line_chart({"o", "T", "C"}, o, rows);
+  REQUIRE(f.csv ==
+          "panel,series,x,y,ci_low,ci_high\n"
+          "attainment,linear,1,0.5,,\nattainment,linear,2,0.5,,\n"
+          "attainment,eplb,1,0.5,,\nattainment,eplb,2,0.5,,\n"
+          "attainment,gem,1,0.5,,\nattainment,gem,2,0.5,,\n");
+  const nlohmann::json order = nlohmann::json::array({"linear", "eplb", "gem"});
+  for (const auto& scale : f.spec["scales"]) {
+    INFO(scale["name"]);
+    REQUIRE(scale["domain"] == order);  // colour, dash, marker and legend symbol alike
+  }
+  REQUIRE(f.spec["scales"][0]["range"] == nlohmann::json::array({okabe_ito[0], okabe_ito[1], okabe_ito[2]}));
+  REQUIRE(f.spec["scales"][1]["range"][1] == nlohmann::json::array({8, 4}));
+  REQUIRE(f.spec["legends"].size() == 1);
+  const auto& legend = f.spec["legends"][0];
+  REQUIRE(legend["orient"] == "bottom");  // below the panels: a legend never widens a figure
+  REQUIRE(legend["columns"] == 3);        // three short labels side by side
+  REQUIRE(legend["labelLimit"].get<int>() >= 1000);
+  REQUIRE(legend["encode"]["symbols"]["update"]["shape"]["scale"] == "legend_symbol");
+  // Lines carry their dash, markers are hollow outlines in the series' shape.
+  const auto& series_marks = f.spec["marks"][0]["marks"][0]["marks"];
+  REQUIRE(series_marks[0]["type"] == "line");
+  REQUIRE(series_marks[0]["encode"]["enter"]["strokeDash"]["scale"] == "dash");
+  REQUIRE(series_marks[1]["type"] == "symbol");
+  REQUIRE(series_marks[1]["encode"]["enter"]["shape"]["scale"] == "marker");
+  REQUIRE(series_marks[1]["encode"]["enter"]["fill"]["value"] == "transparent");
+}
+
+TEST_CASE("coinciding series stay visible: their markers fall on different points of the same curve") {
+  std::vector<LinePoint> rows;
+  for (const char* s : {"a", "b"}) {
+    for (int i = 0; i < 60; ++i) {
+      rows.push_back({"cdf", s, static_cast<double>(i), i / 60.0, std::nullopt, std::nullopt});
+    }
+  }
+  const Figure f = line_chart({"c", "T", "C"}, cdf_options("share", ""), rows);
+  // 60 points: a marker every 10th, series a from the first point, series b shifted by half a stride.
+  std::vector<int> a;
+  std::vector<int> b;
+  for (const auto& v : f.spec["data"][0]["values"]) {
+    if (v["mark"].get<bool>()) {
+      (v["series"] == "a" ? a : b).push_back(static_cast<int>(v["x"].get<double>()));
+    }
+  }
+  REQUIRE(a == std::vector<int>{0, 10, 20, 30, 40, 50});
+  REQUIRE(b == std::vector<int>{5, 15, 25, 35, 45, 55});
+}
+
+TEST_CASE("a legend symbol draws its series' dash as geometry, broken around a solid marker") {
+  // 28 px symbol: 14 px per unit; the marker's half side sqrt(50) / 2 = 3.536 px = 0.253 units, the line
+  // stops 1.5 px (0.107 units) short of it on each side: at +-0.360.
+  REQUIRE(legend_symbol(0, 28.0) ==
+          "M-1,0L-0.36,0M0.36,0L1,0M0.253,0A0.253,0.253,0,1,1,-0.253,0A0.253,0.253,0,1,1,0.253,0Z");
+  // Dashes 8 px on, 4 px off from the left end: [-1, -0.429], [-0.143, 0.429] less the marker's gap
+  // (what is left: [0.36, 0.429]), [0.714, 1]; then the square, half side 0.8 x 0.253 = 0.202.
+  REQUIRE(legend_symbol(1, 28.0) ==
+          "M-1,0L-0.429,0M0.36,0L0.429,0M0.714,0L1,0"
+          "M-0.202,-0.202L0.202,-0.202L0.202,0.202L-0.202,0.202Z");
+}
+
+TEST_CASE("figures fit a laptop's width, and a change figure of 30 points x 5 metrics stays short") {
+  // Three panels side by side: 3 x (270 plot + 75 axis) + 2 x 30 gap = 1,095 px.
+  std::vector<LinePoint> rows;
+  for (const char* p : {"TTFT", "TPOT", "E2E", "goodput", "step"}) {
+    rows.push_back({p, "s", 1.0, 1.0, std::nullopt, std::nullopt});
+  }
+  const Figure lines = line_chart({"l", "T", "C"}, {}, rows);
+  REQUIRE(lines.spec["layout"]["columns"] == 3);
+  REQUIRE(3 * (270 + 75) + 2 * 30 <= k_figure_max_width_px);
+  // The change figure of compare-policies.toml: 6 policies x 5 rates against the baseline, 5 metrics.
+  // Before: two columns of 30 x 22 px bands, three rows of 660 px panels (2,205 px drawn).
+  std::vector<IntervalPoint> change;
+  for (const char* m : {"SLO attainment", "goodput (req/s)", "p90 TTFT (ms)", "p90 TPOT (ms)", "mean step (ms)"}) {
+    for (const char* policy : {"eplb", "gem", "vibe", "director", "metro", "grace"}) {
+      for (const int rate : {220, 240, 260, 280, 300}) {
+        change.push_back({m, fmt::format("{}, workload.rate_rps={}", policy, rate), 1.0, 0.5, 1.5});
+      }
+    }
+  }
+  const Figure f = interval_chart({"v", "T", "C"}, {}, change);
+  // Labels of up to 31 characters: 7 x 31 + 16 = 233 px; panels of 230 px and gaps of 28 px:
+  // (1,100 - 233 + 28) / 258 = 3 columns, 2 rows; bands (1,200 - 2 x 84) / (2 x 30) = 17 px.
+  const auto& first = f.spec["marks"][0];
+  const auto& rest = f.spec["marks"][1];
+  REQUIRE(first["encode"]["enter"]["x"]["signal"] == "(datum.order % 3) * 258");
+  REQUIRE(first["encode"]["enter"]["y"]["signal"] == "floor(datum.order / 3) * 594");
+  REQUIRE(first["encode"]["enter"]["height"]["value"] == 30 * 17);
+  REQUIRE(2 * (30 * 17 + 84) <= k_figure_max_height_px);
+  REQUIRE(233 + 2 * 28 + 3 * 230 <= k_figure_max_width_px);
+  // The category labels once per row (first column), grid lines in every panel.
+  REQUIRE(first["axes"].size() == 3);
+  REQUIRE(rest["axes"].size() == 2);
+  REQUIRE(f.spec["data"][1]["transform"][0]["expr"] == "datum.order % 3 === 0");
+  // 40 categories, the recovery figure's limit: bands at their 12 px floor.
+  change.resize(0);
+  for (int i = 0; i < 40; ++i) {
+    change.push_back({"m", fmt::format("point {}", i), 1.0, std::nullopt, std::nullopt});
+  }
+  const Figure tall = interval_chart({"t", "T", "C"}, {}, change);
+  REQUIRE(tall.spec["marks"][0]["encode"]["enter"]["height"]["value"] == 22 * 40);
 }
