@@ -11,6 +11,7 @@
 #include "core/confidence.hpp"
 #include "core/csv_lines.hpp"
 #include "core/statistics.hpp"
+#include "experiments/studies/probe_limits.hpp"
 
 namespace epsim::experiments {
 namespace {
@@ -521,6 +522,7 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
                          ranked.front().objective);
     }
   }
+  out += study_limits_text(plan, records);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "experiments/assembly/build_simulation.hpp"
 #include "experiments/assembly/results_writer.hpp"
+#include "experiments/studies/probe_limits.hpp"
 #include "experiments/studies/slo_search.hpp"
 
 namespace epsim::experiments {
@@ -81,6 +82,7 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
       rec.metrics.emplace_back("max_rate_rps", slo.max_rate_rps);
       rec.metrics.emplace_back("max_rate_rps_per_gpu", slo.max_rate_rps / static_cast<double>(cfg.cluster.num_gpus()));
       rec.metrics.emplace_back("max_rate_bracketed", slo.bracketed ? 1.0 : 0.0);
+      append_probe_limits(caps_at_first_miss(slo, o.target), rec.metrics);
     }
     if (spec.save_runs) {
       write_results(dir / "runs" / fmt::format("p{:04}-r{:03}", run.point, run.replication), cfg, res);
