@@ -32,6 +32,7 @@ td:first-child, th:first-child, td.text { text-align: left; }
 .ci { color: #777; }
 .note { color: #666; }
 .note.warn { color: #7a4100; background: #fff3df; border-left: 3px solid #e69f00; padding: 4px 8px; }
+.limits { border-left: 4px solid #b35900; background: #fff6ec; padding: 2px 12px; margin: 10px 0; }
 pre { background: #f7f8fa; padding: 10px; overflow-x: auto; font-size: 12px; }
 #epsim-selftest { display: none; }
 )css";

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/confidence.hpp"
-
+#include "report/limits_notice.hpp"
 #include "report/run_figures.hpp"
 #include "report/study_figures.hpp"
 #include "report/tables.hpp"
@@ -40,6 +40,7 @@ ReportSection study_section(const StudyInput& s) {
             : "With one there are no intervals. ",
         core::k_min_interval_n);
   }
+  sec.intro_html += study_limits_html(s);
   sec.figures = study_figures(s);
   sec.tables_html = "<h3>Headline metrics (mean [95 % interval])</h3>\n" + study_metrics_table(s);
   if (s.max_rate.has_value()) {
@@ -59,6 +60,7 @@ ReportSection runs_section(const std::vector<RunInput>& runs) {
   sec.intro_html =
       "<p>Single runs: percentiles are each run's own over its measured requests; intervals need replications "
       "(<code>epsim sweep</code>).</p>\n";
+  sec.intro_html += runs_limits_html(runs);
   sec.figures = run_figures(runs);
   sec.tables_html = "<h3>Headline metrics</h3>\n" + runs_metrics_table(runs);
   for (const RunInput& r : runs) {

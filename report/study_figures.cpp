@@ -226,6 +226,19 @@ void scaling(const StudyInput& s, std::vector<Figure>& out) {
   }
   const CsvTable& t = *s.scaling;
   const std::size_t gpus = t.column("gpus");
+  // The axis columns end where system (or, in files before issue 35, gpus) begins.
+  const std::optional<std::size_t> series_col = t.find("series");
+  const std::size_t axes_end = t.find("system").value_or(gpus);
+  const auto setup_of = [&](std::size_t r) {
+    std::string label;
+    for (std::size_t c = t.column("point") + 1; c < axes_end; ++c) {
+      label += (label.empty() ? "" : " ") + t.text(r, c);
+    }
+    return label;
+  };
+  // One curve per system family and load (scaling_series.hpp); without that column, a series per
+  // setup: never a line through different systems or rates.
+  const auto series_of = [&](std::size_t r) { return series_col.has_value() ? t.text(r, *series_col) : setup_of(r); };
   std::vector<LinePoint> rows;
   for (std::size_t c = t.column("ep_size") + 1; c < t.header().size(); ++c) {
     const std::string& m = t.header()[c];
@@ -236,9 +249,9 @@ void scaling(const StudyInput& s, std::vector<Figure>& out) {
     for (std::size_t r = 0; r < t.rows(); ++r) {
       const auto y = t.maybe_number(r, c);
       if (y.has_value() && std::isfinite(*y)) {
-        rows.push_back(in_range(
-            {metric_title(m), "mean", t.number(r, gpus), *y, opt(t, r, m + ".ci95_low"), opt(t, r, m + ".ci95_high")},
-            m));
+        rows.push_back(in_range({metric_title(m), series_of(r), t.number(r, gpus), *y, opt(t, r, m + ".ci95_low"),
+                                 opt(t, r, m + ".ci95_high")},
+                                m));
       }
     }
   }
@@ -248,18 +261,16 @@ void scaling(const StudyInput& s, std::vector<Figure>& out) {
   LineChartOptions o;
   o.x_title = "GPUs";
   o.points = true;
-  o.series_title = "";
+  o.series_title = "system, load";
   std::string setups;
   for (std::size_t r = 0; r < t.rows(); ++r) {
-    std::string label;
-    for (std::size_t c = t.column("point") + 1; c < gpus; ++c) {
-      label += (label.empty() ? "" : " ") + t.text(r, c);
-    }
-    setups += fmt::format("{}{} = {} GPUs", setups.empty() ? "" : "; ", label, t.text(r, gpus));
+    setups += fmt::format("{}{} = {} GPUs", setups.empty() ? "" : "; ", setup_of(r), t.text(r, gpus));
   }
   out.push_back(line_chart({prefix(s) + "scaling", "Scaling: the report metrics against GPUs",
                             fmt::format("Mean over replications with 95 % intervals (bands), total and per GPU, one "
-                                        "point per setup ({}).",
+                                        "point per setup ({}). A line joins only setups of one system family (cluster "
+                                        "preset, GPU and fabric) at one offered load (rate, or rate per GPU when the "
+                                        "study scales its load with its GPUs); a setup alone on its curve is a point.",
                                         setups)},
                            o, rows));
 }

@@ -44,11 +44,13 @@ void StepTotals::add(const StepSample& st) {
   max_gap_us = std::max(max_gap_us, st.straggler_gap_max_ns / 1e3);
   intra_gb += st.intra_bytes / 1e9;
   inter_gb += st.inter_bytes / 1e9;
+  caps.add(st.caps);
 }
 
 void MetricsCollector::on_step(const StepRecord& s) {
-  steps_.add(s.start_ns, {s.end_ns - s.start_ns, group_gpus(s.group), s.barrier_idle_ns, s.comm_ns,
-                          s.straggler_gap_sum_ns, s.straggler_gap_max_ns, s.moe_layers, s.intra_bytes, s.inter_bytes});
+  steps_.add(s.start_ns,
+             {s.end_ns - s.start_ns, group_gpus(s.group), s.barrier_idle_ns, s.comm_ns, s.straggler_gap_sum_ns,
+              s.straggler_gap_max_ns, s.moe_layers, s.intra_bytes, s.inter_bytes, s.caps});
   if (s.start_ns < warmup_ns_) {
     return;
   }
@@ -149,6 +151,7 @@ void summarize_steps(const MetricsCollector& m, const MeasuredWindow& w, RunSumm
   s.max_straggler_gap_us = t.max_gap_us;
   s.intra_node_gb = t.intra_gb;
   s.inter_node_gb = t.inter_gb;
+  s.caps = t.caps;
   s.mean_step_ms = s.steps > 0 ? t.step_time_ns / static_cast<double>(s.steps) / 1e6 : 0.0;
   s.mean_straggler_gap_us = t.layers > 0 ? t.gap_sum_ns / static_cast<double>(t.layers) / 1e3 : 0.0;
   s.mean_comm_ms = s.steps > 0 ? t.comm_ns / static_cast<double>(s.steps) / 1e6 : 0.0;

@@ -36,6 +36,7 @@ struct StepSample {
   int moe_layers = 0;
   double intra_bytes = 0.0;
   double inter_bytes = 0.0;
+  CapTally caps;  ///< its DP ranks and those a configured cap held back
 };
 
 /// Running totals of the measured steps, summed in the order the steps ended.
@@ -51,6 +52,7 @@ struct StepTotals {
   double max_gap_us = 0.0;
   double intra_gb = 0.0;
   double inter_gb = 0.0;
+  CapTally caps;
   void add(const StepSample& s);
 };
 
@@ -119,6 +121,7 @@ struct RunSummary {
   double comm_fraction = 0.0;          ///< share of step time in dispatch + combine
   double intra_node_gb = 0.0;
   double inter_node_gb = 0.0;
+  CapTally caps;  ///< measured rank-steps, and those in which each configured cap held back waiting requests
   std::vector<double> gpu_busy_fraction;  ///< busy time / (makespan - warm-up)
 };
 

@@ -7,6 +7,7 @@
 
 #include "core/time.hpp"
 #include "policies/rebalance_kind.hpp"
+#include "sim/admission_caps.hpp"
 #include "sim/request_state.hpp"
 
 namespace epsim::serving {
@@ -62,6 +63,7 @@ struct StepRecord {
   std::int64_t kv_used_tokens = 0;      ///< tokens the allocated KV blocks hold (blocks x block size)
   std::int64_t kv_capacity_tokens = 0;  ///< of every rank's KV cache; 0 = unlimited KV memory
   std::int64_t preemptions = 0;         ///< requests preempted while this step's batch was formed
+  CapTally caps;                        ///< its DP ranks, and those whose waiting requests a cap held back
 
   /// kv_used_tokens / kv_capacity_tokens (0 with unlimited KV memory).
   double kv_used_fraction() const {

@@ -228,7 +228,8 @@ void Scheduler::schedule_prefills(Rank& rank, std::vector<RequestState>& request
   }
 }
 
-void Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget) {
+std::optional<AdmissionCap> Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& out,
+                                             std::int64_t& budget) {
   // FCFS: the head of the queue waits for memory (nothing overtakes it).
   const double reserve = cfg_.kv_watermark * static_cast<double>(rank.kv.blocks());
   // Static batching: blocks the requests admitted by this call still need for their whole context (they
@@ -283,6 +284,17 @@ void Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& ou
       promised += rank.kv.blocks_for(context_of(r)) - r.kv_blocks;
     }
   }
+  // The loop breaks only for memory; otherwise the seats or the budget ended it.
+  if (rank.waiting.empty()) {
+    return std::nullopt;
+  }
+  if (static_cast<std::int64_t>(rank.running.size()) >= cfg_.max_running_requests) {
+    return AdmissionCap::seats;
+  }
+  if (budget <= 0 && !cfg_.static_batching) {
+    return AdmissionCap::batch_tokens;
+  }
+  return AdmissionCap::kv_cache;
 }
 
 bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out, core::Time now,
@@ -290,6 +302,8 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out, core
   now_ = now;
   observers_ = observers;
   out.clear(ranks());
+  last_caps_ = CapTally{};
+  last_caps_.rank_steps = ranks();
   // Static batching admits only into an empty group: the running batch finishes first.
   const bool admit_now = !cfg_.static_batching ||
                          std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& rk) { return rk.running.empty(); });
@@ -301,7 +315,11 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out, core
     schedule_prefills(rank, requests, out, budget);
     // As in vLLM V1, a step that had to preempt admits nobody.
     if (admit_now && preemptions_ == preempted_before) {
-      admit(rank, requests, out, budget);
+      if (const std::optional<AdmissionCap> cap = admit(rank, requests, out, budget)) {
+        ++last_caps_[*cap];
+      }
+    } else if (admit_now && !rank.waiting.empty()) {
+      ++last_caps_[AdmissionCap::kv_cache];  // it preempted: memory held the queue back
     }
     out.rank_begin[ri + 1] = static_cast<int>(out.entries.size());
   }

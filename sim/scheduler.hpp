@@ -7,9 +7,11 @@
 // recompute: its blocks are freed and it goes back to the head of the queue, to recompute its prompt and
 // the tokens it generated before emitting the next one.
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "core/time.hpp"
+#include "sim/admission_caps.hpp"
 #include "sim/batch.hpp"
 #include "sim/kv_cache.hpp"
 #include "sim/observer.hpp"
@@ -71,6 +73,9 @@ class Scheduler {
   std::int64_t running_requests() const;
   std::int64_t kv_used_tokens() const;
   std::int64_t kv_capacity_tokens() const;
+  /// The last form_batch's ranks (rank_steps) and those whose waiting requests a cap held back: a step
+  /// that preempted admits nobody (KV cache); a static batch still running holds back no cap.
+  const CapTally& last_caps() const { return last_caps_; }
 
  private:
   struct Rank {
@@ -84,13 +89,15 @@ class Scheduler {
   // form_batch's three passes over a rank: running decodes, continuing prefills, admissions.
   void schedule_decodes(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
   void schedule_prefills(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
-  void admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
+  // Returns the cap that stopped it with requests still waiting (none when the queue emptied).
+  std::optional<AdmissionCap> admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
   // Tokens of a prefill chunk that fit in the budget and the free KV blocks.
   static std::int64_t fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks);
 
   SchedulerConfig cfg_;
   std::vector<Rank> ranks_;
   std::int64_t preemptions_ = 0;
+  CapTally last_caps_;
   bool unlimited_kv_ = false;
   bool handoff_ = false;
   // Set by form_batch for preempt(): who hears of a preemption, and when.

@@ -270,6 +270,7 @@ void Simulator::try_start_step(Group& g) {
   g.last.running_requests = sch.running_requests();
   g.last.kv_used_tokens = sch.kv_used_tokens();
   g.last.kv_capacity_tokens = sch.kv_capacity_tokens();
+  g.last.caps = sch.last_caps();
   // Preemptions of a batch that came out empty go to the next step: the steps' sum is the total.
   g.last.preemptions = sch.preemptions() - std::exchange(g.preemptions_reported, sch.preemptions());
   // A step longer than simulated time can hold comes from numbers out of any physical range (a cost

@@ -20,7 +20,45 @@ nlohmann::ordered_json latency_json(const serving::LatencySummary& s) {
   return {{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}};
 }
 
+// Each configured cap's value and the share of the measured rank-steps in which it held back waiting
+// requests; limited_by lists those at or above k_cap_binding_threshold.
+nlohmann::ordered_json limits_json(const ExperimentConfig& cfg, const serving::CapTally& caps) {
+  const serving::SchedulerConfig& sc = cfg.serving.scheduler;
+  nlohmann::ordered_json j;
+  j["threshold"] = serving::k_cap_binding_threshold;
+  j["rank_steps"] = caps.rank_steps;
+  nlohmann::ordered_json limited = nlohmann::ordered_json::array();
+  for (const serving::AdmissionCap c : serving::k_admission_caps) {
+    const std::string name(serving::cap_name(c));
+    nlohmann::ordered_json e;
+    if (c == serving::AdmissionCap::seats) {
+      e["cap"] = sc.max_running_requests;
+    } else if (c == serving::AdmissionCap::batch_tokens) {
+      e["cap"] = sc.max_batch_tokens;
+    }
+    e["bound_rank_steps"] = caps[c];
+    e["binding_fraction"] = caps.binding_fraction(c);
+    j[name] = e;
+    if (caps.limits(c)) {
+      limited.push_back(name);
+    }
+  }
+  j["limited_by"] = limited;
+  return j;
+}
+
 }  // namespace
+
+std::string limits_line(const serving::CapTally& caps) {
+  std::string parts;
+  for (const serving::AdmissionCap c : serving::k_admission_caps) {
+    if (caps.limits(c)) {
+      parts += fmt::format("{}{} ({}) bound {:.0f} % of rank-steps", parts.empty() ? "" : "; ", serving::cap_setting(c),
+                           serving::cap_name(c), 100.0 * caps.binding_fraction(c));
+    }
+  }
+  return parts.empty() ? "" : "limited by a configured cap: " + parts + " (requests waiting)";
+}
 
 nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::SimulationResult& res) {
   const serving::RunSummary& s = res.summary;
@@ -80,6 +118,7 @@ nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::
   m["comm_fraction"] = s.comm_fraction;
   m["traffic_gb"] = {{"intra_node", s.intra_node_gb}, {"inter_node", s.inter_node_gb}};
   m["gpu_busy_fraction"] = s.gpu_busy_fraction;
+  m["limits"] = limits_json(cfg, s.caps);
   for (const serving::SummaryFigure& f : res.figures) {
     m[f.name] = f.value;
   }
@@ -253,6 +292,9 @@ std::string human_summary(const ExperimentConfig& cfg, const serving::Simulation
        cfg.serving.slo.tpot_ms, 100.0 * s.slo_attainment, s.goodput_rps);
   line("straggler gap per MoE layer: mean {:.1f} us, max {:.1f} us; barrier idle {:.1f} % of GPU time\n",
        s.mean_straggler_gap_us, s.max_straggler_gap_us, 100.0 * s.barrier_idle_fraction);
+  if (const std::string limits = limits_line(s.caps); !limits.empty()) {
+    line("{}\n", limits);
+  }
   return out;
 }
 

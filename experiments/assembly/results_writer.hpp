@@ -38,6 +38,9 @@ void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg
                    const RunLogs& logs = {});
 /// The EP sizes for banners: "EP8", or "prefill 1 x EP16, decode 2 x EP8" when the pools differ.
 std::string ep_description(const ExperimentConfig& cfg);
+/// "limited by a configured cap: scheduler.max_running_requests (seats) bound 87 % of rank-steps ...", or
+/// "" when no cap held back waiting requests in k_cap_binding_threshold of the measured rank-steps.
+std::string limits_line(const serving::CapTally& caps);
 /// A few human-readable lines for the terminal.
 std::string human_summary(const ExperimentConfig& cfg, const serving::SimulationResult& res);
 

@@ -257,13 +257,16 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   SloSearchResult r;
   try {
     r = search_max_rate(cfg, o, [&](const SloProbe& p) {
+      // A probe whose queue a configured cap held back measures that setting (docs/serving.md).
+      const std::string limits = limits_line(p.summary.caps);
       out << fmt::format(
           "  {}rate {:>9.3f} req/s: attainment {:5.1f} % (TTFT {:5.1f} %, TPOT {:5.1f} %), goodput {:.2f} req/s, "
-          "{} measured requests{}\n",
+          "{} measured requests{}{}\n",
           o.replications > 1 ? fmt::format("replication {}: ", p.replication) : "", p.rate_rps,
           100.0 * p.summary.slo_attainment, 100.0 * p.summary.slo_ttft_attainment,
           100.0 * p.summary.slo_tpot_attainment, p.summary.goodput_rps, p.summary.requests,
-          p.confirmation ? fmt::format(" (long window, {:g}x)", p.window_scale) : "");
+          p.confirmation ? fmt::format(" (long window, {:g}x)", p.window_scale) : "",
+          limits.empty() ? "" : "\n    " + limits);
     });
   } catch (const core::ConfigError&) {
     throw;

@@ -12,6 +12,8 @@
 #include "core/csv_lines.hpp"
 #include "core/statistics.hpp"
 #include "experiments/studies/slo_search.hpp"
+#include "experiments/studies/probe_limits.hpp"
+#include "experiments/studies/scaling_series.hpp"
 
 namespace epsim::experiments {
 namespace {
@@ -392,7 +394,7 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
       metrics.push_back(m);
     }
   }
-  std::string out = fmt::format("point{},gpus,ep_size", axis_header(spec));
+  std::string out = fmt::format("point{},system,series,gpus,ep_size", axis_header(spec));
   for (const std::string& m : metrics) {
     out += fmt::format(",{0},{0}.ci95_low,{0}.ci95_high", csv_cell(m));
   }
@@ -406,8 +408,11 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
     return std::pair(a->config.cluster.num_gpus(), a->config.ep_size()) <
            std::pair(b->config.cluster.num_gpus(), b->config.ep_size());
   });
+  const std::vector<ScalingSeries> series = scaling_series(spec, plan);
   for (const StudyPoint* p : order) {
-    out += fmt::format("{}{},{},{}", p->index, axis_cells(*p), p->config.cluster.num_gpus(), p->config.ep_size());
+    const ScalingSeries& s = series[static_cast<std::size_t>(p->index)];
+    out += fmt::format("{}{},{},{},{},{}", p->index, axis_cells(*p), csv_cell(s.system), csv_cell(s.series),
+                       p->config.cluster.num_gpus(), p->config.ep_size());
     for (const std::string& m : metrics) {
       const core::SampleSummary s = summary_of(values_of(plan, records, p->index, m), m);
       out += fmt::format(",{},{},{}", num(s.mean), num(s.ci_low), num(s.ci_high));
@@ -652,6 +657,7 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
                          ranked.front().objective);
     }
   }
+  out += study_limits_text(plan, records);
   return out;
 }
 

@@ -18,7 +18,8 @@ std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRe
 std::string points_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 std::string distribution_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 /// What-if scaling curves: one row per point in order of GPUs (then EP size, then point), with
-/// `gpus`, `ep_size` and each report metric's mean and 95 % interval: a metric against cluster size.
+/// `system` and `series` (the curve it belongs to: scaling_series.hpp), `gpus`, `ep_size` and each report
+/// metric's mean and 95 % interval: a metric against cluster size.
 std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 /// Empty when the study has no rate axis.
 std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);

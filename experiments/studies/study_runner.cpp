@@ -12,6 +12,7 @@
 #include "core/duration_text.hpp"
 #include "experiments/assembly/build_simulation.hpp"
 #include "experiments/assembly/results_writer.hpp"
+#include "experiments/studies/probe_limits.hpp"
 #include "experiments/studies/slo_search.hpp"
 #include "experiments/studies/study_eta.hpp"
 
@@ -101,6 +102,7 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
         rec.metrics.emplace_back("max_rate_confirm_attainment", c->summary.slo_attainment);
         rec.metrics.emplace_back("max_rate_confirm_ttft_p90_ms", c->summary.ttft_ms.p90);
       }
+      append_probe_limits(caps_at_first_miss(slo, o.target), rec.metrics);
     }
     if (spec.save_runs) {
       // Kept by the run's key, like its journal record: the study's runs/pNNNN-rNNN are made from these

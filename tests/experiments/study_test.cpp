@@ -412,7 +412,7 @@ TEST_CASE("the example studies load and plan: every point a valid experiment") {
   REQUIRE(mc.replications == 30);
   REQUIRE(mc.warnings.empty());
   const StudyPlan compare = plan("compare-policies.toml");
-  REQUIRE(compare.points.size() == 35);
+  REQUIRE(compare.points.size() == 49);  // 7 policies x 7 rates
   REQUIRE(compare.warnings.empty());
 }
 
