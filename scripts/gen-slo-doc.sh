@@ -28,6 +28,7 @@ field() {  # FILE PYTHON_EXPRESSION over the answer j and its first replication 
   python3 -c "import json, sys; j = json.load(open(sys.argv[1])); r = j['replications'][0]; print($2)" "$1"
 }
 rate=$(field "$tmp/search.json" "format(r['max_rate_rps'], '.4g')")
+exact=$(field "$tmp/search.json" "repr(r['max_rate_rps'])")
 high=$(field "$tmp/search.json" "'none' if r['bracket_high_rps'] is None else format(r['bracket_high_rps'], '.4g')")
 failed=$(field "$tmp/search.json" "r['failed_confirmations']")
 confirm=$(field "$tmp/search.json" \
@@ -42,12 +43,12 @@ steady() {  # RATE
 print('{:.1f} % attainment, p90 TTFT {:.0f} ms'.format(100 * m['slo']['attainment'], m['ttft_ms']['p90']))" \
     "$tmp/run/summary.json"
 }
-at_answer=$(steady "$rate")
+at_answer=$(steady "$exact")
 
 {
   echo "- \`epsim slo examples/demo.toml --target 0.9\`: **$rate req/s**, bracket [$rate, $high) req/s;"
   echo "  $failed rate(s) the search's probes passed failed the confirmation; at the answer the $confirm."
-  echo "- a 60 s steady run at $rate req/s (\`--set workload.num_requests=0 --set workload.duration_s=60\`,"
+  echo "- a 60 s steady run at exactly $exact req/s (\`--set workload.num_requests=0 --set workload.duration_s=60\`,"
   echo "  warm-up 12 s, cool-down 6 s): $at_answer."
   echo "- \`--burst\` (every probe serves the config's 600 requests): $burst req/s."
 } >"$tmp/block"

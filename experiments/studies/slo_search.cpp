@@ -139,13 +139,18 @@ class ReplicationSearch {
   }
   bool short_probe(double rate) { return probe(rate, 1.0, k_max_window_scale, false); }
   // A long probe: k_slo_confirm_multiple x the window of the search's probe at that rate (x the
-  // automatic one when there was none).
+  // automatic one when there was none), and never shorter than an earlier long probe: the window that
+  // refuted a rate is the one the rates below it must hold on.
   bool long_probe(double rate) {
     double scale = 1.0;
+    double longest = 0.0;
     for (std::size_t i = first_; i < probes_.size(); ++i) {
-      scale = probes_[i].rate_rps == rate && !probes_[i].confirmation ? probes_[i].window_scale : scale;
+      const SloProbe& p = probes_[i];
+      scale = p.rate_rps == rate && !p.confirmation ? p.window_scale : scale;
+      longest = p.confirmation ? std::max(longest, p.window_scale) : longest;
     }
-    return probe(rate, k_slo_confirm_multiple * scale, k_slo_confirm_multiple * k_max_window_scale, true);
+    const double min_scale = std::max(k_slo_confirm_multiple * scale, longest);
+    return probe(rate, min_scale, std::max(min_scale, k_slo_confirm_multiple * k_max_window_scale), true);
   }
   // The rates this replication's short probes passed, at or below `rate`, highest first.
   std::vector<double> passed_at_or_below(double rate) const {

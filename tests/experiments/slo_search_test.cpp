@@ -121,7 +121,7 @@ TEST_CASE("the SLO search probes a common rate grid and warns when the measured 
   REQUIRE(res.probes[1].summary.slo_attainment >= 0.9);
   REQUIRE(res.probes[2].confirmation);
   REQUIRE(res.probes[2].rate_rps == 0.5 * capacity_rps);
-  REQUIRE(res.probes[2].summary.requests == Approx(3 * 100).epsilon(0.05));
+  REQUIRE(res.probes[2].window_scale == 3.0 * res.probes[1].window_scale);
   REQUIRE(res.probes[2].summary.slo_attainment >= 0.9);
   // The answer is the highest grid rate that held on the long window, not an interpolation past it;
   // the bracket's high end is the first rate that missed.
@@ -165,10 +165,12 @@ TEST_CASE("SLO search on a toy system with a known capacity") {
   REQUIRE(rep.confirmation.has_value());
   REQUIRE(rep.confirmation->rate_rps == res.max_rate_rps);
   REQUIRE(rep.confirmation->summary.slo_attainment >= 0.9);
-  const auto above =
-      std::find_if(res.probes.begin(), res.probes.end(), [&](const auto& p) { return p.rate_rps > res.max_rate_rps; });
+  // (A short probe above the answer may have passed: a long one then refuted it and the search
+  // stepped down.)
+  const auto above = std::find_if(res.probes.begin(), res.probes.end(), [&](const auto& p) {
+    return p.rate_rps > res.max_rate_rps && p.summary.slo_attainment < 0.9;
+  });
   REQUIRE(above != res.probes.end());
-  REQUIRE(above->summary.slo_attainment < 0.9);
   REQUIRE(above->rate_rps == rep.bracket_high_rps);
   REQUIRE(rep.bracket_high_rps <= res.max_rate_rps * 1.0101);
 }
