@@ -410,8 +410,8 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
   });
   const std::vector<ScalingSeries> series = scaling_series(spec, plan);
   for (const StudyPoint* p : order) {
-    const ScalingSeries& s = series[static_cast<std::size_t>(p->index)];
-    out += fmt::format("{}{},{},{},{},{}", p->index, axis_cells(*p), csv_cell(s.system), csv_cell(s.series),
+    const ScalingSeries& row = series[static_cast<std::size_t>(p->index)];
+    out += fmt::format("{}{},{},{},{},{}", p->index, axis_cells(*p), csv_cell(row.system), csv_cell(row.series),
                        p->config.cluster.num_gpus(), p->config.ep_size());
     for (const std::string& m : metrics) {
       const core::SampleSummary s = summary_of(values_of(plan, records, p->index, m), m);

@@ -76,16 +76,17 @@ TEST_CASE("a study says which points a cap held back: terminal table, runs.csv, 
   fs::create_directories(dir);
   const fs::path file = dir / "study.toml";
   std::ofstream(file) << "[study]\nkind = \"whatif\"\nbase = \"" << k_data << "/small.toml\"\n"
-                      << "report = [\"slo.attainment\"]\n[base.workload]\nrate_rps = 100.0\n"
-                      << "[[axis]]\nkey = \"scheduler.max_running_requests\"\nvalues = [1, 256]\n";
+                      << "report = [\"slo.attainment\"]\n"
+                      << "[[axis]]\nkey = \"scheduler.max_running_requests\"\nvalues = [1, 256]\n"
+                      << "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [100.0]\nlabels = [\"fast\"]\n";
   const test::Cli r = test::cli({"sweep", file.string(), "--out", (dir / "out").string(), "--progress", "none"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   // Point 0 (1 seat) is named, point 1 (256 seats, 40 requests in all) is not.
   CHECK(r.out.find("limited by a configured cap") != std::string::npos);
-  CHECK(r.out.find("point 0 (1): scheduler.max_running_requests (seats) bound ") != std::string::npos);
+  CHECK(r.out.find("point 0 (1, fast): scheduler.max_running_requests (seats) bound ") != std::string::npos);
   // (The token budget may hold point 1's prompts back in a burst; its seats never.)
-  CHECK(line_of(r.out, "point 1 (256)").find("seats") == std::string::npos);
+  CHECK(line_of(r.out, "point 1 (256, fast)").find("seats") == std::string::npos);
   const report::CsvTable runs = report::CsvTable::load(dir / "out" / "runs.csv");
   const std::size_t seats = runs.column("limits.seats.binding_fraction");
   CHECK(runs.number(0, seats) > 0.5);

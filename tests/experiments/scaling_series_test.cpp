@@ -60,32 +60,32 @@ TEST_CASE("a rate axis crossed with the setups: one curve per system family and 
   // Points: setup-major, rates 2 and 4 req/s: 0 = H100x2@2, 1 = H100x2@4, 2 = H100x4@2, ...
   const auto s = series_of(k_setups + "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [2.0, 4.0]\n");
   REQUIRE(s.size() == 6);
-  CHECK(s.at(0) == "hgx-h100, 2 req/s");
-  CHECK(s.at(2) == "hgx-h100, 2 req/s");
-  CHECK(s.at(1) == "hgx-h100, 4 req/s");
-  CHECK(s.at(3) == "hgx-h100, 4 req/s");
-  CHECK(s.at(4) == "hgx-h200, 2 req/s");
-  CHECK(s.at(5) == "hgx-h200, 4 req/s");
+  CHECK(s.at(0) == "HGX H100 nodes, rail-optimised NDR, 2 req/s");
+  CHECK(s.at(2) == "HGX H100 nodes, rail-optimised NDR, 2 req/s");
+  CHECK(s.at(1) == "HGX H100 nodes, rail-optimised NDR, 4 req/s");
+  CHECK(s.at(3) == "HGX H100 nodes, rail-optimised NDR, 4 req/s");
+  CHECK(s.at(4) == "HGX H200 nodes, rail-optimised NDR, 2 req/s");
+  CHECK(s.at(5) == "HGX H200 nodes, rail-optimised NDR, 4 req/s");
 }
 
 TEST_CASE("a rate zipped with the setups, the same per GPU: one curve per system family") {
   const auto s = series_of(k_setups +
                            "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [1.0, 2.0, 2.0]\n"
-                           "zip_with = \"setup\"\n");
+                           "labels = [\"1\", \"2\", \"2 (H200)\"]\nzip_with = \"setup\"\n");
   REQUIRE(s.size() == 3);
-  CHECK(s.at(0) == "hgx-h100, 0.5 req/s per GPU");
-  CHECK(s.at(1) == "hgx-h100, 0.5 req/s per GPU");
-  CHECK(s.at(2) == "hgx-h200, 0.5 req/s per GPU");
+  CHECK(s.at(0) == "HGX H100 nodes, rail-optimised NDR, 0.5 req/s per GPU");
+  CHECK(s.at(1) == "HGX H100 nodes, rail-optimised NDR, 0.5 req/s per GPU");
+  CHECK(s.at(2) == "HGX H200 nodes, rail-optimised NDR, 0.5 req/s per GPU");
 }
 
 TEST_CASE("a policy axis leaves the setup alone: a curve per policy") {
   const auto s = series_of(k_setups + "[[axis]]\nname = \"policy\"\npolicies = [\"linear\", \"eplb\"]\n");
   REQUIRE(s.size() == 6);
-  CHECK(s.at(0) == "hgx-h100, 4 req/s, linear");
-  CHECK(s.at(2) == "hgx-h100, 4 req/s, linear");
-  CHECK(s.at(1) == "hgx-h100, 4 req/s, eplb");
-  CHECK(s.at(3) == "hgx-h100, 4 req/s, eplb");
-  CHECK(s.at(4) == "hgx-h200, 4 req/s, linear");
+  CHECK(s.at(0) == "HGX H100 nodes, rail-optimised NDR, 4 req/s, linear");
+  CHECK(s.at(2) == "HGX H100 nodes, rail-optimised NDR, 4 req/s, linear");
+  CHECK(s.at(1) == "HGX H100 nodes, rail-optimised NDR, 4 req/s, eplb");
+  CHECK(s.at(3) == "HGX H100 nodes, rail-optimised NDR, 4 req/s, eplb");
+  CHECK(s.at(4) == "HGX H200 nodes, rail-optimised NDR, 4 req/s, linear");
 }
 
 TEST_CASE("one preset name over two fabrics: two families, named by GPU and links") {
@@ -124,9 +124,9 @@ TEST_CASE("the report's scaling figure draws one series per family and rate, nev
     gpus[rows.text(i, rows.column("series"))].insert(rows.number(i, rows.column("x")));
   }
   REQUIRE(gpus.size() == 4);
-  CHECK(gpus.at("hgx-h100, 2 req/s") == std::multiset<double>{2.0, 4.0});
-  CHECK(gpus.at("hgx-h100, 4 req/s") == std::multiset<double>{2.0, 4.0});
-  CHECK(gpus.at("hgx-h200, 2 req/s") == std::multiset<double>{4.0});
-  CHECK(gpus.at("hgx-h200, 4 req/s") == std::multiset<double>{4.0});
+  CHECK(gpus.at("HGX H100 nodes, rail-optimised NDR, 2 req/s") == std::multiset<double>{2.0, 4.0});
+  CHECK(gpus.at("HGX H100 nodes, rail-optimised NDR, 4 req/s") == std::multiset<double>{2.0, 4.0});
+  CHECK(gpus.at("HGX H200 nodes, rail-optimised NDR, 2 req/s") == std::multiset<double>{4.0});
+  CHECK(gpus.at("HGX H200 nodes, rail-optimised NDR, 4 req/s") == std::multiset<double>{4.0});
   fs::remove_all(dir);
 }

@@ -433,9 +433,13 @@ TEST_CASE("a what-if writes its scaling curves and, when asked, every run's own 
   const std::string scaling = slurp(dir / "out" / "scaling.csv");
   // Ordered by GPUs: the 2-GPU setup (point 1) first.
   // gpus, a report metric here, is not repeated after the gpus column.
-  REQUIRE_THAT(scaling, Catch::StartsWith("point,setup,gpus,ep_size,slo.goodput_rps,slo.goodput_rps.ci95_low,"
-                                          "slo.goodput_rps.ci95_high\n1,EP2,2,2,"));
-  REQUIRE_THAT(scaling, Contains("\n0,EP4,4,4,"));
+  // Both setups are one system family at one rate: one curve (scaling_series.hpp).
+  REQUIRE_THAT(scaling,
+               Catch::StartsWith("point,setup,system,series,gpus,ep_size,slo.goodput_rps,slo.goodput_rps.ci95_low,"
+                                 "slo.goodput_rps.ci95_high\n1,EP2,\"HGX H100 nodes, rail-optimised NDR\",\"HGX H100 "
+                                 "nodes, rail-optimised NDR, 4 req/s\",2,2,"));
+  REQUIRE_THAT(scaling, Contains("\n0,EP4,\"HGX H100 nodes, rail-optimised NDR\",\"HGX H100 nodes, rail-optimised NDR, "
+                                 "4 req/s\",4,4,"));
   for (const char* run : {"p0000-r000", "p0000-r001", "p0001-r000", "p0001-r001"}) {
     REQUIRE(fs::exists(dir / "out" / "runs" / run / "summary.json"));
     REQUIRE(fs::exists(dir / "out" / "runs" / run / "requests.csv"));

@@ -165,7 +165,8 @@ TEST_CASE("a token budget below the prompt rate binds; a KV cache of a few reque
   SECTION("KV cache: 8 blocks of 16 tokens, requests of 1 + 16 tokens need 2 blocks each") {
     // At most 4 requests hold blocks at once (3 once the watermark's block is kept): the same offered
     // load as above the seat cap binds the cache instead.
-    SimulationParts p = tiny(2.0 * 4.0 / (output * step_s), 1000, 1, output, SchedulerConfig{4096, 256}, 8);
+    SimulationParts p =
+        tiny(2.0 * 4.0 / (static_cast<double>(output) * step_s), 1000, 1, output, SchedulerConfig{4096, 256}, 8);
     p.serving.window = {.warmup_s = 100.0 * step_s, .cooldown_s = 50.0 * step_s};
     Simulator sim(std::move(p));
     const SimulationResult r = sim.run();
