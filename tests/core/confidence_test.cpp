@@ -114,7 +114,7 @@ TEST_CASE("a proportion's interval is the t interval cut at 0 and 1, a non-negat
   REQUIRE(summarize_sample(far, MetricKind::proportion).ci_high == Approx(summarize_sample(far).ci_high));
 }
 
-TEST_CASE("a difference of proportions stays in [-1, 1]; other differences are not cut") {
+TEST_CASE("a difference of proportions stays in [-1, 1], other differences are not cut") {
   // Differences {0.9, 0.1}: mean 0.5, s = 0.5656854, t interval [-4.5825, 5.5825] -> [-1, 1].
   const std::vector<double> x{1.0, 0.2};
   const std::vector<double> base{0.1, 0.1};
