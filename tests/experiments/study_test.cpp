@@ -552,7 +552,7 @@ TEST_CASE("saved runs follow the current study: an edited study never shows a ru
   fs::remove_all(dir);
 }
 
-TEST_CASE("a sweep into a directory another sweep holds fails at once, naming it; only dead temporaries go") {
+TEST_CASE("a sweep into a directory another sweep holds fails at once, naming it, and only dead temporaries go") {
   const fs::path dir = fs::temp_directory_path() / "epsim-study-lock";
   fs::remove_all(dir);
   fs::create_directories(dir / "out" / "user");
