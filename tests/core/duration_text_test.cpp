@@ -12,7 +12,11 @@ using epsim::core::duration_text;
 
 namespace {
 std::string two(long long v) {
-  return (v < 10 ? "0" : "") + std::to_string(v);
+  std::string out = std::to_string(v);
+  if (v < 10) {
+    out.insert(out.begin(), '0');
+  }
+  return out;
 }
 }  // namespace
 
