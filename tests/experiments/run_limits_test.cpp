@@ -76,7 +76,7 @@ TEST_CASE("a study says which points a cap held back: terminal table, runs.csv, 
   fs::create_directories(dir);
   const fs::path file = dir / "study.toml";
   std::ofstream(file) << "[study]\nkind = \"whatif\"\nbase = \"" << k_data << "/small.toml\"\n"
-                      << "report = [\"slo.attainment\"]\n"
+                      << "replications = 1\nreport = [\"slo.attainment\"]\n"
                       << "[[axis]]\nkey = \"scheduler.max_running_requests\"\nvalues = [1, 256]\n"
                       << "[[axis]]\nkey = \"workload.rate_rps\"\nvalues = [100.0]\nlabels = [\"fast\"]\n";
   const test::Cli r = test::cli({"sweep", file.string(), "--out", (dir / "out").string(), "--progress", "none"});
