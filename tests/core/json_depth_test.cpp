@@ -19,7 +19,7 @@ std::string nested(int levels, char open = '[', char close = ']') {
 TEST_CASE("json_nesting_depth counts arrays and objects, not brackets in strings") {
   CHECK(json_nesting_depth("1") == 0);
   CHECK(json_nesting_depth("[]") == 1);
-  CHECK(json_nesting_depth(R"({"a": [1, {"b": [[]]}], "c": {}})") == 4);
+  CHECK(json_nesting_depth(R"({"a": [1, {"b": [[]]}], "c": {}})") == 5);  // { [ { [ [
   CHECK(json_nesting_depth(R"(["[[[[", "\"[[[", {"k]]": "{{"}])") == 2);
   CHECK(json_nesting_depth(R"("\\" [[1]])") == 2);  // an escaped backslash ends before the quote
   CHECK(json_nesting_depth(nested(300)) == 257);    // the scan stops one past the bound
