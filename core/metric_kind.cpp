@@ -32,6 +32,8 @@ constexpr std::array k_rules{
     KindRule{"hit_time_limit", P},
     KindRule{"routing_exhausted", P},
     KindRule{"max_rate_bracketed", P},
+    KindRule{"max_rate_censored", P},  // 0/1: a search that never failed
+    KindRule{"limits.threshold", P},   // the binding share above which a cap is named
     // Non-negative: quantities with a unit, rates, counts, sizes.
     KindRule{"*_ms", N},
     KindRule{"*_ms.*", N},
@@ -47,7 +49,10 @@ constexpr std::array k_rules{
     KindRule{"*_gb", N},
     KindRule{"traffic_gb.*", N},
     KindRule{"kv_transfers.*", N},
-    KindRule{"rebalancing.*", N},  // counts, moved GB, stall, and director's LP gap (rounded over LP bound - 1)
+    KindRule{"rebalancing.*", N},
+    KindRule{"limits.rank_steps", N},
+    KindRule{"limits.*.cap", N},
+    KindRule{"limits.*.bound_rank_steps", N},  // counts, moved GB, stall, and director's LP gap (rounded over LP bound - 1)
     KindRule{"pools.*.requests_per_rank.*", N},
     KindRule{"activated_experts.*", N},
     KindRule{"curve_fit.mean_abs_error", N},

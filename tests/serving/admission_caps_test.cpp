@@ -149,7 +149,7 @@ TEST_CASE("a seat cap far below Little's L binds in nearly every step and sets t
   }
 }
 
-TEST_CASE("a token budget below the prompt rate binds; a KV cache of a few requests binds") {
+TEST_CASE("a token budget below the prompt rate binds, and so does a KV cache of a few requests") {
   constexpr std::int64_t output = 16;
   const double step_s = alone_step_ns(output) / 1e9;
   SECTION("batch tokens: prompts of 256 tokens through a budget of 64 per step") {
