@@ -9,6 +9,25 @@ CollectiveCoster::CollectiveCoster(const NetworkGraph& graph)
   touched_.reserve(arc_bytes_.size());
 }
 
+void CollectiveCoster::use_group(int gpu_offset, int gpus) {
+  if (gpu_offset == group_offset_ && gpus == group_gpus_) {
+    return;
+  }
+  graph_.prepare_routes(gpu_offset, gpus);
+  const auto n = static_cast<std::size_t>(gpus);
+  paths_.resize(n * n);
+  latencies_ns_.resize(n * n);
+  for (int s = 0; s < gpus; ++s) {
+    for (int d = 0; d < gpus; ++d) {
+      const std::size_t k = static_cast<std::size_t>(s) * n + static_cast<std::size_t>(d);
+      paths_[k] = graph_.path(gpu_offset + s, gpu_offset + d);
+      latencies_ns_[k] = graph_.path_latency_ns(gpu_offset + s, gpu_offset + d);
+    }
+  }
+  group_offset_ = gpu_offset;
+  group_gpus_ = gpus;
+}
+
 CollectiveCost CollectiveCoster::cost(const Eigen::MatrixXd& bytes, int gpu_offset) {
   for (const int a : touched_) {
     arc_bytes_[static_cast<std::size_t>(a)] = 0.0;
@@ -17,6 +36,7 @@ CollectiveCost CollectiveCoster::cost(const Eigen::MatrixXd& bytes, int gpu_offs
   CollectiveCost c;
   double latency = 0.0;
   const auto n = static_cast<int>(bytes.rows());
+  use_group(gpu_offset, n);
   for (int s = 0; s < n; ++s) {
     for (int d = 0; d < n; ++d) {
       const double b = bytes(s, d);
@@ -26,8 +46,9 @@ CollectiveCost CollectiveCoster::cost(const Eigen::MatrixXd& bytes, int gpu_offs
       const int gs = gpu_offset + s;
       const int gd = gpu_offset + d;
       (graph_.node_of(gs) == graph_.node_of(gd) ? c.intra_bytes : c.inter_bytes) += b;
-      latency = std::max(latency, graph_.path_latency_ns(gs, gd));
-      for (const int a : graph_.path(gs, gd)) {
+      const std::size_t k = static_cast<std::size_t>(s) * static_cast<std::size_t>(n) + static_cast<std::size_t>(d);
+      latency = std::max(latency, latencies_ns_[k]);
+      for (const int a : paths_[k]) {
         double& load = arc_bytes_[static_cast<std::size_t>(a)];
         if (load == 0.0) {
           touched_.push_back(a);

@@ -5,6 +5,7 @@
 // i.e. the most loaded link or endpoint decides. All-gather, all-reduce and point-to-point transfers
 // are expressed as traffic matrices too.
 #include <Eigen/Core>
+#include <span>
 #include <vector>
 
 #include "hardware/all_to_all.hpp"
@@ -25,7 +26,15 @@ class CollectiveCoster {
   const NetworkGraph& graph() const { return graph_; }
 
  private:
+  void use_group(int gpu_offset, int gpus);
+
   const NetworkGraph& graph_;
+  // The group's routes, looked up once (the graph keeps them): [s * gpus + d], for the GPUs
+  // [group_offset_, group_offset_ + group_gpus_).
+  int group_offset_ = -1;
+  int group_gpus_ = 0;
+  std::vector<std::span<const int>> paths_;
+  std::vector<double> latencies_ns_;
   std::vector<double> arc_bytes_;
   std::vector<int> touched_;
   int bottleneck_ = -1;
