@@ -119,6 +119,29 @@ void all_to_all(int nodes) {
       n, build_s, g.num_vertices(), g.num_arcs(), graph_us, port_us, sink);
 }
 
+// A run on the graph model with EP groups of 8 (the demo's shape) at `nodes` HGX H200 nodes: building the
+// graph (it walks every GPU pair once for the port view's latencies) and finding every group's routes;
+// the routes kept grow with the GPUs (8 x 8 per group of 8), not with GPUs squared.
+void group_routes(int nodes) {
+  const toml::table over = toml::parse("nodes = " + std::to_string(nodes));
+  core::ParamTable t({core::ParamLayer{&over, "bench"},
+                      core::ParamLayer{&hardware::cluster_presets().get("hgx-h200", "", ""), "hgx-h200"}},
+                     "cluster");
+  const auto spec = hardware::parse_cluster_spec(t);
+  auto t0 = std::chrono::steady_clock::now();
+  const hardware::NetworkGraph g(spec);
+  const double build_s = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  for (int first = 0; first < g.num_gpus(); first += 8) {
+    g.prepare_routes(first, 8);
+  }
+  const double routes_s = seconds_since(t0);
+  fmt::print(
+      "EP8 groups on {:>5} GPUs: graph build {:.3f} s, every group's routes {:.3f} s, {} routes kept ({:.0f} per "
+      "GPU)\n",
+      g.num_gpus(), build_s, routes_s, g.routes_kept(), static_cast<double>(g.routes_kept()) / g.num_gpus());
+}
+
 }  // namespace
 
 int main() {
@@ -126,5 +149,8 @@ int main() {
   cost_throughput(true);
   all_to_all(8);
   all_to_all(128);
+  for (const int nodes : {128, 256, 512, 1024}) {
+    group_routes(nodes);
+  }
   return 0;
 }

@@ -87,6 +87,17 @@ row(f"EP1024 DeepSeek-V3, {n_ep1024:,} requests at 400 req/s (replicated placeme
 r = epsim_run(base.format(nodes=512, n=20, rate=4, red=3840))
 row("EP4096 DeepSeek-V3 with the port model, peak memory", f"{r['peak']:.0f} MiB", "<= 200 MiB", r["peak"] <= 200)
 
+# Memory and time against GPUs (issue 35): the demo (EP8 groups on the graph model) on 1k to 8k GPUs,
+# 20 requests each; memory grows linearly with GPUs (it grew with GPUs squared: 84 / 246 / 846 / 3,151 MB).
+demo_text = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "demo.toml")).read()
+scale = {}
+for nodes in (128, 256, 512, 1024):
+    scale[nodes] = epsim_run(demo_text, [f"cluster.nodes={nodes}", "cluster.speed_factors=[]", "workload.num_requests=20"])
+row("demo (EP8, graph model) at 1k / 2k / 4k / 8k GPUs: peak memory",
+    " / ".join(f"{scale[n]['peak']:.0f}" for n in scale) + " MiB, " +
+    " / ".join(f"{scale[n]['wall']:.1f}" for n in scale) + " s wall",
+    "linear in GPUs (8k <= 12x 1k)", scale[1024]["peak"] <= 12 * scale[128]["peak"])
+
 # Trace replay against synthetic routing in the same run (DeepSeek-V3 EP64, 2,000 requests): the trace is
 # synthesised from the same config first.
 ep64 = ('[run]\nseed = 1\n[model]\npreset = "deepseek-v3"\n[cluster]\npreset = "hgx-h200"\nnodes = 8\n'

@@ -48,6 +48,10 @@ ClusterSpec parse_cluster_spec(core::ParamTable& t) {
   c.pcie_link = parse_link_table(pcie, c.scale_up == ScaleUp::pcie ? "pcie4_x16" : "pcie5_x16");
 
   if (!t.documenting()) {
+    if (c.num_gpus() > k_max_cluster_gpus) {
+      t.fail("nodes", fmt::format("{} nodes x {} GPUs = {} GPUs; epsim models clusters of at most {} GPUs", c.nodes,
+                                  c.gpus_per_node, c.num_gpus(), k_max_cluster_gpus));
+    }
     if (c.nodes > 1 && c.scale_out == ScaleOut::none) {
       t.fail("scale_out", fmt::format("a cluster of {} nodes needs a scale-out fabric (rail or fat_tree)", c.nodes));
     }

@@ -15,6 +15,11 @@ namespace epsim::hardware {
 enum class ScaleUp : std::uint8_t { switch_fabric, mesh, pcie };
 enum class ScaleOut : std::uint8_t { none, rail, fat_tree };
 
+/// The largest cluster a config may describe: a run's memory grows with its GPUs (per-GPU state, the
+/// routes its groups use) and building the network graph walks every GPU pair once (GPUs^2 time,
+/// ~10 s at this size), so larger clusters are refused before anything is built (docs/guarantees.md).
+inline constexpr int k_max_cluster_gpus = 16384;
+
 struct ClusterSpec {
   std::string name;
   std::string gpu;  ///< GPU preset the cluster is built of (the default of [gpu] preset)

@@ -5,6 +5,7 @@
 // i.e. the most loaded link or endpoint decides. All-gather, all-reduce and point-to-point transfers
 // are expressed as traffic matrices too.
 #include <Eigen/Core>
+#include <span>
 #include <vector>
 
 #include "hardware/all_to_all.hpp"
@@ -19,14 +20,24 @@ class CollectiveCoster {
 
   /// `bytes(s, d)`: bytes from GPU gpu_offset + s to GPU gpu_offset + d (the diagonal is ignored).
   CollectiveCost cost(const Eigen::MatrixXd& bytes, int gpu_offset = 0);
-  /// Bytes each arc carried in the last cost() call, and the arc that decided it (-1 if none).
-  const std::vector<double>& arc_bytes() const { return arc_bytes_; }
+  /// The arc that decided the last cost() call (-1 if none).
   int bottleneck_arc() const { return bottleneck_; }
   const NetworkGraph& graph() const { return graph_; }
 
  private:
+  void use_group(int gpu_offset, int gpus);
+
   const NetworkGraph& graph_;
-  std::vector<double> arc_bytes_;
+  // The group's routes, looked up once (the graph keeps them): pair s * gpus + d of the GPUs
+  // [group_offset_, group_offset_ + group_gpus_) crosses path_arcs_[path_begin_[k] .. path_begin_[k + 1]),
+  // indices into the group's own arcs (global_arc_), so the workspace grows with the group, not the cluster.
+  int group_offset_ = -1;
+  int group_gpus_ = 0;
+  std::vector<std::size_t> path_begin_;
+  std::vector<int> path_arcs_;
+  std::vector<int> global_arc_;
+  std::vector<double> latencies_ns_;
+  std::vector<double> arc_bytes_;  // per group arc
   std::vector<int> touched_;
   int bottleneck_ = -1;
 };

@@ -1,35 +1,11 @@
 #include "hardware/network_graph.hpp"
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/filtered_graph.hpp>
-#include <functional>
 #include <mutex>
 
 #include "core/error.hpp"
 
 namespace epsim::hardware {
-namespace {
-
-struct ArcId {
-  int id = 0;
-};
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property, ArcId>;
-using EdgeDesc = boost::graph_traits<Graph>::edge_descriptor;
-
-// Keeps every arc except those leaving a GPU other than the search's source: routes never transit a GPU.
-struct NoGpuTransit {
-  const Graph* g = nullptr;
-  const std::vector<NetworkGraph::Vertex>* vertices = nullptr;
-  int source = 0;
-  bool operator()(const EdgeDesc& e) const {
-    const auto from = static_cast<int>(boost::source(e, *g));
-    return from == source || (*vertices)[static_cast<std::size_t>(from)].kind != VertexKind::gpu;
-  }
-};
-
-}  // namespace
 
 int NetworkGraph::add_vertex(VertexKind kind, int node) {
   vertices_.push_back(Vertex{kind, node});
@@ -140,67 +116,102 @@ NetworkGraph::NetworkGraph(const ClusterSpec& s)
       }
     }
   }
+  index_arcs();
   find_largest_latencies();
 }
 
-void NetworkGraph::find_largest_latencies() {
-  // The port model's alphas: the largest intra- and inter-node route latency (routes walked, not kept).
-  each_route([&](int src, int dst, std::span<const int> arcs) {
-    double& most = node_of(src) == node_of(dst) ? intra_latency_ns_ : inter_latency_ns_;
-    most = std::max(most, route_latency_ns(arcs));
-  });
+void NetworkGraph::index_arcs() {
+  // Out-arcs per vertex in insertion order: the order a search examines them in, which breaks ties.
+  out_begin_.assign(vertices_.size() + 1, 0);
+  for (const Arc& a : arcs_) {
+    ++out_begin_[static_cast<std::size_t>(a.from) + 1];
+  }
+  for (std::size_t v = 0; v < vertices_.size(); ++v) {
+    out_begin_[v + 1] += out_begin_[v];
+  }
+  out_arcs_.resize(arcs_.size());
+  std::vector<int> next(out_begin_.begin(), out_begin_.end() - 1);
+  for (std::size_t a = 0; a < arcs_.size(); ++a) {
+    out_arcs_[static_cast<std::size_t>(next[static_cast<std::size_t>(arcs_[a].from)]++)] = static_cast<int>(a);
+  }
 }
 
-// Breadth-first search from every GPU without GPU transit; visit(src, dst, arcs) sees each pair's route
-// from source to destination (src == dst: no arcs), sources in order, destinations in order.
-void NetworkGraph::each_route(const std::function<void(int, int, std::span<const int>)>& visit) const {
-  Graph g(vertices_.size());
-  for (std::size_t a = 0; a < arcs_.size(); ++a) {
-    boost::add_edge(static_cast<std::size_t>(arcs_[a].from), static_cast<std::size_t>(arcs_[a].to),
-                    ArcId{static_cast<int>(a)}, g);
+void NetworkGraph::start_search(Search& s, int src) const {
+  s.pred.assign(vertices_.size(), -1);
+  s.queue.clear();
+  s.queue.push_back(src);
+  s.head = 0;
+}
+
+// Breadth first, examining each vertex's arcs in insertion order; a GPU other than the source is reached
+// but never left (routes do not transit GPUs). A vertex's arc is fixed when it is reached, so a search
+// stopped early gives the routes a full one would.
+bool NetworkGraph::search_until(Search& s, int src, int dst) const {
+  const auto reached = [&](int v) { return v == src || s.pred[static_cast<std::size_t>(v)] >= 0; };
+  if (dst >= 0 && reached(dst)) {  // dst < 0: search everything
+    return true;
   }
-  std::vector<EdgeDesc> pred(vertices_.size());
-  std::vector<bool> reached(vertices_.size());
-  std::vector<int> reversed;
-  std::vector<int> forward;
-  for (int src = 0; src < gpus_; ++src) {
-    NoGpuTransit keep{&g, &vertices_, src};
-    boost::filtered_graph<Graph, NoGpuTransit> fg(g, keep);
-    std::fill(reached.begin(), reached.end(), false);
-    reached[static_cast<std::size_t>(src)] = true;
-    // Record tree edges: the predecessor arc of each newly discovered vertex.
-    struct Visitor : boost::default_bfs_visitor {
-      std::vector<EdgeDesc>* pred;
-      std::vector<bool>* reached;
-      const Graph* graph;
-      void tree_edge(const EdgeDesc& e, const boost::filtered_graph<Graph, NoGpuTransit>& /*fg*/) const {
-        const auto t = boost::target(e, *graph);
-        (*pred)[t] = e;
-        (*reached)[t] = true;
+  while (s.head < s.queue.size()) {
+    const int u = s.queue[s.head++];
+    if (u != src && vertices_[static_cast<std::size_t>(u)].kind == VertexKind::gpu) {
+      continue;
+    }
+    bool found = false;
+    for (int k = out_begin_[static_cast<std::size_t>(u)]; k < out_begin_[static_cast<std::size_t>(u) + 1]; ++k) {
+      const int a = out_arcs_[static_cast<std::size_t>(k)];
+      const int t = arcs_[static_cast<std::size_t>(a)].to;
+      if (!reached(t)) {
+        s.pred[static_cast<std::size_t>(t)] = a;
+        s.queue.push_back(t);
+        found = found || t == dst;
       }
-    };
-    Visitor vis;
-    vis.pred = &pred;
-    vis.reached = &reached;
-    vis.graph = &g;
-    boost::breadth_first_search(fg, static_cast<std::size_t>(src), boost::visitor(vis));
+    }
+    if (found) {
+      return true;
+    }
+  }
+  return false;
+}
+
+NetworkGraph::Route NetworkGraph::route_of(const Search& s, int src, int dst) const {
+  Route r;
+  for (int v = dst; v != src;) {
+    const int a = s.pred[static_cast<std::size_t>(v)];
+    r.arcs.push_back(a);
+    v = arcs_[static_cast<std::size_t>(a)].from;
+  }
+  std::reverse(r.arcs.begin(), r.arcs.end());
+  r.latency_ns = route_latency_ns(r.arcs);
+  return r;
+}
+
+void NetworkGraph::unreachable(int src, int dst) const {
+  throw core::Error("network graph: GPU " + std::to_string(dst) + " is unreachable from GPU " + std::to_string(src));
+}
+
+void NetworkGraph::find_largest_latencies() {
+  // The port model's alphas: the largest intra- and inter-node route latency. Every pair is walked (a
+  // full search per source, latencies summed along the search tree in route order), none is kept.
+  Search s;
+  std::vector<double> latency(vertices_.size(), 0.0);
+  for (int src = 0; src < gpus_; ++src) {
+    start_search(s, src);
+    search_until(s, src, -1);  // to the end
+    latency[static_cast<std::size_t>(src)] = 0.0;
+    for (std::size_t k = 1; k < s.queue.size(); ++k) {  // queue order: a vertex after its predecessor
+      const auto v = static_cast<std::size_t>(s.queue[k]);
+      const Arc& a = arcs_[static_cast<std::size_t>(s.pred[v])];
+      latency[v] = latency[static_cast<std::size_t>(a.from)] + a.latency_ns;
+    }
     for (int dst = 0; dst < gpus_; ++dst) {
       if (dst == src) {
-        visit(src, dst, {});
         continue;
       }
-      if (!reached[static_cast<std::size_t>(dst)]) {
-        throw core::Error("network graph: GPU " + std::to_string(dst) + " is unreachable from GPU " +
-                          std::to_string(src));
+      if (s.pred[static_cast<std::size_t>(dst)] < 0) {
+        unreachable(src, dst);
       }
-      reversed.clear();
-      for (auto v = static_cast<std::size_t>(dst); v != static_cast<std::size_t>(src);) {
-        const EdgeDesc e = pred[v];
-        reversed.push_back(g[e].id);
-        v = boost::source(e, g);
-      }
-      forward.assign(reversed.rbegin(), reversed.rend());
-      visit(src, dst, forward);
+      double& most = node_of(src) == node_of(dst) ? intra_latency_ns_ : inter_latency_ns_;
+      most = std::max(most, latency[static_cast<std::size_t>(dst)]);
     }
   }
 }
@@ -213,33 +224,49 @@ double NetworkGraph::route_latency_ns(std::span<const int> arcs) const {
   return lat;
 }
 
-const NetworkGraph::Routes& NetworkGraph::routes() const {
-  // Every pair's path: GPUs squared in memory, so only made when a path is asked for (the graph collective
-  // model, transfers), once, whichever thread asks first.
-  std::call_once(routes_->once, [this] {
-    Routes& r = *routes_;
-    const auto pairs = static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(gpus_);
-    r.begin.assign(pairs + 1, 0);
-    r.latency.assign(pairs, 0.0);
-    each_route([&](int src, int dst, std::span<const int> arcs) {
-      const std::size_t p = pair(src, dst);
-      r.begin[p] = r.arcs.size();
-      r.arcs.insert(r.arcs.end(), arcs.begin(), arcs.end());
-      r.latency[p] = route_latency_ns(arcs);
-    });
-    r.begin[pairs] = r.arcs.size();
-  });
-  return *routes_;
+void NetworkGraph::prepare_routes(int first_gpu, int gpus) const {
+  Search s;
+  std::lock_guard lock(routes_->mutex);
+  for (int src = first_gpu; src < first_gpu + gpus; ++src) {
+    start_search(s, src);
+    for (int dst = first_gpu; dst < first_gpu + gpus; ++dst) {
+      if (routes_->routes.contains(pair(src, dst))) {
+        continue;
+      }
+      if (dst != src && !search_until(s, src, dst)) {
+        unreachable(src, dst);
+      }
+      routes_->routes.emplace(pair(src, dst), dst == src ? Route{} : route_of(s, src, dst));
+    }
+  }
+}
+
+const NetworkGraph::Route& NetworkGraph::kept_route(int src, int dst) const {
+  // Callers from several threads may share a graph (copies share the routes).
+  std::lock_guard lock(routes_->mutex);
+  const auto it = routes_->routes.find(pair(src, dst));
+  if (it != routes_->routes.end()) {
+    return it->second;
+  }
+  Search s;
+  start_search(s, src);
+  if (dst != src && !search_until(s, src, dst)) {
+    unreachable(src, dst);
+  }
+  return routes_->routes.emplace(pair(src, dst), dst == src ? Route{} : route_of(s, src, dst)).first->second;
+}
+
+std::size_t NetworkGraph::routes_kept() const {
+  std::lock_guard lock(routes_->mutex);
+  return routes_->routes.size();
 }
 
 std::span<const int> NetworkGraph::path(int src, int dst) const {
-  const Routes& r = routes();
-  const std::size_t p = pair(src, dst);
-  return {r.arcs.data() + r.begin[p], static_cast<std::size_t>(r.begin[p + 1] - r.begin[p])};
+  return kept_route(src, dst).arcs;
 }
 
 double NetworkGraph::path_latency_ns(int src, int dst) const {
-  return routes().latency[pair(src, dst)];
+  return kept_route(src, dst).latency_ns;
 }
 
 Topology NetworkGraph::port_view() const {

@@ -1,15 +1,17 @@
 #pragma once
-// The cluster as a Boost graph of GPUs, scale-up switches, PCIe switches, host root complexes, NICs and
+// The cluster as a graph of GPUs, scale-up switches, PCIe switches, host root complexes, NICs and
 // leaf/spine switches; every physical link is two arcs (one per direction, each with the link's
 // bandwidth). Each GPU pair's route is the fewest-hop path that does not transit another GPU (ties:
-// the first found in insertion order, so routes are deterministic). All pairs' routes (GPUs squared in
-// memory) are made on the first path() asked for; the port model's summary needs only their latencies.
+// the first found in insertion order, so routes are deterministic). Routes are found on demand (a
+// breadth-first search from the source that stops once its destinations are reached) and kept only for
+// the pairs asked for: a run asks for its EP groups' pairs and its transfers', so memory grows with GPUs,
+// never with GPUs squared. The port model's summary needs only the largest latencies, walked once.
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hardware/cluster_spec.hpp"
@@ -43,31 +45,49 @@ class NetworkGraph {
   const Arc& arc(int id) const { return arcs_[static_cast<std::size_t>(id)]; }
   double collective_overhead_ns() const { return overhead_ns_; }
 
-  /// Arc ids from `src` to `dst` (empty when src == dst).
+  /// Arc ids from `src` to `dst` (empty when src == dst). The span stays valid as long as the graph.
   std::span<const int> path(int src, int dst) const;
   /// Sum of the latencies of the path's arcs.
   double path_latency_ns(int src, int dst) const;
+  /// Finds the routes between every two of the GPUs [first_gpu, first_gpu + gpus) at once (one search per
+  /// source), so that a group's path() calls find them kept.
+  void prepare_routes(int first_gpu, int gpus) const;
+  /// Routes kept so far (memory: a run keeps its groups' pairs, not every pair).
+  std::size_t routes_kept() const;
 
   /// The two-level summary the fast port model uses: per-GPU scale-up and scale-out bandwidth, and
   /// the largest intra- and inter-node path latency (plus the collective overhead) as alphas.
   Topology port_view() const;
 
  private:
-  std::size_t pair(int src, int dst) const {
-    return static_cast<std::size_t>(src) * static_cast<std::size_t>(gpus_) + static_cast<std::size_t>(dst);
+  std::uint64_t pair(int src, int dst) const {
+    return static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(gpus_) + static_cast<std::uint64_t>(dst);
   }
-  struct Routes {
-    std::once_flag once;
-    std::vector<std::uint64_t> begin;  // [pair] -> offset into arcs (size pairs + 1)
+  struct Route {
     std::vector<int> arcs;
-    std::vector<double> latency;
+    double latency_ns = 0.0;
+  };
+  struct RouteCache {
+    std::mutex mutex;
+    std::unordered_map<std::uint64_t, Route> routes;  // node-based: a kept route never moves
+  };
+  /// Breadth-first search state from one source GPU: the arc that discovered each vertex.
+  struct Search {
+    std::vector<int> pred;  // -1: not reached
+    std::vector<int> queue;
+    std::size_t head = 0;
   };
   int add_vertex(VertexKind kind, int node);
   void add_link(int a, int b, const LinkSpec& link);
-  void each_route(const std::function<void(int, int, std::span<const int>)>& visit) const;
+  void index_arcs();
+  void start_search(Search& s, int src) const;
+  /// Expands the search until GPU `dst` is reached (true) or nothing is left (false).
+  bool search_until(Search& s, int src, int dst) const;
+  Route route_of(const Search& s, int src, int dst) const;
+  const Route& kept_route(int src, int dst) const;
+  [[noreturn]] void unreachable(int src, int dst) const;
   double route_latency_ns(std::span<const int> arcs) const;
   void find_largest_latencies();
-  const Routes& routes() const;
 
   int gpus_;
   int gpus_per_node_;
@@ -76,9 +96,11 @@ class NetworkGraph {
   double inter_bw_per_gpu_;
   std::vector<Vertex> vertices_;
   std::vector<Arc> arcs_;
-  double intra_latency_ns_ = 0.0;                                // the largest route latency within a node
-  double inter_latency_ns_ = 0.0;                                // and between nodes
-  std::shared_ptr<Routes> routes_ = std::make_shared<Routes>();  // shared by copies: the graph never changes
+  std::vector<int> out_begin_;     // [vertex] -> offset into out_arcs_ (size vertices + 1)
+  std::vector<int> out_arcs_;      // each vertex's arcs in insertion order
+  double intra_latency_ns_ = 0.0;  // the largest route latency within a node
+  double inter_latency_ns_ = 0.0;  // and between nodes
+  std::shared_ptr<RouteCache> routes_ = std::make_shared<RouteCache>();  // shared by copies: the graph never changes
 };
 
 }  // namespace epsim::hardware

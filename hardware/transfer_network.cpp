@@ -26,7 +26,7 @@ void TransferNetwork::start(int src, int dst, double bytes, Done done) {
   }
   ++pending_;
   const core::Time latency = core::round_ns(graph_.path_latency_ns(src, dst));
-  engine_.schedule_after(latency, [this, f = Flow{src, dst, bytes, 0.0, std::move(done)}]() mutable {
+  engine_.schedule_after(latency, [this, f = Flow{graph_.path(src, dst), bytes, 0.0, std::move(done)}]() mutable {
     --pending_;
     activate(std::move(f));
   });
@@ -69,7 +69,7 @@ void TransferNetwork::reschedule() {
     arc_users_[static_cast<std::size_t>(a)] = 0;
   }
   for (const Flow& f : flows_) {
-    for (const int a : graph_.path(f.src, f.dst)) {
+    for (const int a : f.route) {
       ++arc_users_[static_cast<std::size_t>(a)];
     }
   }
@@ -89,7 +89,7 @@ void TransferNetwork::reschedule() {
       if (frozen_[i]) {
         continue;
       }
-      const auto path = graph_.path(flows_[i].src, flows_[i].dst);
+      const std::span<const int> path = flows_[i].route;
       if (std::find(path.begin(), path.end(), best) == path.end()) {
         continue;
       }

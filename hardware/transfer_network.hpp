@@ -5,6 +5,7 @@
 // or ends, and each ends when its last byte has crossed.
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "core/event_queue.hpp"
@@ -30,8 +31,7 @@ class TransferNetwork {
 
  private:
   struct Flow {
-    int src = 0;
-    int dst = 0;
+    std::span<const int> route;  // kept by the graph
     double remaining = 0.0;
     double rate = 0.0;
     Done done;

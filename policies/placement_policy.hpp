@@ -94,6 +94,9 @@ class PlacementPolicy {
   virtual Placement place(const PlacementInput& in) = 0;
   /// The inputs place() reads besides the shape (load window, cost curves, co-activation).
   virtual PolicyNeeds needs() const { return {}; }
+  /// The largest EP group place() finishes in about a minute of one core (0: no bound); a config with a
+  /// larger group is refused before anything is placed (docs/policies.md, Bounds).
+  virtual int max_ep_size() const { return 0; }
 };
 
 }  // namespace epsim::policies

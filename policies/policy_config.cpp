@@ -24,15 +24,25 @@ PolicyConfig parse_policy_section(core::ParamTable& policy) {
       policy.fail(key, unknown);
     }
     auto options = policy.table(key + "_options", "options of the " + key + " policy");
-    return registry.create(name, options)->needs();
+    return registry.create(name, options);
   };
-  const PolicyNeeds needs =
-      check(placement_registry(), "placement", c.placement) | check(routing_registry(), "routing", c.routing);
+  const std::unique_ptr<PlacementPolicy> placement = check(placement_registry(), "placement", c.placement);
+  const PolicyNeeds needs = placement->needs() | check(routing_registry(), "routing", c.routing)->needs();
+  const auto bound = [&](int max_ep, const char* key) {
+    if (max_ep > 0 && (c.max_ep_size == 0 || max_ep < c.max_ep_size)) {
+      c.max_ep_size = max_ep;
+      c.max_ep_size_key = key;
+    }
+  };
+  bound(placement->max_ep_size(), "policy.placement");
   c.placement_options = policy.merged_table("placement_options");
   c.routing_options = policy.merged_table("routing_options");
   c.load_window = parse_load_window(policy);
   c.rebalance = parse_rebalance(policy);
   c.needs = with_trigger(needs, c.rebalance);
+  if (c.rebalance.trigger) {
+    bound(c.rebalance.trigger->max_ep_size(), "policy.rebalance");
+  }
   auto profile = policy.table("cost_profile", "the per-GPU cost curves C_g(n) that load-aware policies see");
   c.cost_profile = parse_cost_profile(profile);
   policy.finish();

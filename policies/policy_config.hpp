@@ -28,6 +28,9 @@ struct PolicyConfig {
   CostProfileConfig cost_profile;  ///< the C_g(n) curves policies see
   /// What the placement, the routing and the trigger declare they need (build_simulation profiles it).
   PolicyNeeds needs;
+  /// The smaller EP bound of the placement and the trigger (0: none) and the key whose policy sets it.
+  int max_ep_size = 0;
+  std::string max_ep_size_key;
 };
 
 /// Reads and finishes [policy]; each named policy is built once here so that its name and options are

@@ -187,6 +187,16 @@ ExperimentConfig parse_all(const toml::table& file, const std::string& source, c
   cfg.explicit_pools = serving.pool_list;
   check_memory(cfg, root, serving.pool_list);
   for (const serving::PoolSpec& pool : cfg.pools) {
+    if (const policies::PolicyConfig& pc = pool.policy; pc.max_ep_size > 0 && pool.shape.ep_size > pc.max_ep_size) {
+      // Refused before any profiling or placing: past the bound a placement takes minutes to hours.
+      const std::string bounded = pc.max_ep_size_key == "policy.rebalance" ? pc.rebalance.trigger_name : pc.placement;
+      throw core::ConfigError(
+          source, serving.pool_list ? "pool" : pc.max_ep_size_key,
+          fmt::format("\"{}\" handles EP groups of at most {} GPUs (larger ones take minutes or more: "
+                      "docs/policies.md, Bounds), got {}{}; use a smaller ep_size or another policy",
+                      bounded, pc.max_ep_size, pool.shape.ep_size,
+                      serving.pool_list ? fmt::format(" in pool \"{}\"", pool.name) : std::string()));
+    }
     if (pool.policy.placement == "linear" && cfg.model.routed_experts < pool.shape.ep_size) {
       // What run would reject (linear gives each expert one GPU): said now, with the way out.
       throw core::ConfigError(

@@ -75,6 +75,12 @@ std::vector<double> sum_workloads(std::span<const std::vector<double>> batches) 
 }
 
 Placement DirectorPlacement::place(const PlacementInput& in) {
+  if (in.num_gpus > k_director_max_ep_size) {
+    throw core::Error(
+        fmt::format("director: an EP group of {} GPUs is over its bound of {} (the optimisation "
+                    "grows ~4-10x per doubling of GPUs; docs/policies.md, Bounds)",
+                    in.num_gpus, k_director_max_ep_size));
+  }
   const DirectorProblem p = director_problem(in, opt_);
   return placement_from_gpu_of(p, solve(p, in.seed));
 }

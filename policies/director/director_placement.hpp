@@ -29,6 +29,11 @@ struct DirectorOptions {
   double inter_node_gbps = 50.0;    ///< across nodes (GB/s)
 };
 
+/// The largest EP group DIRECTOR optimises in about a minute of one core: its time grows ~4-10x per
+/// doubling of GPUs (the LP's E x G variables, the polish's moves); DeepSeek-V3 at EP32 takes ~30 s
+/// (docs/policies.md, Bounds). The placement and the online trigger both refuse larger groups.
+inline constexpr int k_director_max_ep_size = 32;
+
 /// The DirectorProblem of a placement input (W, links and C_max = slots_per_gpu). Throws core::Error when
 /// neither the origin load nor the load window is given or the curves are missing (the input's accessors).
 DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions& opt);
@@ -60,6 +65,7 @@ class DirectorPlacement final : public PlacementPolicy {
   std::vector<int> solve(const DirectorProblem& p, std::uint64_t seed);
   const DirectorOptions& options() const { return opt_; }
   PolicyNeeds needs() const override { return {.load_window = true, .cost_curves = true}; }
+  int max_ep_size() const override { return k_director_max_ep_size; }
   /// The last place()'s LP bound and rounding gap.
   const DirectorReport& last_report() const { return report_; }
 

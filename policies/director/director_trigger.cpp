@@ -249,6 +249,7 @@ class DirectorFactory final : public TriggerFactory {
         .load_window = true, .cost_curves = true, .predictions = trig_.mode == DirectorTriggerOptions::Mode::proactive};
   }
   MigrationMode default_migration() const override { return MigrationMode::compute_phases; }
+  int max_ep_size() const override { return k_director_max_ep_size; }
   std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int /*group*/) const override {
     DirectorTriggerOptions trig = trig_;
     trig.accuracy = trig_.accuracy_override.value_or(predictor_accuracy(trig_.predictor, ctx.model_name));

@@ -389,7 +389,20 @@ GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, 
   return best;
 }
 
+int gem_max_ep_size(const GemOptions& opt) {
+  // GPUs^2 x restarts x steps held at the defaults' k_gem_max_ep_size^2 x 30 x 16.
+  const double work = static_cast<double>(opt.restarts) * static_cast<double>(opt.window_steps);
+  const double gpus = k_gem_max_ep_size * std::sqrt(30.0 * 16.0 / work);
+  return std::clamp(static_cast<int>(gpus), 1, k_gem_max_ep_size);
+}
+
 Placement GemPlacement::place(const PlacementInput& in) {
+  if (const int most = gem_max_ep_size(opt_); in.num_gpus > most) {
+    throw core::Error(
+        fmt::format("gem: an EP group of {} GPUs is over its bound of {} with restarts = {} and window_steps = {} (the "
+                    "search grows with GPUs squared; docs/policies.md, Bounds)",
+                    in.num_gpus, most, opt_.restarts, opt_.window_steps));
+  }
   const LoadWindow& window = in.step_window();
   const CostCurves& curves = in.cost_curves();
   const int steps = std::min(opt_.window_steps, window.steps());

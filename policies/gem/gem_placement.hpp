@@ -39,6 +39,12 @@ struct GemLayerResult {
   int swaps = 0;             ///< swaps that restart's refinement committed
 };
 
+/// The largest EP group GEM places in about a minute of one core with these options: its work grows
+/// with restarts x window steps x GPUs^2 (the refinement's GPU pairs), and the defaults (30 x 16) reach
+/// a minute near k_gem_max_ep_size GPUs (docs/policies.md, Bounds); more restarts or steps lower it.
+inline constexpr int k_gem_max_ep_size = 256;
+int gem_max_ep_size(const GemOptions& opt);
+
 /// Equation 1 for a mapping given as phy2log (the reference definition, evaluated from scratch).
 double gem_score(const GemLayerProblem& p, std::span<const int> phy2log);
 /// Algorithms 2-4 on one layer, with incremental score updates; `rng` draws the restarts' noise.
@@ -49,6 +55,7 @@ class GemPlacement final : public PlacementPolicy {
   explicit GemPlacement(GemOptions opt) : opt_(opt) {}
   Placement place(const PlacementInput& in) override;
   PolicyNeeds needs() const override { return {.load_window = true, .step_window = true, .cost_curves = true}; }
+  int max_ep_size() const override { return gem_max_ep_size(opt_); }
 
  private:
   GemOptions opt_;

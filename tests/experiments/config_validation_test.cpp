@@ -218,6 +218,28 @@ TEST_CASE("config errors name the file, the key and what was expected") {
        {"cluster.nodes=8", "parallel.ep_size=16", "parallel.redundant_experts=8"},
        "bad.toml: policy.placement: linear places one copy of each expert: 8 experts cannot cover an EP group of 16 "
        "GPUs (use \"replicated\""},
+      // 40. the optimising policies' EP bounds (docs/policies.md, Bounds), refused before anything is placed:
+      // GEM at 256 GPUs with its defaults, 256 x sqrt(480 / (120 x 16)) = 128 with 4x the restarts
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]", ""),
+       {"cluster.nodes=256", "parallel.ep_size=512", "parallel.redundant_experts=504", "policy.placement=gem"},
+       "bad.toml: policy.placement: \"gem\" handles EP groups of at most 256 GPUs (larger ones take minutes or "
+       "more: docs/policies.md, Bounds), got 512; use a smaller ep_size or another policy"},
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]", ""),
+       {"cluster.nodes=128", "parallel.ep_size=256", "parallel.redundant_experts=248", "policy.placement=gem",
+        "policy.placement_options.restarts=120"},
+       "bad.toml: policy.placement: \"gem\" handles EP groups of at most 128 GPUs"},
+      // DIRECTOR at 32, as a placement and as the online trigger
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]", ""),
+       {"cluster.nodes=32", "parallel.ep_size=64", "parallel.redundant_experts=56", "policy.placement=director"},
+       "bad.toml: policy.placement: \"director\" handles EP groups of at most 32 GPUs (larger ones take minutes"},
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]", ""),
+       {"cluster.nodes=32", "parallel.ep_size=64", "parallel.redundant_experts=56", "policy.placement=replicated",
+        "policy.rebalance=director"},
+       "bad.toml: policy.rebalance: \"director\" handles EP groups of at most 32 GPUs"},
+      // 41. the cluster's size: 16,384 GPUs at most, said before any graph is built
+      {edit("speed_factors = [1.0, 0.9, 1.0, 1.0]", ""),
+       {"cluster.nodes=8193"},
+       "--set: cluster.nodes: 8193 nodes x 2 GPUs = 16386 GPUs; epsim models clusters of at most 16384 GPUs"},
   };
   int i = 0;
   for (const Case& c : cases) {

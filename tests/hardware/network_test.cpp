@@ -1,5 +1,6 @@
 // The cluster graph (paths in the presets), graph-exact collective costs checked by hand, the port model
 // equal to the graph on rank-1 traffic over switch + rail fabrics, and link-sharing transfers.
+#include <fmt/format.h>
 #include <toml++/toml.h>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
@@ -165,4 +166,70 @@ TEST_CASE("overlapping transfers share the links they cross (max-min fair), by h
   net.start(0, 1, 100e6, [&](core::Time t) { c_done = t; });
   engine.run();
   REQUIRE(c_done == 4004000 + 1000 + 222223);
+}
+
+TEST_CASE("a graph keeps the routes asked for: memory grows with GPUs, not GPUs squared") {
+  // Every EP group of 8 prepared, as a run on the graph model does, then each group's pairs read:
+  // exactly groups x 8 x 8 routes are kept (before: the first path() made all GPUs^2 of them).
+  const auto kept_for = [](int nodes) {
+    const NetworkGraph g(cluster("hgx-h200", fmt::format("nodes = {}", nodes)));
+    for (int first = 0; first < g.num_gpus(); first += 8) {
+      g.prepare_routes(first, 8);
+    }
+    REQUIRE(g.path(3, 5).size() == 2);  // kept already: reading adds nothing
+    REQUIRE(g.routes_kept() == static_cast<std::size_t>(nodes) * 64);
+    return g.routes_kept();
+  };
+  const std::size_t at_n = kept_for(32);
+  REQUIRE(kept_for(64) == 2 * at_n);  // 2x the GPUs: 2x the routes (GPUs squared would be 4x)
+  // A lone cross-node path() keeps that one route; a transfer's route costs one, not a row.
+  const NetworkGraph g(cluster("hgx-h200", "nodes = 64"));
+  REQUIRE(g.routes_kept() == 0);
+  REQUIRE(g.path(0, 511).size() == 6);  // rail 0 to rail 7: GPU, NIC, leaf, spine, leaf, NIC, GPU
+  REQUIRE(g.path_latency_ns(0, 511) == Approx(6000.0));
+  REQUIRE(g.routes_kept() == 1);
+}
+
+TEST_CASE("routes found on demand are the fewest-hop ones, checked against a brute-force search") {
+  // Fat tree of 3 nodes x 4 GPUs, 2 NICs per node on the host, leaves of 4 ports (NICs 0-3 on leaf 0,
+  // 4-5 on leaf 1): the hop count of every pair's route equals an independent breadth-first search over
+  // the arcs, the route is connected from source to destination and never transits a GPU.
+  const NetworkGraph g(cluster("hgx-h100",
+                               "nodes = 3\ngpus_per_node = 4\nnics_per_node = 2\nscale_out = \"fat_tree\"\n"
+                               "leaf_radix = 4"));
+  const auto hops = [&](int src, int dst) {
+    std::vector<int> dist(g.num_vertices(), -1);
+    std::vector<int> queue{src};
+    dist[static_cast<std::size_t>(src)] = 0;
+    for (std::size_t h = 0; h < queue.size(); ++h) {
+      const int u = queue[h];
+      if (u != src && g.vertex(u).kind == VertexKind::gpu) {
+        continue;
+      }
+      for (int a = 0; a < g.num_arcs(); ++a) {
+        const int t = g.arc(a).to;
+        if (g.arc(a).from == u && dist[static_cast<std::size_t>(t)] < 0) {
+          dist[static_cast<std::size_t>(t)] = dist[static_cast<std::size_t>(u)] + 1;
+          queue.push_back(t);
+        }
+      }
+    }
+    return dist[static_cast<std::size_t>(dst)];
+  };
+  for (int s = 0; s < g.num_gpus(); ++s) {
+    for (int d = 0; d < g.num_gpus(); ++d) {
+      const auto p = g.path(s, d);
+      REQUIRE(static_cast<int>(p.size()) == (s == d ? 0 : hops(s, d)));
+      int at = s;
+      double latency = 0.0;
+      for (const int a : p) {
+        REQUIRE(g.arc(a).from == at);
+        REQUIRE((at == s || g.vertex(at).kind != VertexKind::gpu));
+        at = g.arc(a).to;
+        latency += g.arc(a).latency_ns;
+      }
+      REQUIRE(at == d);
+      REQUIRE(g.path_latency_ns(s, d) == latency);
+    }
+  }
 }
