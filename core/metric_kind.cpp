@@ -52,7 +52,8 @@ constexpr std::array k_rules{
     KindRule{"rebalancing.*", N},
     KindRule{"limits.rank_steps", N},
     KindRule{"limits.*.cap", N},
-    KindRule{"limits.*.bound_rank_steps", N},  // counts, moved GB, stall, and director's LP gap (rounded over LP bound - 1)
+    KindRule{"limits.*.bound_rank_steps",
+             N},  // counts, moved GB, stall, and director's LP gap (rounded over LP bound - 1)
     KindRule{"pools.*.requests_per_rank.*", N},
     KindRule{"activated_experts.*", N},
     KindRule{"curve_fit.mean_abs_error", N},

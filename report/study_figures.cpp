@@ -87,10 +87,10 @@ void rate_curves(const StudyInput& s, std::vector<Figure>& out) {
   const auto rows_of = [&](const std::string& metric, const std::string& panel) {
     std::vector<LinePoint> rows;
     for (const auto& [point, r] : metric_rows(s, metric)) {
-      rows.push_back(in_range({panel, point_label(s, r, s.rate_axis), rate_value(s, r),
-                               s.points.number(r, s.points.column("mean")), opt(s.points, r, "ci95_low"),
-                               opt(s.points, r, "ci95_high")},
-                              metric));
+      rows.push_back(in_range(
+          {panel, point_label(s, r, s.rate_axis), rate_value(s, r), s.points.number(r, s.points.column("mean")),
+           opt(s.points, r, "ci95_low"), opt(s.points, r, "ci95_high")},
+          metric));
     }
     return rows;
   };
@@ -146,11 +146,11 @@ void max_rate(const StudyInput& s, std::vector<Figure>& out) {
       // The replications' brackets widened by their spread where max_rate.csv has them; a censored group
       // is a lower bound (open marker).
       const bool brackets = t.has("interval_low_rps");
-      rows.push_back(in_range({"max sustainable rate (req/s)", label, t.number(r, t.column("max_rate_rps")),
-                               opt(t, r, brackets ? "interval_low_rps" : "ci95_low"),
-                               opt(t, r, brackets ? "interval_high_rps" : "ci95_high"),
-                               t.number(r, t.column("censored")) > 0},
-                              0.0, INFINITY));
+      rows.push_back(
+          in_range({"max sustainable rate (req/s)", label, t.number(r, t.column("max_rate_rps")),
+                    opt(t, r, brackets ? "interval_low_rps" : "ci95_low"),
+                    opt(t, r, brackets ? "interval_high_rps" : "ci95_high"), t.number(r, t.column("censored")) > 0},
+                   0.0, INFINITY));
       censored += t.number(r, t.column("censored"));
     }
     if (t.has("baseline_diff")) {
@@ -202,8 +202,8 @@ void max_rate(const StudyInput& s, std::vector<Figure>& out) {
           hi = per * std::max(opt(s.points, h->second, "ci95_high").value_or(hm), hm);
         }
         any_censored = any_censored || censored;
-        rows.push_back(in_range({metric_title(m), point_label(s, r), mean, lo, censored ? std::nullopt : hi, censored}, 0.0,
-                                 INFINITY));
+        rows.push_back(in_range({metric_title(m), point_label(s, r), mean, lo, censored ? std::nullopt : hi, censored},
+                                0.0, INFINITY));
       }
     }
     caption = fmt::format(

@@ -438,8 +438,8 @@ Figure interval_chart(const FigureText& text, const IntervalChartOptions& o, std
         {{"enter",
           {{"x", {{"scale", "x"}, {"field", "value"}}},
            {"y", {{"scale", "cat"}, {"field", "category"}, {"band", 0.5}}},
-           {"size", {{"signal", fmt::format("datum.lower_bound ? {} : {}", band_px < 16 ? 60 : 90,
-                                             band_px < 16 ? 30 : 50)}}},
+           {"size",
+            {{"signal", fmt::format("datum.lower_bound ? {} : {}", band_px < 16 ? 60 : 90, band_px < 16 ? 30 : 50)}}},
            // A lower bound (censored) is an open triangle pointing right: "at least this".
            {"shape", {{"signal", "datum.lower_bound ? 'triangle-right' : 'circle'"}}},
            {"fill", {{"signal", fmt::format("datum.lower_bound ? 'white' : '{}'", single_colour())}}},

@@ -6,8 +6,8 @@
 
 #include "core/error.hpp"
 #include "core/random_streams.hpp"
-#include "experiments/studies/slo_search.hpp"
 #include "experiments/assembly/run_metrics.hpp"
+#include "experiments/studies/slo_search.hpp"
 #include "policies/policy_bundles.hpp"
 #include "version.hpp"
 

@@ -11,9 +11,9 @@
 #include "core/confidence.hpp"
 #include "core/csv_lines.hpp"
 #include "core/statistics.hpp"
-#include "experiments/studies/slo_search.hpp"
 #include "experiments/studies/probe_limits.hpp"
 #include "experiments/studies/scaling_series.hpp"
+#include "experiments/studies/slo_search.hpp"
 
 namespace epsim::experiments {
 namespace {

@@ -8,8 +8,8 @@
 #include <exception>
 #include <thread>
 
-#include "core/staged_directory.hpp"
 #include "core/duration_text.hpp"
+#include "core/staged_directory.hpp"
 #include "experiments/assembly/build_simulation.hpp"
 #include "experiments/assembly/results_writer.hpp"
 #include "experiments/studies/probe_limits.hpp"

@@ -277,7 +277,8 @@ TEST_CASE("the DIRECTOR warning's advice is a setting that is accepted, in a fil
   fs::remove_all(dir);
 }
 
-TEST_CASE("epsim validate checks a study file, and sweep --dry-run prints points, runs and an estimate, writes nothing") {
+TEST_CASE(
+    "epsim validate checks a study file, and sweep --dry-run prints points, runs and an estimate, writes nothing") {
   const fs::path dir = scratch("dryrun");
   fs::copy_file(k_small, dir / "small.toml");
   std::ofstream(dir / "s.toml") << "[study]\nbase = \"small.toml\"\nreplications = 2\n[[axis]]\nkey = "

@@ -19,9 +19,9 @@
 #include "report/report_inputs.hpp"
 #include "report/report_writer.hpp"
 #include "report/request_samples.hpp"
-#include "report/study_figures.hpp"
 #include "report/series_style.hpp"
 #include "report/sha256.hpp"
+#include "report/study_figures.hpp"
 #include "report/svg_export.hpp"
 #include "report/vega_specs.hpp"
 
