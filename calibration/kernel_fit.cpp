@@ -252,6 +252,27 @@ Eigen::VectorXd start_families(const hardware::GpuSpec& base, const Problem& p,
   return nat;
 }
 
+// The parameters of `eig`'s weakest direction (components above 0.3); a per-GPU speed among them means
+// speed and efficiency trade off exactly, which no held parameter fixes: refused.
+std::vector<std::string> weakest_direction(const Problem& p, const std::vector<int>& free,
+                                           const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& eig) {
+  std::vector<std::string> involved;
+  bool speed = false;
+  for (Eigen::Index c = 0; c < eig.eigenvectors().rows(); ++c) {
+    if (std::abs(eig.eigenvectors()(c, 0)) > 0.3) {
+      involved.push_back(param_name(free[static_cast<std::size_t>(c)]));
+      speed = speed || p.is_speed(free[static_cast<std::size_t>(c)]);
+    }
+  }
+  if (speed) {
+    throw core::Error(
+        fmt::format("calibrate fit: per-GPU speed and efficiency are not separable ({} trade off exactly): measure "
+                    "the same shapes on every gpu_id",
+                    fmt::join(involved, ", ")));
+  }
+  return involved;
+}
+
 struct Solution {
   Eigen::VectorXd nat;
   Eigen::VectorXd se;  // relative standard errors of the free parameters
@@ -290,20 +311,7 @@ Eigen::Index next_hold(const Problem& p, const std::vector<int>& free, const Sol
   }
   Eigen::Index weakest = 0;
   eig.eigenvectors().col(0).cwiseAbs().maxCoeff(&weakest);
-  std::vector<std::string> involved;
-  bool speed = false;
-  for (Eigen::Index c = 0; c < eig.eigenvectors().rows(); ++c) {
-    if (std::abs(eig.eigenvectors()(c, 0)) > 0.3) {
-      involved.push_back(param_name(free[static_cast<std::size_t>(c)]));
-      speed = speed || p.is_speed(free[static_cast<std::size_t>(c)]);
-    }
-  }
-  if (speed) {
-    throw core::Error(
-        fmt::format("calibrate fit: per-GPU speed and efficiency are not separable ({} trade off exactly): measure "
-                    "the same shapes on every gpu_id",
-                    fmt::join(involved, ", ")));
-  }
+  const std::vector<std::string> involved = weakest_direction(p, free, eig);
   why = fmt::format(
       "{}: the table does not determine it ({}): held at the base preset's value",
       param_name(free[static_cast<std::size_t>(weakest)]),
@@ -327,20 +335,7 @@ void require_separable(const Problem& p, const std::vector<int>& free, const Eig
   if (largest > 0.0 && eig.eigenvalues().minCoeff() / largest >= o.degenerate_ratio) {
     return;
   }
-  std::vector<std::string> involved;
-  bool speed = false;
-  for (Eigen::Index c = 0; c < eig.eigenvectors().rows(); ++c) {
-    if (std::abs(eig.eigenvectors()(c, 0)) > 0.3) {
-      involved.push_back(param_name(free[static_cast<std::size_t>(c)]));
-      speed = speed || p.is_speed(free[static_cast<std::size_t>(c)]);
-    }
-  }
-  if (speed) {
-    throw core::Error(
-        fmt::format("calibrate fit: per-GPU speed and efficiency are not separable ({} trade off exactly): measure "
-                    "the same shapes on every gpu_id",
-                    fmt::join(involved, ", ")));
-  }
+  weakest_direction(p, free, eig);  // throws when a speed factor is in the trade-off
 }
 
 // Fits, then holds at its base value whatever the table cannot determine and fits again, until the
