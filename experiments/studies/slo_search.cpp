@@ -246,12 +246,15 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
     ++failed;
   }
   if (confirmed == 0.0 && o.rates.empty()) {
-    for (double rate = hi / 2.0; rate >= start_rps * 1e-6; rate /= 2.0) {
+    // Halving down to a millionth of the start rate (a while loop: no floating-point loop counter).
+    double rate = hi / 2.0;
+    while (rate >= start_rps * 1e-6) {
       if (s.long_probe(rate)) {
         confirmed = rate;
         break;
       }
       hi = rate;
+      rate /= 2.0;
     }
   }
   // The short probes proved optimistic: the search goes on between the two with long probes only.
