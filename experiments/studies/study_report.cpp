@@ -486,8 +486,8 @@ struct RankedPoint {
 // Every point by the objective over its replications' means: feasible points first, best first.
 // A name of the objective is an axis of numbers (its value at the point) or a metric (its mean over
 // the point's replications; NaN when no run reported it).
-std::vector<RankedPoint> rank_points(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records) {
-  const StudyObjective& o = spec.objective.value();
+std::vector<RankedPoint> rank_points(const StudySpec& spec, const StudyObjective& o, const StudyPlan& plan,
+                                     const StudyRecords& records) {
   std::vector<RankedPoint> rows;
   const auto mean_of = [&](int p, const std::string& m) {
     const std::size_t a = axis_index(spec, m);
@@ -526,7 +526,7 @@ std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
     return "";
   }
   const StudyObjective& o = *spec.objective;
-  const std::vector<RankedPoint> rows = rank_points(spec, plan, records);
+  const std::vector<RankedPoint> rows = rank_points(spec, o, plan, records);
   std::string out = fmt::format("rank,point{},{},feasible", axis_header(spec), csv_cell(o.metric));
   for (const ObjectiveConstraint& c : o.subject_to) {
     out += ",";
@@ -644,7 +644,7 @@ std::string study_table(const StudySpec& spec, const StudyPlan& plan, const Stud
             n);
       }
     }
-    const std::vector<RankedPoint> ranked = rank_points(spec, plan, records);
+    const std::vector<RankedPoint> ranked = rank_points(spec, o, plan, records);
     if (ranked.empty() || !ranked.front().feasible) {
       out += "no point meets the constraints (ranking.csv lists them all)\n";
     } else {
