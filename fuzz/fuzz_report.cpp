@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const epsim::report::Report report = epsim::report::build_report(inputs, "fuzz", "epsim fuzz");
     (void)epsim::report::html_page(report, "fuzz-figures");
   } catch (const epsim::core::Error&) {
+  } catch (const nlohmann::json::exception&) {
+    // A value of the wrong type in study.json / summary.json: `epsim report` turns this into one error line
+    // naming its inputs (experiments/cli/report_command.cpp); the library leaves the naming to it.
   }
   return 0;
 }
