@@ -213,16 +213,22 @@ std::vector<double> group_max_rates(const StudySpec& spec, const StudyPlan& plan
   return out;
 }
 
+// The replications' brackets as their low ends and their high ends.
+std::pair<std::vector<double>, std::vector<double>> split_brackets(
+    const std::vector<std::pair<double, double>>& brackets) {
+  std::pair<std::vector<double>, std::vector<double>> out;
+  out.first.reserve(brackets.size());
+  out.second.reserve(brackets.size());
+  for (const auto& [low, high] : brackets) {
+    out.first.push_back(low);
+    out.second.push_back(high);
+  }
+  return out;
+}
+
 // The replications' brackets combined with their spread (combine_brackets).
 RateInterval bracket_interval(const std::vector<std::pair<double, double>>& brackets) {
-  std::vector<double> lows;
-  std::vector<double> highs;
-  lows.reserve(brackets.size());
-  highs.reserve(brackets.size());
-  for (const auto& [low, high] : brackets) {
-    lows.push_back(low);
-    highs.push_back(high);
-  }
+  const auto [lows, highs] = split_brackets(brackets);
   return combine_brackets(lows, highs);
 }
 
@@ -450,14 +456,7 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
     // Means of the replications' brackets, and the interval combining them with their spread; no high
     // end (empty) when a replication's curve never fell below the target.
     const RateInterval bi = bracket_interval(brackets);
-    std::vector<double> lows;
-    std::vector<double> highs;
-    lows.reserve(brackets.size());
-    highs.reserve(brackets.size());
-    for (const auto& [low, high] : brackets) {
-      lows.push_back(low);
-      highs.push_back(high);
-    }
+    const auto [lows, highs] = split_brackets(brackets);
     const double low_mean = core::summarize_sample(lows).mean;
     const double high_mean = bi.censored > 0 ? k_nan : core::summarize_sample(highs).mean;
     std::vector<double> base;
