@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace epsim::calibration {
 namespace {
 
@@ -36,9 +38,9 @@ std::string warnings_list(const std::vector<std::string>& warnings) {
 
 std::string kernel_fit_report(const KernelFit& fit) {
   std::string out =
-      "| family | precision | rows | compute | memory | knee | fixed_us | floor_us | softmax_head_dim | base MAPE | "
-      "fit MAPE | held-out MAPE | held-out max | held-out bias |\n"
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| family | precision | library | rows | compute | memory | knee | fixed_us | floor_us | softmax_head_dim | "
+      "base MAPE | fit MAPE | held-out MAPE | held-out max | held-out bias |\n"
+      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const FamilyFit& f : fit.families) {
     const hardware::Efficiency& e = f.efficiency;
     const std::array<double, 6> values{e.compute, e.memory, e.knee, e.fixed_us, e.floor_us, e.softmax_head_dim};
@@ -46,9 +48,9 @@ std::string kernel_fit_report(const KernelFit& fit) {
     for (std::size_t k = 0; k < values.size(); ++k) {
       params += " | " + param(values[k], f.standard_error[k], f.held[k], f.fitted);
     }
-    out += fmt::format("| {} | {} | {}{} | {} | {} | {} |\n", hardware::op_kind_name(f.kind),
-                       hardware::precision_name(f.precision), f.rows, params, mape(f.before), mape(f.in_sample),
-                       errors(f.held_out));
+    out += fmt::format("| {} | {} | {} | {}{} | {} | {} | {} |\n", hardware::op_kind_name(f.kind),
+                       hardware::precision_name(f.precision), hardware::library_info(e.library).name, f.rows, params,
+                       mape(f.before), mape(f.in_sample), errors(f.held_out));
   }
   if (!fit.speed_factors.empty()) {
     out +=
@@ -75,6 +77,43 @@ std::string collective_fit_report(const CollectiveFit& fit) {
                        errors(g.held_out));
   }
   return out + warnings_list(fit.warnings);
+}
+
+std::string library_notes(const hardware::GpuSpec& gpu, std::span<const Measurement> rows) {
+  struct Mismatch {
+    hardware::OpKind kind;
+    hardware::Precision precision;
+    hardware::KernelLibrary rows_library;
+    std::size_t rows = 0;
+  };
+  std::vector<Mismatch> found;
+  for (const Measurement& m : rows) {
+    hardware::OpKind kind{};
+    if (!kernel_kind(m.op, kind)) {
+      continue;
+    }
+    const hardware::KernelLibrary described = gpu.eff(kind, m.dtype).library;
+    const hardware::KernelLibrary ran = hardware::library_of_kernel(m.kernel);
+    if (described == hardware::KernelLibrary::any || ran == hardware::KernelLibrary::any || ran == described) {
+      continue;
+    }
+    auto it = std::find_if(found.begin(), found.end(), [&](const Mismatch& x) {
+      return x.kind == kind && x.precision == m.dtype && x.rows_library == ran;
+    });
+    if (it == found.end()) {
+      found.push_back({kind, m.dtype, ran, 0});
+      it = found.end() - 1;
+    }
+    ++it->rows;
+  }
+  std::string out;
+  for (const Mismatch& x : found) {
+    out += fmt::format("- note: {} {} rows of {} {} priced with the efficiencies of {}\n", x.rows,
+                       hardware::library_info(x.rows_library).name, hardware::op_kind_name(x.kind),
+                       hardware::precision_name(x.precision),
+                       hardware::library_info(gpu.eff(x.kind, x.precision).library).name);
+  }
+  return out;
 }
 
 void add_check(std::vector<CheckGroup>& groups, std::string_view op, std::string_view regime, double predicted,

@@ -8,6 +8,7 @@
 #include "calibration/collective_fit.hpp"
 #include "calibration/fit_error.hpp"
 #include "calibration/kernel_fit.hpp"
+#include "calibration/measurement_table.hpp"
 
 namespace epsim::calibration {
 
@@ -16,6 +17,11 @@ namespace epsim::calibration {
 std::string kernel_fit_report(const KernelFit& fit);
 /// Per parameter: before, after, standard error; per group of rows: errors before, fitted, held out.
 std::string collective_fit_report(const CollectiveFit& fit);
+
+/// One line per (family, precision, library) of rows whose recorded kernel is of another library than
+/// the one `gpu`'s efficiencies for them describe (both known): "- note: 36 flash_attn_2 rows of
+/// attention_prefill bf16 priced with the efficiencies of flash_attn_3". Empty when none.
+std::string library_notes(const hardware::GpuSpec& gpu, std::span<const Measurement> rows);
 
 /// One group of a check: the rows of one op in one regime.
 struct CheckGroup {

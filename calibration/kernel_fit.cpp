@@ -43,6 +43,7 @@ struct Row {
   double head_dim = 0.0;
   double measured_ns = 0.0;
   int fold = 0;
+  hardware::KernelLibrary library = hardware::KernelLibrary::any;  // of the row's recorded kernel
 };
 
 // Natural parameters: per group [compute, memory, knee (0 = sharp), constant_us, floor_us,
@@ -228,6 +229,7 @@ Problem make_problem(const hardware::GpuSpec& base, std::span<const Measurement>
         w.flops / hardware::peak_flop_per_ns(base, w.precision) * hardware::gemm_wave_factor(base, w.gemm_m, w.gemm_n);
     r.memory_ns = w.bytes / base.hbm_gbps;
     r.head_dim = w.head_dim;
+    r.library = hardware::library_of_kernel(m.kernel);
     r.measured_ns = m.latency_us * 1e3;
     r.fold = static_cast<int>(count[static_cast<std::size_t>(r.family)]++ % static_cast<std::size_t>(folds));
     p.rows.push_back(r);
@@ -522,6 +524,30 @@ void add_held_out_errors(const Problem& p, const std::vector<int>& free, const E
   }
 }
 
+// The library the rows of group `g` ran (their `kernel` column): the one all share, else `any` (with a
+// warning when they name several: one preset's efficiencies describe one library).
+hardware::KernelLibrary rows_library(const Problem& p, int g, std::vector<std::string>& warnings) {
+  std::vector<hardware::KernelLibrary> seen;
+  for (const Row& r : p.rows) {
+    if (r.family == g && std::find(seen.begin(), seen.end(), r.library) == seen.end()) {
+      seen.push_back(r.library);
+    }
+  }
+  if (seen.size() == 1) {
+    return seen.front();
+  }
+  std::vector<std::string_view> names;
+  for (const hardware::KernelLibrary l : seen) {
+    names.push_back(hardware::library_info(l).name);
+  }
+  warnings.push_back(
+      fmt::format("{} {}: rows of several kernel libraries ({}): the efficiencies describe their mix; "
+                  "fit each library's rows apart",
+                  hardware::op_kind_name(kind_of_group(g)), hardware::precision_name(precision_of_group(g)),
+                  fmt::join(names, ", ")));
+  return hardware::KernelLibrary::any;
+}
+
 // The fitted values into each family and the GPU, with their standard errors and warnings at the peak.
 void store_results(const Problem& p, const std::vector<int>& free, const Solution& s, double launch_us,
                    KernelFit& out) {
@@ -533,8 +559,13 @@ void store_results(const Problem& p, const std::vector<int>& free, const Solutio
     if (!ff.fitted) {
       continue;
     }
-    ff.efficiency = {s.nat[b],           s.nat[b + 1],        s.nat[b + 2], s.nat[b + 3] - launch_us,
-                     s.nat[b + k_floor], s.nat[b + k_softmax]};
+    ff.efficiency = {s.nat[b],
+                     s.nat[b + 1],
+                     s.nat[b + 2],
+                     s.nat[b + 3] - launch_us,
+                     s.nat[b + k_floor],
+                     s.nat[b + k_softmax],
+                     rows_library(p, b / k_per_family, out.warnings)};
     out.gpu.efficiency[static_cast<std::size_t>(ff.kind)][static_cast<std::size_t>(ff.precision)] = ff.efficiency;
     for (int k = 0; k < k_per_family; ++k) {
       const auto it = std::find(free.begin(), free.end(), b + k);

@@ -35,10 +35,10 @@ constexpr std::array<OpInfo, 7> k_ops{{
     {MeasuredOp::send_recv, "send_recv", true, k_collective_cols},
 }};
 
-constexpr std::array<std::string_view, 26> k_columns{
-    "gpu",    "gpu_id", "op",    "tokens", "experts",  "top_k",         "active_experts", "hidden",    "intermediate",
-    "m",      "n",      "k",     "batch",  "q_tokens", "kv_tokens",     "heads",          "kv_heads",  "head_dim",
-    "causal", "groups", "dtype", "bytes",  "gpus",     "gpus_per_node", "cluster",        "latency_us"};
+constexpr std::array<std::string_view, 27> k_columns{
+    "gpu",    "gpu_id", "op",    "tokens", "experts",  "top_k",         "active_experts", "hidden",   "intermediate",
+    "m",      "n",      "k",     "batch",  "q_tokens", "kv_tokens",     "heads",          "kv_heads", "head_dim",
+    "causal", "groups", "dtype", "bytes",  "gpus",     "gpus_per_node", "cluster",        "kernel",   "latency_us"};
 
 bool is_attention(MeasuredOp op) {
   return op == MeasuredOp::attention_prefill || op == MeasuredOp::attention_decode;
@@ -70,8 +70,8 @@ std::string cell_of(const Measurement& m, std::string_view col) {
                                            }
                                            return false;
                                          }();
-  if (col == "gpu") {
-    return core::csv_quote(m.gpu);
+  if (col == "gpu" || col == "kernel") {
+    return core::csv_quote(col == "gpu" ? m.gpu : m.kernel);
   }
   if (col == "gpu_id") {
     return m.gpu_id >= 0 ? std::to_string(m.gpu_id) : std::string();
@@ -263,8 +263,8 @@ Header parse_header(const std::vector<std::string>& cells, const std::string& wh
 
 // One known column's cell into `m` (an empty shape cell stays 0: the op's needs are checked after).
 void set_cell(Measurement& m, std::string_view col, const std::string& cell, const std::string& where) {
-  if (col == "gpu" || col == "cluster") {
-    (col == "gpu" ? m.gpu : m.cluster) = cell;
+  if (col == "gpu" || col == "cluster" || col == "kernel") {
+    (col == "gpu" ? m.gpu : col == "cluster" ? m.cluster : m.kernel) = cell;
   } else if (col == "op") {
     if (!parse_op(cell, m.op)) {
       std::string valid;

@@ -75,6 +75,9 @@ struct Measurement {
   int gpus = 0;
   int gpus_per_node = 0;
   std::string cluster;  ///< cluster preset the collective ran on (optional)
+  /// The kernel as recorded (optional column `kernel`, e.g. flash_attn_3, deepgemm_fp8_gemm_nt): its
+  /// library (hardware::library_of_kernel) is what the fitted efficiencies describe.
+  std::string kernel;
 
   double latency_us = 0.0;
   std::vector<std::string> extra;  ///< the cells of the table's unknown columns, in their order

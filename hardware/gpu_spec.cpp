@@ -13,8 +13,15 @@ std::span<const core::EmbeddedFile> embedded_gpus();
 namespace {
 
 // One efficiency table's keys over `def` (the family's values for a precision table).
-Efficiency read_efficiency(core::ParamTable& e, const Efficiency& def, double max_memory) {
+Efficiency read_efficiency(core::ParamTable& e, const Efficiency& def, double max_memory, hardware::OpKind kind) {
   Efficiency x = def;
+  x.library = e.choice<hardware::KernelLibrary>(
+      "library", x.library, "kernel library these efficiencies describe (calibrate fit sets it from the rows)",
+      hardware::kernel_library_choices());
+  if (!hardware::implements(x.library, kind)) {
+    e.fail("library", fmt::format("library {} has no {} kernels", hardware::library_info(x.library).name,
+                                  hardware::op_kind_name(kind)));
+  }
   x.compute = e.real("compute", x.compute, "achievable share of peak FLOP/s", {0.0, 1.0, true});
   x.memory = e.real("memory", x.memory, "achievable share of memory bandwidth (at most max_memory_efficiency)",
                     {0.0, max_memory, true});
@@ -38,7 +45,7 @@ void read_efficiencies(core::ParamTable& t, GpuSpec& g) {
     const auto kind = static_cast<hardware::OpKind>(k);
     auto e = eff.table(hardware::op_kind_name(kind), "efficiency of this kernel family (every precision)");
     const Efficiency family =
-        read_efficiency(e, g.family_efficiency[static_cast<std::size_t>(k)], g.max_memory_efficiency);
+        read_efficiency(e, g.family_efficiency[static_cast<std::size_t>(k)], g.max_memory_efficiency, kind);
     g.family_efficiency[static_cast<std::size_t>(k)] = family;
     for (int p = 0; p < hardware::k_precisions; ++p) {
       // The docs list one table for the three precisions.
@@ -46,7 +53,7 @@ void read_efficiencies(core::ParamTable& t, GpuSpec& g) {
           e.documenting() ? "<precision>" : hardware::precision_name(static_cast<hardware::Precision>(p));
       auto ep = e.table(name, "this family at one precision (bf16, fp8, fp4): overrides the family's keys");
       g.efficiency[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] =
-          read_efficiency(ep, family, g.max_memory_efficiency);
+          read_efficiency(ep, family, g.max_memory_efficiency, kind);
       ep.finish();
       if (e.documenting()) {
         break;

@@ -8,6 +8,7 @@
 
 #include "core/params.hpp"
 #include "core/presets.hpp"
+#include "hardware/kernel_library.hpp"
 #include "hardware/kernel_work.hpp"
 
 namespace epsim::hardware {
@@ -21,7 +22,8 @@ namespace epsim::hardware {
 /// loading, computing and storing: small-batch decode attention, a one-token fused MoE); attention's
 /// `softmax_head_dim` h makes the compute efficiency at head dim d compute x d / (d + h) (the softmax
 /// costs a fixed time per score, FlashAttention-3's bottleneck at small head dims; 0 = none).
-/// Calibrated presets (epsim calibrate fit) set them.
+/// `library` names the kernel library the values describe (kernel_library.hpp). Calibrated presets
+/// (epsim calibrate fit) set them.
 struct Efficiency {
   double compute = 0.7;
   double memory = 0.8;
@@ -29,6 +31,7 @@ struct Efficiency {
   double fixed_us = 0.0;
   double floor_us = 0.0;
   double softmax_head_dim = 0.0;
+  hardware::KernelLibrary library = hardware::KernelLibrary::any;
   bool operator==(const Efficiency&) const = default;
 };
 

@@ -28,8 +28,9 @@ std::string link_toml(const char* table, const LinkSpec& l) {
 
 std::string efficiency_toml(const std::string& table, const Efficiency& e) {
   return fmt::format(
-      "[efficiency.{}]\ncompute = {}\nmemory = {}\nknee = {}\nfixed_us = {}\nfloor_us = {}\nsoftmax_head_dim = {}\n",
-      table, e.compute, e.memory, e.knee, e.fixed_us, e.floor_us, e.softmax_head_dim);
+      "[efficiency.{}]\nlibrary = \"{}\"\ncompute = {}\nmemory = {}\nknee = {}\nfixed_us = {}\nfloor_us = {}\n"
+      "softmax_head_dim = {}\n",
+      table, library_info(e.library).name, e.compute, e.memory, e.knee, e.fixed_us, e.floor_us, e.softmax_head_dim);
 }
 
 toml::table parsed(const std::string& text, const std::string& where) {

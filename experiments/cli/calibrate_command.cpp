@@ -311,6 +311,9 @@ int check_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   out << fmt::format("{}: {} rows priced by the model (error = (predicted - measured) / measured)\n\n{}", source,
                      table.rows.size(), calibration::check_report(groups));
+  if (vm.count("gpu")) {  // rows priced on one GPU preset: say where they ran another library than it describes
+    out << calibration::library_notes(gpu_option(vm["gpu"].as<std::string>()), table.rows);
+  }
   if (vm.count("out")) {
     const std::vector<std::string> added{"predicted_us"};
     const std::vector<std::vector<std::string>> cells{predicted};

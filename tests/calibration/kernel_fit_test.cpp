@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "calibration/fit_report.hpp"
 #include "calibration/measured_work.hpp"
 #include "core/error.hpp"
 #include "core/random_streams.hpp"
@@ -379,4 +380,38 @@ TEST_CASE("h100-calibrated beats plain h100 on the public H100 tables it was not
   CHECK(calibrated_mape[1].value() == Approx(0.1885).margin(0.0005));
   CHECK(plain_mape[2].value() == Approx(0.330).margin(0.0005));
   CHECK(calibrated_mape[2].value() == Approx(0.294).margin(0.0005));
+}
+
+TEST_CASE("the fit names the library its rows ran, and check notes rows of another library") {
+  hardware::GpuSpec truth = hardware::load_gpu_preset("h100");
+  truth.set_family_efficiency(hardware::OpKind::attention_prefill, {0.7, 0.8, 0.0, 0.0, 0.0, 0.0});
+  auto rows = priced(truth, attention_shapes(), 0.01, 4);
+  std::erase_if(rows, [](const Measurement& m) { return m.op != MeasuredOp::attention_prefill; });
+  for (Measurement& m : rows) {
+    m.kernel = "flash_attn_3";
+  }
+  const calibration::KernelFit fit = calibration::fit_kernels(hardware::load_gpu_preset("h100"), rows);
+  CHECK(fit.gpu.eff(hardware::OpKind::attention_prefill, hardware::Precision::bf16).library ==
+        hardware::KernelLibrary::flash_attn_3);
+  CHECK_THAT(calibration::kernel_fit_report(fit), Catch::Contains("| attention_prefill | bf16 | flash_attn_3 | 18 |"));
+  // Rows of FlashAttention-2 priced on it: one note; rows of the same library or none: nothing.
+  auto fa2 = rows;
+  for (std::size_t i = 0; i < 5; ++i) {
+    fa2[i].kernel = "flash_attn_2";
+  }
+  CHECK(calibration::library_notes(fit.gpu, fa2) ==
+        "- note: 5 flash_attn_2 rows of attention_prefill bf16 priced with the efficiencies of flash_attn_3\n");
+  CHECK(calibration::library_notes(fit.gpu, rows).empty());
+  CHECK(calibration::library_notes(hardware::load_gpu_preset("h100"), fa2).empty());
+  // Mixed libraries in one (family, precision): their mix, said so.
+  const calibration::KernelFit mixed = calibration::fit_kernels(hardware::load_gpu_preset("h100"), fa2);
+  CHECK(mixed.gpu.eff(hardware::OpKind::attention_prefill, hardware::Precision::bf16).library ==
+        hardware::KernelLibrary::any);
+  bool warned = false;
+  for (const std::string& w : mixed.warnings) {
+    warned = warned || w.starts_with(
+                           "attention_prefill bf16: rows of several kernel libraries (flash_attn_2, "
+                           "flash_attn_3)");
+  }
+  CHECK(warned);
 }

@@ -281,3 +281,25 @@ TEST_CASE("attention's compute efficiency falls at small head dims: compute x d 
   w.head_dim = 0.0;  // not given: no softmax term
   CHECK(hardware::roofline_cost(g, w).total_ns == Approx(10000.0 + 4000.0));
 }
+
+TEST_CASE("an efficiency names its kernel library, from the registry, for a family the library has") {
+  using hardware::KernelLibrary;
+  const hardware::GpuSpec g = parsed_gpu(
+      "[efficiency.attention_prefill]\nlibrary = \"flash_attn_3\"\n"
+      "[efficiency.expert_ffn.fp8]\nlibrary = \"deepgemm\"\n");
+  CHECK(g.eff(hardware::OpKind::attention_prefill, hardware::Precision::bf16).library == KernelLibrary::flash_attn_3);
+  CHECK(g.eff(hardware::OpKind::expert_ffn, hardware::Precision::fp8).library == KernelLibrary::deepgemm);
+  CHECK(g.eff(hardware::OpKind::expert_ffn, hardware::Precision::bf16).library == KernelLibrary::any);
+  CHECK_THROWS_WITH(parsed_gpu("[efficiency.dense_gemm]\nlibrary = \"flash_attn_3\"\n"),
+                    Catch::Contains("library flash_attn_3 has no dense_gemm kernels"));
+  CHECK_THROWS_WITH(parsed_gpu("[efficiency.dense_gemm]\nlibrary = \"magma\"\n"), Catch::Contains("cublas"));
+  // Recorded kernel names map to their library by prefix (the public tables' `kernel` column).
+  CHECK(hardware::library_of_kernel("deepgemm_m_grouped_fp8_masked") == KernelLibrary::deepgemm);
+  CHECK(hardware::library_of_kernel("flash_attn_2") == KernelLibrary::flash_attn_2);
+  CHECK(hardware::library_of_kernel("vllm_fused_moe_triton") == KernelLibrary::triton_fused_moe);
+  CHECK(hardware::library_of_kernel("torch_scaled_mm") == KernelLibrary::cublas);
+  CHECK(hardware::library_of_kernel("sm90_xmma_gemm") == KernelLibrary::any);
+  for (const hardware::KernelLibraryInfo& l : hardware::kernel_libraries()) {  // enum order
+    CHECK(&hardware::library_info(l.id) == &l);
+  }
+}
