@@ -63,28 +63,54 @@ double roofline_body_ns(double compute_ns, double memory_ns, double knee) {
   return hi * std::pow(1.0 + std::pow(lo / hi, knee), 1.0 / knee);
 }
 
-KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed) {
+KernelRates kernel_rates(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p) {
+  const Efficiency& e = gpu.eff(kind, p);
+  KernelRates r;
+  r.ns_per_flop = 1.0 / (peak_flop_per_ns(gpu, p) * e.compute);
+  r.ns_per_byte = 1.0 / (gpu.hbm_gbps * e.memory);
+  r.knee = e.knee;
+  r.fixed_ns = (gpu.kernel_launch_us + e.fixed_us) * 1e3;
+  r.floor_ns = e.floor_us * 1e3;
+  r.softmax_head_dim = e.softmax_head_dim;
+  return r;
+}
+
+KernelCost price_kernel(const GpuSpec& gpu, const KernelRates& r, const hardware::KernelWork& work, double speed) {
   KernelCost c;
-  const Efficiency& e = gpu.eff(work.kind, work.precision);
-  c.compute_ns = work.flops / (peak_flop_per_ns(gpu, work.precision) * e.compute);
+  c.compute_ns = work.flops * r.ns_per_flop;
   if (work.gemm_m > 0.0) {
     c.compute_ns *= gemm_wave_factor(gpu, work.gemm_m, work.gemm_n);
   }
-  if (e.softmax_head_dim > 0.0) {
-    c.compute_ns *= head_dim_factor(e.softmax_head_dim, work.head_dim);
+  if (r.softmax_head_dim > 0.0) {
+    c.compute_ns *= head_dim_factor(r.softmax_head_dim, work.head_dim);
   }
-  c.memory_ns = work.bytes / (gpu.hbm_gbps * e.memory);
+  c.memory_ns = work.bytes * r.ns_per_byte;
   c.bound = c.compute_ns >= c.memory_ns ? Bound::compute : Bound::memory;
-  const double body_ns =
-      std::max(roofline_body_ns(c.compute_ns, c.memory_ns, e.knee), work.launches * e.floor_us * 1e3);
-  c.total_ns = body_ns / speed + work.launches * (gpu.kernel_launch_us + e.fixed_us) * 1e3;
+  const double body_ns = std::max(roofline_body_ns(c.compute_ns, c.memory_ns, r.knee), work.launches * r.floor_ns);
+  c.total_ns = body_ns / speed + work.launches * r.fixed_ns;
   return c;
+}
+
+KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed) {
+  return price_kernel(gpu, kernel_rates(gpu, work.kind, work.precision), work, speed);
+}
+
+RooflineCostModel::SpecRates RooflineCostModel::rates_of(const GpuSpec& spec) {
+  SpecRates out{};
+  for (int k = 0; k < k_op_kinds; ++k) {
+    for (int p = 0; p < k_precisions; ++p) {
+      out[static_cast<std::size_t>(k * k_precisions + p)] =
+          kernel_rates(spec, static_cast<OpKind>(k), static_cast<Precision>(p));
+    }
+  }
+  return out;
 }
 
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors)
     : gpu_(std::move(gpu)), base_speed_(std::move(speed_factors)), speed_(base_speed_) {
   stress_.enabled = false;
   specs_.push_back(gpu_);
+  rates_.push_back(rates_of(gpu_));
   spec_of_.assign(base_speed_.size(), 0);
   if (base_speed_.empty()) {
     throw core::Error("RooflineCostModel: no GPUs");
@@ -111,21 +137,37 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_fact
 
 void RooflineCostModel::set_gpu_model(int first, int count, const GpuSpec& spec) {
   specs_.push_back(spec);
+  rates_.push_back(rates_of(spec));
   for (int g = first; g < first + count; ++g) {
     spec_of_.at(static_cast<std::size_t>(g)) = specs_.size() - 1;
   }
 }
 
-double RooflineCostModel::effective_speed(int gpu, const hardware::KernelWork& work) const {
+double RooflineCostModel::speed_for(int gpu, const KernelRates& r, const hardware::KernelWork& work) const {
   const double s = speed_[static_cast<std::size_t>(gpu)];
   if (s == 1.0) {
     return 1.0;
   }
-  return 1.0 + (s - 1.0) * stress_weight(stress_, intensity_over_ridge(gpu_of(gpu), work));
+  // Intensity over the ridge point = compute time over memory time at the family's efficiencies.
+  const double memory_ns = work.bytes * r.ns_per_byte;
+  const double x = memory_ns > 0.0 ? work.flops * r.ns_per_flop / memory_ns : (work.flops > 0.0 ? 1e9 : 0.0);
+  return 1.0 + (s - 1.0) * stress_weight(stress_, x);
+}
+
+double RooflineCostModel::effective_speed(int gpu, const hardware::KernelWork& work) const {
+  const std::size_t spec = spec_of_[static_cast<std::size_t>(gpu)];
+  return speed_for(gpu,
+                   rates_[spec][static_cast<std::size_t>(static_cast<int>(work.kind) * k_precisions +
+                                                         static_cast<int>(work.precision))],
+                   work);
 }
 
 double RooflineCostModel::kernel_ns(int gpu, const hardware::KernelWork& work) const {
-  return roofline_cost(gpu_of(gpu), work, effective_speed(gpu, work)).total_ns;
+  const std::size_t spec = spec_of_[static_cast<std::size_t>(gpu)];
+  const KernelRates& r =
+      rates_[spec]
+            [static_cast<std::size_t>(static_cast<int>(work.kind) * k_precisions + static_cast<int>(work.precision))];
+  return price_kernel(specs_[spec], r, work, speed_for(gpu, r, work)).total_ns;
 }
 
 std::int64_t RooflineCostModel::moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const {

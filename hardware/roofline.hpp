@@ -5,6 +5,7 @@
 // (gpu_spec.hpp). The compute bound carries a GEMM's tile waves and attention's softmax per head dim. `speed` is the
 // GPU's effective speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch
 // overhead, which is mostly host-side.
+#include <array>
 #include <vector>
 
 #include "core/random_streams.hpp"
@@ -42,6 +43,19 @@ double head_dim_factor(double softmax_head_dim, double head_dim);
 /// The body of a kernel bound by both: the larger with a sharp knee (knee 0), else the p-norm
 /// (compute^p + memory^p)^(1/p), which is at most 2^(1/p) times the larger, where both are equal.
 double roofline_body_ns(double compute_ns, double memory_ns, double knee);
+/// A family's rates at one precision on one GPU, resolved once: the step loop prices its kernels from
+/// these without looking anything up.
+struct KernelRates {
+  double ns_per_flop = 0.0;  ///< 1 / (peak x compute efficiency)
+  double ns_per_byte = 0.0;  ///< 1 / (bandwidth x memory efficiency)
+  double knee = 0.0;
+  double fixed_ns = 0.0;  ///< launch + the family's fixed cost, per kernel
+  double floor_ns = 0.0;  ///< least body time, per kernel
+  double softmax_head_dim = 0.0;
+};
+KernelRates kernel_rates(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p);
+/// The roofline of `work` on `gpu` from its rates, at `speed` times nominal speed.
+KernelCost price_kernel(const GpuSpec& gpu, const KernelRates& r, const hardware::KernelWork& work, double speed);
 /// The roofline of one kernel on `gpu` running at `speed` times nominal speed.
 KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed = 1.0);
 
@@ -72,8 +86,13 @@ class RooflineCostModel final : public CostModel {
   double effective_speed(int gpu, const hardware::KernelWork& work) const;
 
  private:
+  using SpecRates = std::array<KernelRates, static_cast<std::size_t>(k_op_kinds* k_precisions)>;
+  static SpecRates rates_of(const GpuSpec& spec);
+  double speed_for(int gpu, const KernelRates& r, const hardware::KernelWork& work) const;
+
   GpuSpec gpu_;
   std::vector<GpuSpec> specs_;        // GPU models in the cluster (specs_[0] = gpu_)
+  std::vector<SpecRates> rates_;      // per specs_ entry: per (family, precision)
   std::vector<std::size_t> spec_of_;  // per GPU: index into specs_
   std::vector<double> base_speed_;
   std::vector<double> speed_;

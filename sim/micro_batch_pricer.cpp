@@ -57,6 +57,7 @@ namespace {
 hardware::KernelWork shard(hardware::KernelWork w, double tp) {
   w.flops /= tp;
   w.bytes /= tp;
+  w.gemm_n /= tp;  // a GPU computes its share of the output columns (its tiles)
   return w;
 }
 }  // namespace
