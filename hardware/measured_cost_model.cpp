@@ -26,9 +26,9 @@ double MeasuredCostModel::kernel_ns(int gpu, const KernelWork& work) const {
     return roofline_->kernel_ns(gpu, work);
   }
   // The roofline at nominal speed keys the curve; the GPU's own speed stretches the body as it would.
-  const GpuSpec& spec = roofline_->gpu_of(gpu);
-  const KernelCost nominal = roofline_cost(spec, work);
-  const double fixed_ns = work.launches * (spec.kernel_launch_us + spec.eff(work.kind, work.precision).fixed_us) * 1e3;
+  const KernelRates& r = roofline_->rates(gpu, work);
+  const KernelCost nominal = price_kernel(roofline_->gpu_of(gpu), r, work, 1.0);
+  const double fixed_ns = work.launches * r.fixed_ns;
   const double ns = (nominal.total_ns - fixed_ns) / roofline_->effective_speed(gpu, work) + fixed_ns;
   return ns * c->ratio(nominal.total_ns);
 }

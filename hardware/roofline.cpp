@@ -155,19 +155,12 @@ double RooflineCostModel::speed_for(int gpu, const KernelRates& r, const hardwar
 }
 
 double RooflineCostModel::effective_speed(int gpu, const hardware::KernelWork& work) const {
-  const std::size_t spec = spec_of_[static_cast<std::size_t>(gpu)];
-  return speed_for(gpu,
-                   rates_[spec][static_cast<std::size_t>(static_cast<int>(work.kind) * k_precisions +
-                                                         static_cast<int>(work.precision))],
-                   work);
+  return speed_for(gpu, rates(gpu, work), work);
 }
 
 double RooflineCostModel::kernel_ns(int gpu, const hardware::KernelWork& work) const {
-  const std::size_t spec = spec_of_[static_cast<std::size_t>(gpu)];
-  const KernelRates& r =
-      rates_[spec]
-            [static_cast<std::size_t>(static_cast<int>(work.kind) * k_precisions + static_cast<int>(work.precision))];
-  return price_kernel(specs_[spec], r, work, speed_for(gpu, r, work)).total_ns;
+  const KernelRates& r = rates(gpu, work);
+  return price_kernel(gpu_of(gpu), r, work, speed_for(gpu, r, work)).total_ns;
 }
 
 std::int64_t RooflineCostModel::moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const {

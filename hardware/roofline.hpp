@@ -84,6 +84,11 @@ class RooflineCostModel final : public CostModel {
   double speed(int gpu) const { return speed_[static_cast<std::size_t>(gpu)]; }
   /// The factor a kernel of this work actually runs at on `gpu` (stress-weighted).
   double effective_speed(int gpu, const hardware::KernelWork& work) const;
+  /// The resolved rates of this work's family and precision on `gpu`'s GPU model.
+  const KernelRates& rates(int gpu, const hardware::KernelWork& work) const {
+    return rates_[spec_of_[static_cast<std::size_t>(gpu)]][static_cast<std::size_t>(
+        static_cast<int>(work.kind) * k_precisions + static_cast<int>(work.precision))];
+  }
 
  private:
   using SpecRates = std::array<KernelRates, static_cast<std::size_t>(k_op_kinds* k_precisions)>;
