@@ -537,6 +537,7 @@ hardware::KernelLibrary rows_library(const Problem& p, int g, std::vector<std::s
     return seen.front();
   }
   std::vector<std::string_view> names;
+  names.reserve(seen.size());
   for (const hardware::KernelLibrary l : seen) {
     names.push_back(hardware::library_info(l).name);
   }

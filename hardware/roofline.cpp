@@ -99,7 +99,7 @@ RooflineCostModel::SpecRates RooflineCostModel::rates_of(const GpuSpec& spec) {
   SpecRates out{};
   for (int k = 0; k < k_op_kinds; ++k) {
     for (int p = 0; p < k_precisions; ++p) {
-      out[static_cast<std::size_t>(k * k_precisions + p)] =
+      out[static_cast<std::size_t>(k) * k_precisions + static_cast<std::size_t>(p)] =
           kernel_rates(spec, static_cast<OpKind>(k), static_cast<Precision>(p));
     }
   }

@@ -86,8 +86,8 @@ class RooflineCostModel final : public CostModel {
   double effective_speed(int gpu, const hardware::KernelWork& work) const;
   /// The resolved rates of this work's family and precision on `gpu`'s GPU model.
   const KernelRates& rates(int gpu, const hardware::KernelWork& work) const {
-    return rates_[spec_of_[static_cast<std::size_t>(gpu)]][static_cast<std::size_t>(
-        static_cast<int>(work.kind) * k_precisions + static_cast<int>(work.precision))];
+    return rates_[spec_of_[static_cast<std::size_t>(gpu)]]
+                 [static_cast<std::size_t>(work.kind) * k_precisions + static_cast<std::size_t>(work.precision)];
   }
 
  private:
