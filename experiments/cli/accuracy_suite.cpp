@@ -58,6 +58,13 @@ constexpr std::array<std::pair<std::string_view, Measure>, 5> k_measures{{{"step
 constexpr std::array<std::pair<std::string_view, StepTokens>, 2> k_tokens{
     {{"prefill", StepTokens::prefill}, {"decode", StepTokens::decode}}};
 constexpr std::array<std::pair<std::string_view, PerUnit>, 2> k_per{{{"node", PerUnit::node}, {"gpu", PerUnit::gpu}}};
+constexpr std::array<std::pair<std::string_view, Quantity>, 7> k_quantities{{{"kernel", Quantity::kernel},
+                                                                             {"collective", Quantity::collective},
+                                                                             {"throughput", Quantity::throughput},
+                                                                             {"tpot", Quantity::tpot},
+                                                                             {"ttft", Quantity::ttft},
+                                                                             {"step_time", Quantity::step_time},
+                                                                             {"other", Quantity::other}}};
 
 // Reads one table's keys, refusing any it does not know, naming the file and the key.
 class Keys {
@@ -199,10 +206,14 @@ FigureSpec parse_figure(const toml::table& t, const std::string& file, std::size
   if (f.name.empty() || core::has_control_characters(f.name) || f.name.find(',') != std::string::npos) {
     k.fail("name", "expected a name without commas or control characters");
   }
-  f.published = k.number("published");
   f.sample = k.choice("sample", k_samples);
   f.where = k.text("where", false);
   f.measure = k.choice("measure", k_measures);
+  if (f.measure != Measure::profile) {
+    f.published = k.number("published");
+  } else if (k.node("published") != nullptr) {
+    k.fail("published", "a profile figure's rows carry their own published values (the table's latency_us)");
+  }
   switch (f.measure) {
     case Measure::step_throughput:
     case Measure::step_ms: {
@@ -243,6 +254,9 @@ FigureSpec parse_figure(const toml::table& t, const std::string& file, std::size
       f.quantity = Quantity::kernel;  // per row: collectives rows are collectives (accuracy_figures.cpp)
       break;
   }
+  // What the figure stands for, when the measure's default is not it (a decode step's time is its TPOT).
+  const Quantity inferred = f.quantity;
+  f.quantity = k.choice_or("quantity", k_quantities, &inferred);
   k.no_others("valid keys depend on `measure`: see accuracy/README.md");
   return f;
 }
