@@ -221,6 +221,43 @@ def breakdown_rows():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# stas00/ml-engineering, compute/accelerator/README.md at commit
+# 7bc7c3054eb93c277a4755c597ae0864d77a63f1 (2026-08-10), section "Maximum Achievable Matmul FLOPS
+# comparison table": one torch.mm (BF16) or torch._scaled_mm (FP8 e4m3) per accelerator, the best
+# of a shape search, "a mean of 100 iterations after 50 warmup iterations for each shape".
+# compute/accelerator/benchmarks/mamf-finder.py (same commit) prints the shape as MxNxK and computes
+# TFLOPS = 2*M*N*K / mean time, so latency_us = 2*M*N*K / (TFLOPS * 1e6).
+# Only the rows of GPUs epsim has a preset for (A100 PCIe, GH200, B300, MI355X and Gaudi are left out).
+# (preset, accelerator as named in the table, dtype, MAMF TFLOPS, M, N, K, software)
+# ---------------------------------------------------------------------------------------------
+MAMF = [
+    ("a100", "NVIDIA A100 SXM", "bf16", 271.2, 1024, 10240, 5120, "torch 2.6.0+cu126"),
+    ("h100", "NVIDIA H100 SXM", "bf16", 794.5, 2048, 2048, 13312, "torch 2.7.0+cu126"),
+    ("h100", "NVIDIA H100 SXM", "fp8", 1402.6, 1024, 9216, 14336, "torch 2.7.0+cu126"),
+    ("h200", "NVIDIA H200 SXM", "fp8", 1453.4, 1280, 4096, 12032, "torch 2.7.1+cu128"),
+    ("b200", "NVIDIA B200 SXM", "bf16", 1745.0, 1792, 16128, 3072, "torch 2.7.1+cu128"),
+    ("b200", "NVIDIA B200 SXM", "fp8", 3432.5, 15360, 4096, 3072, "torch 2.7.1+cu128"),
+    ("gb200", "NVIDIA GB200 SXM", "bf16", 1822.0, 4096, 9728, 2048, "torch 2.10.0.dev20250916+cu130"),
+    ("gb200", "NVIDIA GB200 SXM", "fp8", 3615.6, 19456, 5120, 1536, "torch 2.10.0.dev20250916+cu130"),
+    ("mi300x", "AMD MI300X", "bf16", 668.4, 10240, 15360, 8192, "torch 2.5.1+6.3.42131, PYTORCH_TUNABLEOP_ENABLED=1"),
+    ("mi325x", "AMD MI325X", "bf16", 784.9, 13312, 10240, 8192, "torch 2.6.0+6.2.4, PYTORCH_TUNABLEOP_ENABLED=1, 1000W"),
+]
+MAMF_GPUS = ("a100", "h100", "h200", "b200", "gb200", "mi300x", "mi325x")
+
+
+def mamf_rows():
+    """Rows per preset name: each the best-shape matmul of one accelerator and dtype."""
+    out = {g: [] for g in MAMF_GPUS}
+    for gpu, accel, dtype, tflops, m, n, k, sw in MAMF:
+        us = 2.0 * m * n * k / (tflops * 1e6)
+        kernel = "torch_scaled_mm" if dtype == "fp8" else "torch_mm"
+        out[gpu].append(row("dense_gemm", gpu, us, dict(m=m, n=n, k=k, dtype=dtype), "mamf-table", kernel=kernel,
+                            note=(f"{accel}, {sw}; best shape of a search (MxNxK); mean of 100 iterations; "
+                                  f"latency = 2*M*N*K / {tflops} TFLOPS")))
+    return out
+
+
 def main():
     plain, grouped, expert_ffn = deepgemm_rows()
     fa3, fa_alt = attention_rows()
@@ -230,6 +267,8 @@ def main():
         "public-h100-attention-alt.csv": fa_alt,
         "public-h800-deepep.csv": deepep_rows(),
     }
+    for gpu, rows in mamf_rows().items():
+        files[f"public-mamf-{gpu}.csv"] = rows
     for name, rows in files.items():
         n = table.write_table(os.path.join(OUT_DIR, name), rows, header=HEADER)
         print(f"{name}: {n} rows")
