@@ -258,6 +258,37 @@ def mamf_rows():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# vLLM pull request #24700 ("[Perf] Improve default fused moe configs by analyzing tuned configs",
+# mgoin, 2025-09-11), section "Benchmarks on H100": output of benchmarks/kernels/benchmark_moe.py,
+# "Kernel time" per batch size = mean time of one fused_moe call (routing top-k, block alignment, both
+# Triton grouped GEMMs, SiLU-and-multiply, the top-k sum), timed as CUDA-graph replays of 10 calls.
+# GPU: NVIDIA_H100_80GB_HBM3 (the config file name in the log: H100 SXM5). Random gating logits.
+# (model, dtype, experts, per-rank intermediate N, hidden K, top_k, which run, {batch: us})
+# ---------------------------------------------------------------------------------------------
+VLLM_FUSED_MOE_H100 = [
+    ("Mixtral-8x7B-Instruct-v0.1, tp=2", "bf16", 8, 7168, 4096, 2, "tuned config (E=8,N=7168 H100 file)",
+     {1: 144.03, 2: 229.28, 4: 351.10, 8: 434.98, 16: 471.49, 24: 478.27, 32: 487.35, 48: 487.85, 64: 483.14,
+      96: 494.42, 128: 491.39, 256: 536.77, 512: 662.33, 1024: 833.72, 1536: 1122.93}),
+    ("Qwen3-30B-A3B, tp=1, --dtype=fp8_w8a8", "fp8", 128, 768, 2048, 8, "vLLM main before the PR",
+     {1: 44.54, 2: 59.94, 4: 90.46, 8: 129.77, 16: 185.40, 24: 215.99, 32: 238.37, 48: 257.83, 64: 262.73,
+      96: 270.98, 128: 273.72, 256: 355.49, 512: 391.86, 1024: 536.33, 1536: 727.31, 2048: 911.64,
+      3072: 1279.17, 4096: 1647.57}),
+]
+
+
+def vllm_fused_moe_rows():
+    out = []
+    for model, dtype, e, n, k, topk, run, times in VLLM_FUSED_MOE_H100:
+        for batch, us in times.items():
+            out.append(row("expert_ffn", "h100", us,
+                           dict(tokens=batch, experts=e, top_k=topk, hidden=k, intermediate=n, dtype=dtype),
+                           "vllm-pr-24700", kernel="vllm_fused_moe_triton",
+                           note=(f"H100 80GB HBM3; {model}; {run}; benchmark_moe.py kernel time as published "
+                                 f"(one fused_moe call incl. routing and activation, CUDA graph)")))
+    return out
+
+
 def main():
     plain, grouped, expert_ffn = deepgemm_rows()
     fa3, fa_alt = attention_rows()
@@ -266,6 +297,7 @@ def main():
         "public-h100-grouped-gemm.csv": grouped,
         "public-h100-attention-alt.csv": fa_alt,
         "public-h800-deepep.csv": deepep_rows(),
+        "public-h100-fused-moe.csv": vllm_fused_moe_rows(),
     }
     for gpu, rows in mamf_rows().items():
         files[f"public-mamf-{gpu}.csv"] = rows
