@@ -289,6 +289,43 @@ def vllm_fused_moe_rows():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# cuBLAS FP16 GEMMs on H100 as printed by Triton's matmul benchmarks (the "cuBLAS" column is
+# torch.matmul timed by triton.testing.do_bench, median; TFLOPS = 2*M*N*K / time):
+#  - triton-lang/triton issue #3672 (vmarkovtsev, 2024-04-16), tutorial 03-matrix-multiplication on
+#    "H100 and float16", square M = N = K = 256..3072 (the rows legible in the issue);
+#  - triton-lang/triton issue #2339 (tgale96, 2023-09-19), tutorial 10 on H100, M = 2048.
+# (issue, M, N, K, cuBLAS TFLOPS)
+# ---------------------------------------------------------------------------------------------
+TRITON_ISSUE_CUBLAS_H100 = [
+    (3672, 256, 256, 256, 4.112063), (3672, 384, 384, 384, 12.730015), (3672, 512, 512, 512, 28.630062),
+    (3672, 640, 640, 640, 46.545454), (3672, 768, 768, 768, 74.504082), (3672, 896, 896, 896, 97.100854),
+    (3672, 1024, 1024, 1024, 121.135128), (3672, 1152, 1152, 1152, 164.460392),
+    (3672, 1280, 1280, 1280, 218.089858), (3672, 1408, 1408, 1408, 245.713850),
+    (3672, 1536, 1536, 1536, 255.923638), (3672, 1664, 1664, 1664, 306.999136),
+    (3672, 1792, 1792, 1792, 369.262381), (3672, 1920, 1920, 1920, 401.058924),
+    (3672, 2048, 2048, 2048, 511.305649), (3672, 2176, 2176, 2176, 466.297406),
+    (3672, 2304, 2304, 2304, 521.426951), (3672, 2432, 2432, 2432, 518.467603),
+    (3672, 2560, 2560, 2560, 533.355017), (3672, 2688, 2688, 2688, 433.365881),
+    (3672, 2816, 2816, 2816, 616.455234), (3672, 2944, 2944, 2944, 573.858596),
+    (3672, 3072, 3072, 3072, 584.685150),
+    (2339, 2048, 512, 512, 102.612946), (2339, 2048, 1024, 1024, 243.148053),
+    (2339, 2048, 2048, 2048, 515.231193), (2339, 2048, 4096, 4096, 613.742094),
+    (2339, 2048, 8192, 8192, 721.600670),
+]
+
+
+def triton_issue_cublas_rows():
+    out = []
+    for issue, m, n, k, tflops in TRITON_ISSUE_CUBLAS_H100:
+        us = 2.0 * m * n * k / (tflops * 1e6)
+        out.append(row("dense_gemm", "h100", us, dict(m=m, n=n, k=k, dtype="bf16"), f"triton-issue-{issue}",
+                       kernel="cublas_torch_matmul",
+                       note=(f"H100 (variant not stated), measured in FP16 (same tensor-core rate as BF16); "
+                             f"do_bench median; latency = 2*M*N*K / {tflops} TFLOPS")))
+    return out
+
+
 def main():
     plain, grouped, expert_ffn = deepgemm_rows()
     fa3, fa_alt = attention_rows()
@@ -298,6 +335,7 @@ def main():
         "public-h100-attention-alt.csv": fa_alt,
         "public-h800-deepep.csv": deepep_rows(),
         "public-h100-fused-moe.csv": vllm_fused_moe_rows(),
+        "public-h100-cublas-fp16.csv": triton_issue_cublas_rows(),
     }
     for gpu, rows in mamf_rows().items():
         files[f"public-mamf-{gpu}.csv"] = rows
