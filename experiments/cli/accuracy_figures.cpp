@@ -246,7 +246,7 @@ std::vector<FigureResult> price_profile(const PointSpec& p, const FigureSpec& f,
     }
     FigureResult r = result_of(p, row, 0.0);
     r.table = f.name;
-    r.family = std::string(calibration::op_name(m.op));
+    r.family = std::string(calibration::op_name(m.op));  // kernels: and their precision, below
     if (calibration::op_info(m.op).collective) {
       const std::string& name = m.cluster.empty() ? p.cluster : m.cluster;
       if (name.empty()) {
@@ -270,6 +270,7 @@ std::vector<FigureResult> price_profile(const PointSpec& p, const FigureSpec& f,
       }
       const hardware::GpuSpec& g = *gpu;
       r.predicted = price_kernel_row_us(m, g);
+      r.family += m.dtype == hardware::Precision::bf16 ? " bf16" : " fp8";  // efficiencies differ by precision
       r.regime = calibration::regime_name(calibration::kernel_regime(g, m));
       r.quantity = Quantity::kernel;
     }

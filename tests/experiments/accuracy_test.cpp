@@ -230,12 +230,11 @@ TEST_CASE("accuracy: cost and profile figures are epsim cost and calibrate's row
                                       "gpu,op,m,n,k,dtype,latency_us\n"
                                       "h100,dense_gemm,64,2112,7168,fp8,10.0\n"
                                       "h100,dense_gemm,4096,7168,2048,bf16,150.0\n");
-  dir.write(
-      "points/k.toml",
-      "[point]\ntitle = \"t\"\ngpu = \"h100\"\nphase = \"kernel\"\nsource = \"s\"\npreset = \"h100\"\n"
-      "[[figure]]\nname = \"one\"\npublished = 100.0\nsample = \"out\"\nmeasure = \"cost\"\nargs = [\"--op\", "
-      "\"dense_gemm\", \"--gpu\", \"h100\", \"--shape\", \"m=4096\", \"n=7168\", \"k=2048\"]\n"
-      "[[figure]]\nname = \"tab\"\nsample = \"out\"\nmeasure = \"profile\"\ntable = \"../t.csv\"\n");
+  dir.write("points/k.toml",
+            "[point]\ntitle = \"t\"\ngpu = \"h100\"\nphase = \"kernel\"\nsource = \"s\"\npreset = \"h100\"\n"
+            "[[figure]]\nname = \"one\"\npublished = 100.0\nsample = \"out\"\nmeasure = \"cost\"\nargs = [\"--op\", "
+            "\"dense_gemm\", \"--gpu\", \"h100\", \"--shape\", \"m=4096\", \"n=7168\", \"k=2048\"]\n"
+            "[[figure]]\nname = \"tab\"\nsample = \"out\"\nmeasure = \"profile\"\ntable = \"../t.csv\"\n");
   const SuiteFiles files = SuiteFiles::on_disk(dir.path);
   const std::vector<FigureResult> r = price_point(read_suite(files).at(0), files);
   REQUIRE(r.size() == 3);
