@@ -169,11 +169,11 @@ std::string accuracy_table(std::span<const FigureResult> results) {
                     number_text(r.predicted), pct_text(r.error_pct()), sample_name(r.sample));
   }
   if (!tables.empty()) {
-    out += fmt::format("\n{:<32} {:<30} {:<18} {:<9} {:>5} {:>9} {:>9}\n", "table point", "table", "family", "regime",
+    out += fmt::format("\n{:<32} {:<24} {:<24} {:<9} {:>5} {:>9} {:>9}\n", "table point", "table", "family", "regime",
                        "rows", "MAPE", "worst");
     for (const auto& [key, g] : tables) {
       const ErrorSummary e = summarise(g);
-      out += fmt::format("{:<32} {:<30} {:<18} {:<9} {:>5} {:>7.1f} % {:>9}\n", std::get<0>(key), std::get<1>(key),
+      out += fmt::format("{:<32} {:<24} {:<24} {:<9} {:>5} {:>7.1f} % {:>9}\n", std::get<0>(key), std::get<1>(key),
                          std::get<2>(key), std::get<3>(key), e.figures, e.mape_pct, pct_text(e.worst_pct));
     }
   }
