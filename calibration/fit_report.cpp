@@ -36,15 +36,18 @@ std::string warnings_list(const std::vector<std::string>& warnings) {
 
 std::string kernel_fit_report(const KernelFit& fit) {
   std::string out =
-      "| family | rows | compute | memory | knee | fixed_us | base MAPE | fit MAPE | held-out MAPE | held-out max | "
-      "held-out bias |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| family | precision | rows | compute | memory | knee | fixed_us | floor_us | softmax_head_dim | base MAPE | "
+      "fit MAPE | held-out MAPE | held-out max | held-out bias |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const FamilyFit& f : fit.families) {
     const hardware::Efficiency& e = f.efficiency;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", hardware::op_kind_name(f.kind), f.rows,
-                       param(e.compute, f.standard_error[0], f.held[0], f.fitted),
-                       param(e.memory, f.standard_error[1], f.held[1], f.fitted),
-                       param(e.knee, f.standard_error[2], f.held[2], f.fitted),
-                       param(e.fixed_us, f.standard_error[3], f.held[3], f.fitted), mape(f.before), mape(f.in_sample),
+    const std::array<double, 6> values{e.compute, e.memory, e.knee, e.fixed_us, e.floor_us, e.softmax_head_dim};
+    std::string params;
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      params += " | " + param(values[k], f.standard_error[k], f.held[k], f.fitted);
+    }
+    out += fmt::format("| {} | {} | {}{} | {} | {} | {} |\n", hardware::op_kind_name(f.kind),
+                       hardware::precision_name(f.precision), f.rows, params, mape(f.before), mape(f.in_sample),
                        errors(f.held_out));
   }
   if (!fit.speed_factors.empty()) {

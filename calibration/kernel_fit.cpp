@@ -14,26 +14,45 @@
 namespace epsim::calibration {
 namespace {
 
-constexpr int k_per_family = 4;  // compute, memory, knee, constant (launch + fixed)
-constexpr int k_family_block = hardware::k_op_kinds * k_per_family;
+// Parameters per group (a kernel family at one precision): compute, memory, knee, constant (launch +
+// fixed), floor_us, softmax_head_dim.
+constexpr int k_per_family = static_cast<int>(k_family_params.size());
+constexpr int k_groups = hardware::k_op_kinds * hardware::k_precisions;
+constexpr int k_family_block = k_groups * k_per_family;
 constexpr double k_max_knee = 1000.0;  // the preset's bound: beyond it the knee is sharp in practice
+constexpr int k_floor = 4;
+constexpr int k_softmax = 5;
 
-// A kernel row reduced to what the model needs: its bounds at full efficiency and nominal speed.
+int group_of(hardware::OpKind kind, hardware::Precision p) {
+  return static_cast<int>(kind) * hardware::k_precisions + static_cast<int>(p);
+}
+hardware::OpKind kind_of_group(int g) {
+  return static_cast<hardware::OpKind>(g / hardware::k_precisions);
+}
+hardware::Precision precision_of_group(int g) {
+  return static_cast<hardware::Precision>(g % hardware::k_precisions);
+}
+
+// A kernel row reduced to what the model needs: its bounds at full efficiency and nominal speed (the
+// compute bound with its GEMM tile waves), and its attention head dim.
 struct Row {
-  int family = 0;
-  int gpu = -1;  // index into the fit's gpu ids, -1 = none
+  int family = 0;  // group: family x precision
+  int gpu = -1;    // index into the fit's gpu ids, -1 = none
   double compute_ns = 0.0;
   double memory_ns = 0.0;
+  double head_dim = 0.0;
   double measured_ns = 0.0;
   int fold = 0;
 };
 
-// Natural parameters: per family [compute, memory, knee (0 = sharp), constant_us], then the log speeds
-// of GPUs 0 .. G-2 (the last GPU's is minus their sum: geometric mean 1).
+// Natural parameters: per group [compute, memory, knee (0 = sharp), constant_us, floor_us,
+// softmax_head_dim], then the log speeds of GPUs 0 .. G-2 (the last GPU's is minus their sum: geometric
+// mean 1). Memory efficiencies stay under the GPU's max_memory_efficiency.
 struct Problem {
   std::vector<Row> rows;
   hardware::StressConfig stress;  // the run's weighting of a GPU's deviation by kernel intensity
   int gpus = 0;                   // distinct gpu ids with speeds fitted (0 when fewer than two)
+  double max_memory = 1.0;        // the GPU's ceiling on memory efficiency
   int size() const { return k_family_block + std::max(gpus - 1, 0); }
   bool is_speed(int j) const { return j >= k_family_block; }
 };
@@ -61,22 +80,24 @@ double effective_speed(const Problem& p, double s, double compute_ns, double mem
 
 double predict_ns(const Problem& p, const Row& r, const Eigen::VectorXd& nat) {
   const int b = r.family * k_per_family;
-  const double compute_ns = r.compute_ns / nat[b];
+  const double compute_ns = r.compute_ns / nat[b] * hardware::head_dim_factor(nat[b + k_softmax], r.head_dim);
   const double memory_ns = r.memory_ns / nat[b + 1];
-  const double body = hardware::roofline_body_ns(compute_ns, memory_ns, nat[b + 2]);
+  const double body = std::max(hardware::roofline_body_ns(compute_ns, memory_ns, nat[b + 2]), nat[b + k_floor] * 1e3);
   return body / effective_speed(p, std::exp(log_speed(p, nat, r.gpu)), compute_ns, memory_ns) + nat[b + 3] * 1e3;
 }
 
-// Unconstrained <-> natural: efficiencies through a logistic (0, 1), the knee 1 + exp (>= 1), the constant
-// exp (> 0), log speeds as they are.
-double to_natural(int j, double theta) {
+// Unconstrained <-> natural: the compute efficiency through a logistic (0, 1), the memory efficiency
+// through one scaled to (0, max_memory), the knee 1 + exp (>= 1), the constant, floor and softmax head
+// dim exp (> 0), log speeds as they are.
+double to_natural(int j, double theta, double max_memory) {
   if (j >= k_family_block) {
     return theta;
   }
   switch (j % k_per_family) {
     case 0:
-    case 1:
       return 1.0 / (1.0 + std::exp(-theta));
+    case 1:
+      return max_memory / (1.0 + std::exp(-theta));
     case 2:
       return std::min(1.0 + std::exp(theta), k_max_knee);
     default:
@@ -84,14 +105,14 @@ double to_natural(int j, double theta) {
   }
 }
 
-double to_theta(int j, double nat) {
+double to_theta(int j, double nat, double max_memory) {
   if (j >= k_family_block) {
     return nat;
   }
   switch (j % k_per_family) {
     case 0:
     case 1: {
-      const double e = std::clamp(nat, 1e-4, 1.0 - 1e-4);
+      const double e = std::clamp(j % k_per_family == 1 ? nat / max_memory : nat, 1e-4, 1.0 - 1e-4);
       return std::log(e / (1.0 - e));
     }
     case 2:
@@ -102,10 +123,11 @@ double to_theta(int j, double nat) {
 }
 
 // Natural values of every parameter: `held`, with the free ones taken from `x` (unconstrained).
-Eigen::VectorXd natural(const std::vector<int>& free, const Eigen::VectorXd& held, const Eigen::VectorXd& x) {
+Eigen::VectorXd natural(const Problem& p, const std::vector<int>& free, const Eigen::VectorXd& held,
+                        const Eigen::VectorXd& x) {
   Eigen::VectorXd nat = held;
   for (std::size_t i = 0; i < free.size(); ++i) {
-    nat[free[i]] = to_natural(free[i], x[static_cast<Eigen::Index>(i)]);
+    nat[free[i]] = to_natural(free[i], x[static_cast<Eigen::Index>(i)], p.max_memory);
   }
   return nat;
 }
@@ -116,16 +138,16 @@ Eigen::VectorXd solve(const Problem& p, const std::vector<std::size_t>& rows, co
                       const Eigen::VectorXd& start) {
   Eigen::VectorXd x(static_cast<Eigen::Index>(free.size()));
   for (std::size_t i = 0; i < free.size(); ++i) {
-    x[static_cast<Eigen::Index>(i)] = to_theta(free[i], start[free[i]]);
+    x[static_cast<Eigen::Index>(i)] = to_theta(free[i], start[free[i]], p.max_memory);
   }
   const ResidualFn residuals = [&](const Eigen::VectorXd& theta, Eigen::VectorXd& r) {
-    const Eigen::VectorXd nat = natural(free, start, theta);
+    const Eigen::VectorXd nat = natural(p, free, start, theta);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Row& row = p.rows[rows[i]];
       r[static_cast<Eigen::Index>(i)] = std::log(predict_ns(p, row, nat) / row.measured_ns);
     }
   };
-  return natural(free, start, least_squares(residuals, static_cast<Eigen::Index>(rows.size()), x));
+  return natural(p, free, start, least_squares(residuals, static_cast<Eigen::Index>(rows.size()), x));
 }
 
 // Jacobian of log(predicted) over the free natural parameters, each column scaled to a relative change
@@ -153,7 +175,9 @@ std::string param_name(int j) {
   if (j >= k_family_block) {
     return fmt::format("speed factor #{}", j - k_family_block);
   }
-  return fmt::format("{}.{}", hardware::op_kind_name(static_cast<hardware::OpKind>(j / k_per_family)),
+  const int g = j / k_per_family;
+  return fmt::format("{}.{}.{}", hardware::op_kind_name(kind_of_group(g)),
+                     hardware::precision_name(precision_of_group(g)),
                      k_family_params[static_cast<std::size_t>(j % k_per_family)]);
 }
 
@@ -165,9 +189,9 @@ std::vector<std::size_t> all_rows(const Problem& p) {
   return v;
 }
 
-FamilyFit* family_of(std::vector<FamilyFit>& families, int family) {
+FamilyFit* family_of(std::vector<FamilyFit>& families, int group) {
   for (FamilyFit& ff : families) {
-    if (static_cast<int>(ff.kind) == family) {
+    if (group_of(ff.kind, ff.precision) == group) {
       return &ff;
     }
   }
@@ -177,10 +201,11 @@ FamilyFit* family_of(std::vector<FamilyFit>& families, int family) {
 // The kernel rows of `table` at full efficiency and nominal speed, with their GPU (index into `ids`,
 // the distinct gpu ids when at least two) and their fold (row r of a family: r mod folds).
 Problem make_problem(const hardware::GpuSpec& base, std::span<const Measurement> table, const KernelFitOptions& o,
-                     std::vector<int>& ids, std::array<std::size_t, hardware::k_op_kinds>& count) {
+                     std::vector<int>& ids, std::array<std::size_t, k_groups>& count) {
   const int folds = o.folds;
   Problem p;
   p.stress = o.stress;
+  p.max_memory = base.max_memory_efficiency;
   for (const Measurement& m : table) {
     if (m.gpu_id >= 0 && !op_info(m.op).collective && std::find(ids.begin(), ids.end(), m.gpu_id) == ids.end()) {
       ids.push_back(m.gpu_id);
@@ -195,12 +220,14 @@ Problem make_problem(const hardware::GpuSpec& base, std::span<const Measurement>
     }
     const hardware::KernelWork w = kernel_work(base, m);
     Row r;
-    r.family = static_cast<int>(kind);
+    r.family = group_of(kind, w.precision);
     r.gpu = p.gpus > 0 && m.gpu_id >= 0
                 ? static_cast<int>(std::lower_bound(ids.begin(), ids.end(), m.gpu_id) - ids.begin())
                 : -1;
-    r.compute_ns = w.flops / hardware::peak_flop_per_ns(base, w.precision);
+    r.compute_ns =
+        w.flops / hardware::peak_flop_per_ns(base, w.precision) * hardware::gemm_wave_factor(base, w.gemm_m, w.gemm_n);
     r.memory_ns = w.bytes / base.hbm_gbps;
+    r.head_dim = w.head_dim;
     r.measured_ns = m.latency_us * 1e3;
     r.fold = static_cast<int>(count[static_cast<std::size_t>(r.family)]++ % static_cast<std::size_t>(folds));
     p.rows.push_back(r);
@@ -211,35 +238,58 @@ Problem make_problem(const hardware::GpuSpec& base, std::span<const Measurement>
   return p;
 }
 
-// The base preset's natural parameters; a family of enough rows gets its four free (`free`), and a
-// FamilyFit in `out` either way.
+// Whether the rows of group `g` show at least two head dims: else the softmax term trades off with the
+// compute efficiency exactly.
+bool several_head_dims(const Problem& p, int g) {
+  double first = 0.0;
+  for (const Row& r : p.rows) {
+    if (r.family == g && r.head_dim > 0.0) {
+      if (first > 0.0 && r.head_dim != first) {
+        return true;
+      }
+      first = r.head_dim;
+    }
+  }
+  return false;
+}
+
+// The base preset's natural parameters; a group (family x precision) of enough rows gets its parameters
+// free (`free`; the softmax head dim only for attention rows of several head dims), and a FamilyFit in
+// `out` either way.
 Eigen::VectorXd start_families(const hardware::GpuSpec& base, const Problem& p,
-                               const std::array<std::size_t, hardware::k_op_kinds>& count, int min_rows,
-                               std::vector<int>& free, KernelFit& out) {
+                               const std::array<std::size_t, k_groups>& count, int min_rows, std::vector<int>& free,
+                               KernelFit& out) {
   Eigen::VectorXd nat = Eigen::VectorXd::Zero(p.size());
-  for (int f = 0; f < hardware::k_op_kinds; ++f) {
-    const hardware::Efficiency& e = base.efficiency[static_cast<std::size_t>(f)];
-    const int b = f * k_per_family;
+  for (int g = 0; g < k_groups; ++g) {
+    const hardware::Efficiency& e = base.eff(kind_of_group(g), precision_of_group(g));
+    const int b = g * k_per_family;
     nat[b] = e.compute;
     nat[b + 1] = e.memory;
     nat[b + 2] = e.knee;
     nat[b + 3] = base.kernel_launch_us + e.fixed_us;
-    const std::size_t n = count[static_cast<std::size_t>(f)];
+    nat[b + k_floor] = e.floor_us;
+    nat[b + k_softmax] = e.softmax_head_dim;
+    const std::size_t n = count[static_cast<std::size_t>(g)];
     if (n == 0) {
       continue;
     }
     FamilyFit ff;
-    ff.kind = static_cast<hardware::OpKind>(f);
+    ff.kind = kind_of_group(g);
+    ff.precision = precision_of_group(g);
     ff.rows = n;
     ff.efficiency = e;
     ff.fitted = static_cast<int>(n) >= min_rows;
     if (ff.fitted) {
-      for (int k = 0; k < k_per_family; ++k) {
+      for (int k = 0; k < k_softmax; ++k) {
         free.push_back(b + k);
       }
+      if (several_head_dims(p, g)) {
+        free.push_back(b + k_softmax);
+      }
     } else {
-      out.warnings.push_back(fmt::format("{}: {} rows, fewer than {}: kept the base preset's parameters",
-                                         hardware::op_kind_name(ff.kind), n, min_rows));
+      out.warnings.push_back(fmt::format("{} {}: {} rows, fewer than {}: kept the base preset's parameters",
+                                         hardware::op_kind_name(ff.kind), hardware::precision_name(ff.precision), n,
+                                         min_rows));
     }
     out.families.push_back(ff);
   }
@@ -375,6 +425,83 @@ Solution fit_holding(const Problem& p, std::vector<int>& free, Eigen::VectorXd s
   }
 }
 
+// Each group's sum of squared log errors under `nat`.
+std::array<double, k_groups> group_rss(const Problem& p, const Eigen::VectorXd& nat) {
+  std::array<double, k_groups> rss{};
+  for (const Row& r : p.rows) {
+    rss[static_cast<std::size_t>(r.family)] += std::pow(std::log(predict_ns(p, r, nat) / r.measured_ns), 2);
+  }
+  return rss;
+}
+
+// A floor (a kernel's least body time) is mimicked on the smallest rows by a fixed cost and a smooth knee,
+// so the fit prefers the model without it: first every group without its floor, then with the floors
+// free; a group keeps its floor only when that halves the squared error left without it, and the kept
+// floors are fitted once more with everything else. `free` ends as the parameters fitted.
+Solution fit_with_floors(const Problem& p, std::vector<int>& free, const Eigen::VectorXd& start,
+                         const Eigen::VectorXd& base_nat, const KernelFitOptions& o,
+                         std::vector<std::string>& warnings) {
+  std::vector<int> floors;
+  std::vector<int> rest;
+  for (const int j : free) {
+    (!p.is_speed(j) && j % k_per_family == k_floor ? floors : rest).push_back(j);
+  }
+  Eigen::VectorXd start_rest = start;
+  for (const int j : floors) {
+    start_rest[j] = base_nat[j];
+  }
+  std::vector<std::string> notes;
+  Solution without = fit_holding(p, rest, start_rest, base_nat, o, notes);
+  if (floors.empty()) {
+    free = rest;
+    warnings.insert(warnings.end(), notes.begin(), notes.end());
+    return without;
+  }
+  std::vector<int> with_free = rest;
+  with_free.insert(with_free.end(), floors.begin(), floors.end());
+  Eigen::VectorXd start_with = without.nat;
+  for (const int j : floors) {
+    start_with[j] = start[j];
+  }
+  std::vector<std::string> ignored;
+  const Solution with = fit_holding(p, with_free, start_with, base_nat, o, ignored);
+  const std::array<double, k_groups> rss_without = group_rss(p, without.nat);
+  const std::array<double, k_groups> rss_with = group_rss(p, with.nat);
+  std::vector<int> kept;
+  for (const int j : floors) {
+    const auto g = static_cast<std::size_t>(j / k_per_family);
+    if (std::find(with_free.begin(), with_free.end(), j) != with_free.end() && rss_with[g] < 0.5 * rss_without[g]) {
+      kept.push_back(j);
+    }
+  }
+  if (kept.empty()) {
+    free = rest;
+    warnings.insert(warnings.end(), notes.begin(), notes.end());
+    return without;
+  }
+  // The kept groups start from the fit with floors, the others from the one without.
+  Eigen::VectorXd start_final = without.nat;
+  for (const int j : kept) {
+    const int b = j - k_floor;
+    start_final.segment(b, k_per_family) = with.nat.segment(b, k_per_family);
+    warnings.push_back(fmt::format("{}: a floor: the squared error left without it is {:.1f}x larger", param_name(j),
+                                   rss_without[static_cast<std::size_t>(j / k_per_family)] /
+                                       std::max(rss_with[static_cast<std::size_t>(j / k_per_family)], 1e-300)));
+  }
+  free = rest;
+  for (const int j : kept) {  // parameters held without the floor may be determined with it
+    for (int k = 0; k < k_softmax; ++k) {
+      const int jj = j - k_floor + k;
+      if (std::find(free.begin(), free.end(), jj) == free.end() &&
+          std::find(with_free.begin(), with_free.end(), jj) != with_free.end()) {
+        free.push_back(jj);
+      }
+    }
+  }
+  std::sort(free.begin(), free.end());
+  return fit_holding(p, free, start_final, base_nat, o, warnings);
+}
+
 // k-fold: each fold's rows predicted by a fit of the others (started from the full fit).
 void add_held_out_errors(const Problem& p, const std::vector<int>& free, const Eigen::VectorXd& nat, int folds,
                          std::vector<FamilyFit>& families) {
@@ -402,24 +529,29 @@ void store_results(const Problem& p, const std::vector<int>& free, const Solutio
     add_error(family_of(out.families, r.family)->in_sample, predict_ns(p, r, s.nat), r.measured_ns);
   }
   for (FamilyFit& ff : out.families) {
-    const int b = static_cast<int>(ff.kind) * k_per_family;
+    const int b = group_of(ff.kind, ff.precision) * k_per_family;
     if (!ff.fitted) {
       continue;
     }
-    ff.efficiency = {s.nat[b], s.nat[b + 1], s.nat[b + 2], s.nat[b + 3] - launch_us};
-    out.gpu.efficiency[static_cast<std::size_t>(ff.kind)] = ff.efficiency;
+    ff.efficiency = {s.nat[b],           s.nat[b + 1],        s.nat[b + 2], s.nat[b + 3] - launch_us,
+                     s.nat[b + k_floor], s.nat[b + k_softmax]};
+    out.gpu.efficiency[static_cast<std::size_t>(ff.kind)][static_cast<std::size_t>(ff.precision)] = ff.efficiency;
     for (int k = 0; k < k_per_family; ++k) {
       const auto it = std::find(free.begin(), free.end(), b + k);
       ff.held[static_cast<std::size_t>(k)] = it == free.end();
       ff.standard_error[static_cast<std::size_t>(k)] = it == free.end() ? 0.0 : s.se[it - free.begin()];
     }
-    for (int k = 0; k < 2; ++k) {
-      if (s.nat[b + k] > 0.98) {
-        out.warnings.push_back(
-            fmt::format("{}: {:.3f}, at the datasheet peak: the kernels run as fast as the "
-                        "preset's peak allows (is the peak right? L2-resident data?)",
-                        param_name(b + k), s.nat[b + k]));
-      }
+    if (s.nat[b] > 0.98) {
+      out.warnings.push_back(
+          fmt::format("{}: {:.3f}, at the datasheet peak: the kernels run as fast as the "
+                      "preset's peak allows (is the peak right?)",
+                      param_name(b), s.nat[b]));
+    }
+    if (s.nat[b + 1] > 0.98 * p.max_memory) {
+      out.warnings.push_back(
+          fmt::format("{}: {:.3f}, at the GPU's max_memory_efficiency {}: the kernels move "
+                      "bytes as fast as the GPU can (L2-resident data? a fixed cost absorbed?)",
+                      param_name(b + 1), s.nat[b + 1], p.max_memory));
     }
   }
   for (int g = 0; g < p.gpus; ++g) {
@@ -434,7 +566,7 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
   KernelFit out;
   out.gpu = base;
   std::vector<int> ids;
-  std::array<std::size_t, hardware::k_op_kinds> count{};
+  std::array<std::size_t, k_groups> count{};
   const Problem p = make_problem(base, table, options, ids, count);
   std::vector<int> free;
   const Eigen::VectorXd base_nat = start_families(base, p, count, options.min_rows, free, out);
@@ -443,12 +575,26 @@ KernelFit fit_kernels(const hardware::GpuSpec& base, std::span<const Measurement
                                   free.size()));
   }
   Eigen::VectorXd start = base_nat;
-  for (const int j : free) {  // a smooth knee to start from where the base has a sharp max
-    if (!p.is_speed(j) && j % k_per_family == 2 && start[j] <= 0.0) {
+  for (const int j : free) {
+    if (p.is_speed(j)) {
+      continue;
+    }
+    if (j % k_per_family == 2 && start[j] <= 0.0) {  // a smooth knee where the base has a sharp max
       start[j] = 4.0;
+    } else if (j % k_per_family == k_softmax && start[j] <= 0.0) {
+      start[j] = 32.0;
+    } else if (j % k_per_family == k_floor && start[j] <= 0.0) {
+      // Just under the group's fastest body, so the smallest kernels tell whether a floor holds them.
+      double least_us = 1e300;
+      for (const Row& r : p.rows) {
+        if (r.family == j / k_per_family) {
+          least_us = std::min(least_us, r.measured_ns / 1e3 - base_nat[j - k_floor + 3]);
+        }
+      }
+      start[j] = std::max(0.8 * least_us, 0.01);
     }
   }
-  const Solution s = fit_holding(p, free, start, base_nat, options, out.warnings);
+  const Solution s = fit_with_floors(p, free, start, base_nat, options, out.warnings);
   add_held_out_errors(p, free, s.nat, options.folds, out.families);
   store_results(p, free, s, base.kernel_launch_us, out);
   if (p.gpus >= 2) {

@@ -58,8 +58,12 @@ hardware::KernelWork kernel_work(const hardware::GpuSpec& gpu, const Measurement
       w.kind = hardware::OpKind::dense_gemm;
       w.precision = m.dtype;
       w.tokens = d(m.m);
-      w.flops = 2.0 * d(m.m) * d(m.n) * d(m.k);
-      w.bytes = d(m.n) * d(m.k) * d(spec.weight_bytes) + d(m.m) * d(m.k + m.n) * d(spec.activation_bytes);
+      // A grouped call: `groups` GEMMs, each its own weight, their rows stacked (tiles of every group).
+      const double g = d(m.groups);
+      w.flops = 2.0 * g * d(m.m) * d(m.n) * d(m.k);
+      w.bytes = g * (d(m.n) * d(m.k) * d(spec.weight_bytes) + d(m.m) * d(m.k + m.n) * d(spec.activation_bytes));
+      w.gemm_m = g * d(m.m);
+      w.gemm_n = d(m.n);
       return w;
     }
     case MeasuredOp::attention_prefill:

@@ -5,7 +5,7 @@
 // - expert_ffn: `tokens` tokens each go to `top_k` of the GPU's `experts` experts (as vLLM's fused-MoE
 //   benchmark); `active_experts` of them receive a token (given, else the expectation under uniform
 //   routing); each active expert's tokens are padded to the GPU's grouped-GEMM tile; SwiGLU FFN.
-// - dense_gemm: (m x k) activations by a (k x n) weight.
+// - dense_gemm: (m x k) activations by a (k x n) weight; `groups` of them in one grouped call.
 // - attention: `batch` sequences of `q_tokens` new tokens attending over `kv_tokens` keys, causally
 //   unless the row says `causal` 0 (then every query sees every key).
 #include "calibration/measurement_table.hpp"

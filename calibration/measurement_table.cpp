@@ -35,10 +35,10 @@ constexpr std::array<OpInfo, 7> k_ops{{
     {MeasuredOp::send_recv, "send_recv", true, k_collective_cols},
 }};
 
-constexpr std::array<std::string_view, 25> k_columns{
-    "gpu",    "gpu_id", "op",    "tokens", "experts",       "top_k",     "active_experts", "hidden",   "intermediate",
-    "m",      "n",      "k",     "batch",  "q_tokens",      "kv_tokens", "heads",          "kv_heads", "head_dim",
-    "causal", "dtype",  "bytes", "gpus",   "gpus_per_node", "cluster",   "latency_us"};
+constexpr std::array<std::string_view, 26> k_columns{
+    "gpu",    "gpu_id", "op",    "tokens", "experts",  "top_k",         "active_experts", "hidden",    "intermediate",
+    "m",      "n",      "k",     "batch",  "q_tokens", "kv_tokens",     "heads",          "kv_heads",  "head_dim",
+    "causal", "groups", "dtype", "bytes",  "gpus",     "gpus_per_node", "cluster",        "latency_us"};
 
 bool is_attention(MeasuredOp op) {
   return op == MeasuredOp::attention_prefill || op == MeasuredOp::attention_decode;
@@ -84,6 +84,9 @@ std::string cell_of(const Measurement& m, std::string_view col) {
   }
   if (col == "causal") {
     return is_attention(m.op) ? (m.causal ? "1" : "0") : std::string();
+  }
+  if (col == "groups") {
+    return m.op == MeasuredOp::dense_gemm && m.groups > 1 ? std::to_string(m.groups) : std::string();
   }
   if (!used) {
     return {};
@@ -282,6 +285,13 @@ void set_cell(Measurement& m, std::string_view col, const std::string& cell, con
     } else if (!(cell == "1" || cell == "true" || cell.empty())) {
       fail_cell(where, col, fmt::format("expected 1 (a causal mask) or 0, got \"{}\"", cell));
     }
+  } else if (col == "groups") {
+    long long v = 1;
+    if (!cell.empty() && (!core::parse_number(cell, v) || v < 1 || v > (1 << 20))) {
+      fail_cell(where, col,
+                fmt::format("expected a whole number of GEMMs in the grouped call (1 to 1048576), got \"{}\"", cell));
+    }
+    m.groups = v;
   } else if (cell.empty()) {
     return;
   } else if (col == "latency_us" || col == "bytes") {

@@ -66,6 +66,9 @@ struct Measurement {
   std::int64_t kv_heads = 0;
   std::int64_t head_dim = 0;
   bool causal = true;  ///< attention: causal mask (optional column `causal`, 1 or 0; default 1)
+  /// dense_gemm: independent GEMMs of m x n x k in one grouped call, each with its own weight (optional
+  /// column `groups`; default 1), as DeepGEMM's grouped kernels run MoE experts.
+  std::int64_t groups = 1;
   hardware::Precision dtype = hardware::Precision::bf16;
   // collectives
   double bytes = 0.0;  ///< message size per GPU (nccl-tests' "size")

@@ -10,6 +10,55 @@ namespace epsim::hardware {
 
 std::span<const core::EmbeddedFile> embedded_gpus();
 
+namespace {
+
+// One efficiency table's keys over `def` (the family's values for a precision table).
+Efficiency read_efficiency(core::ParamTable& e, const Efficiency& def, double max_memory) {
+  Efficiency x = def;
+  x.compute = e.real("compute", x.compute, "achievable share of peak FLOP/s", {0.0, 1.0, true});
+  x.memory = e.real("memory", x.memory, "achievable share of memory bandwidth (at most max_memory_efficiency)",
+                    {0.0, max_memory, true});
+  x.knee = e.real("knee", x.knee, "smooth-knee exponent p: (compute^p + memory^p)^(1/p); 0 = sharp max", {0.0, 1000.0});
+  if (x.knee > 0.0 && x.knee < 1.0) {
+    e.fail("knee", fmt::format("expected 0 (a sharp max) or an exponent >= 1, got {}", x.knee));
+  }
+  x.fixed_us =
+      e.real("fixed_us", x.fixed_us, "fixed cost per kernel on top of kernel_launch_us, microseconds", {-1e6, 1e6});
+  x.floor_us = e.real("floor_us", x.floor_us, "least time of one kernel's body, microseconds (0 = none)", {0.0, 1e6});
+  x.softmax_head_dim =
+      e.real("softmax_head_dim", x.softmax_head_dim,
+             "attention: compute efficiency at head dim d is compute x d / (d + this); 0 = none", {0.0, 1e6});
+  return x;
+}
+
+// [efficiency.<family>] (every precision's defaults) and [efficiency.<family>.<precision>] over them.
+void read_efficiencies(core::ParamTable& t, GpuSpec& g) {
+  auto eff = t.table("efficiency", "achievable efficiencies per kernel family");
+  for (int k = 0; k < hardware::k_op_kinds; ++k) {
+    const auto kind = static_cast<hardware::OpKind>(k);
+    auto e = eff.table(hardware::op_kind_name(kind), "efficiency of this kernel family (every precision)");
+    const Efficiency family =
+        read_efficiency(e, g.family_efficiency[static_cast<std::size_t>(k)], g.max_memory_efficiency);
+    g.family_efficiency[static_cast<std::size_t>(k)] = family;
+    for (int p = 0; p < hardware::k_precisions; ++p) {
+      // The docs list one table for the three precisions.
+      const char* name =
+          e.documenting() ? "<precision>" : hardware::precision_name(static_cast<hardware::Precision>(p));
+      auto ep = e.table(name, "this family at one precision (bf16, fp8, fp4): overrides the family's keys");
+      g.efficiency[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] =
+          read_efficiency(ep, family, g.max_memory_efficiency);
+      ep.finish();
+      if (e.documenting()) {
+        break;
+      }
+    }
+    e.finish();
+  }
+  eff.finish();
+}
+
+}  // namespace
+
 GpuSpec parse_gpu_spec(core::ParamTable& t) {
   GpuSpec g;
   g.name = t.string("name", "", "display name of the GPU");
@@ -23,38 +72,31 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
     g.fp16_tflops = g.bf16_tflops;
   }
   g.fp8_tflops = t.real("fp8_tflops", 0.0, "peak dense FP8 TFLOP/s (0 = no FP8 support)", rate_or_zero);
+  g.fp4_tflops =
+      t.real("fp4_tflops", 0.0, "peak dense FP4 TFLOP/s (0 = no FP4 support: FP8's peak, else BF16's)", rate_or_zero);
   g.hbm_gbps = t.real_required("hbm_gbps", "memory bandwidth in GB/s", rate);
   g.memory_gib = t.real_required("memory_gib", "memory capacity in GiB", {0.0, 1e7, true});
   g.tdp_w = t.real("tdp_w", 0.0, "board power in W", {0.0, 1e6, false});
   g.scale_up_link = t.string("scale_up_link", "", "link type of the scale-up fabric (informational)");
-  auto eff = t.table("efficiency", "achievable efficiencies per kernel family");
-  for (int k = 0; k < hardware::k_op_kinds; ++k) {
-    const auto kind = static_cast<hardware::OpKind>(k);
-    auto e = eff.table(hardware::op_kind_name(kind), "efficiency of this kernel family");
-    Efficiency& x = g.efficiency[static_cast<std::size_t>(k)];
-    x.compute = e.real("compute", x.compute, "achievable share of peak FLOP/s", {0.0, 1.0, true});
-    x.memory = e.real("memory", x.memory, "achievable share of memory bandwidth", {0.0, 1.0, true});
-    x.knee =
-        e.real("knee", x.knee, "smooth-knee exponent p: (compute^p + memory^p)^(1/p); 0 = sharp max", {0.0, 1000.0});
-    if (x.knee > 0.0 && x.knee < 1.0) {
-      e.fail("knee", fmt::format("expected 0 (a sharp max) or an exponent >= 1, got {}", x.knee));
-    }
-    x.fixed_us =
-        e.real("fixed_us", x.fixed_us, "fixed cost per kernel on top of kernel_launch_us, microseconds", {-1e6, 1e6});
-    e.finish();
-  }
-  eff.finish();
+  g.max_memory_efficiency =
+      t.real("max_memory_efficiency", g.max_memory_efficiency,
+             "largest share of hbm_gbps any kernel reaches (measured copy bandwidth); bounds every memory efficiency",
+             {0.0, 1.0, true});
+  read_efficiencies(t, g);
   g.sm_count =
       static_cast<int>(t.integer("sm_count", g.sm_count, "streaming multiprocessors (0 = unknown)", {0, 100000}));
   g.kernel_launch_us =
       t.real("kernel_launch_us", g.kernel_launch_us, "fixed overhead per kernel in microseconds", {0.0, 1e6, false});
   for (int k = 0; k < hardware::k_op_kinds; ++k) {
-    const double fixed = g.efficiency[static_cast<std::size_t>(k)].fixed_us;
-    if (fixed < -g.kernel_launch_us) {
-      t.fail("efficiency",
-             fmt::format("{}.fixed_us = {} would make its kernels' fixed cost negative (kernel_launch_us "
-                         "= {})",
-                         hardware::op_kind_name(static_cast<hardware::OpKind>(k)), fixed, g.kernel_launch_us));
+    for (int p = 0; p < hardware::k_precisions; ++p) {
+      const double fixed = g.efficiency[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)].fixed_us;
+      if (fixed < -g.kernel_launch_us) {
+        t.fail("efficiency",
+               fmt::format("{}.{}.fixed_us = {} would make its kernels' fixed cost negative "
+                           "(kernel_launch_us = {})",
+                           hardware::op_kind_name(static_cast<hardware::OpKind>(k)),
+                           hardware::precision_name(static_cast<hardware::Precision>(p)), fixed, g.kernel_launch_us));
+      }
     }
   }
   g.moe_tile_small = t.integer("moe_tile_small", g.moe_tile_small, "grouped-GEMM tile for small MoE calls", {1, 4096});
@@ -62,6 +104,10 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
   g.moe_tile_threshold =
       t.integer("moe_tile_threshold", 0,
                 "largest M (token-expert pairs) using the small tile; 0 = the local expert count", {0, 1 << 24});
+  g.gemm_tile_m =
+      t.integer("gemm_tile_m", g.gemm_tile_m, "dense-GEMM output tile rows (waves need sm_count)", {1, 4096});
+  g.gemm_tile_n =
+      t.integer("gemm_tile_n", g.gemm_tile_n, "dense-GEMM output tile columns (waves need sm_count)", {1, 4096});
   return g;
 }
 

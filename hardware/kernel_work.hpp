@@ -28,7 +28,20 @@ inline constexpr const char* op_kind_name(OpKind k) {
   return "?";
 }
 
-enum class Precision : std::uint8_t { bf16, fp8 };
+/// The tensor-core precision a kernel's math runs in; each has its own peak and efficiencies.
+enum class Precision : std::uint8_t { bf16, fp8, fp4 };
+inline constexpr int k_precisions = 3;
+inline constexpr const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::bf16:
+      return "bf16";
+    case Precision::fp8:
+      return "fp8";
+    case Precision::fp4:
+      return "fp4";
+  }
+  return "?";
+}
 
 struct KernelWork {
   OpKind kind = OpKind::dense_gemm;
@@ -37,6 +50,13 @@ struct KernelWork {
   double bytes = 0.0;     ///< bytes moved to/from HBM (weights + activations + KV cache)
   double tokens = 0.0;    ///< tokens processed (for profiles keyed on token count)
   double launches = 1.0;  ///< kernels this work stands for: each pays the launch and fixed cost
+  /// A GEMM's output shape (m rows x n columns), which its tiles cover in waves over the SMs; 0 = not a
+  /// single GEMM (no tile quantisation). Several GEMMs priced as one give their common m and summed n.
+  double gemm_m = 0.0;
+  double gemm_n = 0.0;
+  /// Attention: the head dim of the score products (QK^T), on which FlashAttention's efficiency
+  /// depends (the softmax per score costs as much as head-dim-many multiply-adds); 0 = not attention.
+  double head_dim = 0.0;
 };
 
 }  // namespace epsim::hardware

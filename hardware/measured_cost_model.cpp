@@ -28,7 +28,7 @@ double MeasuredCostModel::kernel_ns(int gpu, const KernelWork& work) const {
   // The roofline at nominal speed keys the curve; the GPU's own speed stretches the body as it would.
   const GpuSpec& spec = roofline_->gpu_of(gpu);
   const KernelCost nominal = roofline_cost(spec, work);
-  const double fixed_ns = work.launches * (spec.kernel_launch_us + spec.eff(work.kind).fixed_us) * 1e3;
+  const double fixed_ns = work.launches * (spec.kernel_launch_us + spec.eff(work.kind, work.precision).fixed_us) * 1e3;
   const double ns = (nominal.total_ns - fixed_ns) / roofline_->effective_speed(gpu, work) + fixed_ns;
   return ns * c->ratio(nominal.total_ns);
 }

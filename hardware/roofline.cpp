@@ -9,24 +9,48 @@
 namespace epsim::hardware {
 
 double peak_flop_per_ns(const GpuSpec& gpu, hardware::Precision p) {
-  const double tflops = (p == hardware::Precision::fp8 && gpu.fp8_tflops > 0.0) ? gpu.fp8_tflops : gpu.bf16_tflops;
+  double tflops = gpu.bf16_tflops;
+  if (p == hardware::Precision::fp4 && gpu.fp4_tflops > 0.0) {
+    tflops = gpu.fp4_tflops;
+  } else if (p != hardware::Precision::bf16 && gpu.fp8_tflops > 0.0) {  // FP4 without FP4 units runs as FP8
+    tflops = gpu.fp8_tflops;
+  }
   return tflops * 1e3;  // 1 TFLOP/s = 1e12 / 1e9 = 1e3 FLOP per ns
 }
 
 double achievable_flop_per_ns(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p) {
-  return peak_flop_per_ns(gpu, p) * gpu.eff(kind).compute;
+  return peak_flop_per_ns(gpu, p) * gpu.eff(kind, p).compute;
 }
 
-double achievable_bytes_per_ns(const GpuSpec& gpu, hardware::OpKind kind) {
-  return gpu.hbm_gbps * gpu.eff(kind).memory;  // 1 GB/s = 1 byte per ns
+double achievable_bytes_per_ns(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p) {
+  return gpu.hbm_gbps * gpu.eff(kind, p).memory;  // 1 GB/s = 1 byte per ns
 }
 
 double intensity_over_ridge(const GpuSpec& gpu, const hardware::KernelWork& work) {
   if (work.bytes <= 0.0) {
     return work.flops > 0.0 ? 1e9 : 0.0;
   }
-  const double ridge = achievable_flop_per_ns(gpu, work.kind, work.precision) / achievable_bytes_per_ns(gpu, work.kind);
+  const double ridge =
+      achievable_flop_per_ns(gpu, work.kind, work.precision) / achievable_bytes_per_ns(gpu, work.kind, work.precision);
   return work.flops / work.bytes / ridge;
+}
+
+double gemm_wave_factor(const GpuSpec& gpu, double m, double n) {
+  if (m <= 0.0 || n <= 0.0 || gpu.sm_count <= 0) {
+    return 1.0;
+  }
+  const double tile_m = static_cast<double>(gpu.gemm_tile_m);
+  const double tile_n = static_cast<double>(gpu.gemm_tile_n);
+  const double sms = static_cast<double>(gpu.sm_count);
+  const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n);
+  if (tiles <= sms) {
+    return 1.0;  // one wave or less: libraries pick smaller tiles or split K to fill the SMs
+  }
+  return std::ceil(tiles / sms) * sms * tile_m * tile_n / (m * n);
+}
+
+double head_dim_factor(double softmax_head_dim, double head_dim) {
+  return softmax_head_dim > 0.0 && head_dim > 0.0 ? 1.0 + softmax_head_dim / head_dim : 1.0;
 }
 
 double roofline_body_ns(double compute_ns, double memory_ns, double knee) {
@@ -41,12 +65,19 @@ double roofline_body_ns(double compute_ns, double memory_ns, double knee) {
 
 KernelCost roofline_cost(const GpuSpec& gpu, const hardware::KernelWork& work, double speed) {
   KernelCost c;
-  c.compute_ns = work.flops / achievable_flop_per_ns(gpu, work.kind, work.precision);
-  c.memory_ns = work.bytes / achievable_bytes_per_ns(gpu, work.kind);
+  const Efficiency& e = gpu.eff(work.kind, work.precision);
+  c.compute_ns = work.flops / (peak_flop_per_ns(gpu, work.precision) * e.compute);
+  if (work.gemm_m > 0.0) {
+    c.compute_ns *= gemm_wave_factor(gpu, work.gemm_m, work.gemm_n);
+  }
+  if (e.softmax_head_dim > 0.0) {
+    c.compute_ns *= head_dim_factor(e.softmax_head_dim, work.head_dim);
+  }
+  c.memory_ns = work.bytes / (gpu.hbm_gbps * e.memory);
   c.bound = c.compute_ns >= c.memory_ns ? Bound::compute : Bound::memory;
-  const Efficiency& e = gpu.eff(work.kind);
-  c.total_ns = roofline_body_ns(c.compute_ns, c.memory_ns, e.knee) / speed +
-               work.launches * (gpu.kernel_launch_us + e.fixed_us) * 1e3;
+  const double body_ns =
+      std::max(roofline_body_ns(c.compute_ns, c.memory_ns, e.knee), work.launches * e.floor_us * 1e3);
+  c.total_ns = body_ns / speed + work.launches * (gpu.kernel_launch_us + e.fixed_us) * 1e3;
   return c;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
-// Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw) / speed + launch
-// (+ the family's fixed cost), with achievable rates = peak x the efficiency of the kernel's family; a
-// family with a smooth knee blends the two bounds instead of taking the max (gpu_spec.hpp). `speed` is the GPU's
-// effective speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch overhead,
-// which is mostly host-side.
+// Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw, floor) / speed +
+// launch (+ the family's fixed cost), with achievable rates = peak x the efficiency of the kernel's family
+// at its precision; a family with a smooth knee blends the two bounds instead of taking the max
+// (gpu_spec.hpp). The compute bound carries a GEMM's tile waves and attention's softmax per head dim. `speed` is the
+// GPU's effective speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch
+// overhead, which is mostly host-side.
 #include <vector>
 
 #include "core/random_streams.hpp"
@@ -18,7 +19,7 @@ enum class Bound : std::uint8_t { compute, memory };
 struct KernelCost {
   double compute_ns = 0.0;  ///< flops / achievable FLOP/s (before the speed factor)
   double memory_ns = 0.0;   ///< bytes / achievable bandwidth (before the speed factor)
-  double total_ns = 0.0;    ///< max of the two / speed + launch overhead
+  double total_ns = 0.0;    ///< max of the two (at least the floor) / speed + launch overhead
   Bound bound = Bound::memory;
 };
 
@@ -26,10 +27,18 @@ struct KernelCost {
 double peak_flop_per_ns(const GpuSpec& gpu, hardware::Precision p);
 /// Achievable FLOP per ns and bytes per ns for a kernel family.
 double achievable_flop_per_ns(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p);
-double achievable_bytes_per_ns(const GpuSpec& gpu, hardware::OpKind kind);
+double achievable_bytes_per_ns(const GpuSpec& gpu, hardware::OpKind kind, hardware::Precision p);
 /// The kernel's arithmetic intensity (FLOP/byte) over the GPU's ridge point for its family: > 1 is
 /// compute-bound, < 1 memory-bound.
 double intensity_over_ridge(const GpuSpec& gpu, const hardware::KernelWork& work);
+/// How much a GEMM of output m x n takes longer than its FLOPs at the achievable rate because its tiles
+/// (gemm_tile_m x gemm_tile_n) run in waves over the SMs: (waves x SMs x tile area) / (m x n), the last
+/// wave partly idle and the edge tiles padded. 1 without sm_count, or when the tiles fit in one wave
+/// (libraries then pick smaller tiles or split K to fill the SMs).
+double gemm_wave_factor(const GpuSpec& gpu, double m, double n);
+/// Attention's compute time at head dim `head_dim` over its time without the softmax:
+/// 1 + softmax_head_dim / head_dim (1 when either is 0).
+double head_dim_factor(double softmax_head_dim, double head_dim);
 /// The body of a kernel bound by both: the larger with a sharp knee (knee 0), else the p-norm
 /// (compute^p + memory^p)^(1/p), which is at most 2^(1/p) times the larger, where both are equal.
 double roofline_body_ns(double compute_ns, double memory_ns, double knee);

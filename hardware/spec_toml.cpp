@@ -26,6 +26,12 @@ std::string link_toml(const char* table, const LinkSpec& l) {
                      l.latency_us, l.efficiency, l.nvls_gbps);
 }
 
+std::string efficiency_toml(const std::string& table, const Efficiency& e) {
+  return fmt::format(
+      "[efficiency.{}]\ncompute = {}\nmemory = {}\nknee = {}\nfixed_us = {}\nfloor_us = {}\nsoftmax_head_dim = {}\n",
+      table, e.compute, e.memory, e.knee, e.fixed_us, e.floor_us, e.softmax_head_dim);
+}
+
 toml::table parsed(const std::string& text, const std::string& where) {
   try {
     return toml::parse(text, where);
@@ -39,16 +45,23 @@ toml::table parsed(const std::string& text, const std::string& where) {
 std::string gpu_spec_toml(const GpuSpec& g, const std::string& header) {
   std::string out = header;
   out += fmt::format("name = {}\n", quoted(g.name));
-  out += fmt::format("bf16_tflops = {}\nfp16_tflops = {}\nfp8_tflops = {}\nhbm_gbps = {}\nmemory_gib = {}\n",
-                     g.bf16_tflops, g.fp16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
+  out += fmt::format("bf16_tflops = {}\nfp16_tflops = {}\nfp8_tflops = {}\nfp4_tflops = {}\nhbm_gbps = {}\n",
+                     g.bf16_tflops, g.fp16_tflops, g.fp8_tflops, g.fp4_tflops, g.hbm_gbps);
+  out += fmt::format("memory_gib = {}\nmax_memory_efficiency = {}\n", g.memory_gib, g.max_memory_efficiency);
   out += fmt::format("tdp_w = {}\nsm_count = {}\nscale_up_link = {}\nkernel_launch_us = {}\n", g.tdp_w, g.sm_count,
                      quoted(g.scale_up_link), g.kernel_launch_us);
   out += fmt::format("moe_tile_small = {}\nmoe_tile_large = {}\nmoe_tile_threshold = {}\n", g.moe_tile_small,
                      g.moe_tile_large, g.moe_tile_threshold);
+  out += fmt::format("gemm_tile_m = {}\ngemm_tile_n = {}\n", g.gemm_tile_m, g.gemm_tile_n);
   for (int k = 0; k < k_op_kinds; ++k) {
-    const Efficiency& e = g.efficiency[static_cast<std::size_t>(k)];
-    out += fmt::format("[efficiency.{}]\ncompute = {}\nmemory = {}\nknee = {}\nfixed_us = {}\n",
-                       op_kind_name(static_cast<OpKind>(k)), e.compute, e.memory, e.knee, e.fixed_us);
+    const std::string family = op_kind_name(static_cast<OpKind>(k));
+    out += efficiency_toml(family, g.family_efficiency[static_cast<std::size_t>(k)]);
+    for (int p = 0; p < k_precisions; ++p) {  // a precision's own table only where it differs
+      const Efficiency& e = g.efficiency[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)];
+      if (!(e == g.family_efficiency[static_cast<std::size_t>(k)])) {
+        out += efficiency_toml(family + "." + precision_name(static_cast<Precision>(p)), e);
+      }
+    }
   }
   return out;
 }

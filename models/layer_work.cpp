@@ -17,6 +17,9 @@ hardware::KernelWork gemm(hardware::OpKind kind, hardware::Precision p, const Mo
   w.tokens = tokens;
   w.flops = 2.0 * tokens * params;
   w.bytes = params * d(m.weight_bytes) + tokens * act_elems_per_token * d(m.activation_bytes);
+  // The block's GEMMs as one of input width hidden: its waves of output tiles (hardware/roofline.hpp).
+  w.gemm_m = tokens;
+  w.gemm_n = params / d(m.hidden_size);
   return w;
 }
 
@@ -114,6 +117,7 @@ hardware::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatc
   if (m.attention == AttentionKind::gqa) {
     flops_per_pair = 4.0 * heads * d(m.head_dim);
     act_per_token = 2.0 * heads * d(m.head_dim);
+    w.head_dim = d(m.head_dim);
   } else if (kind == hardware::OpKind::attention_prefill) {
     // Prefill runs MLA as multi-head attention over K and V expanded by kv_b (SGLang's, vLLM's and
     // DeepSeek's prefill path): q.k over the nope + rope dims, p.v over the value dims; 3.4x fewer FLOPs
@@ -123,10 +127,12 @@ hardware::KernelWork attention_core_work(const ModelSpec& m, const AttentionBatc
     flops_per_pair = 2.0 * heads * qk + 2.0 * heads * v;
     act_per_token = heads * (qk + v);
     expanded_per_kv = heads * (qk + v);
+    w.head_dim = qk;
   } else {
     // Decode absorbs kv_b into the query and output: every head attends over the latent cache itself.
     flops_per_pair = 2.0 * heads * d(m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * heads * d(m.kv_lora_rank);
     act_per_token = heads * d(m.kv_lora_rank + m.qk_rope_head_dim) + heads * d(m.kv_lora_rank);
+    w.head_dim = d(m.kv_lora_rank + m.qk_rope_head_dim);
   }
   w.flops = flops_per_pair * b.score_pairs;
   const double kv_tokens = b.kv_read_tokens + b.tokens;

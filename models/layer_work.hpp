@@ -3,11 +3,14 @@
 // model's shapes. Pure functions of the model and the batch; the hardware layer prices them.
 //
 // Conventions (documented in docs/model.md):
-// - GEMM of t tokens by a (k x n) weight: 2*t*k*n FLOPs; bytes = weights + t*(k + n) activations.
+// - GEMM of t tokens by a (k x n) weight: 2*t*k*n FLOPs; bytes = weights + t*(k + n) activations; its
+//   output shape for tile waves is t x (the block's parameters / hidden), the block's GEMMs as one.
 // - Attention = projections (a dense GEMM over all new tokens) + a core kernel per phase: per (query,
 //   visible key) pair, QK^T and PV products. GQA: 4*heads*head_dim FLOPs per pair; MLA in its absorbed
 //   form (as inference engines run it): 2*heads*(kv_lora + rope) + 2*heads*kv_lora per pair, reading
 //   the compressed cache. Core bytes: KV read (context) and written (new tokens) + query and output.
+//   Its head dim (for the softmax term) is that of the score products: head_dim, MLA prefill
+//   qk_nope + qk_rope, MLA decode kv_lora + qk_rope.
 // - Expert FFN (SwiGLU: gate, up, down): 6*hidden*moe_intermediate FLOPs per *padded* token; bytes =
 //   the weights of every *activated* expert + the real tokens' activations in and out.
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "calibration/measured_work.hpp"
 #include "core/error.hpp"
 
 using namespace epsim;
@@ -91,4 +92,27 @@ TEST_CASE("a bad measurement table is refused naming the file, the line and the 
         "t.csv:2: column 'active_experts': at most min(experts, tokens x top_k) = 4 experts can be active, got 5");
   CHECK_THROWS_WITH(calibration::read_measurement_table("/nonexistent/x.csv"),
                     "/nonexistent/x.csv: cannot read the measurement table");
+}
+
+TEST_CASE("a grouped GEMM row (column groups) is priced as that many GEMMs, each with its own weight") {
+  const auto t = calibration::parse_measurement_table(
+      "gpu,op,m,n,k,dtype,groups,latency_us\nh100,dense_gemm,256,4096,7168,fp8,4,64.5\n"
+      "h100,dense_gemm,64,2112,7168,fp8,,9.4\n",
+      "t.csv");
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0].groups == 4);
+  CHECK(t.rows[1].groups == 1);
+  // Written back: the known column, empty for a single GEMM.
+  const auto back = calibration::parse_measurement_table(calibration::format_measurement_table(t), "back.csv");
+  CHECK(back.rows[0].groups == 4);
+  CHECK(back.rows[1].groups == 1);
+  // 4 x (2 x 256 x 4096 x 7168) FLOPs; 4 x (4096 x 7168 FP8 weights + 256 x (7168 + 4096) BF16 activations).
+  const hardware::GpuSpec h100 = hardware::load_gpu_preset("h100");
+  const hardware::KernelWork w = calibration::kernel_work(h100, t.rows[0]);
+  CHECK(w.flops == 4.0 * 2.0 * 256 * 4096 * 7168);
+  CHECK(w.bytes == 4.0 * (4096.0 * 7168 + 256.0 * (7168 + 4096) * 2));
+  CHECK(w.gemm_m == 1024.0);
+  CHECK(w.gemm_n == 4096.0);
+  CHECK(error_of("gpu,op,m,n,k,dtype,groups,latency_us\nh100,dense_gemm,1,2,3,bf16,0,1\n") ==
+        "t.csv:2: column 'groups': expected a whole number of GEMMs in the grouped call (1 to 1048576), got \"0\"");
 }

@@ -73,21 +73,22 @@ calibration::MeasurementTable kernel_table(const hardware::GpuSpec& truth, doubl
 
 TEST_CASE("calibrate fit writes a preset that calibrate check and a run read back, at the noise level") {
   hardware::GpuSpec truth = hardware::load_gpu_preset("h100");
-  truth.efficiency[static_cast<int>(hardware::OpKind::expert_ffn)] = {0.52, 0.7, 3.0, 7.0};
-  truth.efficiency[static_cast<int>(hardware::OpKind::dense_gemm)] = {0.8, 0.88, 2.0, 0.0};
+  truth.set_family_efficiency(hardware::OpKind::expert_ffn, {0.52, 0.7, 3.0, 7.0});
+  truth.set_family_efficiency(hardware::OpKind::dense_gemm, {0.8, 0.88, 2.0, 0.0});
   const fs::path dir = temp_dir("fit");
   const fs::path table = dir / "lab.csv";
   write(table, calibration::format_measurement_table(kernel_table(truth, 0.01)));
 
   const auto fit = cli({"calibrate", "fit", table.string(), "--gpu", "h100", "--out", (dir / "cal.toml").string()});
   REQUIRE(fit.code == 0);
-  REQUIRE_THAT(fit.out, Contains("| expert_ffn | 15 |"));
-  REQUIRE_THAT(fit.out, Contains("| dense_gemm | 15 |"));
+  REQUIRE_THAT(fit.out, Contains("| expert_ffn | bf16 | 15 |"));
+  REQUIRE_THAT(fit.out, Contains("| dense_gemm | bf16 | 15 |"));
   const hardware::GpuSpec cal = read_gpu(dir / "cal.toml");
   CHECK(cal.name == "NVIDIA H100 SXM 80GB (calibrated)");
-  CHECK(cal.eff(hardware::OpKind::expert_ffn).compute == Approx(0.52).epsilon(0.03));
-  CHECK(cal.eff(hardware::OpKind::dense_gemm).memory == Approx(0.88).epsilon(0.03));
-  CHECK(cal.eff(hardware::OpKind::attention_decode).compute == truth.eff(hardware::OpKind::attention_decode).compute);
+  CHECK(cal.eff(hardware::OpKind::expert_ffn, hardware::Precision::bf16).compute == Approx(0.52).epsilon(0.03));
+  CHECK(cal.eff(hardware::OpKind::dense_gemm, hardware::Precision::bf16).memory == Approx(0.88).epsilon(0.03));
+  CHECK(cal.eff(hardware::OpKind::attention_decode, hardware::Precision::bf16).compute ==
+        truth.eff(hardware::OpKind::attention_decode, hardware::Precision::bf16).compute);
 
   // check, on the calibrated preset by path: every group at the 1 % noise level; --out adds predicted_us.
   const fs::path checked = dir / "checked.csv";
@@ -208,11 +209,19 @@ TEST_CASE("the shipped h100-calibrated preset is the fit of the shipped public t
   const hardware::GpuSpec refit = read_gpu(dir / "refit.toml");
   const hardware::GpuSpec shipped = hardware::load_gpu_preset("h100-calibrated");
   for (std::size_t k = 0; k < 4; ++k) {
-    CHECK(shipped.efficiency[k].compute == Approx(refit.efficiency[k].compute).epsilon(1e-6));
-    CHECK(shipped.efficiency[k].memory == Approx(refit.efficiency[k].memory).epsilon(1e-6));
-    CHECK(shipped.efficiency[k].knee == Approx(refit.efficiency[k].knee).epsilon(1e-6));
-    CHECK(shipped.efficiency[k].fixed_us == Approx(refit.efficiency[k].fixed_us).margin(1e-6));
+    for (std::size_t p = 0; p < 3; ++p) {
+      const hardware::Efficiency& s = shipped.efficiency[k][p];
+      const hardware::Efficiency& r = refit.efficiency[k][p];
+      CHECK(s.compute == Approx(r.compute).epsilon(1e-6));
+      CHECK(s.memory == Approx(r.memory).epsilon(1e-6));
+      CHECK(s.knee == Approx(r.knee).epsilon(1e-6));
+      CHECK(s.fixed_us == Approx(r.fixed_us).margin(1e-6));
+      CHECK(s.floor_us == Approx(r.floor_us).margin(1e-6));
+      CHECK(s.softmax_head_dim == Approx(r.softmax_head_dim).epsilon(1e-6));
+    }
   }
+  CHECK(shipped.family_efficiency == refit.family_efficiency);
+  CHECK(shipped.max_memory_efficiency == refit.max_memory_efficiency);
   CHECK(shipped.fp8_tflops == refit.fp8_tflops);
   fs::remove_all(dir);
 }

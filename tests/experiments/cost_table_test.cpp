@@ -115,8 +115,8 @@ TEST_CASE(
           .string();
   const auto row = row_of({"--config", decode, "--tokens", "128"}, "128");
   // DeepSeek-V3, 489,728 B per token (tests/models/layer_work_test.cpp), 12 kernels, on the example's
-  // h100-calibrated GPU (dense_gemm memory efficiency as fitted).
-  const double bw = 3350.0 * hardware::load_gpu_preset("h100-calibrated").efficiency[0].memory;
+  // h100-calibrated GPU (dense_gemm BF16 memory efficiency: the elementwise kernels are BF16).
+  const double bw = 3350.0 * hardware::load_gpu_preset("h100-calibrated").efficiency[0][0].memory;
   CHECK(std::stod(row[12]) == Approx(128.0 * 489728 / bw / 1e3 + 12 * 4.0));
   const test::Cli text = test::cli({"cost", "--config", decode, "--tokens", "128"});
   CHECK_THAT(text.out, Contains("elementwise kernels of a MoE layer without the permutation"));

@@ -88,9 +88,11 @@ TEST_CASE("cost --op: one key's list is a sweep, one row per value") {
     CHECK(c.num(i, "flops") == gemm_flops(ms[i], 4096, 4096));
     CHECK(c.num(i, "bytes") == gemm_bytes(ms[i], 4096, 4096));
   }
-  // 8192 rows: 6.3 times the ridge, compute-bound.
+  // 8192 rows: 6.3 times the ridge, compute-bound. Its 64 x 32 = 2,048 output tiles of 128 x 128 run in
+  // ceil(2048 / 132) = 16 waves over the H100's 132 SMs: 2,112 tile slots for 2,048 tiles.
   CHECK(c.at(2, "regime") == "compute");
-  CHECK(c.num(2, "latency_us") == Approx(gemm_flops(8192, 4096, 4096) / (k_flop_per_ns * 0.75) / 1e3 + k_launch_us));
+  CHECK(c.num(2, "latency_us") ==
+        Approx(gemm_flops(8192, 4096, 4096) / (k_flop_per_ns * 0.75) * (2112.0 / 2048.0) / 1e3 + k_launch_us));
 }
 
 TEST_CASE("cost --op expert_ffn: expected active experts under uniform routing, padded to the tile") {
@@ -126,7 +128,8 @@ TEST_CASE("cost --op --config: priced by the run's cost model (a GPU at speed 0.
   const std::vector<std::string> shape{"--op", "dense_gemm", "--shape", "m=8192", "n=4096", "k=4096"};
   auto half = shape;
   half.insert(half.end(), {"--config", small, "--set", "cluster.speed_factors=[0.5, 1.0, 1.0, 1.0]"});
-  const double body_us = gemm_flops(8192, 4096, 4096) / (k_flop_per_ns * 0.75) / 1e3;  // compute-bound: w = 1
+  // Compute-bound (w = 1); 16 waves of 132 tiles for its 2,048 (see the sweep above).
+  const double body_us = gemm_flops(8192, 4096, 4096) / (k_flop_per_ns * 0.75) * (2112.0 / 2048.0) / 1e3;
   CHECK(cost_csv(half).num(0, "latency_us") == Approx(2.0 * body_us + k_launch_us));
   half.insert(half.end(), {"--gpu-index", "2"});  // GPU 2 runs at full speed
   CHECK(cost_csv(half).num(0, "latency_us") == Approx(body_us + k_launch_us));

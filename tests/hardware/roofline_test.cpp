@@ -1,3 +1,4 @@
+#include <toml++/toml.h>
 #include <catch2/catch.hpp>
 
 #include "core/params.hpp"
@@ -149,12 +150,134 @@ TEST_CASE("a smooth knee blends the bounds as a p-norm and the fixed cost adds t
   w.bytes = 4096.0 * 4096 * 2 + 1024.0 * 8192 * 2;
   const double compute_ns = w.flops / (989e3 * 0.75);
   const double memory_ns = w.bytes / (3350.0 * 0.85);
-  g.efficiency[0].knee = 2.0;
-  g.efficiency[0].fixed_us = 3.0;
+  g.efficiency[0][0].knee = 2.0;
+  g.efficiency[0][0].fixed_us = 3.0;
   CHECK(epsim::hardware::roofline_cost(g, w).total_ns ==
         Approx(std::sqrt(compute_ns * compute_ns + memory_ns * memory_ns) + (4.0 + 3.0) * 1e3));
   // Work standing for several kernels pays the launch and fixed cost once per kernel, the body once.
   w.launches = 5.0;
   CHECK(epsim::hardware::roofline_cost(g, w).total_ns ==
         Approx(std::sqrt(compute_ns * compute_ns + memory_ns * memory_ns) + 5.0 * (4.0 + 3.0) * 1e3));
+}
+
+namespace {
+
+// A GPU preset's text with `extra` appended, parsed as a reader would.
+hardware::GpuSpec parsed_gpu(const std::string& extra) {
+  const std::string text =
+      "name = \"g\"\nbf16_tflops = 1000.0\nfp8_tflops = 2000.0\nhbm_gbps = 4000.0\n"
+      "memory_gib = 80.0\nsm_count = 100\n" +
+      extra;
+  const toml::table t = toml::parse(text);
+  core::ParamTable p({core::ParamLayer{&t, "g.toml"}}, "gpu");
+  hardware::GpuSpec g = hardware::parse_gpu_spec(p);
+  p.finish();
+  return g;
+}
+
+hardware::KernelWork gemm(double m, double n, double k, hardware::Precision p) {
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::dense_gemm;
+  w.precision = p;
+  w.flops = 2.0 * m * n * k;
+  w.bytes = 0.0;  // compute only: the wave factor shows alone
+  w.gemm_m = m;
+  w.gemm_n = n;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("[efficiency.<family>.<precision>] overrides the family's keys for that precision only") {
+  const hardware::GpuSpec g = parsed_gpu(
+      "[efficiency.dense_gemm]\ncompute = 0.5\nmemory = 0.6\n"
+      "[efficiency.dense_gemm.fp8]\ncompute = 0.8\n");
+  using hardware::OpKind;
+  using hardware::Precision;
+  CHECK(g.eff(OpKind::dense_gemm, Precision::bf16).compute == 0.5);
+  CHECK(g.eff(OpKind::dense_gemm, Precision::fp8).compute == 0.8);
+  CHECK(g.eff(OpKind::dense_gemm, Precision::fp8).memory == 0.6);  // not overridden: the family's
+  CHECK(g.eff(OpKind::dense_gemm, Precision::fp4).compute == 0.5);
+  // 2e9 FLOPs: BF16 at 0.5 x 1000 TFLOP/s = 4 us; FP8 at 0.8 x 2000 = 1.25 us; + 4 us launch each.
+  hardware::KernelWork w = gemm(1000.0, 1000.0, 1000.0, Precision::bf16);
+  w.gemm_m = 0.0;
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(4000.0 + 4000.0));
+  w.precision = Precision::fp8;
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(1250.0 + 4000.0));
+  // No FP4 units: FP4 runs at the FP8 peak with the FP4 efficiencies (here the family's 0.5): 2 us.
+  w.precision = Precision::fp4;
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(2000.0 + 4000.0));
+  const hardware::GpuSpec fp4 = parsed_gpu("fp4_tflops = 4000.0\n[efficiency.dense_gemm.fp4]\ncompute = 0.25\n");
+  CHECK(hardware::roofline_cost(fp4, w).total_ns == Approx(2e9 / (4000e3 * 0.25) + 4000.0));
+  CHECK(hardware::peak_flop_per_ns(preset("b200"), Precision::fp4) == 9000e3);
+  CHECK(hardware::peak_flop_per_ns(preset("gb200"), Precision::fp4) == 10000e3);
+  CHECK(hardware::peak_flop_per_ns(preset("h100"), Precision::fp4) == 1979e3);  // Hopper: no FP4, FP8's
+  CHECK(hardware::peak_flop_per_ns(preset("a100"), Precision::fp4) == 312e3);   // no FP8 either: BF16's
+}
+
+TEST_CASE("memory efficiencies stay under the GPU's max_memory_efficiency") {
+  CHECK(preset("h100").max_memory_efficiency == 0.8955);  // FlashMLA's 3,000 GB/s of 3,350
+  CHECK(parsed_gpu("max_memory_efficiency = 0.9\n[efficiency.dense_gemm]\nmemory = 0.9\n")
+            .eff(hardware::OpKind::dense_gemm, hardware::Precision::fp8)
+            .memory == 0.9);
+  CHECK_THROWS_WITH(parsed_gpu("max_memory_efficiency = 0.9\n[efficiency.expert_ffn.fp8]\nmemory = 0.95\n"),
+                    Catch::Contains("efficiency.expert_ffn.fp8.memory") && Catch::Contains("0.9"));
+  CHECK_THROWS_WITH(parsed_gpu("[efficiency.dense_gemm.fp16]\ncompute = 0.5\n"), Catch::Contains("fp16"));
+}
+
+TEST_CASE("dense GEMM tiles run in waves over the SMs (hand-computed)") {
+  // 100 SMs, 128 x 128 tiles. m = 1024, n = 2048: 8 x 16 = 128 tiles, 2 waves = 200 tile slots:
+  // 200 x 128 x 128 / (1024 x 2048) = 1.5625 x the FLOPs' time.
+  const hardware::GpuSpec g = parsed_gpu("");
+  CHECK(hardware::gemm_wave_factor(g, 1024.0, 2048.0) == Approx(1.5625));
+  // m = 1000 (8 row tiles, the last padded), n = 1600 (13 column tiles): 104 tiles, 2 waves:
+  // 200 x 16384 / 1.6e6 = 2.048.
+  CHECK(hardware::gemm_wave_factor(g, 1000.0, 1600.0) == Approx(2.048));
+  // Exactly 2 full waves: 1280 x 1280 = 100 tiles -> one wave: 1; 200 tiles (1280 x 2560): 1.
+  CHECK(hardware::gemm_wave_factor(g, 1280.0, 1280.0) == 1.0);
+  CHECK(hardware::gemm_wave_factor(g, 1280.0, 2560.0) == Approx(1.0));
+  // One wave or less (64 x 4096: 32 tiles): libraries split to fill the SMs, no quantisation.
+  CHECK(hardware::gemm_wave_factor(g, 64.0, 4096.0) == 1.0);
+  hardware::GpuSpec no_sms = g;
+  no_sms.sm_count = 0;
+  CHECK(hardware::gemm_wave_factor(no_sms, 1024.0, 2048.0) == 1.0);
+  // Priced: 2 x 1024 x 2048 x 4096 FLOPs at 0.75 x 1000 TFLOP/s = 22.906 us, x 1.5625, + 4 us launch.
+  const hardware::KernelWork w = gemm(1024.0, 2048.0, 4096.0, hardware::Precision::bf16);
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(2.0 * 1024 * 2048 * 4096 / 750e3 * 1.5625 + 4000.0));
+  // Other tiles: 256 x 128 -> 4 x 16 = 64 tiles, one wave: 1.
+  CHECK(hardware::gemm_wave_factor(parsed_gpu("gemm_tile_m = 256\n"), 1024.0, 2048.0) == 1.0);
+}
+
+TEST_CASE("a family's floor is the least time of a kernel body, the launch stays on top") {
+  const hardware::GpuSpec g = parsed_gpu("[efficiency.attention_decode]\nfloor_us = 10.0\nfixed_us = 1.0\n");
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::attention_decode;
+  w.bytes = 4000.0 * 0.75 * 2000.0;  // 2 us at 0.75 x 4000 GB/s: under the floor
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(10000.0 + 5000.0));
+  w.launches = 3.0;  // three kernels: three floors (6 us of body is under 30), three launches
+  w.bytes *= 3.0;
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(30000.0 + 15000.0));
+  w.launches = 1.0;
+  w.bytes = 4000.0 * 0.75 * 25000.0;  // 25 us: above the floor
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(25000.0 + 5000.0));
+  // A slow GPU stretches the floor with the body (it is kernel time, not launch).
+  CHECK(hardware::roofline_cost(g, w, 0.5).total_ns == Approx(50000.0 + 5000.0));
+  // Other families: no floor.
+  w.kind = hardware::OpKind::dense_gemm;
+  w.bytes = 4000.0 * 0.85 * 2000.0;
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(2000.0 + 4000.0));
+}
+
+TEST_CASE("attention's compute efficiency falls at small head dims: compute x d / (d + softmax_head_dim)") {
+  const hardware::GpuSpec g = parsed_gpu("[efficiency.attention_prefill]\ncompute = 0.8\nsoftmax_head_dim = 48.0\n");
+  hardware::KernelWork w;
+  w.kind = hardware::OpKind::attention_prefill;
+  w.flops = 8e9;  // 10 us at 0.8 x 1000 TFLOP/s
+  w.head_dim = 64.0;
+  CHECK(hardware::head_dim_factor(48.0, 64.0) == Approx(1.75));
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(10000.0 * (1.0 + 48.0 / 64.0) + 4000.0));
+  w.head_dim = 256.0;
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(10000.0 * (1.0 + 48.0 / 256.0) + 4000.0));
+  w.head_dim = 0.0;  // not given: no softmax term
+  CHECK(hardware::roofline_cost(g, w).total_ns == Approx(10000.0 + 4000.0));
 }

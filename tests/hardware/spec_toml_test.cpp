@@ -10,7 +10,12 @@ using namespace epsim;
 TEST_CASE("GPU and cluster specs written as TOML parse back to the same spec") {
   hardware::GpuSpec g = hardware::load_gpu_preset("h100");
   g.name = "H100 \"calibrated\"";
-  g.efficiency[1] = {0.551234567891, 0.7123, 3.25, -1.5};
+  g.set_family_efficiency(hardware::OpKind::expert_ffn, {0.551234567891, 0.7123, 3.25, -1.5, 2.5, 0.0});
+  g.efficiency[1][1] = {0.61, 0.8125, 0.0, -0.25, 0.0, 0.0};     // expert_ffn fp8: its own table
+  g.efficiency[2][0] = {0.6, 0.8, 0.0, 0.0, 0.0, 37.123456789};  // attention_prefill bf16
+  g.fp4_tflops = 1234.5;
+  g.gemm_tile_m = 64;
+  g.gemm_tile_n = 256;
   const toml::table gt = toml::parse(hardware::gpu_spec_toml(g, "# a header\n"));
   core::ParamTable gp({core::ParamLayer{&gt, "g.toml"}}, "gpu");
   const hardware::GpuSpec back = hardware::parse_gpu_spec(gp);
@@ -19,12 +24,14 @@ TEST_CASE("GPU and cluster specs written as TOML parse back to the same spec") {
   CHECK(back.bf16_tflops == g.bf16_tflops);
   CHECK(back.hbm_gbps == g.hbm_gbps);
   CHECK(back.sm_count == g.sm_count);
-  for (std::size_t k = 0; k < 4; ++k) {
-    CHECK(back.efficiency[k].compute == g.efficiency[k].compute);
-    CHECK(back.efficiency[k].memory == g.efficiency[k].memory);
-    CHECK(back.efficiency[k].knee == g.efficiency[k].knee);
-    CHECK(back.efficiency[k].fixed_us == g.efficiency[k].fixed_us);
-  }
+  CHECK(back.fp4_tflops == 1234.5);
+  CHECK(back.max_memory_efficiency == g.max_memory_efficiency);
+  CHECK(back.gemm_tile_m == 64);
+  CHECK(back.gemm_tile_n == 256);
+  CHECK(back.family_efficiency == g.family_efficiency);
+  CHECK(back.efficiency == g.efficiency);
+  CHECK(back.eff(hardware::OpKind::expert_ffn, hardware::Precision::fp8).compute == 0.61);
+  CHECK(back.eff(hardware::OpKind::expert_ffn, hardware::Precision::bf16).floor_us == 2.5);
 
   hardware::ClusterSpec c = hardware::load_cluster_preset("hgx-h100");
   c.nodes = 4;

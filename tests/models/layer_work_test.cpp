@@ -115,3 +115,25 @@ TEST_CASE("dense and expert FFN accounting by hand") {
   const auto q30 = preset("qwen3-30b-a3b");
   REQUIRE(models::expert_weight_bytes(q30) == 3.0 * 2048.0 * 768.0 * 2.0);
 }
+
+TEST_CASE("GEMM output shapes for tile waves and attention head dims by hand") {
+  const auto ds = preset("deepseek-v3");
+  // The projections as one GEMM of input width hidden: n = parameters / 7168 (see the MLA case above).
+  const double params = 11010048.0 + 37748736.0 + 4128768.0 + 16777216.0 + 117440512.0;
+  const auto proj = models::attention_projection_work(ds, 300.0);
+  CHECK(proj.gemm_m == 300.0);
+  CHECK(proj.gemm_n == params / 7168.0);
+  // Dense FFN: gate, up and down as n = 3 x 18432; LM head: n = vocab 129280; router: n = 256 experts.
+  CHECK(models::dense_ffn_work(ds, 10.0, 18432.0).gemm_n == 55296.0);
+  CHECK(models::lm_head_work(ds, 5.0).gemm_n == 129280.0);
+  CHECK(models::lm_head_work(ds, 5.0).gemm_m == 5.0);
+  CHECK(models::router_work(ds, 5.0).gemm_n == 256.0);
+  // Kernels that are not one GEMM carry no shape: no tile waves.
+  CHECK(models::expert_ffn_work(ds, 64.0, 40.0, 3.0).gemm_m == 0.0);
+  CHECK(models::elementwise_work(ds, 64.0, true, true).gemm_m == 0.0);
+  // Head dims of the score products: MLA decode 512 + 64 (absorbed), MLA prefill 128 + 64, GQA 128.
+  models::AttentionBatch b{1.0, 1.0, 0.0};
+  CHECK(models::attention_core_work(ds, b, hardware::OpKind::attention_decode).head_dim == 576.0);
+  CHECK(models::attention_core_work(ds, b, hardware::OpKind::attention_prefill).head_dim == 192.0);
+  CHECK(models::attention_core_work(preset("qwen3-30b-a3b"), b, hardware::OpKind::attention_prefill).head_dim == 128.0);
+}

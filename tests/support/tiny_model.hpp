@@ -27,7 +27,9 @@ inline hardware::GpuSpec paper_gpu() {
   g.bf16_tflops = 100.0;  // 100e3 FLOP per ns at efficiency 1
   g.hbm_gbps = 1000.0;    // 1000 bytes per ns at efficiency 1
   g.memory_gib = 80.0;
-  g.efficiency.fill(hardware::Efficiency{1.0, 1.0});
+  for (int k = 0; k < hardware::k_op_kinds; ++k) {
+    g.set_family_efficiency(static_cast<hardware::OpKind>(k), hardware::Efficiency{1.0, 1.0});
+  }
   g.kernel_launch_us = 1.0;
   return g;
 }
