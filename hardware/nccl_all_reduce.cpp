@@ -4,16 +4,25 @@
 
 namespace epsim::hardware {
 
-NcclFabric nccl_fabric(const Topology& ports) {
-  const LinkSpec& intra = ports.intra();
+namespace {
+
+// NCCL's view of one node's scale-up link (the port view's: achieved bandwidth, launch latency).
+NcclFabric node_fabric(const LinkSpec& intra) {
   NcclFabric f;
   f.hw = intra.nccl_hw;
   f.bus_gbps = intra.effective_gbps();
   f.nvls_gbps = intra.nvls_gbps;
   f.ll_max_gbps = intra.nccl_ll_max_gbps;
-  f.net_bus_gbps = ports.gpus_per_node() * ports.inter().effective_gbps();
   f.net_latency_us = 0.0;  // NCCL's InfiniBand plugin reports none: its network hop constants carry it
   f.launch_us = intra.latency_us;
+  return f;
+}
+
+}  // namespace
+
+NcclFabric nccl_fabric(const Topology& ports) {
+  NcclFabric f = node_fabric(ports.intra());
+  f.net_bus_gbps = ports.gpus_per_node() * ports.inter().effective_gbps();
   return f;
 }
 
@@ -30,7 +39,7 @@ NcclCost intra_node_all_reduce(const LinkSpec& intra, int gpus, double bytes) {
   if (gpus < 2) {
     return NcclCost{0.0, NcclAlgo::ring, NcclProto::simple};
   }
-  return nccl_all_reduce_on(Topology(1, gpus, intra, LinkSpec{}), gpus, bytes);
+  return nccl_all_reduce(node_fabric(intra), gpus, 1, bytes);  // the step loop's path: no topology built
 }
 
 double intra_node_all_reduce_ns(const LinkSpec& intra, int gpus, double bytes) {

@@ -119,4 +119,10 @@ TEST_CASE("the HGX H100 preset gives NCCL the fabric the hand values use") {
   CHECK(f.launch_us == Approx(6.0));
   check(epsim::hardware::nccl_all_reduce_on(graph.port_view(), 8, 8.0), NcclAlgo::ring, NcclProto::ll,
         6000.0 + 15000.0 + 8.0 / (141.0 * 8.0 / 14.0));
+  // The step loop's TP all-reduce prices the same from the scale-up link alone.
+  CHECK(epsim::hardware::intra_node_all_reduce_ns(graph.port_view().intra(), 8, 8.0) ==
+        Approx(6000.0 + 15000.0 + 8.0 / (141.0 * 8.0 / 14.0)));
+  CHECK(epsim::hardware::intra_node_all_reduce_ns(graph.port_view().intra(), 1, 8.0) == 0.0);
+  CHECK_THROWS_WITH(epsim::hardware::nccl_all_reduce_on(graph.port_view(), 9, 8.0),
+                    "an all-reduce needs 2 GPUs or more, at most the cluster's");
 }
