@@ -324,6 +324,33 @@ def triton_issue_cublas_rows():
                        note=(f"H100 (variant not stated), measured in FP16 (same tensor-core rate as BF16); "
                              f"do_bench median; latency = 2*M*N*K / {tflops} TFLOPS")))
     return out
+# nccl-tests all_reduce_perf outputs (float sum, out-of-place time) published by Oracle's OCI HPC
+# tutorials (oracle-japan/ocitutorials). One rank per GPU (mpirun), NCCL's default algorithm choice.
+# OCI's nodes match epsim's presets per node: BM.GPU.H100.8 has 8 H100 SXM on NVSwitch and 16 x 200 Gb/s
+# RoCE (400 GB/s per node, as hgx-h100's 8 x 400 Gb/s NDR); BM.GPU4.8 has 8 A100-SXM4-40GB on NVSwitch
+# and 16 x 100 Gb/s RoCE (200 GB/s per node, as hgx-a100's 8 x 200 Gb/s HDR).
+# (gpus, gpus_per_node, bytes, latency_us, source, note)
+# ---------------------------------------------------------------------------------------------
+OCI_NCCL = [
+    # tutorials/_hpc/benchmark/run-nccltests-h100.md at eaed073535c4f1717edd7798e73b6b141283ca6c:
+    # 2 x BM.GPU.H100.8, NCCL 2.21.5 (TensorFlow NGC 24.06 container), all_reduce_perf -b 1G -e 16G -f 2.
+    *[("h100", "hgx-h100", 16, 8, b, t, "oci-nccltests-h100", "2 nodes; NCCL 2.21.5")
+      for b, t in ((1073741824, 4511.2), (2147483648, 8825.9), (4294967296, 17437.0),
+                   (8589934592, 34719.0), (17179869184, 69338.0))],
+    # content/hpc/benchmark/run-nccltests-ubuntu/index.md at 876e820b6fc53752d61e571181aac4b833e84a1a:
+    # BM.GPU4.8, NCCL 2.26.5 (NVIDIA HPC SDK 25.7), all_reduce_perf -b 10G -e 10G.
+    ("a100", "hgx-a100", 8, 8, 10737418240, 80922.0, "oci-nccltests-a100-ubuntu", "1 node; NCCL 2.26.5"),
+    ("a100", "hgx-a100", 16, 8, 10737418240, 104989.0, "oci-nccltests-a100-ubuntu", "2 nodes; NCCL 2.26.5"),
+    # tutorials/_hpc/benchmark/run-nccltests.md at b135fbdd955c06b4bc95cebaa812d565398e0b90: 2 x BM.GPU4.8,
+    # NCCL from the TensorFlow NGC 24.06 container, all_reduce_perf -b 10G -e 10G -g 8 (one process per node).
+    ("a100", "hgx-a100", 16, 8, 10737418240, 90330.0, "oci-nccltests-a100", "2 nodes; one process per node (-g 8)"),
+]
+
+
+def nccl_rows():
+    return [row("all_reduce", gpu, us, dict(bytes=b, gpus=n, gpus_per_node=per_node, cluster=cluster), source,
+                kernel="nccl_all_reduce", note=note)
+            for gpu, cluster, n, per_node, b, us, source, note in OCI_NCCL]
 
 
 def main():
@@ -336,6 +363,7 @@ def main():
         "public-h800-deepep.csv": deepep_rows(),
         "public-h100-fused-moe.csv": vllm_fused_moe_rows(),
         "public-h100-cublas-fp16.csv": triton_issue_cublas_rows(),
+        "public-nccl.csv": nccl_rows(),
     }
     for gpu, rows in mamf_rows().items():
         files[f"public-mamf-{gpu}.csv"] = rows
