@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 
 #include "calibration/least_squares.hpp"
 #include "core/error.hpp"
@@ -15,9 +16,10 @@ namespace {
 
 constexpr double k_drag_min_error = 0.1;  // a group this close to the others' fit is not called mis-modelled
 
-enum Param : int { overhead, intra_eff, inter_latency, inter_eff, k_params };
+enum Param : int { overhead, intra_eff, intra_nvls, inter_latency, inter_eff, k_params };
 constexpr std::array<const char*, k_params> k_names{"collective_overhead_us", "intra_node.efficiency",
-                                                    "inter_node.latency_us", "inter_node.efficiency"};
+                                                    "intra_node.nvls_gbps", "inter_node.latency_us",
+                                                    "inter_node.efficiency"};
 
 bool is_share(int j) {
   return j == intra_eff || j == inter_eff;
@@ -39,6 +41,7 @@ hardware::ClusterSpec with(const hardware::ClusterSpec& base, const Eigen::Vecto
   hardware::ClusterSpec c = base;
   c.collective_overhead_us = nat[overhead];
   c.scale_up_link.efficiency = nat[intra_eff];
+  c.scale_up_link.nvls_gbps = nat[intra_nvls];
   c.nic_link.latency_us = nat[inter_latency];
   c.nic_link.efficiency = nat[inter_eff];
   return c;
@@ -73,15 +76,10 @@ struct Fitter {
     return natural(least_squares(residuals, static_cast<Eigen::Index>(subset.size()), x));
   }
 
-  // Relative standard errors of the free parameters at `nat` (scaled Jacobian, residual variance).
-  Eigen::VectorXd standard_errors(const std::vector<int>& free, const Eigen::VectorXd& nat) const {
+  // d log(predicted) / d log(parameter) of every row for the free parameters at `nat` (central differences).
+  Eigen::MatrixXd jacobian(const std::vector<int>& free, const Eigen::VectorXd& nat) const {
     const auto n = static_cast<Eigen::Index>(rows.size());
     Eigen::MatrixXd j(n, static_cast<Eigen::Index>(free.size()));
-    double rss = 0.0;
-    for (Eigen::Index i = 0; i < n; ++i) {
-      rss += std::pow(
-          std::log(predict(static_cast<std::size_t>(i), nat) / rows[static_cast<std::size_t>(i)].latency_us), 2);
-    }
     for (std::size_t c = 0; c < free.size(); ++c) {
       const double h = 1e-5 * std::max(std::abs(nat[free[c]]), 1e-6);
       Eigen::VectorXd up = nat;
@@ -94,15 +92,52 @@ struct Fitter {
             (std::log(predict(r, up)) - std::log(predict(r, down))) / (2.0 * h) * std::abs(nat[free[c]]);
       }
     }
+    return j;
+  }
+
+  // Relative standard errors of the free parameters at `nat` from their Jacobian `j` (residual variance);
+  // j has full column rank (the caller held the undetermined columns).
+  Eigen::VectorXd standard_errors(const Eigen::MatrixXd& j, const Eigen::VectorXd& nat) const {
+    double rss = 0.0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      rss += std::pow(std::log(predict(i, nat) / rows[i].latency_us), 2);
+    }
     const Eigen::MatrixXd a = j.transpose() * j;
-    const double dof = std::max(1.0, static_cast<double>(rows.size() - free.size()));
+    const double dof = std::max(1.0, static_cast<double>(rows.size()) - static_cast<double>(j.cols()));
     const Eigen::FullPivLU<Eigen::MatrixXd> lu(a);
     if (!lu.isInvertible()) {
-      return Eigen::VectorXd::Constant(static_cast<Eigen::Index>(free.size()), 1e9);
+      return Eigen::VectorXd::Constant(j.cols(), 1e9);
     }
     return (lu.inverse().diagonal() * (rss / dof)).cwiseAbs().cwiseSqrt();
   }
 };
+
+// Holds the free parameters the rows cannot determine (no row depends on them, or they are combinations of
+// the others: least_squares.hpp), each named in a warning with the reason; true when it held any. Left free,
+// they would make every standard error unbounded and get the determined parameters held too.
+bool hold_undetermined(const Eigen::MatrixXd& j, std::vector<int>& free, CollectiveFit& out) {
+  const UndeterminedColumns u = undetermined_columns(j);
+  std::vector<Eigen::Index> held;
+  for (const Eigen::Index c : u.unused) {
+    out.warnings.push_back(
+        fmt::format("{}: no row of the table depends on it (the model's time does not move with it at the fit): "
+                    "held at the base cluster's value",
+                    k_names[static_cast<std::size_t>(free[static_cast<std::size_t>(c)])]));
+    held.push_back(c);
+  }
+  for (const Eigen::Index c : u.dependent) {
+    out.warnings.push_back(
+        fmt::format("{}: the rows cannot tell it apart from the other parameters (they move the times together): "
+                    "held at the base cluster's value",
+                    k_names[static_cast<std::size_t>(free[static_cast<std::size_t>(c)])]));
+    held.push_back(c);
+  }
+  std::sort(held.begin(), held.end(), std::greater<>());
+  for (const Eigen::Index c : held) {
+    free.erase(free.begin() + c);
+  }
+  return !held.empty();
+}
 
 std::string group_name(const Measurement& m) {
   return fmt::format("{} {}", op_name(m.op), crosses_nodes(m) ? "across nodes" : "within a node");
@@ -185,13 +220,16 @@ CollectiveFit fit_collectives(const hardware::ClusterSpec& base, std::span<const
   }
   const Fitter fitter{base, rows, price};
   Eigen::VectorXd start(k_params);
-  start << base.collective_overhead_us, base.scale_up_link.efficiency, base.nic_link.latency_us,
-      base.nic_link.efficiency;
+  start << base.collective_overhead_us, base.scale_up_link.efficiency, base.scale_up_link.nvls_gbps,
+      base.nic_link.latency_us, base.nic_link.efficiency;
   // What the rows can tell apart: without rows inside a node, the fixed cost and the network latency are
   // one intercept, carried by the fixed cost.
   std::vector<int> free;
   if (intra) {
     free = {overhead, intra_eff};
+    if (base.scale_up_link.nvls_gbps > 0.0) {
+      free.push_back(intra_nvls);  // NVLink SHARP: all-reduces inside a node may run on it
+    }
   }
   if (inter) {
     free.push_back(inter_eff);
@@ -210,7 +248,16 @@ CollectiveFit fit_collectives(const hardware::ClusterSpec& base, std::span<const
   Eigen::VectorXd se;
   for (;;) {
     nat = fitter.solve(all, free, start);
-    se = fitter.standard_errors(free, nat);
+    const Eigen::MatrixXd j = fitter.jacobian(free, nat);
+    if (hold_undetermined(j, free, out)) {
+      if (free.empty()) {
+        nat = start;
+        se.resize(0);
+        break;
+      }
+      continue;  // refit without them: they stay at the base's values
+    }
+    se = fitter.standard_errors(j, nat);
     Eigen::Index worst = -1;
     for (Eigen::Index c = 0; c < se.size(); ++c) {
       if (se[c] > poorly_determined && (worst < 0 || se[c] > se[worst])) {

@@ -1,10 +1,13 @@
 #pragma once
 // The fit of a cluster's communication parameters to measured collectives (nccl-tests and the like):
 // the fixed cost of a collective (`collective_overhead_us`), the scale-up link's achievable share of its
-// bandwidth (`intra_node.efficiency`), and the scale-out link's latency and achievable share
-// (`inter_node.latency_us`, `.efficiency`). The model is the run's own: the caller prices a row on a
-// cluster exactly as a simulation would (`CollectivePricer`), and the fit moves only these four numbers,
-// so the fitted cluster reproduces the table in a run. Least squares on log(predicted / measured).
+// bandwidth (`intra_node.efficiency`) and its NVLink SHARP all-reduce bandwidth (`intra_node.nvls_gbps`,
+// where the base has NVLS), and the scale-out link's latency and achievable share (`inter_node.latency_us`,
+// `.efficiency`). The model is the run's own: the caller prices a row on a cluster exactly as a simulation
+// would (`CollectivePricer`), and the fit moves only these numbers, so the fitted cluster reproduces the
+// table in a run. Least squares on log(predicted / measured). A parameter the rows do not determine (no
+// row's time moves with it, e.g. NVLS bandwidth under rows NCCL runs as rings, or one the rows cannot tell
+// apart from the others) is held at the base's value and named with the reason; the rest are fitted.
 #include <functional>
 #include <span>
 #include <string>

@@ -1,5 +1,8 @@
 #include "calibration/least_squares.hpp"
 
+#include <Eigen/QR>
+#include <algorithm>
+#include <cmath>
 #include <unsupported/Eigen/NonLinearOptimization>
 #include <unsupported/Eigen/NumericalDiff>
 
@@ -40,6 +43,36 @@ Eigen::VectorXd least_squares(const ResidualFn& residuals, Eigen::Index values, 
   lm.parameters.ftol = 1e-12;
   lm.minimize(start);
   return start;
+}
+
+UndeterminedColumns undetermined_columns(const Eigen::MatrixXd& jacobian, double relative) {
+  UndeterminedColumns out;
+  const Eigen::Index cols = jacobian.cols();
+  if (cols == 0) {
+    return out;
+  }
+  const Eigen::VectorXd norms = jacobian.colwise().norm().transpose();
+  const double largest = norms.maxCoeff();
+  std::vector<Eigen::Index> used;
+  for (Eigen::Index c = 0; c < cols; ++c) {
+    (!(largest > 0.0) || !(norms[c] > relative * largest) ? out.unused : used).push_back(c);
+  }
+  if (used.empty()) {
+    return out;
+  }
+  // Columns scaled to unit norm, so the rank test compares directions, not units.
+  Eigen::MatrixXd scaled(jacobian.rows(), static_cast<Eigen::Index>(used.size()));
+  for (std::size_t k = 0; k < used.size(); ++k) {
+    scaled.col(static_cast<Eigen::Index>(k)) = jacobian.col(used[k]) / norms[used[k]];
+  }
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(scaled);
+  qr.setThreshold(std::sqrt(relative));
+  const Eigen::Index rank = qr.rank();
+  for (Eigen::Index k = rank; k < static_cast<Eigen::Index>(used.size()); ++k) {
+    out.dependent.push_back(used[static_cast<std::size_t>(qr.colsPermutation().indices()[k])]);
+  }
+  std::sort(out.dependent.begin(), out.dependent.end());
+  return out;
 }
 
 }  // namespace epsim::calibration

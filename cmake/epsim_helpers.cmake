@@ -42,11 +42,12 @@ function(epsim_layer_library)
   epsim_target_options(${name})
 endfunction()
 
-# epsim_embed_presets(TARGET NAME KIND FILES ...): compiles shipped TOML presets into the library so the
-# binary works from any directory. Generates <name>_embedded.cpp defining
+# epsim_embed_presets(TARGET NAME KIND [BASE DIR] FILES ...): compiles shipped TOML presets into the library
+# so the binary works from any directory. Generates <name>_embedded.cpp defining
 #   std::span<const epsim::core::EmbeddedFile> <namespace>::embedded_<name>()
+# Files are named by their stem, or by their path under BASE when it is given.
 function(epsim_embed_presets target)
-  cmake_parse_arguments(ARG "" "NAME;NAMESPACE" "FILES" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;NAMESPACE;BASE" "FILES" ${ARGN})
   set(out ${PROJECT_BINARY_DIR}/generated/embedded_${ARG_NAME}.cpp)
   set(abs_files "")
   foreach(f ${ARG_FILES})
@@ -59,7 +60,7 @@ function(epsim_embed_presets target)
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DNAME=${ARG_NAME} -DNAMESPACE=${ARG_NAMESPACE}
-            "-DFILES=${abs_files}" -P ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
+            "-DFILES=${abs_files}" "-DBASE=${ARG_BASE}" -P ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
     DEPENDS ${abs_files} ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
     COMMENT "Embedding ${ARG_NAME} presets"
     VERBATIM)

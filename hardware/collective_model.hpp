@@ -12,6 +12,7 @@
 #include "hardware/collectives.hpp"
 #include "hardware/ep_comm.hpp"
 #include "hardware/hardware_config.hpp"
+#include "hardware/nccl_all_reduce.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/topology.hpp"
 
@@ -58,7 +59,7 @@ class CollectiveModel {
   /// All-gather: GPU s sends bytes(s) to every other GPU of the group.
   virtual CollectiveCost all_gather(const Eigen::ArrayXd& bytes) = 0;
   /// A tensor-parallel all-reduce of `bytes` per GPU over `gpus` GPUs of one node on the port view's
-  /// scale-up link `intra` (collectives.hpp: ring or NVLink SHARP, the faster), ns.
+  /// scale-up link `intra` (nccl_all_reduce.hpp: the algorithm and protocol NCCL picks), ns.
   virtual double tp_all_reduce_ns(const LinkSpec& intra, int gpus, double bytes) const {
     return intra_node_all_reduce_ns(intra, gpus, bytes);
   }

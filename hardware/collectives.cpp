@@ -99,14 +99,4 @@ Eigen::MatrixXd all_reduce_traffic(int gpus, double bytes) {
   return m;
 }
 
-double intra_node_all_reduce_ns(const LinkSpec& intra, int gpus, double bytes, bool* nvls) {
-  const auto n = static_cast<double>(gpus);
-  const double ring_ns = 2.0 * (n - 1.0) / n * bytes / intra.bw_gbps;
-  const bool sharp = intra.nvls_gbps > 0.0 && bytes / intra.nvls_gbps < ring_ns;
-  if (nvls != nullptr) {
-    *nvls = sharp;
-  }
-  return intra.latency_us * 1e3 + (sharp ? bytes / intra.nvls_gbps : ring_ns);
-}
-
 }  // namespace epsim::hardware

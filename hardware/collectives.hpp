@@ -42,12 +42,6 @@ class CollectiveCoster {
   int bottleneck_ = -1;
 };
 
-/// All-reduce of `bytes` per GPU over `gpus` GPUs of one node, on the port view's scale-up link
-/// (`intra`: achieved bandwidth, the collective's alpha as latency): a ring moves 2 (n - 1) / n of the bytes
-/// per GPU, NVLink SHARP reduces in the switch at its measured rate, NCCL picks the faster; `nvls` says
-/// which (when given).
-double intra_node_all_reduce_ns(const LinkSpec& intra, int gpus, double bytes, bool* nvls = nullptr);
-
 /// All-gather: every GPU sends its `bytes[s]` to every other GPU of the group.
 Eigen::MatrixXd all_gather_traffic(const Eigen::ArrayXd& bytes);
 /// All-reduce of `bytes` per GPU over `gpus` GPUs, as the ring algorithm's volume: each GPU sends

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <array>
 #include <span>
 
 #include "core/error.hpp"
@@ -13,6 +14,8 @@ namespace epsim::hardware {
 std::span<const core::EmbeddedFile> embedded_links();
 
 namespace {
+constexpr std::array<core::Choice<NcclHw>, 2> k_nccl_hw{{{"nvlink", NcclHw::nvlink}, {"pci", NcclHw::pci}}};
+
 const toml::table& links_table() {
   static const core::PresetCatalog catalog("links", embedded_links());
   return catalog.get("links", "links.toml", "");
@@ -36,8 +39,11 @@ LinkSpec link_type(const std::string& name) {
   const auto number = [t](const char* key, double def) {
     return t->get(key) != nullptr ? t->get(key)->value_or(def) : def;
   };
-  return LinkSpec{number("bw_gbps", 0.0), number("latency_us", 0.0), number("efficiency", 1.0),
-                  number("nvls_gbps", 0.0)};
+  LinkSpec l{number("bw_gbps", 0.0), number("latency_us", 0.0), number("efficiency", 1.0), number("nvls_gbps", 0.0)};
+  l.nccl_ll_max_gbps = number("nccl_ll_max_gbps", 0.0);
+  const std::string hw = t->get("nccl_hw") != nullptr ? t->get("nccl_hw")->value_or(std::string("nvlink")) : "nvlink";
+  l.nccl_hw = hw == "pci" ? NcclHw::pci : NcclHw::nvlink;
+  return l;
 }
 
 LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) {
@@ -57,6 +63,11 @@ LinkSpec parse_link_table(core::ParamTable& t, const std::string& default_type) 
                         "share of bw_gbps transfers achieve, (0, 1] (default: the type's, measured)", {0.0, 1.0, true});
   l.nvls_gbps =
       t.real("nvls_gbps", base.nvls_gbps, "NVLink SHARP all-reduce bandwidth, GB/s (0 = none)", core::k_non_negative);
+  l.nccl_hw = t.choice<NcclHw>("nccl_hw", base.nccl_hw,
+                               "NCCL's class of the link: its hop latencies (default: the type's)", k_nccl_hw);
+  l.nccl_ll_max_gbps = t.real("nccl_ll_max_gbps", base.nccl_ll_max_gbps,
+                              "NCCL's LL protocol bandwidth cap on one node, GB/s (0 = none; default: the type's)",
+                              core::k_non_negative);
   t.finish();
   return l;
 }

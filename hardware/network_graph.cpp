@@ -271,9 +271,11 @@ double NetworkGraph::path_latency_ns(int src, int dst) const {
 
 Topology NetworkGraph::port_view() const {
   const int nodes = gpus_ / gpus_per_node_;
+  LinkSpec intra{scale_up_.effective_gbps(), (intra_latency_ns_ + overhead_ns_) / 1e3, 1.0, scale_up_.nvls_gbps};
+  intra.nccl_hw = scale_up_.nccl_hw;
+  intra.nccl_ll_max_gbps = scale_up_.nccl_ll_max_gbps;
   return Topology(
-      nodes, gpus_per_node_,
-      LinkSpec{scale_up_.effective_gbps(), (intra_latency_ns_ + overhead_ns_) / 1e3, 1.0, scale_up_.nvls_gbps},
+      nodes, gpus_per_node_, intra,
       LinkSpec{inter_bw_per_gpu_ > 0.0 ? inter_bw_per_gpu_ : 1.0, (inter_latency_ns_ + overhead_ns_) / 1e3});
 }
 

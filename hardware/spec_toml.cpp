@@ -22,8 +22,10 @@ std::string quoted(const std::string& s) {
 }
 
 std::string link_toml(const char* table, const LinkSpec& l) {
-  return fmt::format("[{}]\nbw_gbps = {}\nlatency_us = {}\nefficiency = {}\nnvls_gbps = {}\n", table, l.bw_gbps,
-                     l.latency_us, l.efficiency, l.nvls_gbps);
+  return fmt::format(
+      "[{}]\nbw_gbps = {}\nlatency_us = {}\nefficiency = {}\nnvls_gbps = {}\nnccl_hw = \"{}\"\nnccl_ll_max_gbps = {}\n",
+      table, l.bw_gbps, l.latency_us, l.efficiency, l.nvls_gbps, l.nccl_hw == NcclHw::pci ? "pci" : "nvlink",
+      l.nccl_ll_max_gbps);
 }
 
 std::string efficiency_toml(const std::string& table, const Efficiency& e) {

@@ -2,6 +2,7 @@
 // Cluster layout: `nodes` x `gpus_per_node` GPUs, one link type inside a node (NVLink / PCIe) and one
 // between nodes (InfiniBand / Ethernet, one NIC per GPU, rail-optimised), each with alpha-beta costs.
 #include "core/params.hpp"
+#include "hardware/nccl_tuning.hpp"
 
 namespace epsim::hardware {
 
@@ -13,6 +14,10 @@ struct LinkSpec {
   double efficiency = 1.0;
   /// All-reduce algorithm bandwidth with in-switch reduction (NVLink SHARP), GB/s; 0 = not available.
   double nvls_gbps = 0.0;
+  /// NCCL's class of the link (its hop latencies, LL128 on NVLink only) and its LL protocol's bandwidth cap on
+  /// one node (tuning.cc llMaxBws, by GPU generation; 0 = none): nccl_tuning.hpp.
+  NcclHw nccl_hw = NcclHw::nvlink;
+  double nccl_ll_max_gbps = 0.0;
   double effective_gbps() const { return bw_gbps * efficiency; }
 };
 

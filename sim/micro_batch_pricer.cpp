@@ -63,7 +63,7 @@ hardware::KernelWork shard(hardware::KernelWork w, double tp) {
 }  // namespace
 
 double MicroBatchPricer::all_reduce_ns(double tokens) const {
-  // All-reduce of the rank's hidden states over its tp GPUs (scale-up links), ring or NVLink SHARP.
+  // All-reduce of the rank's hidden states over its tp GPUs (scale-up links), as NCCL picks it.
   if (tp_ == 1 || tokens <= 0.0) {
     return 0.0;
   }

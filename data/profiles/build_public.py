@@ -221,6 +221,138 @@ def breakdown_rows():
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# stas00/ml-engineering, compute/accelerator/README.md at commit
+# 7bc7c3054eb93c277a4755c597ae0864d77a63f1 (2026-08-10), section "Maximum Achievable Matmul FLOPS
+# comparison table": one torch.mm (BF16) or torch._scaled_mm (FP8 e4m3) per accelerator, the best
+# of a shape search, "a mean of 100 iterations after 50 warmup iterations for each shape".
+# compute/accelerator/benchmarks/mamf-finder.py (same commit) prints the shape as MxNxK and computes
+# TFLOPS = 2*M*N*K / mean time, so latency_us = 2*M*N*K / (TFLOPS * 1e6).
+# Only the rows of GPUs epsim has a preset for (A100 PCIe, GH200, B300, MI355X and Gaudi are left out).
+# (preset, accelerator as named in the table, dtype, MAMF TFLOPS, M, N, K, software)
+# ---------------------------------------------------------------------------------------------
+MAMF = [
+    ("a100", "NVIDIA A100 SXM", "bf16", 271.2, 1024, 10240, 5120, "torch 2.6.0+cu126"),
+    ("h100", "NVIDIA H100 SXM", "bf16", 794.5, 2048, 2048, 13312, "torch 2.7.0+cu126"),
+    ("h100", "NVIDIA H100 SXM", "fp8", 1402.6, 1024, 9216, 14336, "torch 2.7.0+cu126"),
+    ("h200", "NVIDIA H200 SXM", "fp8", 1453.4, 1280, 4096, 12032, "torch 2.7.1+cu128"),
+    ("b200", "NVIDIA B200 SXM", "bf16", 1745.0, 1792, 16128, 3072, "torch 2.7.1+cu128"),
+    ("b200", "NVIDIA B200 SXM", "fp8", 3432.5, 15360, 4096, 3072, "torch 2.7.1+cu128"),
+    ("gb200", "NVIDIA GB200 SXM", "bf16", 1822.0, 4096, 9728, 2048, "torch 2.10.0.dev20250916+cu130"),
+    ("gb200", "NVIDIA GB200 SXM", "fp8", 3615.6, 19456, 5120, 1536, "torch 2.10.0.dev20250916+cu130"),
+    ("mi300x", "AMD MI300X", "bf16", 668.4, 10240, 15360, 8192, "torch 2.5.1+6.3.42131, PYTORCH_TUNABLEOP_ENABLED=1"),
+    ("mi325x", "AMD MI325X", "bf16", 784.9, 13312, 10240, 8192, "torch 2.6.0+6.2.4, PYTORCH_TUNABLEOP_ENABLED=1, 1000W"),
+]
+MAMF_GPUS = ("a100", "h100", "h200", "b200", "gb200", "mi300x", "mi325x")
+
+
+def mamf_rows():
+    """Rows per preset name: each the best-shape matmul of one accelerator and dtype."""
+    out = {g: [] for g in MAMF_GPUS}
+    for gpu, accel, dtype, tflops, m, n, k, sw in MAMF:
+        us = 2.0 * m * n * k / (tflops * 1e6)
+        kernel = "torch_scaled_mm" if dtype == "fp8" else "torch_mm"
+        out[gpu].append(row("dense_gemm", gpu, us, dict(m=m, n=n, k=k, dtype=dtype), "mamf-table", kernel=kernel,
+                            note=(f"{accel}, {sw}; best shape of a search (MxNxK); mean of 100 iterations; "
+                                  f"latency = 2*M*N*K / {tflops} TFLOPS")))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# vLLM pull request #24700 ("[Perf] Improve default fused moe configs by analyzing tuned configs",
+# mgoin, 2025-09-11), section "Benchmarks on H100": output of benchmarks/kernels/benchmark_moe.py,
+# "Kernel time" per batch size = mean time of one fused_moe call (routing top-k, block alignment, both
+# Triton grouped GEMMs, SiLU-and-multiply, the top-k sum), timed as CUDA-graph replays of 10 calls.
+# GPU: NVIDIA_H100_80GB_HBM3 (the config file name in the log: H100 SXM5). Random gating logits.
+# (model, dtype, experts, per-rank intermediate N, hidden K, top_k, which run, {batch: us})
+# ---------------------------------------------------------------------------------------------
+VLLM_FUSED_MOE_H100 = [
+    ("Mixtral-8x7B-Instruct-v0.1, tp=2", "bf16", 8, 7168, 4096, 2, "tuned config (E=8,N=7168 H100 file)",
+     {1: 144.03, 2: 229.28, 4: 351.10, 8: 434.98, 16: 471.49, 24: 478.27, 32: 487.35, 48: 487.85, 64: 483.14,
+      96: 494.42, 128: 491.39, 256: 536.77, 512: 662.33, 1024: 833.72, 1536: 1122.93}),
+    ("Qwen3-30B-A3B, tp=1, --dtype=fp8_w8a8", "fp8", 128, 768, 2048, 8, "vLLM main before the PR",
+     {1: 44.54, 2: 59.94, 4: 90.46, 8: 129.77, 16: 185.40, 24: 215.99, 32: 238.37, 48: 257.83, 64: 262.73,
+      96: 270.98, 128: 273.72, 256: 355.49, 512: 391.86, 1024: 536.33, 1536: 727.31, 2048: 911.64,
+      3072: 1279.17, 4096: 1647.57}),
+]
+
+
+def vllm_fused_moe_rows():
+    out = []
+    for model, dtype, e, n, k, topk, run, times in VLLM_FUSED_MOE_H100:
+        for batch, us in times.items():
+            out.append(row("expert_ffn", "h100", us,
+                           dict(tokens=batch, experts=e, top_k=topk, hidden=k, intermediate=n, dtype=dtype),
+                           "vllm-pr-24700", kernel="vllm_fused_moe_triton",
+                           note=(f"H100 80GB HBM3; {model}; {run}; benchmark_moe.py kernel time as published "
+                                 f"(one fused_moe call incl. routing and activation, CUDA graph)")))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# cuBLAS FP16 GEMMs on H100 as printed by Triton's matmul benchmarks (the "cuBLAS" column is
+# torch.matmul timed by triton.testing.do_bench, median; TFLOPS = 2*M*N*K / time):
+#  - triton-lang/triton issue #3672 (vmarkovtsev, 2024-04-16), tutorial 03-matrix-multiplication on
+#    "H100 and float16", square M = N = K = 256..3072 (the rows legible in the issue);
+#  - triton-lang/triton issue #2339 (tgale96, 2023-09-19), tutorial 10 on H100, M = 2048.
+# (issue, M, N, K, cuBLAS TFLOPS)
+# ---------------------------------------------------------------------------------------------
+TRITON_ISSUE_CUBLAS_H100 = [
+    (3672, 256, 256, 256, 4.112063), (3672, 384, 384, 384, 12.730015), (3672, 512, 512, 512, 28.630062),
+    (3672, 640, 640, 640, 46.545454), (3672, 768, 768, 768, 74.504082), (3672, 896, 896, 896, 97.100854),
+    (3672, 1024, 1024, 1024, 121.135128), (3672, 1152, 1152, 1152, 164.460392),
+    (3672, 1280, 1280, 1280, 218.089858), (3672, 1408, 1408, 1408, 245.713850),
+    (3672, 1536, 1536, 1536, 255.923638), (3672, 1664, 1664, 1664, 306.999136),
+    (3672, 1792, 1792, 1792, 369.262381), (3672, 1920, 1920, 1920, 401.058924),
+    (3672, 2048, 2048, 2048, 511.305649), (3672, 2176, 2176, 2176, 466.297406),
+    (3672, 2304, 2304, 2304, 521.426951), (3672, 2432, 2432, 2432, 518.467603),
+    (3672, 2560, 2560, 2560, 533.355017), (3672, 2688, 2688, 2688, 433.365881),
+    (3672, 2816, 2816, 2816, 616.455234), (3672, 2944, 2944, 2944, 573.858596),
+    (3672, 3072, 3072, 3072, 584.685150),
+    (2339, 2048, 512, 512, 102.612946), (2339, 2048, 1024, 1024, 243.148053),
+    (2339, 2048, 2048, 2048, 515.231193), (2339, 2048, 4096, 4096, 613.742094),
+    (2339, 2048, 8192, 8192, 721.600670),
+]
+
+
+def triton_issue_cublas_rows():
+    out = []
+    for issue, m, n, k, tflops in TRITON_ISSUE_CUBLAS_H100:
+        us = 2.0 * m * n * k / (tflops * 1e6)
+        out.append(row("dense_gemm", "h100", us, dict(m=m, n=n, k=k, dtype="bf16"), f"triton-issue-{issue}",
+                       kernel="cublas_torch_matmul",
+                       note=(f"H100 (variant not stated), measured in FP16 (same tensor-core rate as BF16); "
+                             f"do_bench median; latency = 2*M*N*K / {tflops} TFLOPS")))
+    return out
+# nccl-tests all_reduce_perf outputs (float sum, out-of-place time) published by Oracle's OCI HPC
+# tutorials (oracle-japan/ocitutorials). One rank per GPU (mpirun), NCCL's default algorithm choice.
+# OCI's nodes match epsim's presets per node: BM.GPU.H100.8 has 8 H100 SXM on NVSwitch and 16 x 200 Gb/s
+# RoCE (400 GB/s per node, as hgx-h100's 8 x 400 Gb/s NDR); BM.GPU4.8 has 8 A100-SXM4-40GB on NVSwitch
+# and 16 x 100 Gb/s RoCE (200 GB/s per node, as hgx-a100's 8 x 200 Gb/s HDR).
+# (gpus, gpus_per_node, bytes, latency_us, source, note)
+# ---------------------------------------------------------------------------------------------
+OCI_NCCL = [
+    # tutorials/_hpc/benchmark/run-nccltests-h100.md at eaed073535c4f1717edd7798e73b6b141283ca6c:
+    # 2 x BM.GPU.H100.8, NCCL 2.21.5 (TensorFlow NGC 24.06 container), all_reduce_perf -b 1G -e 16G -f 2.
+    *[("h100", "hgx-h100", 16, 8, b, t, "oci-nccltests-h100", "2 nodes; NCCL 2.21.5")
+      for b, t in ((1073741824, 4511.2), (2147483648, 8825.9), (4294967296, 17437.0),
+                   (8589934592, 34719.0), (17179869184, 69338.0))],
+    # content/hpc/benchmark/run-nccltests-ubuntu/index.md at 876e820b6fc53752d61e571181aac4b833e84a1a:
+    # BM.GPU4.8, NCCL 2.26.5 (NVIDIA HPC SDK 25.7), all_reduce_perf -b 10G -e 10G.
+    ("a100", "hgx-a100", 8, 8, 10737418240, 80922.0, "oci-nccltests-a100-ubuntu", "1 node; NCCL 2.26.5"),
+    ("a100", "hgx-a100", 16, 8, 10737418240, 104989.0, "oci-nccltests-a100-ubuntu", "2 nodes; NCCL 2.26.5"),
+    # tutorials/_hpc/benchmark/run-nccltests.md at b135fbdd955c06b4bc95cebaa812d565398e0b90: 2 x BM.GPU4.8,
+    # NCCL from the TensorFlow NGC 24.06 container, all_reduce_perf -b 10G -e 10G -g 8 (one process per node).
+    ("a100", "hgx-a100", 16, 8, 10737418240, 90330.0, "oci-nccltests-a100", "2 nodes; one process per node (-g 8)"),
+]
+
+
+def nccl_rows():
+    return [row("all_reduce", gpu, us, dict(bytes=b, gpus=n, gpus_per_node=per_node, cluster=cluster), source,
+                kernel="nccl_all_reduce", note=note)
+            for gpu, cluster, n, per_node, b, us, source, note in OCI_NCCL]
+
+
 def main():
     plain, grouped, expert_ffn = deepgemm_rows()
     fa3, fa_alt = attention_rows()
@@ -229,7 +361,12 @@ def main():
         "public-h100-grouped-gemm.csv": grouped,
         "public-h100-attention-alt.csv": fa_alt,
         "public-h800-deepep.csv": deepep_rows(),
+        "public-h100-fused-moe.csv": vllm_fused_moe_rows(),
+        "public-h100-cublas-fp16.csv": triton_issue_cublas_rows(),
+        "public-nccl.csv": nccl_rows(),
     }
+    for gpu, rows in mamf_rows().items():
+        files[f"public-mamf-{gpu}.csv"] = rows
     for name, rows in files.items():
         n = table.write_table(os.path.join(OUT_DIR, name), rows, header=HEADER)
         print(f"{name}: {n} rows")

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "hardware/all_to_all.hpp"
 #include "hardware/collectives.hpp"
+#include "hardware/nccl_all_reduce.hpp"
 #include "hardware/network_graph.hpp"
 #include "hardware/roofline.hpp"
 
@@ -48,31 +49,32 @@ std::unique_ptr<hardware::CollectiveModel> group_collective_model(std::shared_pt
   return hardware::make_collective_model(model, topo, model.uses_graph(group) ? std::move(graph) : nullptr, 0);
 }
 
-hardware::CollectiveCost all_reduce_cost(std::shared_ptr<const hardware::NetworkGraph> graph,
-                                         const hardware::CollectiveConfig& cfg, int gpus, double bytes, bool* nvls) {
+hardware::CollectiveCost all_reduce_cost(const hardware::NetworkGraph& graph, int gpus, double bytes,
+                                         hardware::NcclCost* choice) {
+  const hardware::Topology ports = graph.port_view();
+  const hardware::NcclCost nccl = hardware::nccl_all_reduce_on(ports, gpus, bytes);
+  if (choice != nullptr) {
+    *choice = nccl;
+  }
   const auto n = static_cast<double>(gpus);
+  const int per_node = graph.gpus_per_node();
+  const int nodes = (gpus + per_node - 1) / per_node;
   hardware::CollectiveCost c;
-  if (gpus <= graph->gpus_per_node()) {
-    bool sharp = false;
-    c.time_ns = hardware::intra_node_all_reduce_ns(graph->port_view().intra(), gpus, bytes, &sharp);
-    // Ring: every GPU sends 2 (n-1)/n of its buffer; NVLS: every GPU pushes its buffer into the switch once.
-    c.intra_bytes = sharp ? n * bytes : 2.0 * (n - 1.0) * bytes;
-    if (nvls != nullptr) {
-      *nvls = sharp;
-    }
+  c.time_ns = nccl.time_ns;
+  // NVLS: every GPU pushes its buffer into the switch once; NVLS tree: so inside each node, and each node
+  // below the root sends one buffer up and receives one down. Ring and tree: every GPU sends about 2 (n-1)/n
+  // of its buffer; across nodes a ring leaves each node with 2 (n-1)/n of a buffer, a tree as NVLS tree.
+  if (nccl.algo == hardware::NcclAlgo::nvls || nccl.algo == hardware::NcclAlgo::nvls_tree) {
+    c.inter_bytes = 2.0 * (nodes - 1) * bytes;
+    c.intra_bytes = n * bytes;
     return c;
   }
-  if (nvls != nullptr) {
-    *nvls = false;
-  }
-  // The ring's traffic, 2 bytes / n from every GPU to every other: separable as share 1 / n x pairs 1 x 2
-  // bytes, zero for the GPUs of the last node beyond the group.
-  const int group = whole_node_gpus(*graph, gpus);
-  Eigen::ArrayXd share = Eigen::ArrayXd::Zero(group);
-  Eigen::ArrayXd pairs = Eigen::ArrayXd::Zero(group);
-  share.head(gpus).setConstant(1.0 / n);
-  pairs.head(gpus).setConstant(1.0);
-  return group_collective_model(std::move(graph), cfg, gpus)->all_to_all_separable(share, pairs, 2.0 * bytes);
+  const double total = 2.0 * (n - 1.0) * bytes;
+  c.inter_bytes = nodes == 1                              ? 0.0
+                  : nccl.algo == hardware::NcclAlgo::ring ? nodes * 2.0 * (n - 1.0) / n * bytes
+                                                          : 2.0 * (nodes - 1) * bytes;
+  c.intra_bytes = total - c.inter_bytes;
+  return c;
 }
 
 double price_collective_row_us(const calibration::Measurement& row, const hardware::ClusterSpec& base) {
@@ -81,7 +83,7 @@ double price_collective_row_us(const calibration::Measurement& row, const hardwa
   const double b = row.bytes;
   switch (row.op) {
     case calibration::MeasuredOp::all_reduce:
-      return all_reduce_cost(graph, hardware::CollectiveConfig{}, n, b).time_ns / 1e3;
+      return all_reduce_cost(*graph, n, b).time_ns / 1e3;
     case calibration::MeasuredOp::all_to_all: {
       // b / n from every GPU to every other: share 1 / n x pairs 1 x b, on the model a run picks for n GPUs.
       const int group = whole_node_gpus(*graph, n);

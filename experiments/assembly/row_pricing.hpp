@@ -2,9 +2,8 @@
 // The model's price of one row of a measurement table, computed exactly as a run computes the same work:
 // a kernel by its GPU's roofline (calibration/measured_work.hpp turns the shape into work), a collective
 // on a cluster of the row's shape (GPUs, GPUs per node) built from a base cluster's links:
-// - all_reduce inside a node: ring or NVLink SHARP, the faster (as a run's tensor-parallel all-reduce);
-//   across nodes: the ring's traffic (2 bytes / gpus between every pair) on the collective model a run
-//   picks for that many GPUs (the graph up to graph_max_gpus, per-GPU ports beyond);
+// - all_reduce: NCCL's algorithm and protocol choice (ring, tree, NVLink SHARP; LL, LL128, Simple) by its
+//   own tuning model, inside a node as a run's tensor-parallel all-reduce, and across nodes;
 // - all_to_all: `bytes` per GPU split evenly over the group (nccl-tests' alltoall_perf), on the graph up
 //   to 16 GPUs and the port model beyond (as a run's collective model `auto`);
 // - send_recv: every GPU sends `bytes` to the next one (nccl-tests' sendrecv_perf), on the graph.
@@ -35,12 +34,11 @@ int whole_node_gpus(const hardware::NetworkGraph& graph, int gpus);
 std::unique_ptr<hardware::CollectiveModel> group_collective_model(std::shared_ptr<const hardware::NetworkGraph> graph,
                                                                   const hardware::CollectiveConfig& cfg, int gpus);
 
-/// An all-reduce of `bytes` per GPU over GPUs 0 .. gpus-1 (2 or more): inside a node the ring or NVLink
-/// SHARP, the faster (`nvls` says which); across nodes the ring's traffic on group_collective_model.
-/// Memory grows with the GPUs, not their square, on the port model.
-hardware::CollectiveCost all_reduce_cost(std::shared_ptr<const hardware::NetworkGraph> graph,
-                                         const hardware::CollectiveConfig& cfg, int gpus, double bytes,
-                                         bool* nvls = nullptr);
+/// An all-reduce of `bytes` per GPU over GPUs 0 .. gpus-1 of `graph`'s cluster (2 or more), as NCCL runs it
+/// (hardware/nccl_all_reduce.hpp: the algorithm and protocol NCCL's tuning model picks, inside a node or
+/// across nodes); `choice` says which. The bytes are the chosen algorithm's traffic.
+hardware::CollectiveCost all_reduce_cost(const hardware::NetworkGraph& graph, int gpus, double bytes,
+                                         hardware::NcclCost* choice = nullptr);
 
 /// A collective row's latency on `base` reshaped to the row, microseconds.
 double price_collective_row_us(const calibration::Measurement& row, const hardware::ClusterSpec& base);

@@ -23,6 +23,7 @@
 #include "experiments/assembly/experiment_config.hpp"
 #include "experiments/assembly/results_writer.hpp"
 #include "experiments/assembly/run_outputs.hpp"
+#include "experiments/cli/accuracy_command.hpp"
 #include "experiments/cli/calibrate_command.hpp"
 #include "experiments/cli/command_line.hpp"
 #include "experiments/cli/cost_command.hpp"
@@ -426,7 +427,7 @@ struct Command {
 };
 
 // Every command, as `epsim --help` lists it: a new command is one row.
-constexpr std::array<Command, 10> k_commands{{
+constexpr std::array<Command, 11> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
     {"validate", "validate CONFIG", "check a configuration or a study file without running it", cmd_validate},
     {"list", "list [WHAT]",
@@ -444,6 +445,8 @@ constexpr std::array<Command, 10> k_commands{{
      usage_checked<sweep_command>},
     {"report", "report DIR...", "an HTML report (+ each figure's SVG and CSV) of study and run directories",
      usage_checked<report_command>},
+    {"accuracy", "accuracy [SUITE]", "published measurements against epsim's predictions, in and out of sample",
+     usage_checked<accuracy_command>},
 }};
 
 std::string usage() {

@@ -20,6 +20,7 @@
 #include "experiments/cli/command_line.hpp"
 #include "hardware/collective_model.hpp"
 #include "hardware/collectives.hpp"
+#include "hardware/nccl_tuning.hpp"
 #include "hardware/network_graph.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement.hpp"
@@ -173,26 +174,21 @@ std::string model_name(const CollectiveRequest& r, int gpus) {
 }
 
 std::vector<CollectiveRow> price_all_reduce(const CollectiveRequest& r) {
-  const int per_node = r.cluster.gpus_per_node;
   const int gpus = r.cluster.num_gpus();
   if (r.gpus < 2 || r.gpus > gpus) {
     usage(fmt::format("--gpus: all_reduce needs 2 .. {} GPUs (the cluster's), got {}", gpus, r.gpus));
   }
-  const auto graph = std::make_shared<const hardware::NetworkGraph>(r.cluster);
-  if (r.gpus > per_node) {
-    check_graph_size(r, whole_node_gpus(*graph, r.gpus));
-  }
+  const hardware::NetworkGraph graph(r.cluster);
   const auto n = static_cast<double>(r.gpus);
   const double ring_factor = 2.0 * (n - 1.0) / n;
   std::vector<CollectiveRow> rows;
   for (const double b : r.bytes) {
-    // As a run's TP all-reduce inside a node (ring or NVLink SHARP, the faster), and as calibrate prices
-    // an all-reduce across nodes (row_pricing.hpp): the ring's traffic on the run's collective model.
-    bool nvls = false;
-    const hardware::CollectiveCost c = all_reduce_cost(graph, r.collectives, r.gpus, b, &nvls);
-    const std::string via =
-        r.gpus <= per_node ? (nvls ? "nvls" : "ring") : "ring/" + model_name(r, whole_node_gpus(*graph, r.gpus));
-    rows.push_back({b, c.time_ns / 1e3, b / c.time_ns * ring_factor, c.intra_bytes, c.inter_bytes, via});
+    // As a run's TP all-reduce inside a node and as calibrate prices an all-reduce row (row_pricing.hpp):
+    // the algorithm and protocol NCCL's tuning model picks, named in `via`.
+    hardware::NcclCost choice;
+    const hardware::CollectiveCost c = all_reduce_cost(graph, r.gpus, b, &choice);
+    rows.push_back({b, c.time_ns / 1e3, b / c.time_ns * ring_factor, c.intra_bytes, c.inter_bytes,
+                    hardware::nccl_choice_name(choice.algo, choice.proto)});
   }
   return rows;
 }

@@ -6,9 +6,9 @@
 //   linear placement (experts / ep per GPU), with the algorithm's model (NCCL ports or graph, DeepEP
 //   normal, DeepEP low latency) and its wire datatype; DeepEP normal's fan-out from a fixed-seed sample
 //   of tokens (sim/fanout_estimator.hpp) so the output is deterministic;
-// - all_reduce: inside one node, ring vs NVLS, the faster (as the step executor's TP all-reduce); across
-//   nodes the ring's traffic on the collective model a run picks for that many GPUs, as calibrate prices
-//   a measured all-reduce (experiments/assembly/row_pricing.hpp);
+// - all_reduce: the algorithm and protocol NCCL's tuning model picks (ring, tree, NVLS; LL, LL128,
+//   Simple; hardware/nccl_tuning.hpp), inside a node as the step executor's TP all-reduce and across
+//   nodes, as calibrate prices a measured all-reduce (experiments/assembly/row_pricing.hpp);
 // - all_gather, send_recv: on the same model: the network graph up to graph_max_gpus GPUs, per-GPU ports
 //   beyond, from per-GPU inputs (memory linear in the GPUs; the graph is refused beyond 1,024).
 // Sizes are bounded (1 .. 2^24 tokens, 1 byte .. 1 TiB per GPU, 4,096 sizes): out of bounds, inf or nan
@@ -54,7 +54,8 @@ struct CollectiveRow {
   double gbps = 0.0;           ///< achieved bandwidth (busbw for all_reduce / all_gather, bytes sent per GPU otherwise)
   double nvlink_bytes = 0.0;   ///< all GPUs together, inside nodes
   double network_bytes = 0.0;  ///< all GPUs together, between nodes
-  std::string via;             ///< what priced it: nccl, deepep_normal, ring, nvls, graph
+  std::string
+      via;  ///< what priced it: nccl, deepep_normal, graph, ports; all_reduce: NCCL's choice (ring/LL, nvls/Simple ...)
 };
 
 /// One row per size; throws std::invalid_argument when the request does not fit its cluster.

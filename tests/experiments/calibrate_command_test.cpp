@@ -300,6 +300,41 @@ TEST_CASE("calibrate fit checks what it writes with the readers' validator and w
   fs::remove_all(dir);
 }
 
+TEST_CASE("ring-only all-reduce rows fit the ring's parameters while the NVLS bandwidth is held") {
+  // Two GPUs: NCCL runs every size as a ring (LL up to ~2 MB, Simple beyond: its 2 x bus bandwidth / 2 beats
+  // NVLS's 274 GB/s), so no row depends on the NVLS bandwidth. Before, that column made every standard
+  // error unbounded and every parameter was held; now it alone is held and the ring's two are recovered.
+  hardware::ClusterSpec truth = hardware::load_cluster_preset("hgx-h100");
+  truth.collective_overhead_us = 9.0;
+  truth.scale_up_link.efficiency = 0.7;
+  std::vector<Measurement> rows;
+  for (double bytes = 1024; bytes <= 1 << 28; bytes *= 8) {
+    Measurement m;
+    m.gpu = "h100";
+    m.op = MeasuredOp::all_reduce;
+    m.bytes = bytes;
+    m.gpus = 2;
+    m.gpus_per_node = 8;
+    m.latency_us = experiments::price_collective_row_us(m, truth);
+    rows.push_back(m);
+  }
+  // By hand, 256 MiB: 9 + 1 us launch + ring Simple 8.4 + 2 x 3.4 us + 256 MiB / (450 x 0.7) GB/s.
+  CHECK(rows.back().latency_us == Approx(10.0 + 15.2 + 268435456.0 / 315.0 / 1e3));
+  const hardware::ClusterSpec base = hardware::load_cluster_preset("hgx-h100");
+  const auto fit = calibration::fit_collectives(base, rows, experiments::price_collective_row_us);
+  REQUIRE(fit.params.size() == 5);
+  CHECK_FALSE(fit.params[0].held);
+  CHECK(fit.params[0].after == Approx(9.0).epsilon(1e-3));
+  CHECK_FALSE(fit.params[1].held);
+  CHECK(fit.params[1].after == Approx(0.7).epsilon(1e-3));
+  CHECK(fit.params[2].name == "intra_node.nvls_gbps");
+  CHECK(fit.params[2].held);
+  CHECK(fit.cluster.scale_up_link.nvls_gbps == base.scale_up_link.nvls_gbps);
+  REQUIRE(fit.warnings.size() == 1);
+  CHECK_THAT(fit.warnings[0], Catch::StartsWith("intra_node.nvls_gbps: no row of the table depends on it"));
+  CHECK(fit.groups[0].in_sample.mape < 1e-3);
+}
+
 TEST_CASE("a collective family the model cannot fit with the others is named, not silently averaged in") {
   // The truth prices every row but one family, all_to_all inside a node, measured 2.5 x slower (another
   // algorithm than the run models): fitted jointly it drags the shared scale-up numbers.

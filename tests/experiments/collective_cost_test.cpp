@@ -1,5 +1,5 @@
 // `epsim cost --collective`: single collectives priced by hand (network-graph send/recv inside and across
-// nodes, all-reduce ring vs NVLS), a DeepEP low-latency point as tests/serving/ep_comm_test.cpp prices it,
+// nodes, all-reduce as NCCL picks it), a DeepEP low-latency point as tests/serving/ep_comm_test.cpp prices it,
 // and the usage errors.
 #include <catch2/catch.hpp>
 
@@ -86,28 +86,32 @@ TEST_CASE("send_recv across nodes: the PCIe, NIC and leaf hops, bounded by NDR's
   CHECK(cell(other_rail[0], 1) == Approx(11.0 + k_gib / 47.0 / 1e3));
 }
 
-TEST_CASE("all_reduce on 8 H100: NVLS's 274 GB/s beats the ring at every size, a ring on A100 without NVLS") {
-  // alpha = the port view's intra latency: 1 us of path + 5 us overhead. Ring: 2 x 7/8 x bytes / 369 GB/s =
-  // bytes / 210.9 GB/s, slower than NVLS's bytes / 274 GB/s at any size, the same alpha on both.
+TEST_CASE("all_reduce on 8 H100: NCCL's ring LL for small sizes, NVLS for large, a ring on A100") {
+  // The launch = the port view's intra latency: 1 us of path + 5 us overhead; then NCCL's tuning model
+  // (NVIDIA/nccl src/graph/tuning.cc): ring LL = 6.6 + 14 x 0.6 us at min(141, 369 / 2) x 8 / 14 GB/s;
+  // NVLS = 25 us at 274 GB/s. Ring LL up to about 1.1 MB, NVLS beyond.
   const auto h100 =
-      csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "8", "--bytes", "1K,1G"});
-  REQUIRE(h100.size() == 2);
+      csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "8", "--bytes", "1K,1M,2M,1G"});
+  REQUIRE(h100.size() == 4);
   for (const auto& row : h100) {
     const double bytes = cell(row, 0);
-    const double us = 6.0 + bytes / 274.0 / 1e3;
+    const bool nvls = bytes > 1.5e6;
+    const double us = 6.0 + (nvls ? 25.0 + bytes / 274.0 / 1e3 : 15.0 + bytes / (141.0 * 8.0 / 14.0) / 1e3);
     CHECK(cell(row, 1) == Approx(us));
     CHECK(cell(row, 2) == Approx(bytes / (us * 1e3) * 1.75));  // busbw = algbw x 2 (n-1) / n
-    CHECK(cell(row, 3) == 8.0 * bytes);                        // each GPU's buffer into the switch once
-    CHECK(row.at(5) == "nvls");
+    // NVLS: each GPU's buffer into the switch once; the ring: 2 (n-1)/n of it from each GPU.
+    CHECK(cell(row, 3) == Approx(nvls ? 8.0 * bytes : 14.0 * bytes));
+    CHECK(row.at(5) == (nvls ? "nvls/Simple" : "ring/LL"));
   }
-  CHECK(cell(h100[1], 2) == Approx(478.8).epsilon(1e-3));  // nccl-tests measure ~480 GB/s busbw
-  // HGX A100 (NVLink 3: 300 GB/s x 0.82 = 246, no NVLS), 4 GPUs: ring 2 x 3/4 x bytes / 246 after 6 us.
+  CHECK(cell(h100[3], 2) == Approx(475.7).epsilon(1e-3));  // nccl-tests measure ~480 GB/s busbw
+  // HGX A100 (NVLink 3: 300 GB/s x 0.82 = 246, no NVLS), 4 GPUs, 1 GiB: ring Simple, 8.4 + 6 x 3.4 us, at
+  // 246 x 4 / 6 GB/s.
   const auto a100 = csv_rows({"--collective", "all_reduce", "--cluster", "hgx-a100", "--gpus", "4", "--bytes", "1G"});
-  const double us = 6.0 + 1.5 * k_gib / 246.0 / 1e3;
+  const double us = 6.0 + 28.8 + 1.5 * k_gib / 246.0 / 1e3;
   CHECK(cell(a100[0], 1) == Approx(us));
   CHECK(cell(a100[0], 2) == Approx(k_gib / (us * 1e3) * 1.5));
   CHECK(cell(a100[0], 3) == Approx(1.5 * k_gib * 4.0));
-  CHECK(a100[0].at(5) == "ring");
+  CHECK(a100[0].at(5) == "ring/Simple");
 }
 
 TEST_CASE("a DeepEP low-latency dispatch and combine at EP16 are what the serving model charges") {
@@ -250,41 +254,32 @@ TEST_CASE("epsim cost --collective: sizes that are not finite, not positive or o
   CHECK(std::isfinite(cell(tib[0], 1)));
 }
 
-TEST_CASE("all_reduce across nodes: the ring's traffic on the model a run picks, as calibrate prices it") {
-  // 32 GPUs of HGX H100 (4 nodes): beyond graph_max_gpus (16), the port model. Every GPU sends 2 b / 32 to
-  // each of its 7 node peers over NVLink (369 GB/s achieved) and each of the 24 others over its NIC (NDR,
-  // 50 GB/s x 0.94 = 47): the NIC decides, 48 b / 32 / 47 GB/s, after the port view's inter-node alpha.
-  hardware::ClusterSpec four = hardware::load_cluster_preset("hgx-h100");
-  four.nodes = 4;
-  const double alpha_us = hardware::NetworkGraph(four).port_view().inter().latency_us;
-  CHECK(alpha_us == Approx(11.0));  // 6 hops of 1 us across rails + 5 us collective overhead
+TEST_CASE("all_reduce across nodes: NCCL's choice (tree LL small, NVLS tree or ring large), as calibrate prices it") {
+  // 32 GPUs of HGX H100 (4 nodes). 1 KiB: tree LL = 6.8 + 2 x (7 x 0.6 + log2(4) x 5.0) = 35.2 us at
+  // min(369 x 0.92 / 3.8, 20.4) x 0.5 GB/s x NCCL's tree correction 0.9 (LL, 64 B x 2^4), after the 6 us
+  // launch. 1 GiB: NVLS tree = 25 + 2 x 2 x 20.9 us
+  // at min(274, 8 x 47 x 32 / 62) GB/s.
   const auto rows =
-      csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "32", "--bytes", "1M,1G"});
+      csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "32", "--bytes", "1K,1G"});
   REQUIRE(rows.size() == 2);
+  CHECK(cell(rows[0], 1) == Approx(6.0 + 35.2 + 1024.0 / (20.4 * 0.5 * 0.9) / 1e3));
+  CHECK(rows[0].at(5) == "tree/LL");
+  CHECK(cell(rows[1], 1) == Approx(6.0 + 108.6 + k_gib / (8.0 * 47.0 * 32.0 / 62.0) / 1e3));
+  CHECK(rows[1].at(5) == "nvlstree/Simple");
   for (const auto& row : rows) {
-    const double b = cell(row, 0);
-    const double us = alpha_us + std::max(14.0 * b / 32.0 / 369.0, 48.0 * b / 32.0 / 47.0) / 1e3;
-    CHECK(cell(row, 1) == Approx(us));
-    CHECK(cell(row, 3) == Approx(32.0 * 7.0 * 2.0 * b / 32.0));   // NVLink bytes, all GPUs
-    CHECK(cell(row, 4) == Approx(32.0 * 24.0 * 2.0 * b / 32.0));  // network bytes
-    CHECK(row.at(5) == "ring/ports");
     // calibrate prices a measured all_reduce row of that shape the same (row_pricing.hpp).
     calibration::Measurement m;
     m.op = calibration::MeasuredOp::all_reduce;
-    m.bytes = b;
+    m.bytes = cell(row, 0);
     m.gpus = 32;
     m.gpus_per_node = 8;
     CHECK(cell(row, 1) == Approx(experiments::price_collective_row_us(m, hardware::load_cluster_preset("hgx-h100"))));
   }
-  // 16 GPUs (2 nodes) are priced on the graph, as a run of EP16 would, and equal calibrate's price too.
-  const auto two = csv_rows({"--collective", "all_reduce", "--cluster", "hgx-h100", "--gpus", "16", "--bytes", "1G"});
-  CHECK(two[0].at(5) == "ring/graph");
-  calibration::Measurement m;
-  m.op = calibration::MeasuredOp::all_reduce;
-  m.bytes = k_gib;
-  m.gpus = 16;
-  m.gpus_per_node = 8;
-  CHECK(cell(two[0], 1) == Approx(experiments::price_collective_row_us(m, hardware::load_cluster_preset("hgx-h100"))));
+  // HGX A100 (no NVLS), 2 nodes, 1 GiB: ring Simple = 8.4 + 28 x max(3.4, 3 x 1.0) + 2 x 14 us at
+  // min(246, 8 x 25 x 0.94) x 16 / 30 GB/s: the NICs decide.
+  const auto two = csv_rows({"--collective", "all_reduce", "--cluster", "hgx-a100", "--gpus", "16", "--bytes", "1G"});
+  CHECK(two[0].at(5) == "ring/Simple");
+  CHECK(cell(two[0], 1) == Approx(6.0 + 131.6 + k_gib / (188.0 * 16.0 / 30.0) / 1e3));
 }
 
 TEST_CASE("all_gather over thousands of GPUs: per-GPU ports, memory linear in the GPUs") {

@@ -37,6 +37,9 @@ TEST_CASE("GPU and cluster specs written as TOML parse back to the same spec") {
   c.nodes = 4;
   c.collective_overhead_us = 7.123456789;
   c.nic_link.efficiency = 0.912345;
+  // NCCL's link class and LL cap travel too: an A100's scale-up link written into an H100-default file.
+  c.scale_up_link.nccl_ll_max_gbps = 87.7;
+  c.pcie_link.nccl_hw = hardware::NcclHw::pci;
   const toml::table ct = toml::parse(hardware::cluster_spec_toml(c));
   core::ParamTable cp({core::ParamLayer{&ct, "c.toml"}}, "cluster");
   const hardware::ClusterSpec cb = hardware::parse_cluster_spec(cp);
@@ -50,4 +53,7 @@ TEST_CASE("GPU and cluster specs written as TOML parse back to the same spec") {
   CHECK(cb.nic_link.bw_gbps == c.nic_link.bw_gbps);
   CHECK(cb.scale_up_link.nvls_gbps == c.scale_up_link.nvls_gbps);
   CHECK(cb.pcie_link.latency_us == c.pcie_link.latency_us);
+  CHECK(cb.scale_up_link.nccl_ll_max_gbps == 87.7);
+  CHECK(cb.scale_up_link.nccl_hw == hardware::NcclHw::nvlink);
+  CHECK(cb.pcie_link.nccl_hw == hardware::NcclHw::pci);
 }

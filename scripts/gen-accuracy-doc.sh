@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Regenerates docs/accuracy.md's tables, the block between
+#   <!-- BEGIN generated: scripts/gen-accuracy-doc.sh -->  and  <!-- END generated -->
+# from what `epsim accuracy` prints for the shipped suite today (its accuracy.md; everything outside the
+# block is kept as written). With --check it changes nothing and fails when the block differs from what
+# it would write: the slow test "accuracy_doc" runs that, so the page cannot go stale.
+#   scripts/gen-accuracy-doc.sh [--check] [EPSIM]    (default: build/release/epsim)
+set -euo pipefail
+
+check=0
+if [ "${1:-}" = "--check" ]; then
+  check=1
+  shift
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+epsim=${1:-$root/build/release/epsim}
+doc=$root/docs/accuracy.md
+[ -x "$epsim" ] || { echo "gen-accuracy-doc: no epsim binary at $epsim (build it, or pass its path)" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$epsim" accuracy -j 2 --out "$tmp/acc" >/dev/null 2>&1 || { "$epsim" accuracy -j 2 --out "$tmp/acc" >/dev/null; exit 1; }
+
+begin='<!-- BEGIN generated: scripts/gen-accuracy-doc.sh -->'
+grep -qxF "$begin" "$doc" || { echo "gen-accuracy-doc: no '$begin' line in $doc" >&2; exit 1; }
+awk -v begin="$begin" -v block="$tmp/acc/accuracy.md" '
+  $0 == begin { print; while ((getline line < block) > 0) print line; skip = 1; next }
+  skip && $0 == "<!-- END generated -->" { skip = 0 }
+  !skip { print }
+' "$doc" >"$tmp/doc"
+if [ $check = 1 ]; then
+  diff -u "$doc" "$tmp/doc" >&2 || {
+    echo "FAILED: docs/accuracy.md's tables are stale: run scripts/gen-accuracy-doc.sh" >&2
+    exit 1
+  }
+else
+  cat "$tmp/doc" >"$doc"
+fi
