@@ -209,7 +209,7 @@ std::string row_label(const calibration::Measurement& m) {
   std::string out(calibration::op_name(m.op));
   for (const std::string_view col : calibration::op_info(m.op).required) {
     if (col == "dtype") {
-      out += m.dtype == hardware::Precision::bf16 ? " bf16" : " fp8";
+      out += fmt::format(" {}", hardware::precision_name(m.dtype));
     } else if (col == "bytes") {
       out += fmt::format(" bytes={}", m.bytes);
     } else if (col == "gpus") {
@@ -270,7 +270,7 @@ std::vector<FigureResult> price_profile(const PointSpec& p, const FigureSpec& f,
       }
       const hardware::GpuSpec& g = *gpu;
       r.predicted = price_kernel_row_us(m, g);
-      r.family += m.dtype == hardware::Precision::bf16 ? " bf16" : " fp8";  // efficiencies differ by precision
+      r.family += fmt::format(" {}", hardware::precision_name(m.dtype));  // efficiencies differ by precision
       r.regime = calibration::regime_name(calibration::kernel_regime(g, m));
       r.quantity = Quantity::kernel;
     }
