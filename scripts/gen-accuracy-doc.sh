@@ -21,18 +21,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$epsim" accuracy -j 2 --out "$tmp/acc" >/dev/null 2>&1 || { "$epsim" accuracy -j 2 --out "$tmp/acc" >/dev/null; exit 1; }
 
-begin='<!-- BEGIN generated: scripts/gen-accuracy-doc.sh -->'
-grep -qxF "$begin" "$doc" || { echo "gen-accuracy-doc: no '$begin' line in $doc" >&2; exit 1; }
-awk -v begin="$begin" -v block="$tmp/acc/accuracy.md" '
-  $0 == begin { print; while ((getline line < block) > 0) print line; skip = 1; next }
-  skip && $0 == "<!-- END generated -->" { skip = 0 }
-  !skip { print }
-' "$doc" >"$tmp/doc"
-if [ $check = 1 ]; then
-  diff -u "$doc" "$tmp/doc" >&2 || {
-    echo "FAILED: docs/accuracy.md's tables are stale: run scripts/gen-accuracy-doc.sh" >&2
-    exit 1
-  }
-else
-  cat "$tmp/doc" >"$doc"
-fi
+args=("$doc" "$tmp/acc/accuracy.md" gen-accuracy-doc.sh "docs/accuracy.md's tables")
+[ $check = 1 ] && args=(--check "${args[@]}")
+bash "$root/scripts/splice-generated.sh" "${args[@]}"

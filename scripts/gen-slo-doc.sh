@@ -53,18 +53,6 @@ at_answer=$(steady "$exact")
   echo "- \`--burst\` (every probe serves the config's 600 requests): $burst req/s."
 } >"$tmp/block"
 
-begin='<!-- BEGIN generated: scripts/gen-slo-doc.sh -->'
-grep -qxF "$begin" "$doc" || { echo "gen-slo-doc: no '$begin' line in $doc" >&2; exit 1; }
-awk -v begin="$begin" -v block="$tmp/block" '
-  $0 == begin { print; while ((getline line < block) > 0) print line; skip = 1; next }
-  skip && $0 == "<!-- END generated -->" { skip = 0 }
-  !skip { print }
-' "$doc" >"$tmp/doc"
-if [ $check = 1 ]; then
-  diff -u "$doc" "$tmp/doc" >&2 || {
-    echo "FAILED: docs/serving.md's SLO-search figures are stale: run scripts/gen-slo-doc.sh" >&2
-    exit 1
-  }
-else
-  cat "$tmp/doc" >"$doc"
-fi
+args=("$doc" "$tmp/block" gen-slo-doc.sh "docs/serving.md's SLO-search figures")
+[ $check = 1 ] && args=(--check "${args[@]}")
+bash "$root/scripts/splice-generated.sh" "${args[@]}"
