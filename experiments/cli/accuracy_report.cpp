@@ -43,11 +43,17 @@ const std::string& table_name(const FigureResult& r) {
 
 using Group = std::vector<const FigureResult*>;
 
-std::string summary_md(std::span<const FigureResult> results) {
+// The figures per sample and quantity: the summary's rows, in the table and on the page alike.
+std::map<std::tuple<Sample, Quantity>, Group> by_sample_and_quantity(std::span<const FigureResult> results) {
   std::map<std::tuple<Sample, Quantity>, Group> groups;
   for (const FigureResult& r : results) {
     groups[{r.sample, r.quantity}].push_back(&r);
   }
+  return groups;
+}
+
+std::string summary_md(std::span<const FigureResult> results) {
+  const auto groups = by_sample_and_quantity(results);
   std::string out =
       "| sample | quantity | figures | MAPE | worst | within target | target |\n"
       "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
@@ -177,10 +183,7 @@ std::string accuracy_table(std::span<const FigureResult> results) {
                          std::get<2>(key), std::get<3>(key), e.figures, e.mape_pct, pct_text(e.worst_pct));
     }
   }
-  std::map<std::tuple<Sample, Quantity>, Group> groups;
-  for (const FigureResult& r : results) {
-    groups[{r.sample, r.quantity}].push_back(&r);
-  }
+  const auto groups = by_sample_and_quantity(results);
   out += fmt::format("\n{:<14} {:<11} {:>7} {:>9} {:>9} {:>14}\n", "sample", "quantity", "figures", "MAPE", "worst",
                      "within target");
   for (const Sample s : {Sample::out, Sample::in}) {
