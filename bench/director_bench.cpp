@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIRECTOR optimisation time per reconfiguration (issue 8): LP relaxation (binary search on the budget,
 // Clp) + randomised rounding + polish, for a DeepSeek-V2-Lite-shaped problem (26 MoE layers, 64 experts,
 // top-6) on 4 GPUs of one node and a Qwen3-30B-A3B-shaped one (48 layers, 128 experts, top-8) on 32 GPUs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Engine recordings streamed into steps, DeepSeek-V3 shapes (58 MoE layers x 256 experts, top-8): an EPLB load
 // history (one entry per step), vLLM routed experts (JSON Lines of 64-token requests, nested lists and base64
 // .npy), TensorRT-LLM per-rank statistics (2 ranks). Prints steps/s, MB/s and the peak resident memory the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EPLB solve time for DeepSeek-V3: 58 MoE layers x 256 experts, 320 slots, 8 groups, 8 nodes x 8 GPUs,
 // on Zipf-skewed loads with a different hot set per layer.
 #include <fmt/format.h>

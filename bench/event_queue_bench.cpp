@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Event-queue throughput: (1) the hold model: a constant population of pending events, each handler
 // scheduling one successor at a random delay; (2) bulk: schedule N events, then drain them.
 #include <fmt/format.h>

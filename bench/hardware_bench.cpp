@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hardware-model throughput: expert-FFN cost evaluations per second (roofline + stress-weighted
 // variability), and the time to cost one all-to-all of a dense rank-1 traffic matrix on 64 and 1,024
 // GPUs (HGX H200 nodes, rail-optimised NDR) with the exact graph model and with the port model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // metro routing time per step-layer, greedy and exact, for DeepSeek-V3 shapes: 256 experts + 64
 // redundant slots (320, 5 per GPU) on 64 GPUs (8 nodes x 8), EPLB placement on the expected load (the
 // redundant replicas go to the hottest experts). Decode steps of 64 and 256 tokens x top-8, Zipf-skewed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Placement time of the variability-aware policies (issue 7): GEM for a Llama-4-Scout-sized problem
 // (48 layers, 16 experts, 4 GPUs, 16-step window, 30 restarts; the paper reports 8.8 s) and for
 // DeepSeek-V3 on 64 GPUs (58 layers, 256 experts, 4 per GPU), plus ViBE's initial placement and one

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs every benchmark of bench/ (and the scale runs of issue 19) and prints one Markdown table: what was
 measured, the target beside it, and whether it is met. Each measurement runs in a child process (peak
 memory from its own rusage). Build the release preset first.

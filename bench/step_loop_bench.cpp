@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Step-loop throughput of whole simulations: engine steps per wall second and simulated seconds per
 // wall second ("x real time"), for the configurations issue 5 names:
 //   Qwen3-235B-A22B on 8 H200 (EP8) at 90 % of its sustainable rate (found first by `epsim slo`'s search);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Routing-trace throughput for DeepSeek-V3 shapes (58 MoE layers x 256 experts, top-8): synthetic
 // generation (steps/s), writing, and streaming reads with validation (steps/s, MB/s).
 #include <fmt/format.h>

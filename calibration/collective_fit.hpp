@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fit of a cluster's communication parameters to measured collectives (nccl-tests and the like):
 // the fixed cost of a collective (`collective_overhead_us`), the scale-up link's achievable share of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Error summaries of a model against measurements: relative errors (predicted - measured) / measured,
 // summarised as MAPE, the largest error by magnitude (signed) and the bias (mean signed error).

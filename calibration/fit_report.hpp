@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fits' and the checks' reports as Markdown tables (printed by `epsim calibrate fit|check`, pasted
 // into docs/calibration.md, and written as comments into calibrated presets).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Importer of nccl-tests' printout (all_reduce_perf, alltoall_perf, sendrecv_perf): one row per data row,
 // bytes = the "size" column, latency_us = the out-of-place time. The op comes from the "# Collective

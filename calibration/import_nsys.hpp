@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Importer of `nsys stats --format csv` reports, told apart by their header:
 // - nvtx_gpu_proj_trace: NVTX ranges projected onto the GPU. Ranges named "epsim:OP key=value ..."

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `epsim calibrate import` passes every importer (calibration/importers.hpp): the labels and shapes
 // the profilers' files do not carry, and the small helpers the importers share to apply them the same way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "calibration/import_torch_trace.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Importer of a PyTorch profiler Chrome trace (torch.profiler with record_shapes=True, exported with
 // export_chrome_trace). GPU kernels (cat "kernel") are tied to the CPU op that launched them by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Importer of Vidur's compute profiles (microsoft/vidur data/profiling/compute/<gpu>/<model>/), told apart
 // by their columns; times are the `time_stats.<op>.median` columns (else `.mean`), in milliseconds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Importer of vLLM's benchmarks/kernels/benchmark_moe.py printout (benchmark mode): per batch size a
 // "Batch size: N, config: {...}" line and a "Kernel time: T us" line, the fused MoE layer's time. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The importers' registry: format name -> the function that turns its files into a measurement table,
 // with one line saying what it reads (`epsim calibrate import --help` lists them). Adding a format is one

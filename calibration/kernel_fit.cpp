@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "calibration/kernel_fit.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fit of a GPU's roofline to measured kernels (`epsim calibrate fit`): per kernel family and
 // precision (rows of another precision leave a precision's efficiencies as they were), the achievable

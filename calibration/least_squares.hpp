@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Nonlinear least squares for the fits: Eigen's Levenberg-Marquardt (MINPACK's lmdif) with a forward
 // difference Jacobian, over a residual function given as a closure, so each fit states only its model.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "calibration/measured_profile.hpp"
 
 #include <fmt/format.h>

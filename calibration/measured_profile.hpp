@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A measurement table turned into the measured curves a run uses as its cost model
 // (hardware/measured_cost_model.hpp, [calibration] of an experiment): per kernel family, the rows'

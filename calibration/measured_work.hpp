@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A measured kernel's shape as the work the cost model prices (hardware::KernelWork), under the same
 // conventions as a run's layers (models/layer_work.hpp), so a fit's efficiencies mean in a run what they

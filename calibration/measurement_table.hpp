@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The measurement table: one row per measured kernel or collective, the tidy CSV users' scripts, the
 // importers (calibration/importers.hpp) and tools/profile/ write, and `epsim calibrate fit|check` read.

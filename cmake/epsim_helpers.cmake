@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warning flags shared by every epsim target.
 function(epsim_target_options target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Largest-remainder apportionment: whole units split in proportion to quotas, as routing and origin
 // splits need (no unit lost, none invented, the same answer on every platform).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes a whole file or nothing: content goes to a temporary file beside the target ("NAME.tmp-PID"),
 // flushed to disk, then renamed over it (and the folder flushed), so readers never see a half-written

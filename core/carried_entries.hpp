@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a directory replaced as a unit keeps of its old self when the writer does not own all of it (a
 // study directory's journal and a user's notes, a report's figures folder with the user's own figures):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Sample summaries with Student-t confidence intervals: for replications of a simulation (independent
 // seeds), and for paired differences between two setups run on the same seeds (common random numbers),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/csv_lines.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading text inputs: line by line for small CSV inputs (arrival replays, load tables, trace imports),
 // one place for skipping blank lines, '#' comments and the header, counting lines for error messages, and

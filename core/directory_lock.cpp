@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/directory_lock.hpp"
 
 #include <fcntl.h>

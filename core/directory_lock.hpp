@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One writer per output directory: an exclusive flock(2) on a lock file inside it, held for the
 // writer's lifetime and released by the kernel however the process ends (SIGKILL included), so a stale

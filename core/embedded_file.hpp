@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A text file compiled into the binary (presets, the demo config); see cmake/embed_files.cmake.
 #include <span>

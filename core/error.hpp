@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Error types. Library code throws; only the CLI decides how to exit.
 #include <stdexcept>

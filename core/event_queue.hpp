@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Discrete-event engine: a clock and a queue of callbacks ordered by (time, insertion sequence), so
 // events at equal times run in the order they were scheduled (ns-3's EventKey{ts, uid}).

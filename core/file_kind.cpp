@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/file_kind.hpp"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What epsim agrees to read and to replace. A single-file output replaces only a regular file (or takes
 // a new name): never a device node (as root, --out /dev/null would replace the system's /dev/null), a

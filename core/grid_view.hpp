@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A row-major view of a flat buffer as an N-dimensional array: `w(q, l, o, e)` instead of
 // `((q * L + l) * O + o) * E + e` with a cast on every index. Arrays such as W[pass][layer][origin][expert]

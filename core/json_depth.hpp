@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks JSON text before a parser sees it. nlohmann::json parses iteratively but dumps, copies and
 // compares recursively, and epsim's own readers walk values recursively: a 400 KB file of 200,000

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // User input as epsim prints it: in errors, tables and progress lines. A label, a name or a JSON value
 // may hold terminal escapes (ANSI colour or cursor codes, a bell, a carriage return that overwrites the

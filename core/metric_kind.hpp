@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a metric can be: a proportion in [0, 1] (SLO attainment, a busy fraction, a 0/1 flag's mean), a
 // non-negative quantity (latencies, rates, counts, bytes) or an unbounded value (signed errors). Resolved

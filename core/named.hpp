@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The entry called `name` of a static table of named entries (the importer and format registries), or
 // null: the one lookup those tables share.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Typed, validated, self-documenting reading of one TOML table (SST's SST_ELI_DOCUMENT_PARAMS, ns-3's
 // AddAttribute): the code that reads a key also states its default, range and one-line description.

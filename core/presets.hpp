@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A catalog of named TOML presets (models, GPUs, clusters...): shipped ones are embedded in the binary.
 // Parsing is done once per preset and cached in the catalog.

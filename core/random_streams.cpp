@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/random_streams.hpp"
 
 namespace epsim::core {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Named random streams derived from the run seed, one per purpose (arrivals, lengths, routing,
 // variability...), so that drawing more from one purpose never shifts another's sequence. Engines and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What an interrupted epsim leaves behind: nothing of its own making. Paths registered here (temporary
 // files being written, an empty staging directory) are removed when SIGINT or SIGTERM arrives, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text appended in order (a log a run writes as it goes), kept in memory up to a limit and moved past it
 // to an anonymous temporary file: std::tmpfile's file has no name and the system deletes it when it is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A results directory replaced as a unit: everything is written into a staging directory beside the
 // target (`.NAME.epsim-staging-PID`), which then takes the target's place in one step (Linux

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Summary statistics: exact (Welford mean/variance, sorted quantiles) and streaming (a log-bucketed
 // histogram whose quantiles have bounded relative error and which never allocates after construction).

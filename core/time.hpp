@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Simulated time: integer nanoseconds. The engine never carries floating seconds; conversions happen
 // at the edges (config in, reports out).

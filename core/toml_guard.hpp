@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks TOML text before toml++ parses it. toml++ (3.3, Debian 12) recurses once per level of a dotted
 // key, so an 80 KB key of 40,000 levels (`a.a.a...`, in a file or a --set) overflows the stack and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Co-selection counts (GRACE's affinity) tallied from per-token routing: for every token and MoE layer,
 // each ordered pair of distinct experts it chose counts once, into [layer][expert][expert]. Written as CSV

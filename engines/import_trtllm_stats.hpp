@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // TensorRT-LLM's expert statistics (EXPERT_STATISTIC_PATH, EXPERT_STATISTIC_ITER_RANGE; written by
 // tensorrt_llm/_torch/expert_statistic.py, docs/engines.md names the commit): a directory of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "engines/import_vllm_routed.hpp"
 
 #include <fmt/format.h>

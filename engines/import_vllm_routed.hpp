@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // vLLM's routed experts (--enable-return-routed-experts), one request per line of a JSON Lines file, into a
 // per-token trace (every token's top-k ids, so co-activation comes with it). A line is a completion response

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading engines' JSON placement files with errors that name the file and the key path
 // ("FILE: physical_to_logical_map[3][17]: expected an integer").

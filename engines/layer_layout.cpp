@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "engines/layer_layout.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which hidden layers of a model are MoE layers. Engines number layers differently: SGLang and TensorRT-LLM
 // by hidden layer (DeepSeek-V3's MoE layers are 3..60 of 61), vLLM and vllm-ascend by MoE layer (0..57);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "engines/load_history.hpp"
 
 #include <fmt/format.h>

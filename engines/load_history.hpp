@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // EPLB load histories as vLLM and SGLang users share them (the layout of the public EPLB benchmark data):
 // {"load_history": [{"logical_expert_load": [[tokens per logical expert] per MoE layer], ...}, ...]}.

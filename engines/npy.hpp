@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NumPy's .npy format (a magic string, a version, a Python-dict header with descr, fortran_order and shape,
 // then the raw array), as vLLM sends routed experts: base64 of np.save's bytes. Integer arrays only, in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The placement files serving engines load, as a registry: format name -> the engine option that reads it,
 // a writer from an epsim placement, and a reader back (round-trip tests, `epsim place --check`). Adding a

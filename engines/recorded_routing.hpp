@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the engines' routing importers share: their options, where the steps go (a StepSink: a trace file,
 // or the load window `epsim place` keeps), the conversion of one recorded load matrix into a trace step,

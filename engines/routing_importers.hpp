@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The engines' routing recordings as a registry: format name -> the importer that streams it into steps, with
 // one line saying what it reads (`epsim trace import --help` lists them), and the detection of a file's format

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A reader of the safetensors format (an 8-byte little-endian header length, a JSON header naming each
 // tensor's dtype, shape and byte range, then the raw little-endian data): the header is read once, each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SGLang's --init-expert-location file (python/sglang/srt/eplb/expert_location.py; docs/engines.md names
 // the commit). Its rows are hidden layers, dense ones included (61 for DeepSeek-V3, of which 58 are MoE);

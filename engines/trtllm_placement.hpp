@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // TensorRT-LLM's MoE load balancer configuration, loaded with `moe_config: {load_balancer: FILE.yaml}` by its
 // PyTorch backend (MoeLoadBalancerConfig; docs/engines.md names the files and the commit):

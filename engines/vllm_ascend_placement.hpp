@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // vllm-ascend's static EPLB table, loaded with additional_config {"expert_map_path": "FILE.json"}
 // (vllm_ascend/eplb/core/eplb_utils.py; docs/engines.md names the commit):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // vLLM. Upstream vLLM (see docs/engines.md for the commit read) loads no placement file: its EPLB state
 // (vllm/distributed/eplb/eplb_state.py) is built at start-up from the linear placement and rebalanced in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An accuracy suite's point file (accuracy/README.md), as `epsim accuracy` reads it: [point], its
 // overrides and every [[figure]] of each measure, checked key by key. Paths resolve against the embedded
 // suite; nothing is priced (a point's run is an experiment config, which fuzz_experiment covers).

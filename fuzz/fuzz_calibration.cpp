@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim calibrate`'s inputs: the measurement table CSV (parsed in memory), and every importer of the
 // registry (calibration/importers.hpp: vLLM's benchmark_moe output, PyTorch profiler traces, nsys stats CSVs,
 // nccl-tests logs, Vidur profiles). The first byte picks the reader and, for the importers, the options a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TOML config text, as a file or a --set gives it: the depth guard, toml++'s parser, then epsim's own
 // readers over the [workload] section (arrivals, lengths, counts and their bounds).
 #include <toml++/toml.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The serving engines' files epsim reads (engines/): routing recordings through the importers' registry
 // (vLLM routed experts, EPLB load histories, epsim traces; TensorRT-LLM's is a directory, fuzzed through its
 // meta file), placement files through the placement formats' readers (SGLang, TensorRT-LLM, vLLM,

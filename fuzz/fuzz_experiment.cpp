@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A whole experiment config with `--set` overrides, as `epsim run CONFIG --set K=V ...` loads it: every
 // section's readers (cluster, model, workload, policies, triggers, communication, pools, outputs) and the
 // overrides' own parsing. The input is the config text, then optionally a line "%%" and one override per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the libFuzzer harnesses: an input as a file (the parsers read paths, as the CLI gives them),
 // the input split into a selector byte and the rest (harnesses over a registry of formats), and the one

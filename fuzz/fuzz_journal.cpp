@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the writers read back of their own earlier output, which anything may have changed since: a
 // sweep's journal (DIR/journal/rank-N.jsonl, loaded line by line, and reopened for appending, which sets a
 // torn last line aside) and the manifest of a directory epsim shares with its user (.epsim-manifest,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `epsim place` reads besides an engine's recording (experiments/cli/place_inputs.hpp): load CSV, load
 // JSON, co-selection CSV, measured cost curves CSV, and EPLB load-history JSON. The first byte picks the
 // reader, the rest is the file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An arrival replay CSV (arrival_s[,prompt_tokens,output_tokens]) read through the request generator.
 #include <cstddef>
 #include <cstdint>

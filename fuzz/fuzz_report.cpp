@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim report`'s inputs and what it makes of them: a study directory (study.json, runs.csv, points.csv
 // and the optional scaling / distribution / max_rate / ranking CSVs) or a run directory (summary.json,
 // requests.csv, steps.csv, events.csv, gpu_layers.csv), read, built into a report and rendered as its

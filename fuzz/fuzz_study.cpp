@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A study file, as `epsim sweep STUDY.toml` loads and plans it: the [study] table, the axes (config keys,
 // policy and setup levels, zipped axes), the objective, the max-rate options and an inline [base]
 // experiment, then the plan of every point (each one a whole experiment config). A base given as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A binary routing trace (docs/workloads.md's format): the signature, the header, every step read and
 // validated against it.
 #include <cstddef>

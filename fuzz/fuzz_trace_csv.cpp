@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim trace convert` of a CSV (step,layer,expert,tokens) into a trace of 2 layers x 8 experts, top-2.
 #include <cstddef>
 #include <cstdint>

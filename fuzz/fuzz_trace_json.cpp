@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim trace convert` of a per-token JSON dump ({"experts", "top_k", "steps": [{"layers": ...}]}).
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // All-to-all cost from per-GPU send/receive bytes, split into intra-node and inter-node parts. Intra-
 // and inter-node transfers use different links and run concurrently; each GPU's port serialises its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The shape of a cluster: GPUs per node and how they connect. Scale-up inside a node is a switch fabric
 // (NVSwitch / NVLink Switch: every GPU one link to a non-blocking switch), a full mesh (Infinity

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How one EP group's collectives are costed, chosen once when the simulation is built
 // (make_collective_model). The step executor describes each collective's traffic and never asks which

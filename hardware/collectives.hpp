@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Collective costs from the actual traffic matrix (bytes from every GPU to every GPU) over the network
 // graph: every flow takes its route, bytes add up on each arc, and the collective takes

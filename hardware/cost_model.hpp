@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one interface through which the serving engine asks how long a kernel takes on a given GPU (the
 // roofline lives in hardware/ only; policies see its results as cost curves, policies/cost_curves.hpp).

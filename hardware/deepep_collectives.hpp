@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DeepEP's two kernel families as collective models (ep_comm.hpp describes them; docs/model.md derives
 // the bytes). Both cost per GPU port like PortCollectives, with their own startup; collectives other

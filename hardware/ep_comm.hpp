@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How an EP group's dispatch and combine move tokens (docs/model.md, "Expert-parallel communication").
 // - nccl: one all-to-all of every token-expert pair (a token is copied once per expert, as a permuted

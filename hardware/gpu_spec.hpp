@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A GPU's datasheet numbers plus the kernel-level constants of the roofline: achievable efficiencies per
 // kernel family, launch overhead, and the grouped-GEMM tile rule. Presets are TOML files in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The hardware sections of an experiment: [gpu], [cluster] with its variability, speed-factor shorthand
 // and the choice of collective model. Parsed here, by the layer whose structs they fill.

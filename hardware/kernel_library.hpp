@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kernel libraries a GPU preset's efficiencies can describe. Kernels of one family and precision
 // still differ by library (FlashAttention-3 runs prefill attention about twice as fast as

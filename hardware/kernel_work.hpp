@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The work of one GPU kernel as the cost models see it: its family, precision, FLOPs and bytes. It is
 // hardware's vocabulary: hardware/ prices it (roofline.hpp, cost_model.hpp), models/ describes each of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Named link types (NVLink 3/4/5, Infinity Fabric, PCIe, InfiniBand, Ethernet) from
 // hardware/presets/links.toml, and the parsing of a link given by type name and/or explicit numbers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hardware/measured_cost_model.hpp"
 
 namespace epsim::hardware {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Measured tables as the cost model: the roofline cost model (its speed factors, stress weighting, drift
 // and jitter untouched) with, per kernel family, a measured correction (measured_curve.hpp) applied to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A measured correction of a model: measured / modelled time as a function of the modelled time, from
 // points (modelled, measured). Between points it is piecewise linear in log-log (points closer than 1 %

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hardware/nccl_all_reduce.hpp"
 
 #include "core/error.hpp"

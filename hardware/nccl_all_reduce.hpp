@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // All-reduces as NCCL runs them on a cluster: NCCL's algorithm and protocol choice (nccl_tuning.hpp) over
 // the port view's links. The scale-up link's achieved bandwidth is the ring's and the tree's bus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NCCL's own choice of all-reduce algorithm and protocol. NCCL prices every (algorithm, protocol) pair with
 // its tuning model and runs the cheapest (src/graph/tuning.cc, ncclTopoTuneModel / ncclTopoGetAlgoTime):

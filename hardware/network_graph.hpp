@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cluster as a graph of GPUs, scale-up switches, PCIe switches, host root complexes, NICs and
 // leaf/spine switches; every physical link is two arcs (one per direction, each with the link's

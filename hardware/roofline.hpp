@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Roofline kernel cost: time = max(flops / achievable_flops, bytes / achievable_bw, floor) / speed +
 // launch (+ the family's fixed cost), with achievable rates = peak x the efficiency of the kernel's family

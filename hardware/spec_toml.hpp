@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GPU and cluster specs written back as preset TOML (what `epsim calibrate fit` writes): every field
 // explicit, numbers in their shortest exact form, so parsing the text gives the spec back bit for bit.

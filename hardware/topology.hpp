@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Cluster layout: `nodes` x `gpus_per_node` GPUs, one link type inside a node (NVLink / PCIe) and one
 // between nodes (InfiniBand / Ethernet, one NIC per GPU, rail-optimised), each with alpha-beta costs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hardware/transfer_network.hpp"
 
 #include <algorithm>

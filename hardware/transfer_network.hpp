@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Point-to-point transfers (expert migrations, KV-cache moves) as events that occupy links: each
 // transfer starts after its route's latency, then shares every arc it crosses with the other active

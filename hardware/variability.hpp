@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GPU-to-GPU speed variability. A GPU's *speed factor* s is its throughput relative to nominal
 // (0.88 = 12 % slow). Static factors come from one of several sources; at run time each kernel sees

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/layer_work.hpp"
 
 #include <algorithm>

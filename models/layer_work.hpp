@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Work accounting of one transformer layer's kernels: FLOPs (multiply-add = 2) and HBM bytes, from the
 // model's shapes. Pure functions of the model and the batch; the hardware layer prices them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An MoE transformer's architecture, as in its published config.json, and the layout of its layers.
 // Presets are TOML files in models/presets/, embedded in the binary.

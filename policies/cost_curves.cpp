@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/cost_curves.hpp"
 
 #include <fmt/format.h>

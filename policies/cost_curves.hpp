@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // C_g(n, a): how long one MoE layer's expert computation takes on GPU g of the EP group for n token-expert
 // pairs spread over a activated experts. Placement policies balance these times, not tokens (GEM, ViBE,

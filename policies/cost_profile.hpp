@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How the cost curves C_g(n) that load-aware policies see are taken ([policy.cost_profile]): sampled
 // from the cost model like GEM profiles a GPU (noisy, interpolated), or the cost model itself.

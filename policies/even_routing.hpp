@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // vLLM / SGLang routing among replicas: an expert's n tokens split evenly over its c replicas, the
 // remainder n mod c going one each to the lowest replica ranks.

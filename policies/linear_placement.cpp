@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/linear_placement.hpp"
 
 #include <algorithm>

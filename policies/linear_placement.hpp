@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // vLLM's default placement: contiguous blocks, logical expert e of E on N GPUs goes to GPU
 // floor(e / (E / N)), no redundancy; when N does not divide E some GPUs hold one expert more, and slots

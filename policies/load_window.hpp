@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The load window a load-aware policy sees before the run ([policy] load_window*): the routing of the
 // trace's first steps, of real steps served with the linear placement (a warm-up run, GEM's step 1),

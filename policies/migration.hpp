@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a placement change moves: for every slot whose expert changes, the expert's weights travel from a
 // GPU that held it before (one on the same node if any, else the lowest-numbered) unless the destination

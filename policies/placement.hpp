@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where expert replicas live: per MoE layer, phy2log[slot] for every physical slot (gpu-major: slot s
 // is on GPU s / slots_per_gpu), and the derived log2phy / logcnt, with the meanings of DeepSeek's EPLB.

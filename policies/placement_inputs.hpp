@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The typed inputs a placement policy may read besides the shape (PlacementInput): the load window,
 // co-selection counts, per-origin workload and link bandwidths. Each view owns its flat row-major

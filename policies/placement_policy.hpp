@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which replicas of which experts live on which GPU, for every MoE layer. A policy sees
 // plain inputs only, never the simulator, so `epsim place` can call it for a real deployment; the

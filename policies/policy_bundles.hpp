@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Named policy bundles: each of the seven policies compared in studies, with the prerequisites it needs
 // to mean what its paper means (metro routes among replicas, so it comes with EPLB's replicating

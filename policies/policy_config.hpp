@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The [policy] section: placement and routing policies (registry names with their option tables),
 // rebalancing, the load window and cost profile the policies see, and what they need, declared.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a policy declares it needs before it can act. build_simulation (and `epsim place`) ask the
 // declaration, never a policy's name, to decide what to profile: a new policy states its inputs here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/rebalance_config.hpp"
 
 #include <array>

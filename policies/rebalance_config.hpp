@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // [policy.rebalance]: which trigger re-places experts during serving (trigger_registry(); its options sit
 // beside it and are parsed by the trigger itself) and how the weights migrate. `policy.rebalance =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What kind of placement change a rebalance trigger decided (for observers: events.csv, the timeline).
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // When to re-place experts during serving, for one EP group. The engine shows a trigger
 // every step's expert loads; a trigger may answer with a new placement, which the engine then migrates

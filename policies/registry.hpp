@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A named registry of policy factories with descriptions and documented parameters (SimGrid's
 // ModuleGroup): configs name an entry, `epsim list policies` prints every entry with its parameters,

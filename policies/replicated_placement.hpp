@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Uniform replication, load-blind: slot s of the EP group (gpu-major) holds expert s mod E, so every GPU
 // holds experts and every expert ceil or floor(R / E) copies. The placement that exists at every EP size,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // For one step and MoE layer: split each logical expert's tokens over its replicas. The
 // output buffer is owned by the caller and reused every step, so routing never allocates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The rebalance-trigger family as configured: a factory parsed from [policy.rebalance] (registry.hpp's
 // trigger_registry()) that declares what its triggers need and how their placements migrate by default,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A CSV file epsim wrote (runs.csv, points.csv, requests.csv, steps.csv...), read whole for a report:
 // the header names the columns; numbers are parsed on request, and every error names the file, the line

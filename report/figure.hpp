@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One figure of a report: a Vega specification (data inlined) and a CSV of exactly the rows it plots.
 // Figures are built from three chart families (vega_specs.hpp), whose rows are typed here.

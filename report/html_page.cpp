@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report/html_page.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The report as one self-contained HTML page: sections of figures (Vega specifications drawn in the
 // page by the inlined Vega), tables and configurations. A Content-Security-Policy forbids every fetch and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A visible note when configured caps, not the hardware, held runs back (summary.json's metrics.limits,
 // docs/serving.md): which cap, for which point or run, in what share of the measured rank-steps, at the

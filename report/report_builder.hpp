@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Decides what a report shows: a section per study directory (its figures, the headline table with
 // intervals, max-rate and ranking tables, the resolved study) and one for the run directories (CDFs,

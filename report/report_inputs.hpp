@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a report is made from: study directories (`epsim sweep --out DIR`) and run directories
 // (`epsim run --out DIR`), told apart by study.json and summary.json. Optional files are loaded when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report/report_writer.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes a report: REPORT.html and, in REPORT-figures/ beside it, each figure's SVG, the CSV of exactly
 // what it plots and its Vega specification (ID.vg.json, to restyle it). Everything is rendered in memory

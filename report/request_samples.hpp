@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-request latencies of a run (requests.csv), restricted to the requests its summary measured: those
 // arriving in [warmup, last arrival - cooldown] (the window of summary.json), finished ones only, and

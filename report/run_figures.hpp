@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The figures of run directories: TTFT / TPOT / E2E CDFs of every run together, and per run the
 // per-GPU x per-layer straggler heat map (gpu_layers.csv) and the step-time / queue time series

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report/series_style.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How every figure tells its series apart: a colour-blind-safe categorical palette (Okabe and Ito,
 // "Color Universal Design", 2008; Wong, Nature Methods 8:441, 2011) AND a dash pattern AND a hollow

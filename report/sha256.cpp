@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report/sha256.hpp"
 
 namespace epsim::report {

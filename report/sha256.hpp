@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SHA-256 (FIPS 180-4) for the page's Content-Security-Policy: the page allows exactly its own inline
 // script and style by their hashes ('sha256-<base64>'), not every inline script ('unsafe-inline').

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report/study_figures.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The figures a study directory supports, chosen by what it holds: attainment and latency against the
 // arrival rate (a rate axis), the max sustainable rate per group (max_rate.csv or a [study.max_rate]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Each figure as its own SVG, drawn by the same Vega as the page (vega_runtime.hpp), headless under
 // Node.js: Vega's SVG renderer needs a JavaScript engine, not a browser, and Debian's nodejs is one

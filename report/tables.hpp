@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The report's tables as HTML fragments: headline metrics with their intervals (a study's points over
 // replications; a run's own percentiles), any CSV as a table, and a resolved configuration.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Vega, compiled into epsim from Debian's libjs-vega: the browser bundles of the modules a 2-D chart
 // needs, behind a ten-line AMD loader. Debian ships Vega as separate UMD modules (no single bundle), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report/vega_specs.hpp"
 
 #include "core/csv_lines.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The report's three chart families as Vega specifications with their data inlined: small multiples of
 // lines (with interval bands and vertical event markers), small multiples of estimates with intervals,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Renders an epsim report in headless Chromium at a laptop's window size and fails unless every figure
 # drew marks, the browser logged nothing to its console (a script error, a blocked fetch, a script the
 # Content-Security-Policy refused, a Vega warning all count), and the page reads at that width: no figure's

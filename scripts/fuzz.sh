@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes epsim's parsers and importers with libFuzzer (fuzz/, ASan + UBSan, Clang 15): builds the harnesses
 # of the `asan` preset (the same build as the sanitizer tests), then runs each harness over its seed corpus
 # (fuzz/corpus/NAME: every past finding stays there as a regression input) and fuzzes it for a bounded

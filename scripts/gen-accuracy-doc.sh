@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates docs/accuracy.md's tables, the block between
 #   <!-- BEGIN generated: scripts/gen-accuracy-doc.sh -->  and  <!-- END generated -->
 # from what `epsim accuracy` prints for the shipped suite today (its accuracy.md; everything outside the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates docs/configuration.md's key tables from the code. Each generated block is
 #   <!-- BEGIN generated: epsim list keys --markdown SECTION [--except SUBSECTION]... -->
 #   ...what that command prints...

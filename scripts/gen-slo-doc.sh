@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the demo's SLO-search figures in docs/serving.md, the block between
 #   <!-- BEGIN generated: scripts/gen-slo-doc.sh -->  and  <!-- END generated -->
 # from what epsim answers today (everything outside the block is kept as written). With --check it

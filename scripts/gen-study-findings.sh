@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the tables of docs/studies.md's "The example studies" from the example sweeps' outputs, so
 # the documented findings cannot go stale. Each generated block is
 #   <!-- BEGIN generated: study-findings NAME -->

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs epsim's build dependencies from Debian 12 packages. Idempotent: packages already present are
 # skipped, and apt is not touched at all when nothing is missing.
 set -euo pipefail

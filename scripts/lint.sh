@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Lint: clang-format (check only) over every tracked C++ file, then clang-tidy (.clang-tidy allow-list)
 # over the library and CLI sources, using BUILD_DIR/compile_commands.json.
 #   scripts/lint.sh [BUILD_DIR]        (default build/dev)

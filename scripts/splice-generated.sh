@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Puts BLOCK between the lines `<!-- BEGIN generated: SCRIPT -->` and `<!-- END generated -->` of DOC (the
 # rest of DOC kept as written), or with --check changes nothing and fails when the block differs. The
 # doc generators (gen-slo-doc.sh, gen-accuracy-doc.sh) share it, so their pages cannot go stale the same way.

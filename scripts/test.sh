@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite: installs dependencies (skipping what is present), builds everything with the
 # release preset (-Wall -Wextra -Werror) and runs every test through CTest.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/activated_metric.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // activated_experts.max_per_gpu / .mean_per_gpu (metro's balance, paper 003 Figure 8): per MoE layer, the
 // most and the mean experts with at least one token on a GPU of the group (a decode step's weight

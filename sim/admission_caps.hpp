@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The configured caps that can hold back a DP rank's admissions while requests wait: its running seats
 // (scheduler.max_running_requests), its step's token budget (scheduler.max_batch_tokens) and its KV

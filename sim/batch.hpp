@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The work of one engine step: for every DP rank, which requests advance and by how many tokens. The
 // buffers are reused from step to step (clear() keeps capacity).

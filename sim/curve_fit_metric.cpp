@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/curve_fit_metric.hpp"
 
 #include <cmath>

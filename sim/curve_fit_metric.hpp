@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How well the cost curves a placement policy optimised against (GEM, ViBE, DIRECTOR: C_g(n, a) per GPU)
 // predict the run it then served: for every measured MoE layer of the group the curves describe, the

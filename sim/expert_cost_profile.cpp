@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/expert_cost_profile.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cost curves C_g(n) the placement policies see (policies/cost_curves.hpp), taken from the
 // simulator's own cost model the way GEM profiles real GPUs (paper 000, Section 3.3.2): one MoE layer's

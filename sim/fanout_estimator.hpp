@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How many distinct nodes and GPUs a layer's tokens reach, per token-expert pair: the deduplication
 // DeepEP's normal kernels get (hardware/deepep_collectives.hpp). The step's counts say how many pairs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where a disaggregated deployment sends a prefilled request: the decode group and DP rank that receive
 // its KV cache. Each hand-off sees every decode rank's load *including the hand-offs already travelling

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Paged KV-cache memory of one DP rank (vLLM's block manager, simplified): the capacity is a number of
 // fixed-size blocks; a request holds ceil(tokens / block_tokens) blocks for the tokens in its cache.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Disaggregated serving's hand-off: when a prompt is prefilled in the prefill pool, its KV cache moves
 // to a rank of the decode pool as a timed transfer over the network (sharing links with every other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // gpu_load_std_tokens (GRACE-MoE's Figure 5): per MoE layer, the standard deviation over the group's
 // GPUs of the token-expert pairs each computes, averaged over the measured steps' layers; and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/memory_plan.hpp"
 
 #include <cmath>

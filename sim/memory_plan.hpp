@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where a GPU's memory goes under DP attention + EP MoE: every rank holds all non-expert weights
 // (attention, dense layers, shared experts, routers, embedding, LM head) and its expert slots (redundant

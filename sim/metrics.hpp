@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Collects the run's metrics as an observer and reduces them to the headline summary.
 // Requests arriving, and steps starting, inside the measurement window [warm-up, last arrival -

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Prices one micro-batch of one EP group (docs/model.md): its layers in lockstep. Per-GPU local work
 // (attention, dense FFN, router, shared experts) accumulates until the next collective; the dispatch

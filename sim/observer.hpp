@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Metric collectors subscribe to these events; the step loop does not grow a branch per metric. A new
 // per-step or per-layer metric is one observer (summary_metric.hpp), not a field threaded through the

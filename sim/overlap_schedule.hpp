@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Two-batch overlap (SGLang's TBO, DeepSeek's dual micro-batch): a step's batch is split in two halves
 // (split_batch), each priced as its own pass through the layers; the GPU then runs them on two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading a deployment's pools: `[[pool]]` entries (docs/serving.md, "Pools"), or, without them, the
 // shorthand of [parallel] and [disaggregation]: one colocated pool, or a prefill pool and a decode pool.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The geometry of one pool: consecutive EP groups of one size on consecutive GPUs. Groups are numbered
 // across the pools in their order (pool_spec.hpp).

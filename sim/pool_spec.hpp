@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A deployment is a list of pools (docs/serving.md, "Pools"): each a run of consecutive GPUs cut into
 // EP groups of one size, with its own role, GPU model, parallelism, communication kernels, policies and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A request's progress through the engine.
 #include "core/time.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/run_logs.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Optional per-step and per-layer outputs, as observers that build their file's text as the run goes
 // (steps, tokens and layers past 8 MiB in an anonymous temporary file, core::SpillText):

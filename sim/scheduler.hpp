@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Continuous batching for one EP group with DP attention: every GPU (rank) owns its requests and its
 // paged KV cache, FCFS. Each step a rank spends its token budget on, in order: one token for each

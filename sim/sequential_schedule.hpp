@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A step as one micro-batch: the whole batch through the layers in lockstep, then the step's overhead.
 #include "sim/micro_batch_pricer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Configuration of the serving engine: batching budgets, SLO targets, EP grouping, run limits.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The serving simulation: arrivals and step completions are events on a core::Engine; each EP group
 // steps independently (its GPUs in lockstep), requests are spread over groups round-robin and, inside a

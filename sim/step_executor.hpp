@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Prices one engine step of one EP group (docs/architecture.md): begins the step at the routing source and
 // hands the batch to the group's StepSchedule (step_schedule.hpp), which prices its micro-batches with

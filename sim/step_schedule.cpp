@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/step_schedule.hpp"
 
 #include "sim/sequential_schedule.hpp"

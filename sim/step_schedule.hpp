@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How a step's micro-batches share the group's GPUs: one pass through the layers (SequentialSchedule), or
 // two halves on a compute and a communication stream (TwoBatchOverlapSchedule). Chosen once, from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A headline metric as one observer: it watches the run's layers and steps and, at the end, reports its
 // figures over the measurement window into summary.json's metrics. A new per-step or per-layer metric

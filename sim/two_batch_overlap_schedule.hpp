@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Two-batch overlap (overlap_schedule.hpp): the step's batch split in halves, each priced by its own
 // MicroBatchPricer, then the halves' layers scheduled on a compute and a communication stream. With DeepEP's

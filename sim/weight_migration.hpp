@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Moving expert weights to a new placement (policies::MigrationMode): the changed experts travel as
 // timed transfers over the network while the group stops (stop_the_world) or keeps serving on the old

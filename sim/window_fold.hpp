@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-step samples folded into running totals as soon as it is certain whether they fall in the
 // measurement window, so a metric's memory stays flat in run length. The window is [warm-up, last

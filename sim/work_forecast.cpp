@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/work_forecast.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The forecast a rebalance trigger may ask for (policies::PredictionRequest): the expected routing of
 // an EP group's queued and running requests (or only of the queued ones its next admissions take) over

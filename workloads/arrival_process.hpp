@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Arrival processes (inter-arrival gaps): Poisson; Gamma with a coefficient of variation (burstiness:
 // CV 1 is Poisson, above 1 burstier, below more regular); on/off bursts (a two-state modulated Poisson

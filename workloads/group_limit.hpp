@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DeepSeek-V3's group-limited routing: the routed experts are split into `groups` contiguous groups
 // (expert e is in group e / (experts / groups)) and a token's top-k experts may come from at most

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "workloads/length_distribution.hpp"
 
 #include <toml++/toml.h>

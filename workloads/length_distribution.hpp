@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Prompt / output length distributions: fixed, uniform (integers, inclusive), lognormal by mean and
 // coefficient of variation (clamped to [min, max]), and empirical tables sampled with replacement

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One multinomial draw of `picks` items over categories with probabilities `p`, by conditional binomials
 // in the given `order` (most probable first stops early once every pick is placed). No category may

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A request as the workload produces it: when it arrives and how long its prompt and answer are.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Produces requests one at a time (never the whole list): arrivals from an arrival process or a
 // replayed CSV, lengths from two distributions (or the CSV), each purpose on its own random stream so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The [routing] section: where each step's expert loads come from, the synthetic generator or a
 // replayed trace, with their settings. A trace's shape is checked against the model here, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the per-step expert loads come from: a synthetic generator or a replayed trace. For each engine
 // step the engine first calls begin_step() with what the batch is made of, then, for each MoE layer in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "workloads/synthetic_router.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Synthetic routing whose statistics follow what the papers observed (docs/workloads.md):
 // - per MoE layer, Zipf-like popularity p ~ 1 / rank^s over a layer-specific random ranking (its own hot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "workloads/token_sampler.hpp"
 
 #include <boost/random/uniform_01.hpp>

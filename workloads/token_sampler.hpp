@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Draws single tokens' top-k expert sets from per-expert probabilities, honouring group-limited routing
 // (DeepSeek-V3: experts in `groups` contiguous groups, a token's experts from at most `topk_group` of

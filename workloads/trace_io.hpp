@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Streaming reader and writer of routing traces (workloads/routing_trace.proto): neither ever holds more
 // than one step. Every step is validated as it is read; errors name the file, the step and the layer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Replays a routing trace: each engine step takes the trace's next step (streamed from disk). When the
 // simulated batch has a different token count than the recorded step, the step's expert distribution is

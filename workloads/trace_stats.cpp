@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "workloads/trace_stats.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Statistics of a routing trace, so synthetic and real traces can be compared: per MoE
 // layer, the skew of expert loads (max/mean, max/min, Gini of the trace's total per-expert load, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Making and converting routing traces: synthesise steps from the synthetic generator (optionally with
 // per-origin counts and per-token expert ids), import `step,layer,expert,tokens` CSV and per-token JSON

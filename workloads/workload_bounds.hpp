@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The bounds of a workload, shared by the config readers, `epsim slo --rates` and studies' rate grids.
 #include <cstdint>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the public-measurement tables in this folder from the numbers transcribed below.
 
 Every number here was read from the source named next to it (see README.md for the citations,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the small engine recordings docs/engines.md walks through, for DeepSeek-V2-Lite (27 hidden layers,
 the first dense; 26 MoE layers of 64 routed experts, top-6), with skewed expert popularity (Zipf 1.1 over a
 per-layer random order). Standard library only; seeded, so the files are reproducible:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The workflow of docs/engines.md on the sample recordings here: import and inspect a vLLM recording, then
 # place from each engine's recording in the file that engine loads.
 #   examples/engines/workflow.sh EPSIM OUT_DIR

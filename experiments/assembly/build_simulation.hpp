@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns a validated ExperimentConfig into the parts of a simulation (builders.hpp for each piece): cost
 // model, topology, the placement computed by the configured policy from what it declared it needs, the

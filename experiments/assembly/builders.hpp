@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The pieces every command builds from an experiment the same way: `run`, `slo` (through
 // build_simulation), `place --config` and `cost --config` call these and nothing else, so a placement

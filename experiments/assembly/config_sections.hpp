@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The readers of the experiment sections that experiments/ owns ([run], [output]), shared by the
 // config loader and by document_config(), which runs them in documentation mode.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One experiment's configuration, loaded from a TOML file (plus --set overrides and the presets it
 // names), validated as a whole before anything runs.

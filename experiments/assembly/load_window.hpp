@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The routing a load-aware policy sees before the run (policies/load_window.hpp says which): a trace's
 // first steps, steps recorded by a warm-up run with the linear placement, or synthetic steps; and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "experiments/assembly/measured_cost.hpp"
 
 #include <fmt/format.h>

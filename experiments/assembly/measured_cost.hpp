@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Measured tables as a run's cost model, the [calibration] section of an experiment:
 //   [calibration]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Replication seeds: replication r of a configuration adds r to the seed of every family it varies
 // (the run seed for policies' own randomness, the workload's and the cluster's streams), and keeps the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes a run's results directory: summary.json (config echo, seed, version, metrics) and
 // requests.csv, each file atomically.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "experiments/assembly/row_pricing.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The model's price of one row of a measurement table, computed exactly as a run computes the same work:
 // a kernel by its GPU's roofline (calibration/measured_work.hpp turns the shape into work), a collective

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A run's metrics as a flat list of named numbers, for studies: every metric of summary.json's
 // "metrics" object (nested names joined with dots: "ttft_ms.p90", "slo.attainment"; booleans as 0/1;

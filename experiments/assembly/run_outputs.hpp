@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The optional outputs of one run ([output] keys: steps.csv, tokens.csv, layers.csv, timeline.json,
 // events.csv, gpu_layers.csv), each an observer attached to the run's simulator; `logs()` hands them to

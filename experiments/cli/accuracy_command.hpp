@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim accuracy [SUITE] [--out DIR] [-j N] [--quick] [--point NAME]...`: prices every point of the
 // accuracy suite (accuracy_suite.hpp; no SUITE: the suite compiled into the binary), prints published

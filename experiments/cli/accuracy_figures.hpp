@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The accuracy suite's figures priced by epsim: a point's run (one simulation of its config, its steps
 // filtered as the figure says, or one of its metrics), `epsim cost` at the figure's arguments, or every

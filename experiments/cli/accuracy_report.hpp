@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The accuracy suite's results as tables: accuracy.csv (one row per figure; its first seven columns
 // `point,gpu,figure,published,predicted,error_pct,sample` are an interface other tools read), the

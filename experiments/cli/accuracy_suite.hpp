@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The accuracy suite (accuracy/README.md): published measurements of deployments, kernels and collectives,
 // one point file per published setup, holding the epsim setup that reproduces it and the figures it must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim calibrate`: measured GPU profiles in, calibrated presets and error reports out.
 //   calibrate import FORMAT FILE... --out TABLE   what profilers write -> the measurement table

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim calibrate import FORMAT FILE... --out TABLE.csv`: converts what a profiler or benchmark wrote
 // into a measurement table (calibration/importers.hpp lists the formats). Usage errors are

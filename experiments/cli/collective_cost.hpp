@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim cost --collective KIND`: the model's price of one collective at a list of sizes, so users can
 // hold the communication model against their own measurements (nccl-tests, DeepEP's tests). Each kind

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Parsing a command's options with Boost.Program_options, the one way every command does it: a bad
 // option becomes std::invalid_argument, which the CLI reports as a usage error (exit code 2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every key of an experiment config with its type, range, default and description, taken from the
 // section readers themselves run in documentation mode: what `epsim list keys` prints and what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim cost`: a model's per-layer cost curve on a GPU (cost_table.hpp), one kernel of any shape
 // (shape_cost.hpp) or one collective (collective_cost.hpp), from presets or from an experiment's config.

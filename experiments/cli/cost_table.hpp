@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim cost`: the per-layer cost curve of a model on a GPU (tokens -> microseconds, and which roofline
 // bound is active), so users can inspect the cost model before trusting a simulation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `epsim list` prints: the shipped model, GPU, cluster and link presets, the policy registries
 // with their parameters, and every config key (`epsim list keys`).

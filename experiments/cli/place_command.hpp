@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim place`: compute a placement outside a simulation, for any placement policy in the registry, from
 // a load file; write it in epsim's format (phy2log, log2phy, logcnt as DeepSeek's EPLB names them, plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `epsim place` reads besides an engine's recording: epsim's own load files (JSON weight/window, CSV
 // layer,expert,tokens or step,layer,expert,tokens), co-selection counts and measured cost curves. Errors

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "experiments/cli/recorded_load.hpp"
 
 #include <fmt/format.h>

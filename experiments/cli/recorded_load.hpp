@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An engine's routing recording (or an epsim trace) as the load file `epsim place` places from: the steps of
 // a window (--from-step, --window-steps) streamed through the format's importer, totalled per expert, kept

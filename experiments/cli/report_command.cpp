@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "experiments/cli/report_command.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim report DIR... --out REPORT.html`: a self-contained HTML report of study and run directories,
 // with every figure's SVG and CSV beside it (docs/reports.md); and the same for one run (`run --report`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim cost --op OP --shape KEY=VALUES...`: one kernel of any shape, priced as a run prices it, so a
 // user can hold the cost model against a kernel benchmark row by row. OP is a kernel op of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A study looked at without running it: `epsim validate STUDY.toml` (the file, every point's
 // configuration and simulation, as a sweep would build them) and `epsim sweep STUDY.toml --dry-run`

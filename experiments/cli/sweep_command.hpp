@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim sweep STUDY.toml --out DIR [-j N]`: plans the study, skips the runs the journal already holds,
 // runs the rest on N threads (and across MPI ranks under mpirun), then writes the outputs from every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `epsim trace gen | stats | convert`: make, inspect and convert routing traces.
 #include <ostream>

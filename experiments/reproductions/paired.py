@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Paired comparisons in a study's runs.csv (`epsim sweep`): the treatment level of an axis against the
 baseline level, replication by replication (the same replication index has the same seeds under common
 random numbers), within each combination of the study's other axes. Prints the mean paired difference,

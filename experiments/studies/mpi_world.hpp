@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The processes a sweep runs on: one, or the ranks of an MPI job (`mpirun -n N epsim sweep ...`) when
 // epsim was built with Open MPI (EPSIM_HAVE_MPI) and launched by mpirun. Ranks take runs by index;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "experiments/studies/probe_limits.hpp"
 
 #include <fmt/format.h>

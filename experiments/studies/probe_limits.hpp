@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What stopped a max-rate search: the configured caps (sim/admission_caps.hpp) at its first probe that
 // missed the target. A search whose first miss has its queue held back by the seats measured the seat

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which points of a what-if one scaling curve joins. A curve against GPUs joins only points of one
 // system family (the cluster preset with its GPU and fabric: H200 nodes over InfiniBand and a GB200

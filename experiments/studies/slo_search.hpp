@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The highest arrival rate whose SLO attainment stays >= a target (ViBE / DistServe's "max sustainable
 // rate"). By default every probe measures steady state: arrivals for a duration long enough for the

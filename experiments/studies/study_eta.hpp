@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How long a study's remaining runs will take. Runs differ in cost by orders of magnitude (a 64-GPU
 // setup with a max-rate search against an 8-GPU single run), so the mean time of the finished runs

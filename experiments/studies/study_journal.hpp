@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The sweep's journal: one JSON line per finished run, appended with a single write() as the run ends,
 // so a killed sweep (even by SIGKILL) loses no finished run. Each writer (a process, or an MPI rank)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // study.json: the resolved study, written beside a sweep's tables.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "experiments/studies/study_plan.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A study expanded into points and runs: the product of the axes (zipped axes follow their partner),
 // each point's overrides merged over the base and its configuration loaded and validated before any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "experiments/studies/study_report.hpp"
 
 #include <fmt/format.h>

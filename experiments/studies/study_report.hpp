@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A finished study's outputs, from every run's record in run order (so the bytes do not depend on
 // which worker or rank ran what): runs.csv, points.csv (mean, std, n, 95 % interval, and the paired

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs a study's pending runs on N local worker threads, appending each finished run to the journal
 // as it ends, with progress on a stream: a redrawn bar on a terminal, plain periodic lines otherwise.

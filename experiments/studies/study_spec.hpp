@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A study (`epsim sweep STUDY.toml`): a base experiment, axes whose levels override it (a config key
 // with a list of values, named bundles of several overrides, or the policy bundles), replications

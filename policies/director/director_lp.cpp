@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/director/director_lp.hpp"
 
 #include <fmt/format.h>

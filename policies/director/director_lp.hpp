@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIRECTOR's LP relaxation (paper 002, Section VI-C, LP 6a-6g and Algorithm 1), solved with COIN-OR
 // Clp. Fractional x[l][i][j] in [0, 1]; sum_j x = 1 per expert (6e: the paper writes >= 1, but every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/director/director_model.hpp"
 
 #include <fmt/format.h>

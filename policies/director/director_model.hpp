@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIRECTOR (paper 002, Section VI-A): the latency of an expert placement for a predicted workload.
 // W[l][j][i] tokens on GPU j routed to expert i of layer l; P(l, i) the GPU hosting expert i (one copy

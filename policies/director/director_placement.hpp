@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIRECTOR (paper 002) as a placement policy: the LP relaxation of Eq. 5 (director_lp.hpp), binary
 // search on the latency budget, randomised iterative rounding (director_rounding.hpp). One copy per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIRECTOR online: from the re-optimised placement to the one worth migrating to. Re-solving Eq. 5 from
 // scratch ignores where experts are now, and GPUs that are alike make many optima that differ only by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIRECTOR's randomised iterative rounding (paper 002, Section VI-C b, Theorem 1): from the LP's
 // fractional x of a layer, a random walk in the null space of the tight constraints (assignment rows,

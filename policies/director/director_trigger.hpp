@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIRECTOR online (paper 002, Sections IV-V): before each batch of queued work (every `interval_steps`
 // steps, or at the first step boundary after new requests were queued) the placement is re-optimised

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/director/routing_predictor.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DIRECTOR's routing predictor as a model (paper 002, Section V-A, Table II): from the true top-k
 // routing of the queued tokens, a prediction in which each true (token, expert) selection is kept with

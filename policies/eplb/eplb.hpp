@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DeepSeek's Expert Parallelism Load Balancer (github deepseek-ai/EPLB, eplb.py), output for output:
 // rebalance_experts(weight[L][E], num_replicas R, num_groups G, num_nodes N, num_gpus P) returns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // EPLB as a placement policy: DeepSeek's rebalance_experts on the load window, with the EP group's GPUs
 // as num_gpus, its nodes as num_nodes, all its slots as num_replicas and the model's expert groups.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/eplb/periodic_eplb_trigger.hpp"
 
 #include <algorithm>

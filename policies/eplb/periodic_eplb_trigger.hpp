@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // vLLM-style periodic EPLB (trigger "periodic"): keeps the loads of the last `window_steps` steps and
 // every `interval_steps` steps recomputes the EPLB placement from them.

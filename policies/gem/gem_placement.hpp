@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GEM (GPU-variability-aware Expert Mapping, paper 000, Section 3.3.3 and Appendix B): per MoE layer,
 // the score of a mapping M over a window of steps is S(M) = sum_t max_g C_g(n_g(M, t)) (Equation 1);

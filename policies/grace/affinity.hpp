@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GRACE-MoE (paper 004, Section 4 and Figure 2a): the expert affinity matrix of one MoE layer, A[i][j] =
 // the number of tokens that selected both expert i and expert j in their top-k (co-selection counts).

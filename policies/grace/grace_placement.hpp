@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GRACE-MoE's placement (paper 004, Sections 4.1-4.2): per layer, the affinity of PlacementInput::
 // coactivation (affinity.hpp); node level: spectral clustering into num_nodes fully non-uniform groups,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GRACE-MoE's dynamic replication (paper 004, Section 4.2) and its load prediction (Section 4.3, Eq. 3).
 // Per layer, after grouping (one group per GPU): group loads W_i, skew rho = W_max / mean(W), replica

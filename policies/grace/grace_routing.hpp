@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GRACE-MoE's routing (paper 004, Section 4.3 and Algorithms 3-4): topology-aware with locality
 // preference. A token whose origin GPU holds a replica of its expert stays there; otherwise it goes to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/grace/spectral_grouping.hpp"
 
 #include <algorithm>
@@ -58,6 +59,11 @@ Eigen::MatrixXd seed_centres(const Eigen::MatrixXd& points, int k, core::Rng& rn
       for (Index i = 0; i < n && pick < 0; ++i) {
         pick = chosen[static_cast<std::size_t>(i)] ? -1 : i;
       }
+    }
+    // kmeans() caps k at n, so some row is still unchosen; saying so also tells GCC's -O3 flow analysis
+    // (-Wstringop-overflow) that `pick` is never -1 here.
+    if (pick < 0) {
+      throw core::Error("k-means seeding: no unchosen row left for centre " + std::to_string(c));
     }
     chosen[static_cast<std::size_t>(pick)] = 1;
     centres.row(c) = points.row(pick);

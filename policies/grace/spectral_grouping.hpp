@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GRACE-MoE's expert grouping (paper 004, Section 4.1 and Appendix A.2). Node level: spectral clustering
 // of the affinity into fully non-uniform groups. GPU level: controlled non-uniform grouping (Algorithm 2)

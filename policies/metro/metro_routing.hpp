@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // metro ("Efficient MoE Serving in the Memory-Bound Regime: Balance Activated Experts, Not Tokens",
 // Section IV): in the memory-bound decode phase a GPU's expert time follows the experts it activates,

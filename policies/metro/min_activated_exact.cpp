@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/metro/min_activated_exact.hpp"
 
 #include <fmt/format.h>

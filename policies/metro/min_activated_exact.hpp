@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The exact min-exp-routing of metro ("Balance Activated Experts, Not Tokens", Section IV-B): choose
 // one replica for every expert with tokens (Lemma 1: splitting an expert never lowers the objective) so

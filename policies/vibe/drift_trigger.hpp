@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ViBE's drift-triggered recalibration (paper 001, Section 4.2.4 and Algorithm 1, phase 3): every H
 // forward passes, compare each layer's mean expert-load vector over the last `window` passes with the

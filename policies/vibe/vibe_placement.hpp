@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ViBE (paper 001, Section 4.2.3 and Algorithms 1-2): balance predicted execution time, not tokens.
 // Initial placement per layer: speeds s_g = 1 / f_g(N / E), token targets tau_g = N s_g / sum_h s_h,

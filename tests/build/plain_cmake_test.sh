@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A plain `cmake -S . -B build` (Unix Makefiles, no preset) configures and generates the Protobuf trace
 # code: protoc's output directory is created by CMake, not left to the generator (Ninja creates it,
 # Make does not). Only the generated library is built, to keep this test short.

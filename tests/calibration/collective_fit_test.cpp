@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // calibrate fit's collective fit holds the parameters its rows cannot determine and fits the rest
 // (calibration/collective_fit.hpp, least_squares.hpp's undetermined_columns).
 #include <Eigen/Core>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/profile's table, as its profiler writes it, is read by epsim: every planned shape of every model
 # and op (collectives for 16 GPUs, 8 per node), given synthetic latencies, goes through
 # `epsim calibrate check` (which parses and validates each row and prices it). No GPU, no torch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Largest-remainder apportionment by hand.
 #include <catch2/catch.hpp>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Student-t intervals against textbook table values and hand calculations, kept within each metric kind's
 // range (closed forms, degenerate samples, random samples by brute force, coverage by simulation).
 #include <boost/random/beta_distribution.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One writer per output directory: a second lock on the same directory fails at once, naming the
 // holder's PID; the lock ends with its holder; a planted link as the lock file is refused.
 #include <sys/file.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations are rounded before they are split: the sweep's ETA printed "2m60s" (minutes floored, the
 // seconds rounded on their own). Every tenth of a second up to three hours is checked against the text
 // built from integer arithmetic on the tenths.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Outputs replace only what is theirs to replace, inputs are read only from regular files: every kind of
 // directory entry that is not a regular file is refused by name, before anything is written or read.
 #include <sys/stat.h>

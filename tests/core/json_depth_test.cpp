@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON nesting is measured on the text before any parser sees it: brackets inside strings (escaped
 // quotes included) do not count, and a 200,000-level file is refused at once with its line.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What epsim prints from user input: control characters (ANSI escapes, bells, carriage returns, C1
 // controls in UTF-8) shown as visible escapes, other UTF-8 left alone, long values cut.
 #include <catch2/catch.hpp>

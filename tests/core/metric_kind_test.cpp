@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metric-kind table: names a run reports, each kind's range, and the '*' matcher it is written in.
 // (tests/experiments/metric_kinds_test.cpp checks that every metric real runs report has a rule.)
 #include <catch2/catch.hpp>

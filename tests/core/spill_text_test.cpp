@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SpillText against the string it stands for, across spills; the streamed atomic write leaves nothing
 // behind when its writer throws.
 #include <catch2/catch.hpp>

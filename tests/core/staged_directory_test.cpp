@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A results directory replaced as a unit: the new contents replace the old whole (a file the new run
 // does not write is gone), an exception leaves the target as it was and no staging directory behind, a
 // staging directory of a dead process is removed, and a target that is a file is refused up front.

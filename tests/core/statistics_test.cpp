@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <boost/random/lognormal_distribution.hpp>
 #include <catch2/catch.hpp>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dotted keys deeper than 64 levels are refused before toml++ recurses into them (a 40,000-level key
 // overflowed its stack): the line is named; strings, comments, floats and ordinary configs pass.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EPLB load histories: entries streamed one at a time in order, unknown keys skipped, bad loads refused
 // with the entry, layer and expert named.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every engine placement format: written and parsed back into the same placement, layer numbering per model
 // (hidden layers for SGLang and TensorRT-LLM, MoE layers for vLLM and vllm-ascend), and refusals that name
 // the file and the layer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engines' routing recordings streamed into steps: vLLM's routed experts (nested lists and base64 .npy,
 // prefix-cached tokens, hidden-layer rows, packing), TensorRT-LLM's per-rank statistics and co-occurrence,
 // EPLB load histories; expected steps worked out by hand from the small files written here.

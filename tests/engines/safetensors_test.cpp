@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The safetensors reader against files whose bytes are written out by hand here, and its refusals.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End to end: SGLang recorder dumps written with torch.save in SGLang's layout (stat and per_token, DeepSeek-V2-Lite
 shapes: 27 hidden layers, the first dense, 64 experts, top-6) -> tools/sglang/convert_recorder.py -> epsim trace
 import and epsim place --format sglang. Exit 77 (skipped) where PyTorch is not installed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/engines.md's workflow (examples/engines/workflow.sh) run as written, then every file it wrote read
 # back by `epsim place --check` in its engine's format against the recording it was placed from.
 #   workflow_test.sh EPSIM REPO_ROOT

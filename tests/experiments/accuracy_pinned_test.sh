@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The shipped accuracy suite's quick points, pinned like the golden matrix: `epsim accuracy --quick --csv`
 # must print tests/data/golden/accuracy-quick.csv, so a model change shows its effect on accuracy in the
 # diff. EPSIM_UPDATE_GOLDEN=1 rewrites the file (the commit says why the predictions moved).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim accuracy`: the suite's point files read and refused as documented, each measure priced as the
 // figure says (step figures against steps.csv of the same run, metrics against summary.json, cost
 // figures against `epsim cost`, profile rows against calibrate's row pricing), the error summaries against

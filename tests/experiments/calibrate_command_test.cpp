@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <toml++/toml.h>
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/normal_distribution.hpp>

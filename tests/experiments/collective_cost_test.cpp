@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim cost --collective`: single collectives priced by hand (network-graph send/recv inside and across
 // nodes, all-reduce as NCCL picks it), a DeepEP low-latency point as tests/serving/ep_comm_test.cpp prices it,
 // and the usage errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configuration reference is generated: docs/configuration.md's key tables are what
 // `epsim list keys --markdown` prints (scripts/gen-config-doc.sh rewrites them), so a key added,
 // removed or redescribed in a section reader fails here until the docs are regenerated.

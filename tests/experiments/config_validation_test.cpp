@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad configurations must fail at load with one message naming the source, the key and what was
 // expected. Each case edits a known-good config (tests/data/small.toml).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim cost --model`: the expert column's active experts, expected under uniform routing by default
 // (hand-computed), an explicit count split exactly, and a GPU preset given as a file.
 #include <catch2/catch.hpp>

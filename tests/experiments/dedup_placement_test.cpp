@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeepEP's per-token deduplication makes co-locating co-activated experts save bytes (GRACE-MoE's
 // argument), which an all-to-all of token-expert pairs barely can: a pair crosses to its expert's GPU
 // wherever that is, so grouping changes only which links carry it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/deployments.md's table is what the examples produce: each setup run as the table says, its
 # throughput per node computed from steps.csv as the page describes, and compared with the table's epsim
 # column (to the unit it prints).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIRECTOR in a run (tests/data/director_scenario.toml: batches of requests served one after another,
 // the next one queued while the current one runs, on a drifting synthetic workload): with an oracle
 // predictor the proactive placement beats the online reactive one; re-optimisation happens before each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Disaggregated prefill/decode: the KV transfer between the pools takes the time computed by hand.
 #include <catch2/catch.hpp>
 

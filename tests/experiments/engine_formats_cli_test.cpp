@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // epsim place and epsim trace import on the engines' formats, end to end on the sample recordings of
 // examples/engines (DeepSeek-V2-Lite): the engine file of a placement holds the same slots as epsim's own
 // output, windows select exactly the steps summed by hand here, co-selections match a hand tally, and the

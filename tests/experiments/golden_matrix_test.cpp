@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The golden matrix: one small scenario per placement, routing, trigger and serving mode, whose
 // summary.json metrics and resolved section are checked in under tests/data/golden/<name>.json and must
 // match within a relative 1e-9 (refactors keep them byte for byte; a deliberate model change refreshes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tests/data/small.toml end to end: byte-identical reruns with the same seed, per-request metrics that
 // recompute from requests.csv, graph vs port collectives, tokens.csv. (Its pinned summary is the golden
 // matrix's "linear" scenario, golden_matrix_test.cpp.)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GRACE-MoE in a whole run: its locality-tiered routing over its grouped and replicated placement sends
 // fewer bytes between nodes than the token-balancing baselines, and the replicas it places take memory:
 // the KV cache of exactly the GPUs that hold them shrinks by their weights.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What an interrupted or failed `epsim run` leaves: the previous results whole and nothing else (no
 # staging directory, no temporary file), whether SIGINT or SIGTERM stops it mid-simulation; a run into
 # an --out that is a file fails before it simulates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric a run reports has a kind (core/metric_kind.hpp): the columns of runs.csv from sweeps
 // over every policy bundle (rebalancing statistics, curve-fit figures) and over disaggregated pools
 // (KV transfers, per-pool requests), plus the study's own [study.max_rate] metrics.

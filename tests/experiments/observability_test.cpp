@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The observation outputs of `epsim run`: steps.csv's queue / running / KV / preemption columns against
 // requests.csv, gpu_layers.csv against layers.csv, events.csv against summary.json, and timeline.json
 // against the Chrome trace event format's rules, on runs that exercise every event.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Outputs appear whole or not at all, and epsim removes only what it wrote (issue 35):
 #  1. SIGKILL at random points of sweeps that write two different result sets into one --out, and SIGTERM
 #     at random points of reports that write two different reports to one name: every surviving set is

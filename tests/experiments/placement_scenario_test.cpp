@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Variability-aware placements in a whole run (issue 7's scenario): GEM's high-variability setup, where
 // one GPU is 12 % slow and routing is skewed. Balancing time instead of tokens must shorten the layers'
 // straggler gap and the requests' end-to-end latency against both token-balancing baselines. And ViBE's

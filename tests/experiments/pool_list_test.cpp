@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deployments as lists of pools ([[pool]]): the shorthand and its [[pool]] spelling run identically; a
 // three-pool deployment (a prefill pool handing off to two decode pools of other GPUs) runs from a
 // config; each pool's GPUs, communication and policy are its own; bad lists are refused by name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Disaggregated pools of different EP sizes: a prefill pool of EP16 and a decode pool of EP8 on 4 nodes
 // of 8 GPUs. Group sizes and first GPUs, each pool's placement and KV cache, where requests are
 // prefilled and decoded, the per-GPU metrics' offsets, the run's outputs, the config errors, and that a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim report` and `epsim run --report` end to end: the figures a study or run supports, their CSVs
 // against the study's own outputs, the measured-window filter against the run's summary, and the errors.
 #include <sys/stat.h>

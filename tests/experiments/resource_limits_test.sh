@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every crafted input of issue 21, run under a 512 MiB address-space cap: each must end in a one-line
 # error that names the file (or option) and what was expected, exit non-zero, never crash, hang or
 # allocate out of proportion, and leave nothing in its output directory (no results, no temp files).

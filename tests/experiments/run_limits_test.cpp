@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // metrics.limits in summary.json, the printed summary, a study's table, runs.csv and report: small.toml (EP4, 4 DP
 // ranks, 40 requests) with 1 seat per rank at 100 req/s holds every rank's queue behind its one seat; with 32 seats at
 // its own 4 req/s (Little: about 4 req/s x 0.3 s = 1.2 requests in the system) no cap binds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The what-if scaling curves join only points of one system family at one offered load: a rate axis
 // crossed with the setups gives a curve per rate, a rate zipped with the setups (a load per GPU) one
 // curve, another preset its own curve, a policy axis a curve per policy; and the report's scaling figure

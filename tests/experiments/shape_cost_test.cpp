@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `epsim cost --op OP --shape ...`: kernels of arbitrary shape priced by hand (a dense GEMM's roofline, the
 // grouped expert kernel with its expected active experts), the sweep, the run's cost model under
 // --config, and the usage errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The max-rate search's confirmation and brackets: the real search driven by probers whose attainment
 // is a known function of the rate and the window (a queueing cliff that short windows do not see), so
 // every probe and the answer are checked by hand; and the brackets, their combination with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SLO search on a toy system of known capacity (one request at a time, deterministic service D:
 // no rate above 1 / D is sustainable; with Poisson arrivals it is an M/D/1 queue whose waiting-time
 // distribution is known in closed form), and serving under KV-memory pressure end to end.

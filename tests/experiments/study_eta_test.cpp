@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sweep's ETA: runs weighted by their cost (GPUs x requests) instead of the mean of the finished
 // ones, which was 2-3x optimistic (here 10x) when the expensive runs come last. A synthetic schedule
 // whose run times are exactly proportional to the weights gives the exact remaining time.

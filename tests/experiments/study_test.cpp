@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Studies (epsim sweep): the file, the grid, seed families and common random numbers, the interval and
 // pairing maths of the outputs against hand values, and that a sweep resumed from its journal, or run
 // on more threads, writes exactly the bytes of one uninterrupted run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Issue 35's validation items: what used to validate and then mislead, crash or exit 0 with nothing.
 // Axis keys in objectives, bounded study sizes and keys, advice that works when applied literally,
 // `validate` and `sweep --dry-run` on study files, bounded rates and request counts, --set values that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A sweep killed with SIGKILL loses no finished run: the same command again finishes it, and the
 # outputs are byte for byte those of an uninterrupted sweep on another thread count, and (when mpirun
 # is given) of the same sweep over 2 MPI ranks.

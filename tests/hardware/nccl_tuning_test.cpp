@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL's all-reduce choice (hardware/nccl_tuning.hpp) against times worked by hand from NCCL's constants
 // (NVIDIA/nccl src/graph/tuning.cc at 5067397c): base latency + steps x hop latency + bytes / bandwidth.
 #include <algorithm>

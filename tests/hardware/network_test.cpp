@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cluster graph (paths in the presets), graph-exact collective costs checked by hand, the port model
 // equal to the graph on rank-1 traffic over switch + rail fabrics, and link-sharing transfers.
 #include <fmt/format.h>

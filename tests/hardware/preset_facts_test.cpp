@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every shipped GPU, link and cluster preset against the vendors' spec sheets. The expected values are
 // written here as the sheets print them (sparse figures, rack totals, bidirectional link rates, Gb/s)
 // and converted in the test, so a preset value copied wrongly, or converted twice, fails.

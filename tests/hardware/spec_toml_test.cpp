@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hardware/spec_toml.hpp"
 
 #include <toml++/toml.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cost curves C_g(n, a) as policies see them: linear interpolation between profile points, the ends,
 // between activation rows, and malformed profiles rejected with the GPU and point named.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIRECTOR online reconfiguration (policies/director/director_reconfigure.hpp): the maximum-overlap relabelling
 // against brute force over every GPU permutation, and which layer placement migrates, by hand.
 #include <algorithm>

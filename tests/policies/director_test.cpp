@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DIRECTOR (paper 002): the latency model, the LP relaxation against brute force over every placement
 // on tiny instances, the rounding (capacity, LP bound <= rounded objective), the routing predictor.
 #include <algorithm>

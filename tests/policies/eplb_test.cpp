@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EPLB against hand-derived outputs of DeepSeek's reference (the README example of deepseek-ai/EPLB,
 // ties, all-zero loads) and invariants on random inputs.
 #include <algorithm>

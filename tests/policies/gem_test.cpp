@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GEM (paper 000, Appendix B): the worked example of its Figure 13, brute force over every balanced
 // mapping on small instances, the incremental score against a from-scratch evaluation, determinism.
 #include <algorithm>

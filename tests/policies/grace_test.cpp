@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GRACE-MoE (policies/grace/affinity.hpp, spectral_grouping.hpp, grace_replication.hpp, grace_placement.hpp,
 // grace_routing.hpp): affinity counting, spectral recovery of planted blocks, Algorithm 2 and the knee
 // by hand, Eq. 2 and the hot experts by hand, Eq. 3 routing weights by hand, locality tiers, token

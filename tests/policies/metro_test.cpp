@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // metro token routing (policies/metro/metro_routing.hpp) and its exact solver (policies/metro/min_activated_exact.hpp):
 // the exact optimum against brute force, the greedy against the exact one, the greedy's order by hand,
 // phase selection, the registry entry, and metro against even split over a decode trace.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rebalancing moves only the experts whose slots change, from the nearest old holder; the periodic EPLB
 // trigger re-solves on its window every interval.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PlacementInput's typed inputs (policies/placement_inputs.hpp): each view checks its sizes once where
 // it is given, a policy that declared a need (PolicyNeeds) gets its input, and reading an input no need
 // supplied fails with a message naming the input and the need.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ViBE (paper 001, Section 4.2 and Algorithms 1-2): the initial placement by hand on 4 GPUs, the
 // incremental solver's guarantees on random instances, and drift detection on steady vs shifting loads.
 #include <boost/random/discrete_distribution.hpp>

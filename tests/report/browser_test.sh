@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Reports rendered in a real browser: a small sweep of each kind and a run with --report become one
 # report, which headless Chromium must draw with every figure showing marks and a silent console, and which
 # must read at a laptop's width (1280x800 and 1400x900: no card scrolling sideways, every legend entry

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Done means done: each example study under examples/studies/, run as shipped, makes a report that headless
 # Chromium draws without a console message and with marks in every figure.
 # usage: example_reports_test.sh EPSIM PROJECT_DIR

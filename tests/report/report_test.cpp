@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report's pieces against hand-made inputs: CSV reading and its errors, empirical CDFs, the three
 // chart families (their CSVs are exactly the rows drawn), the page's self-containment, and the writer's
 // all-or-nothing behaviour.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The tiny version of each paper's reproduction (experiments/reproductions/*-tiny.toml, docs/
 # reproductions.md): the effect's direction in every paired replication, with a 95 % interval that
 # excludes 0.   direction_test.sh EPSIM REPO_ROOT

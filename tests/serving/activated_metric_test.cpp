@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // activated_experts.* on hand-made layers: the most and the mean activated experts per GPU, per layer.
 #include <catch2/catch.hpp>
 

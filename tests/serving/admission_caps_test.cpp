@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which configured cap held back waiting requests (metrics.limits): the scheduler's tally for one
 // step by hand, then whole runs: a seat cap far below Little's L binds in nearly every step and caps
 // throughput at seats / residence time; a large cap never binds; a small token budget or KV cache binds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profile policies see: the true C_g(n) spreads n token-expert pairs evenly over the GPU's local
 // experts and pads each to the tile (checked by hand against the cost model), the profile samples it at
 // the tile boundaries and sparsely beyond, noise-free samples are exact, noisy ones have the configured

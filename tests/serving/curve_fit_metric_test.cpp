@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The curve-fit figures on hand-made layers: predicted slowest GPU from the curves against the priced one.
 #include <catch2/catch.hpp>
 

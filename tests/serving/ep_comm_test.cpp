@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Expert-parallel communication as deployed: group-limited token sampling, DeepEP's deduplicated traffic
 // against a brute-force count, DeepEP's costs by hand, and the shipped defaults against the public
 // measurements in hardware/presets/comm_fits.toml.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A 2-GPU, 1-layer, 1-request scenario small enough to price on paper: its TTFT must equal the sum of
 // the modelled phases, each computed here from first principles (not through models/ or hardware/).
 #include <catch2/catch.hpp>

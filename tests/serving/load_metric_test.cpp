@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpu_load_std_tokens and gpu_balancedness on hand-made layers: the spread and the mean over the max of
 // each layer's token-expert pairs per GPU, averaged over the measured layers.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // metro's all-gather dispatch in the step executor, priced by hand on a 2-node port model and checked
 // against the graph coster's all-gather on a preset cluster; even routing's all-to-all is unchanged.
 #include <toml++/toml.h>

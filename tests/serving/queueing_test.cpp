@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Serving-level checks against analytic results: an M/D/1 queue, chunked prefill timing.
 #include <catch2/catch.hpp>
 

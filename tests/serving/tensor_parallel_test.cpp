@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tensor-parallel attention ranks: both GPUs of a rank do half the attention and pay a ring all-reduce;
 // the memory plan splits GQA KV caches and shardable weights.
 #include <catch2/catch.hpp>

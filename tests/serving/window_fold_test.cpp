@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The window fold against the kept-list reduction it replaces: the same totals, bit for bit, and only
 // the last cool-down's steps kept.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tree tells the truth: every source file includes only headers of its own layer or the layers it
 // may use (layers.txt, the one list CMake links from; CMake's link rules alone miss header-only
 // includes), no folder mixes two layers, docs/architecture.md's layer table says what layers.txt says,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Brute force for placement tests: every assignment of `experts` experts to `gpus` GPUs that puts at
 // most `capacity` experts on each, in base-`gpus` counting order; `visit(gpu_of)` sees each one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs the epsim command line in-process and keeps its exit code and both streams.
 #include <sstream>

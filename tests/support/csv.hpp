@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Splits one line of the simple CSV files epsim writes (no quoting) into its cells.
 #include <sstream>

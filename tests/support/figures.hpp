@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A summary metric's report over a window, by figure name (the serving metric tests read it so).
 #include <map>

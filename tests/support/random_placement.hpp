@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A random layer placement for routing tests: every expert once, the remaining slots filled with random
 // experts (replicas) or left empty (-1), shuffled over the GPUs.

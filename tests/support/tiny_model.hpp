@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The small model and idealised GPU the serving tests price by hand: one MoE layer of 4 experts
 // (hidden 1024, expert FFN 512), and a GPU of 100 TFLOP/s and 1000 GB/s at 100 % efficiency.

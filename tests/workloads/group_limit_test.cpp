@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Group-limited routing (DeepSeek-V3's n_group / topk_group): the counter against a brute-force count,
 // traces with and without a token over the limit through the trace statistics, and the replay's report.
 #include <algorithm>

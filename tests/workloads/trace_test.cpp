@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Routing traces: round trip, malformed input, streaming with flat memory, replay, import/export, stats.
 #include <unistd.h>
 #include <catch2/catch.hpp>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Times MoE-inference kernels and collectives on a CUDA GPU and writes epsim's measurement table.
 
 Single GPU (expert FFN, dense GEMM, attention):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The measurement table epsim calibrates from: schema, row builders, shape sweeps, CSV I/O.
 
 Nothing here imports torch, so the planning, the dry run and the tests work on a machine

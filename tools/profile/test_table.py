@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests of the torch-free half of the profiler: run with
     python3 -m unittest discover -s tools/profile -p 'test_*.py'
 """

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Converts SGLang expert-distribution recorder dumps (.pt, torch.save) into what epsim reads:
   stat, stat_approx, per_pass -> an EPLB load history JSON  {"load_history": [{"logical_expert_load": ...}]}
   per_token                   -> vLLM-style routed-experts JSON Lines {"routed_experts": [tokens][layers][k]}

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """SGLang expert-distribution recorder dumps -> what `epsim trace import` and `epsim place` read.
 
 SGLang (python/sglang/srt/eplb/expert_distribution.py; docs/engines.md names the commit) saves with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests of the torch-free conversion (recorder.py) on dumps written out by hand in SGLang's layout:
     python3 -m unittest discover -s tools/sglang -p 'test_*.py'
 """
