@@ -70,3 +70,21 @@ function(epsim_embed_presets target)
   # Clang take them.
   set_source_files_properties(${out} PROPERTIES COMPILE_OPTIONS -Wno-overlength-strings)
 endfunction()
+
+# epsim_git_commit(TARGET): generated/epsim_commit.hpp (epsim::k_commit, cmake/git_commit.cmake) made
+# before TARGET compiles and refreshed at every build, not only at configure, so the commit stays right
+# when HEAD moves; an unchanged header leaves TARGET's objects alone.
+function(epsim_git_commit target)
+  find_package(Git QUIET)
+  set(git "")
+  if(GIT_FOUND)
+    set(git ${GIT_EXECUTABLE})
+  endif()
+  set(header ${PROJECT_BINARY_DIR}/generated/epsim_commit.hpp)
+  add_custom_target(${target}_commit
+    COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DOUT=${header} "-DGIT=${git}"
+            -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/git_commit.cmake
+    BYPRODUCTS ${header}
+    VERBATIM)
+  add_dependencies(${target} ${target}_commit)
+endfunction()

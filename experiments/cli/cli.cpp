@@ -34,9 +34,9 @@
 #include "experiments/cli/study_preview.hpp"
 #include "experiments/cli/sweep_command.hpp"
 #include "experiments/cli/trace_commands.hpp"
+#include "experiments/cli/version_text.hpp"
 #include "experiments/studies/slo_search.hpp"
 #include "report/svg_export.hpp"
-#include "version.hpp"
 #include "workloads/request_generator.hpp"
 #include "workloads/routing_source.hpp"
 #include "workloads/workload_bounds.hpp"
@@ -457,7 +457,7 @@ std::string usage() {
   }
   out +=
       "\noptions:\n  --help            show help (also: epsim <command> --help)\n  --version         print the "
-      "version\n";
+      "version and the commit it was built from\n";
   return out;
 }
 
@@ -470,7 +470,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
-    out << "epsim " << k_version << "\n";
+    out << version_text();
     return 0;
   }
   const std::string& cmd = args[0];
