@@ -1,24 +1,52 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs epsim's build dependencies from Debian 12 packages. Idempotent: packages already present are
-# skipped, and apt is not touched at all when nothing is missing.
+# Installs epsim's dependencies from Debian 12 packages. The base set builds and runs epsim (the demo,
+# `cmake --install`, the .deb); --dev adds what the tests, fuzzing, browser checks, package checks and
+# lint need (scripts/test.sh and CI use it). Idempotent: packages already present are skipped, and apt is
+# not touched at all when nothing is missing. Runs apt through sudo unless it is root.
+#   install-deps.sh [--dev] [--list]     (--list: print the set's packages, one a line, install nothing)
+# tests/build/install_deps_test.py checks that the base set covers every header and library epsim's
+# build uses and every command scripts/demo.sh runs, and the dev set the test scripts' commands.
 set -euo pipefail
 
-# libjs-vega is compiled into `epsim report`; nodejs draws each report figure's SVG with it; chromium
-# (with a font) renders reports in the browser tests; clang-15 and libfuzzer-15-dev build the fuzz harnesses.
-packages=(
+# Build tools and the libraries epsim links; libjs-vega is compiled into `epsim report` (build time
+# only); nodejs draws each report figure's SVG at run time; Open MPI gives distributed sweeps
+# (`mpirun -n N epsim sweep`).
+base=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libboost-program-options-dev libboost-random-dev
   libeigen3-dev libtomlplusplus-dev
   libprotobuf-dev protobuf-compiler
-  catch2 libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev
   coinor-libclp-dev libyaml-cpp-dev
   libopenmpi-dev openmpi-bin
   libjs-vega nodejs
-  chromium fonts-liberation
-  clang-format-15 clang-tidy-15 clang-15 libfuzzer-15-dev
-  python3
 )
+# catch2: the unit tests; python3: script tests and tools/ tests; chromium (with a font): reports in
+# the browser tests; clang-15 and libfuzzer-15-dev: the asan preset and the fuzz harnesses;
+# clang-format-15 and clang-tidy-15: lint; git: lint's file list and the commit tests; file: cpack's
+# dependency scan (dpkg-shlibdeps comes with build-essential) for the .deb test.
+dev=(
+  catch2 python3
+  chromium fonts-liberation
+  clang-15 libfuzzer-15-dev
+  clang-format-15 clang-tidy-15
+  git file
+)
+
+packages=("${base[@]}")
+list=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) packages+=("${dev[@]}") ;;
+    --list) list=1 ;;
+    *) echo "install-deps: unknown option '$arg' (expected --dev or --list)" >&2; exit 2 ;;
+  esac
+done
+if [ "$list" -eq 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The whole test suite: installs dependencies (skipping what is present), builds everything with the
-# release preset (-Wall -Wextra -Werror) and runs every test through CTest.
+# The whole test suite: installs the base and --dev dependencies (skipping what is present), builds
+# everything with the release preset (-Wall -Wextra -Werror) and runs every test through CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-cmake --preset release >/dev/null
+bash scripts/install-deps.sh --dev
+cmake --preset release -DEPSIM_BUILD_TESTS=ON >/dev/null  # demo.sh may have left them off
 cmake --build --preset release
 ctest --preset release -j "$(nproc)"
