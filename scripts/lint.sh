@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 fmt=$(command -v clang-format-15 || true)
 tidy=$(command -v clang-tidy-15 || true)
 if [ -z "$fmt" ] || [ -z "$tidy" ]; then
-  echo "lint: clang-format-15 and clang-tidy-15 are needed (scripts/install-deps.sh installs them)" >&2
+  echo "lint: clang-format-15 and clang-tidy-15 are needed (scripts/install-deps.sh --dev installs them)" >&2
   exit 2
 fi
 mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp')
