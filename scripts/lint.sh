@@ -27,8 +27,8 @@ patterns=()
 for f in "${folders[@]}"; do patterns+=("$f/*.cpp"); done
 mapfile -t sources < <(git ls-files --cached --others --exclude-standard "${patterns[@]}")
 header_filter=".*/($(IFS='|'; echo "${folders[*]}"))/([^/]*/)?[^/]*\.hpp$"
-# Sources include generated headers (Protobuf, embedded presets): make them first.
-cmake --build "$build" --target epsim_trace_proto >/dev/null
+# Sources include generated headers (Protobuf, embedded presets, the build's commit): make them first.
+cmake --build "$build" --target epsim_trace_proto epsim_cli_commit >/dev/null
 echo "lint: clang-tidy on ${#sources[@]} sources, $(nproc) at a time"
 # One clang-tidy per few files, as many at once as there are cores (xargs fails if any of them does).
 printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -n 4 "$tidy" -p "$build" --quiet --header-filter="$header_filter"
