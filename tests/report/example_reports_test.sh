@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Done means done: each example study under examples/studies/, run as shipped, makes a report that headless
-# Chromium draws without a console message and with marks in every figure.
-# usage: example_reports_test.sh EPSIM PROJECT_DIR
+# Done means done: each example study under examples/studies/ makes a report that headless Chromium draws
+# without a console message and with marks in every figure.
+# usage: example_reports_test.sh EPSIM PROJECT_DIR full|reduced [STUDY...]
+#   full     the studies as shipped (CTest label `full`: ~10 min on 2 cores, run by CI on its own)
+#   reduced  the same axes, policies and figures with 2 replications and a quarter of each run's
+#            duration (CTest `example_report_<study>`, label slow: the README's test command)
+# STUDY names (file stems) pick studies; none: every study.
 set -euo pipefail
 epsim=$1
 root=$(cd "$2" && pwd)
+size=$3
+shift 3
+case "$size" in full | reduced) ;; *) echo "example_reports_test: size must be full or reduced, got '$size'" >&2; exit 2 ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for study in "$root"/examples/studies/*.toml; do
+studies=()
+if [ $# -eq 0 ]; then
+  studies=("$root"/examples/studies/*.toml)
+else
+  for name in "$@"; do studies+=("$root/examples/studies/$name.toml"); done
+fi
+for study in "${studies[@]}"; do
+  test -f "$study" || { echo "example_reports_test: no study $study" >&2; exit 2; }
   name=$(basename "$study" .toml)
   start=$(date +%s)
   if [ "$name" = whatif-ep-sizes ]; then
@@ -27,8 +41,20 @@ open(sys.argv[2], "w").write(text)
 PY
     study=$work/$name.toml
   fi
+  if [ "$size" = reduced ]; then
+    python3 - "$study" "$work/$name.reduced.toml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+text, n_rep = re.subn(r"(?m)^replications = \d+", "replications = 2", text)
+quarter = lambda m: "duration_s = %g" % (float(m.group(1)) / 4)
+text, n_dur = re.subn(r"(?m)^duration_s = ([0-9.]+)", quarter, text)
+assert n_rep == 1 and n_dur == 1, "study changed shape: update example_reports_test.sh's reduction"
+open(sys.argv[2], "w").write(text)
+PY
+    study=$work/$name.reduced.toml
+  fi
   "$epsim" sweep "$study" --out "$work/$name" -j 2 --progress none >/dev/null
   "$epsim" report "$work/$name" --out "$work/$name.html" >/dev/null
   bash "$root/scripts/check-report-in-browser.sh" "$work/$name.html"
-  echo "example_reports_test: $name: sweep + report + browser check in $(( $(date +%s) - start )) s"
+  echo "example_reports_test: $name ($size): sweep + report + browser check in $(( $(date +%s) - start )) s"
 done
