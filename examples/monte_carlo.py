@@ -40,7 +40,7 @@ runs = study.runs
 policies = list(dict.fromkeys(str(p) for p in runs["policy"]))  # in the study's order
 draws = {p: {m: np.asarray(runs[m])[np.asarray(runs["policy"]) == p] for m in metrics} for p in policies}
 print(f"{len(runs)} runs: {len(policies)} placements x {len(runs) // len(policies)} cluster draws")
-print(f"{'placement':<10}" + "".join(f"{m:>24}" for m in metrics))
+print(f"{'placement':<10}" + "".join(f"{m + ' (mean +- sd)':>25}" for m in metrics))
 for p in policies:
     cells = "".join(f"{np.mean(v):>12.4g} +- {np.std(v, ddof=1) if len(v) > 1 else 0.0:<9.3g}"
                     for v in draws[p].values())
