@@ -18,6 +18,7 @@ packages=(
   chromium fonts-liberation
   clang-format-15 clang-tidy-15 clang-15 libfuzzer-15-dev
   python3
+  python3-dev python3-numpy pybind11-dev python3-setuptools python3-venv python3-pip  # Python module, pip install .
 )
 
 missing=()
