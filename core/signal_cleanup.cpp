@@ -26,6 +26,11 @@ std::array<Slot, k_slots>& slots() {
   return s;
 }
 
+std::atomic<bool>& host_keeps_handlers() {
+  static std::atomic<bool> keeps{false};
+  return keeps;
+}
+
 std::mutex& slots_mutex() {
   static std::mutex m;
   return m;
@@ -49,11 +54,18 @@ extern "C" void on_signal(int sig) {
 
 void install_signal_cleanup() {
   static std::once_flag once;
+  if (host_keeps_handlers().load()) {
+    return;
+  }
   std::call_once(once, [] {
     slots();  // constructed before any signal can need it
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
   });
+}
+
+void keep_host_signal_handlers() {
+  host_keeps_handlers().store(true);
 }
 
 SignalCleanup::SignalCleanup(const std::filesystem::path& path, Kind kind) {

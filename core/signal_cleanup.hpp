@@ -14,6 +14,12 @@ namespace epsim::core {
 /// Installs the SIGINT / SIGTERM handlers (once; later calls do nothing).
 void install_signal_cleanup();
 
+/// For a host process that owns SIGINT / SIGTERM (the Python module: Python turns SIGINT into
+/// KeyboardInterrupt, and a notebook interrupts its kernel with it): install_signal_cleanup installs
+/// nothing from now on, so the host's handlers stay. Call it before any epsim work; a file being written
+/// when such a process dies is a dead temporary that the next run into that place removes.
+void keep_host_signal_handlers();
+
 /// A path removed on SIGINT / SIGTERM while this object lives: a file (unlink) or an empty directory
 /// (rmdir). Paths beyond the registry's 64 slots or 4,095 bytes are not registered (nothing fails).
 class SignalCleanup {

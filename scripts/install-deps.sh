@@ -11,7 +11,8 @@ set -euo pipefail
 
 # Build tools and the libraries epsim links; libjs-vega is compiled into `epsim report` (build time
 # only); nodejs draws each report figure's SVG at run time; Open MPI gives distributed sweeps
-# (`mpirun -n N epsim sweep`).
+# (`mpirun -n N epsim sweep`); Python's headers, pybind11 and NumPy build the Python package
+# (python/, `pip install .`; CMake builds it where they are found).
 base=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libboost-program-options-dev libboost-random-dev
@@ -21,13 +22,14 @@ base=(
   coinor-libclp-dev libyaml-cpp-dev
   libopenmpi-dev openmpi-bin
   libjs-vega nodejs
+  python3 python3-dev pybind11-dev python3-numpy python3-setuptools python3-venv python3-pip
 )
-# catch2: the unit tests; python3: script tests and tools/ tests; chromium (with a font): reports in
-# the browser tests; clang-15 and libfuzzer-15-dev: the asan preset and the fuzz harnesses;
-# clang-format-15 and clang-tidy-15: lint; git: lint's file list and the commit tests; file: cpack's
-# dependency scan (dpkg-shlibdeps comes with build-essential) for the .deb test.
+# catch2: the unit tests; chromium (with a font): reports in the browser tests; clang-15 and
+# libfuzzer-15-dev: the asan preset and the fuzz harnesses; clang-format-15 and clang-tidy-15: lint;
+# git: lint's file list and the commit tests; file: cpack's dependency scan (dpkg-shlibdeps comes with
+# build-essential) for the .deb test.
 dev=(
-  catch2 python3
+  catch2
   chromium fonts-liberation
   clang-15 libfuzzer-15-dev
   clang-format-15 clang-tidy-15

@@ -227,6 +227,32 @@ std::span<const std::string_view> run_output_names() {
   return k_names;
 }
 
+std::vector<ResultFile> result_files(const ExperimentConfig& cfg, const serving::SimulationResult& res,
+                                     const RunLogs& logs) {
+  std::vector<ResultFile> files;
+  files.push_back({"requests.csv", [&res](std::ostream& o) { o << requests_csv(res); }});
+  if (logs.steps != nullptr) {
+    files.push_back({"steps.csv", [&logs](std::ostream& o) { logs.steps->text().write_to(o); }});
+  }
+  if (logs.tokens != nullptr) {
+    files.push_back({"tokens.csv", [&logs](std::ostream& o) { logs.tokens->text().write_to(o); }});
+  }
+  if (logs.layers != nullptr) {
+    files.push_back({"layers.csv", [&logs](std::ostream& o) { logs.layers->text().write_to(o); }});
+  }
+  if (logs.timeline != nullptr) {
+    files.push_back({"timeline.json", [&logs](std::ostream& o) { o << logs.timeline->json(); }});
+  }
+  if (logs.events != nullptr) {
+    files.push_back({"events.csv", [&logs](std::ostream& o) { o << logs.events->csv(); }});
+  }
+  if (logs.gpu_layers != nullptr) {
+    files.push_back({"gpu_layers.csv", [&logs](std::ostream& o) { o << logs.gpu_layers->csv(); }});
+  }
+  files.push_back({"summary.json", [&cfg, &res](std::ostream& o) { o << summary_json(cfg, res); }});
+  return files;
+}
+
 void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res,
                    const RunLogs& logs) {
   std::error_code ec;
@@ -234,29 +260,14 @@ void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg
   if (ec) {
     throw core::Error("cannot create results directory " + dir.string() + ": " + ec.message());
   }
-  core::write_file_atomically(dir / "requests.csv", requests_csv(res));
-  if (logs.steps != nullptr) {
-    core::write_file_atomically(dir / "steps.csv", [&](std::ostream& o) { logs.steps->text().write_to(o); });
-  }
-  if (logs.tokens != nullptr) {
-    core::write_file_atomically(dir / "tokens.csv", [&](std::ostream& o) { logs.tokens->text().write_to(o); });
-  }
-  if (logs.layers != nullptr) {
-    core::write_file_atomically(dir / "layers.csv", [&](std::ostream& o) { logs.layers->text().write_to(o); });
+  for (const ResultFile& f : result_files(cfg, res, logs)) {
+    core::write_file_atomically(dir / f.name, f.write);
   }
   if (logs.timeline != nullptr) {
-    core::write_file_atomically(dir / "timeline.json", logs.timeline->json());
     if (const std::string note = logs.timeline->sampling_note(); !note.empty()) {
       spdlog::warn("{}", note);
     }
   }
-  if (logs.events != nullptr) {
-    core::write_file_atomically(dir / "events.csv", logs.events->csv());
-  }
-  if (logs.gpu_layers != nullptr) {
-    core::write_file_atomically(dir / "gpu_layers.csv", logs.gpu_layers->csv());
-  }
-  core::write_file_atomically(dir / "summary.json", summary_json(cfg, res));
 }
 
 std::string ep_description(const ExperimentConfig& cfg) {

@@ -3,10 +3,13 @@
 // Writes a run's results directory: summary.json (config echo, seed, version, metrics) and
 // requests.csv, each file atomically.
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "experiments/assembly/experiment_config.hpp"
 #include "sim/run_logs.hpp"
@@ -33,6 +36,17 @@ struct RunLogs {
 /// Every entry `epsim run` may write into its results directory (the logs, the report and its figures):
 /// what a rerun may replace.
 std::span<const std::string_view> run_output_names();
+
+/// One file of a results directory: its name and what writes its content.
+struct ResultFile {
+  std::string name;
+  std::function<void(std::ostream&)> write;
+};
+
+/// The files write_results writes, in its order: requests.csv, the asked-for logs, summary.json last (a
+/// set with its summary is whole). The Python module takes them in memory from here.
+std::vector<ResultFile> result_files(const ExperimentConfig& cfg, const serving::SimulationResult& res,
+                                     const RunLogs& logs = {});
 
 /// Creates `dir` if needed and writes summary.json, requests.csv and the asked-for logs into it.
 void write_results(const std::filesystem::path& dir, const ExperimentConfig& cfg, const serving::SimulationResult& res,

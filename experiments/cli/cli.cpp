@@ -2,14 +2,12 @@
 #include "experiments/cli/cli.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <toml++/toml.h>
 #include <algorithm>
 #include <array>
 #include <boost/program_options.hpp>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -18,12 +16,8 @@
 #include "core/error.hpp"
 #include "core/file_kind.hpp"
 #include "core/message_text.hpp"
-#include "core/signal_cleanup.hpp"
-#include "core/staged_directory.hpp"
-#include "experiments/assembly/build_simulation.hpp"
 #include "experiments/assembly/experiment_config.hpp"
 #include "experiments/assembly/results_writer.hpp"
-#include "experiments/assembly/run_outputs.hpp"
 #include "experiments/cli/accuracy_command.hpp"
 #include "experiments/cli/calibrate_command.hpp"
 #include "experiments/cli/command_line.hpp"
@@ -31,14 +25,12 @@
 #include "experiments/cli/listings.hpp"
 #include "experiments/cli/place_command.hpp"
 #include "experiments/cli/report_command.hpp"
+#include "experiments/cli/run_command.hpp"
 #include "experiments/cli/study_preview.hpp"
 #include "experiments/cli/sweep_command.hpp"
 #include "experiments/cli/trace_commands.hpp"
 #include "experiments/cli/version_text.hpp"
 #include "experiments/studies/slo_search.hpp"
-#include "report/svg_export.hpp"
-#include "workloads/request_generator.hpp"
-#include "workloads/routing_source.hpp"
 #include "workloads/workload_bounds.hpp"
 
 namespace po = boost::program_options;
@@ -53,25 +45,6 @@ std::uint64_t seed_option(const po::variables_map& vm) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-}
-
-// Warnings and logs go to stderr ("epsim: warning: ..."), never into a command's output.
-void use_stderr_logger() {
-  static const bool once = [] {
-    auto logger = spdlog::stderr_logger_mt("epsim-stderr");
-    logger->set_pattern("epsim: %l: %v");
-    spdlog::set_default_logger(logger);
-    return true;
-  }();
-  (void)once;
-}
-
-void set_log_level(const std::string& level) {
-  const auto l = spdlog::level::from_str(level);
-  if (l == spdlog::level::off && level != "off") {
-    throw UsageError("--log-level: unknown level \"" + level + "\"; valid: trace, debug, info, warn, error, off");
-  }
-  spdlog::set_level(l);
 }
 
 // "1,2.5,4" -> {1, 2.5, 4}.
@@ -116,79 +89,19 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     cfg.seed = seed_option(vm);
   }
   const bool report = vm.count("report") > 0;
-  if (report) {
-    cfg.outputs.steps_csv = true;
-    cfg.outputs.events_csv = true;
-    cfg.outputs.gpu_layers_csv = true;
-  }
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
   const std::filesystem::path dir = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem;
   spdlog::info("config {} loaded: {} on {} GPUs", cfg.source, cfg.model.name, cfg.cluster.num_gpus());
-  // The results directory is staged beside --out and replaces it as a unit at the end; making it now
-  // reports a bad --out before the simulation, not after.
-  core::StagedDirectory staged(dir, run_output_names());
-
-  const auto t0 = std::chrono::steady_clock::now();
-  serving::Simulator sim(build_simulation(cfg, profile_pool_windows(cfg)));
-  const RunOutputs outputs(sim, cfg);
-  // Progress on stderr once a run has taken a few seconds: simulated time against the workload's
-  // duration, or finished requests against its count.
-  auto last_report = t0;
-  sim.set_progress(
-      [&](const serving::RunProgress& p) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now - t0 < std::chrono::seconds(3) || now - last_report < std::chrono::seconds(1)) {
-          return;
-        }
-        last_report = now;
-        const double sim_s = core::to_seconds(p.now_ns);
-        const std::string target =
-            cfg.workload.duration_s > 0.0 ? fmt::format(" of ~{:.0f} s", cfg.workload.duration_s) : "";
-        const std::string of = cfg.workload.num_requests > 0 ? fmt::format("/{}", cfg.workload.num_requests) : "";
-        err << fmt::format("epsim run: simulated {:.1f} s{}, {}{} requests finished ({} arrived)\n", sim_s, target,
-                           p.requests_finished, of, p.requests_arrived)
-            << std::flush;
-      },
-      2048);
-  const serving::SimulationResult res = sim.run();
-  if (res.routing_loops > 0) {
-    warn(err, fmt::format("{}: the routing trace {} looped {} time(s): the run outlasts it, so its routing repeats",
-                          cfg.source, cfg.routing.trace.file, res.routing_loops));
+  const ExperimentRun run = run_experiment(cfg, RunRequest{dir, report, &err, {}});
+  for (const std::string& w : run.warnings) {
+    warn(err, w);
   }
-  if (const workloads::GroupLimitReport& g = res.routing_group_limit; g.tokens_over_limit > 0) {
-    // A measured trace is still data: the run goes on, but its routing breaks the model's group limit.
-    warn(err, fmt::format("{}: the routing trace {} breaks the model's group limit (at most {} of {} expert groups per "
-                          "token): {} of {} tokens (token x MoE layer, {:.2f} %) reach more, up to {} groups; first "
-                          "at step {}, MoE layer {}",
-                          cfg.source, cfg.routing.trace.file, cfg.model.topk_group, cfg.model.expert_groups,
-                          g.tokens_over_limit, g.tokens_checked,
-                          100.0 * static_cast<double>(g.tokens_over_limit) / static_cast<double>(g.tokens_checked),
-                          g.max_groups, g.first_step, g.first_layer));
-  }
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::filesystem::path report_file;
-  {
-    // Results, report and the swap into place are not cut by Ctrl-C (it takes effect right after).
-    const core::SignalBlock block;
-    write_results(staged.path(), cfg, res, outputs.logs());
-    if (report) {
-      // SVGs need Node.js; the run's report is still whole without them (the page draws its own figures).
-      const bool svg = report::program_available(report::node_program());
-      if (!svg) {
-        warn(err, fmt::format("no {} on the PATH: report figures written without their SVGs (Debian: apt install "
-                              "nodejs)",
-                              report::node_program()));
-      }
-      report_file = staged.target() / write_run_report(staged.path(), svg, staged.target()).filename();
-    }
-    staged.commit();
-  }
-  out << human_summary(cfg, res);
-  out << fmt::format("wall time {:.2f} s ({:.0f}x real time); results in {}\n", wall_s,
-                     wall_s > 0 ? res.summary.makespan_s / wall_s : 0.0, dir.string());
+  out << human_summary(cfg, run.result);
+  out << fmt::format("wall time {:.2f} s ({:.0f}x real time); results in {}\n", run.wall_s,
+                     run.wall_s > 0 ? run.result.summary.makespan_s / run.wall_s : 0.0, dir.string());
   if (report) {
-    out << fmt::format("report: {}\n", report_file.string());
+    out << fmt::format("report: {}\n", run.report_file.string());
   }
   return 0;
 }
@@ -342,24 +255,7 @@ int cmd_validate(const std::vector<std::string>& args, std::ostream& out, std::o
     validate_study(vm["config"].as<std::string>(), out, err);
     return 0;
   }
-  const ExperimentConfig cfg = load_experiment(vm, err);
-  // Every check run makes before simulating is made here by the same code: the simulation is built
-  // (placement, cost curves, load window, memory plan, routing source, arrivals), just not run.
-  const serving::Simulator sim(build_simulation(cfg, profile_pool_windows(cfg)));
-  std::string workload =
-      fmt::format("{} requests at {} req/s", cfg.workload.num_requests, cfg.workload.arrivals.rate_rps);
-  if (cfg.workload.arrivals.kind == workloads::ArrivalConfig::Kind::replay) {
-    // run reads the replayed rows as it goes; every row it would read is read here, so a bad row deep in
-    // the file (or a file without rows) fails here too.
-    workloads::RequestGenerator rows(cfg.workload, core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
-    std::int64_t n = 0;
-    while (rows.next()) {
-      ++n;
-    }
-    workload = fmt::format("replays {} request(s) from {}", n, cfg.workload.arrivals.replay_file);
-  }
-  out << fmt::format("{}: ok ({} on {} x {} GPUs, {}, {})\n", cfg.source, cfg.model.name, cfg.cluster.num_gpus(),
-                     cfg.gpu.name, ep_description(cfg), workload);
+  out << validate_experiment(load_experiment(vm, err));
   return 0;
 }
 

@@ -2,6 +2,8 @@
 #include "experiments/cli/command_line.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
@@ -72,15 +74,37 @@ po::options_description common_options() {
   return d;
 }
 
+void use_stderr_logger() {
+  static const bool once = [] {
+    auto logger = spdlog::stderr_logger_mt("epsim-stderr");
+    logger->set_pattern("epsim: %l: %v");
+    spdlog::set_default_logger(logger);
+    return true;
+  }();
+  (void)once;
+}
+
+void set_log_level(const std::string& level) {
+  const auto l = spdlog::level::from_str(level);
+  if (l == spdlog::level::off && level != "off") {
+    throw UsageError("--log-level: unknown level \"" + level + "\"; valid: trace, debug, info, warn, error, off");
+  }
+  spdlog::set_level(l);
+}
+
 void warn(std::ostream& err, const std::string& what) {
   err << "epsim: warning: " << core::terminal_safe(what) << "\n";
 }
 
+ExperimentConfig load_experiment(const std::optional<std::string>& config, const std::vector<std::string>& sets) {
+  return config ? load_config(*config, sets)
+                : load_config_text(embedded_demo_config(), "embedded demo (examples/demo.toml)", sets);
+}
+
 ExperimentConfig load_experiment(const po::variables_map& vm, std::ostream& err) {
   const auto sets = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  ExperimentConfig cfg = vm.count("config")
-                             ? load_config(vm["config"].as<std::string>(), sets)
-                             : load_config_text(embedded_demo_config(), "embedded demo (examples/demo.toml)", sets);
+  ExperimentConfig cfg = load_experiment(
+      vm.count("config") ? std::optional<std::string>(vm["config"].as<std::string>()) : std::nullopt, sets);
   for (const std::string& w : cfg.warnings) {
     warn(err, w);
   }

@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -45,8 +46,19 @@ void check_output_options(const boost::program_options::variables_map& vm, std::
 /// The options every command takes: --help and --log-level.
 boost::program_options::options_description common_options();
 
+/// Warnings and logs on stderr as "epsim: LEVEL: ..." (spdlog's default logger), never in a command's
+/// output; the CLI and the Python module set it up the same way.
+void use_stderr_logger();
+
+/// --log-level: trace, debug, info, warn, error or off; another word is a UsageError.
+void set_log_level(const std::string& level);
+
 /// "epsim: warning: ..." on the error stream (never in a command's output).
 void warn(std::ostream& err, const std::string& what);
+
+/// The experiment in file `config` (the embedded demo without one) with its "key=value" overrides, as every
+/// command loads it; its warnings stay in its `warnings`.
+ExperimentConfig load_experiment(const std::optional<std::string>& config, const std::vector<std::string>& sets);
 
 /// The experiment of --config (the embedded demo without it) with its --set overrides; its warnings go
 /// to `err`.
