@@ -17,7 +17,7 @@ SPDX = re.compile(r"^(//|#) SPDX-License-Identifier: Apache-2\.0$")
 
 def tracked_files(root):
     git = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True)
-    if git.returncode == 0 and os.path.isdir(os.path.join(root, ".git")):
+    if git.returncode == 0 and os.path.exists(os.path.join(root, ".git")):  # a file in a worktree
         return [f for f in git.stdout.splitlines() if os.path.isfile(os.path.join(root, f))]
     out = []
     for base, dirs, names in os.walk(root):
