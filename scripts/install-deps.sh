@@ -24,12 +24,14 @@ base=(
   libjs-vega nodejs
   python3 python3-dev pybind11-dev python3-numpy python3-setuptools python3-venv python3-pip
 )
-# catch2: the unit tests; chromium (with a font): reports in the browser tests; clang-15 and
+# catch2: the unit tests; python3-pandas and python3-matplotlib: the Python package's DataFrame path and
+# examples/monte_carlo.py's figure in its tests; chromium (with a font): reports in the browser tests; clang-15 and
 # libfuzzer-15-dev: the asan preset and the fuzz harnesses; clang-format-15 and clang-tidy-15: lint;
 # git: lint's file list and the commit tests; file: cpack's dependency scan (dpkg-shlibdeps comes with
 # build-essential) for the .deb test.
 dev=(
   catch2
+  python3-pandas python3-matplotlib
   chromium fonts-liberation
   clang-15 libfuzzer-15-dev
   clang-format-15 clang-tidy-15
