@@ -40,7 +40,9 @@ owner() {  # the package shipping a library, by its real path or its /usr-merged
 }
 needed=0
 for lib in $(readelf -d "$build/epsim" | awk '/NEEDED/ {gsub(/[][]/, "", $5); print $5}'); do
-  path=$(ldd "$build/epsim" | awk -v l="$lib" '$1 == l && $3 ~ /^\// {print $3}')
+  # "libx.so => /path (addr)", or for the dynamic loader (NEEDED where PIC code uses TLS) "/path (addr)".
+  path=$(ldd "$build/epsim" | awk -v l="$lib" '$1 == l && $3 ~ /^\// {print $3}
+                                                 $1 ~ /^\// && $1 ~ ("/" l "$") {print $1}' | head -1)
   [ -n "$path" ] || fail "ldd does not resolve $lib"
   pkg=$(owner "$path")
   [ -n "$pkg" ] || fail "no package owns $path"
