@@ -218,20 +218,28 @@ Simulator::Group& Simulator::pick_entry_group() {
   return *groups_[entry_groups_[pick]];
 }
 
-void Simulator::on_arrival(workloads::RequestSpec spec) {
+bool Simulator::admit_arrival(const workloads::RequestSpec& spec, Group*& group) {
   // Arrivals go to the pools that prefill (prefill or colocated).
   Group& g = pick_entry_group();
+  group = &g;
   RequestState r;
   r.spec = spec;
   r.group = g.index;
   r.rank = g.scheduler.least_loaded_rank();
-  requests_.push_back(r);
-  const bool queued = g.scheduler.enqueue(r.rank, static_cast<int>(requests_.size() - 1), requests_);
+  requests_.push_back(std::move(r));
+  const bool queued = g.scheduler.enqueue(requests_.back().rank, static_cast<int>(requests_.size() - 1), requests_);
   g.arrivals += queued ? 1 : 0;
-  served_[rank_base_[static_cast<std::size_t>(g.index)] + static_cast<std::size_t>(r.rank)] += queued ? 1 : 0;
+  served_[rank_base_[static_cast<std::size_t>(g.index)] + static_cast<std::size_t>(requests_.back().rank)] +=
+      queued ? 1 : 0;
   for (Observer* o : observers_) {
     o->on_arrival(requests_.back());
   }
+  return queued;
+}
+
+void Simulator::on_arrival(workloads::RequestSpec spec) {
+  Group* g = nullptr;
+  const bool queued = admit_arrival(spec, g);
   const std::optional<workloads::RequestSpec> next = generator_.next();
   if (next && next->arrival_ns == spec.arrival_ns) {
     held_start_ = true;  // a batch arrives at one instant: all of it is queued before a step forms
@@ -240,13 +248,31 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
       try_start_step(*grp);
     }
   } else if (queued) {
-    try_start_step(g);
+    try_start_step(*g);
   }
   if (next) {
     engine_.schedule_at(next->arrival_ns, [this, s = *next] { on_arrival(s); });
   } else {
     for (Observer* o : observers_) {
       o->on_arrivals_end(spec.arrival_ns);
+    }
+  }
+}
+
+void Simulator::on_follow_up(workloads::RequestSpec spec) {
+  Group* g = nullptr;
+  if (admit_arrival(spec, g)) {
+    try_start_step(*g);
+  }
+}
+
+void Simulator::schedule_follow_ups(const Group& g, core::Time now) {
+  for (const BatchEntry& e : g.batch.entries) {
+    const RequestState& r = requests_[static_cast<std::size_t>(e.request)];
+    if (r.spec.session >= 0 && r.finish_ns == now) {
+      if (std::optional<workloads::RequestSpec> next = generator_.follow_up(r.spec, now)) {
+        engine_.schedule_at(std::max(next->arrival_ns, now), [this, s = std::move(*next)] { on_follow_up(s); });
+      }
     }
   }
 }
@@ -369,6 +395,7 @@ void Simulator::start_migration(Group& g, std::optional<policies::Placement> nex
 void Simulator::on_step_end(Group& g) {
   const core::Time now = engine_.now();
   g.scheduler.complete(g.batch, requests_, now, observers_);
+  schedule_follow_ups(g, now);
   hand_off(g);
   ++g.steps;
   g.last.end_ns = now;

@@ -142,6 +142,12 @@ class Simulator {
   struct Pool;
   struct Group;
   void on_arrival(workloads::RequestSpec spec);
+  // A session's next turn arriving (closed loop: it was made when the previous turn finished).
+  void on_follow_up(workloads::RequestSpec spec);
+  // Picks the group and rank of an arriving request and queues it; false when it was rejected.
+  bool admit_arrival(const workloads::RequestSpec& spec, Group*& group);
+  // Asks the workload for the turns that follow the requests the step just finished.
+  void schedule_follow_ups(const Group& g, core::Time now);
   void schedule_next_arrival();
   void try_start_step(Group& g);
   void on_step_end(Group& g);

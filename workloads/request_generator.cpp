@@ -142,4 +142,11 @@ std::optional<RequestSpec> RequestGenerator::next() {
   return r;
 }
 
+std::optional<RequestSpec> RequestGenerator::follow_up(const RequestSpec& done, core::Time /*finish_ns*/) {
+  if (done.session < 0) {
+    return std::nullopt;
+  }
+  return std::nullopt;  // no workload makes sessions yet
+}
+
 }  // namespace epsim::workloads

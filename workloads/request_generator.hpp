@@ -34,6 +34,11 @@ class RequestGenerator {
   /// The next request, or nullopt when the count or duration limit (or the replay file) is exhausted.
   /// Throws core::Error naming the replay file and line on a malformed row, or the file when it has no row.
   std::optional<RequestSpec> next();
+  /// The request that follows `done` in its session (a conversation's next turn, an agent's next call),
+  /// arriving after `done` finished at `finish_ns`; nullopt when the session ended, `done` belongs to none,
+  /// or the count or duration limit is reached. `done` finished with every output token (a request the
+  /// engine rejected ends its session instead).
+  std::optional<RequestSpec> follow_up(const RequestSpec& done, core::Time finish_ns);
 
  private:
   std::optional<RequestSpec> next_replayed();
