@@ -29,6 +29,7 @@ constexpr std::array k_rules{
     KindRule{"*utilisation*", P},
     KindRule{"*utilization*", P},
     KindRule{"gpu_balancedness", P},  // mean over max load, in (0, 1]
+    KindRule{"prefix_cache.hit_rate_*", P},
     KindRule{"curve_fit.straggler_agreement", P},
     KindRule{"hit_time_limit", P},
     KindRule{"routing_exhausted", P},
@@ -50,6 +51,7 @@ constexpr std::array k_rules{
     KindRule{"*_gb", N},
     KindRule{"traffic_gb.*", N},
     KindRule{"kv_transfers.*", N},
+    KindRule{"prefix_cache.*", N},  // tokens, blocks, fetch time
     KindRule{"rebalancing.*", N},
     KindRule{"limits.rank_steps", N},
     KindRule{"limits.*.cap", N},

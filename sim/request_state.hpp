@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A request's progress through the engine.
+#include <vector>
+
 #include "core/time.hpp"
+#include "sim/block_hash.hpp"
 #include "workloads/request.hpp"
 
 namespace epsim::serving {
@@ -16,6 +19,13 @@ struct RequestState {
   std::int64_t generated = 0;       ///< output tokens emitted
   std::int64_t kv_blocks = 0;       ///< KV-cache blocks held
   int preemptions = 0;
+  /// Prefix cache (prefix_cache.hpp): prompt tokens its first admission found cached (-1: not admitted
+  /// on a rank with a cache), the blocks it references in its rank's cache (its first cache_slots.size()
+  /// blocks), how far its blocks are keyed, and when blocks fetched from a slower tier have landed.
+  std::int64_t cached_tokens = -1;
+  std::vector<std::int32_t> cache_slots = {};
+  BlockCursor cursor = {};
+  core::Time ready_ns = 0;
   bool rejected = false;  ///< could never fit in its rank's KV cache
   core::Time first_token_ns = -1;
   core::Time last_token_ns = -1;

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+
+#include "core/error.hpp"
 
 namespace epsim::serving {
 
@@ -21,6 +24,31 @@ Scheduler::Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_bl
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     ranks_[r].kv = KvCache(kv_blocks_by_rank[r], cfg_.kv_block_tokens);
   }
+}
+
+void Scheduler::enable_prefix_cache(const PrefixCacheConfig& cfg, double block_bytes, int gpus) {
+  if (cfg_.static_batching) {
+    throw core::Error("prefix caching needs continuous batching (scheduler.batching = \"continuous\")");
+  }
+  if (unlimited_kv_) {
+    throw core::Error("prefix caching needs a KV-cache budget (the cache keeps blocks until memory is needed)");
+  }
+  for (Rank& r : ranks_) {
+    r.prefix = std::make_unique<PrefixCache>(cfg, r.kv.blocks(), r.kv.block_tokens(), block_bytes, gpus);
+  }
+}
+
+core::Time Scheduler::next_ready_ns(const std::vector<RequestState>& requests, core::Time now) const {
+  core::Time next = 0;
+  for (const Rank& rank : ranks_) {
+    for (const int idx : rank.running) {
+      const core::Time t = requests[static_cast<std::size_t>(idx)].ready_ns;
+      if (t > now && (next == 0 || t < next)) {
+        next = t;
+      }
+    }
+  }
+  return next;
 }
 
 void Scheduler::outstanding_requests(std::vector<std::pair<int, int>>& out) const {
@@ -84,7 +112,7 @@ std::int64_t Scheduler::running_requests() const {
 std::int64_t Scheduler::kv_used_tokens() const {
   std::int64_t n = 0;
   for (const Rank& r : ranks_) {
-    n += (r.kv.blocks() - r.kv.free_blocks()) * r.kv.block_tokens();
+    n += (r.kv.blocks() - available_blocks(r)) * r.kv.block_tokens();  // cached, unreferenced blocks are free
   }
   return n;
 }
@@ -123,8 +151,16 @@ void Scheduler::enqueue_decode(int rank, int request) {
 }
 
 void Scheduler::release(int rank, RequestState& r) {
-  ranks_[static_cast<std::size_t>(rank)].kv.give(r.kv_blocks);
-  r.kv_blocks = 0;
+  free_blocks(ranks_[static_cast<std::size_t>(rank)], r, r.spec.prompt_tokens + r.generated - 1);
+}
+
+void Scheduler::free_blocks(Rank& rank, RequestState& r, std::int64_t computed) {
+  if (rank.prefix) {
+    rank.prefix->release(r, computed, rank.kv);
+  } else {
+    rank.kv.give(r.kv_blocks);
+    r.kv_blocks = 0;
+  }
 }
 
 bool Scheduler::idle() const {
@@ -134,6 +170,9 @@ bool Scheduler::idle() const {
 
 bool Scheduler::grow(Rank& rank, RequestState& r, std::int64_t tokens) {
   const std::int64_t extra = rank.kv.extra_for(r.kv_blocks, tokens);
+  if (!rank.kv.can_take(extra) && rank.prefix && extra <= available_blocks(rank)) {
+    rank.prefix->evict(extra - rank.kv.free_blocks(), rank.kv);
+  }
   if (!rank.kv.can_take(extra)) {
     return false;
   }
@@ -145,8 +184,8 @@ bool Scheduler::grow(Rank& rank, RequestState& r, std::int64_t tokens) {
 void Scheduler::preempt(Rank& rank, std::size_t index, std::vector<RequestState>& requests) {
   const int idx = rank.running[index];
   RequestState& r = requests[static_cast<std::size_t>(idx)];
-  rank.kv.give(r.kv_blocks);
-  r.kv_blocks = 0;
+  // What it computed stays in the prefix cache, if any: its recompute may find it there.
+  free_blocks(rank, r, r.prefill_done() ? r.spec.prompt_tokens + r.generated - 1 : r.prefilled);
   r.prefilled = 0;
   // Recompute: the prompt and every token generated so far, then the next token comes out.
   r.prefill_target = r.spec.prompt_tokens + r.generated;
@@ -163,7 +202,7 @@ std::int64_t Scheduler::fit_chunk(const Rank& rank, const RequestState& r, std::
   std::int64_t chunk = std::min(r.prefill_target - r.prefilled, budget);
   // Tokens that fit: the free blocks (less the reserve) plus the room left in the request's last block.
   const auto usable =
-      static_cast<std::int64_t>(std::floor(static_cast<double>(rank.kv.free_blocks()) - reserve_blocks));
+      static_cast<std::int64_t>(std::floor(static_cast<double>(available_blocks(rank)) - reserve_blocks));
   const std::int64_t room =
       std::max<std::int64_t>(0, usable) * rank.kv.block_tokens() + (r.kv_blocks * rank.kv.block_tokens() - r.prefilled);
   chunk = std::min(chunk, room);
@@ -214,7 +253,7 @@ void Scheduler::schedule_prefills(Rank& rank, std::vector<RequestState>& request
     if (budget == 0) {
       break;
     }
-    if (!r.prefill_done()) {
+    if (!r.prefill_done() && r.ready_ns <= now_) {  // (blocks fetched from a lower tier have landed)
       const std::int64_t chunk = fit_chunk(rank, r, budget, 0.0);
       if (chunk > 0 && grow(rank, r, r.prefilled + chunk)) {
         out.entries.push_back(BatchEntry{.request = idx,
@@ -227,6 +266,13 @@ void Scheduler::schedule_prefills(Rank& rank, std::vector<RequestState>& request
       }
     }
   }
+}
+
+std::int64_t Scheduler::acquire_cached(Rank& rank, RequestState& r) {
+  // At least the last prompt token is computed: its logits give the next token (as in vLLM).
+  const std::int64_t max_blocks = (r.prefill_target - 1) / rank.kv.block_tokens();
+  r.prefilled = rank.prefix->acquire(r, max_blocks, rank.kv, now_, recompute_ns_per_token_);
+  return r.prefilled;
 }
 
 std::optional<AdmissionCap> Scheduler::admit(Rank& rank, std::vector<RequestState>& requests, Batch& out,
@@ -271,14 +317,34 @@ std::optional<AdmissionCap> Scheduler::admit(Rank& rank, std::vector<RequestStat
       budget -= 1;
       continue;
     }
+    const std::int64_t cached = rank.prefix ? acquire_cached(rank, r) : 0;
+    if (r.ready_ns > now_) {
+      if (r.cached_tokens < 0) {
+        r.cached_tokens = cached;
+      }
+      // Its cached blocks are still coming from a lower tier: it takes its seat, its prefill starts after.
+      rank.waiting.pop_front();
+      rank.running.push_back(idx);
+      continue;
+    }
     const std::int64_t chunk = fit_chunk(rank, r, budget, reserve);
-    if (chunk == 0 || !grow(rank, r, chunk)) {
+    if (chunk == 0 || !grow(rank, r, r.prefilled + chunk)) {
+      if (rank.prefix) {
+        free_blocks(rank, r, cached);  // it waits: the blocks it found stay cached for it
+        r.prefilled = 0;
+      }
       break;
+    }
+    if (r.cached_tokens < 0 && rank.prefix) {
+      r.cached_tokens = cached;  // counted at its first admission
     }
     rank.waiting.pop_front();
     rank.running.push_back(idx);
-    out.entries.push_back(BatchEntry{
-        .request = idx, .tokens = chunk, .context = 0, .prefill = true, .emits_token = chunk == r.prefill_target});
+    out.entries.push_back(BatchEntry{.request = idx,
+                                     .tokens = chunk,
+                                     .context = r.prefilled,
+                                     .prefill = true,
+                                     .emits_token = r.prefilled + chunk == r.prefill_target});
     out.prefill_tokens += chunk;
     budget -= chunk;
     if (cfg_.static_batching) {
@@ -335,6 +401,10 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
     RequestState& r = requests[static_cast<std::size_t>(e.request)];
     if (e.prefill) {
       r.prefilled += e.tokens;
+      if (prefix_caching()) {  // a later prompt may reuse them at once
+        Rank& rank = ranks_[static_cast<std::size_t>(r.rank)];
+        rank.prefix->insert_computed(r, r.prefilled, rank.kv);
+      }
       if (e.emits_token) {
         // The (re)computed context emits the next token.
         if (r.first_token_ns < 0) {
@@ -385,8 +455,8 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
       std::erase_if(rank.running, [&](int idx) {
         RequestState& r = requests[static_cast<std::size_t>(idx)];
         if (r.finished()) {
-          rank.kv.give(r.kv_blocks);
-          r.kv_blocks = 0;
+          // Its KV holds every token but the last it emitted (never fed back): a next turn repeats them.
+          free_blocks(rank, r, r.spec.prompt_tokens + r.generated - 1);
           return true;
         }
         return false;

@@ -8,6 +8,7 @@
 // recompute: its blocks are freed and it goes back to the head of the queue, to recompute its prompt and
 // the tokens it generated before emitting the next one.
 #include <deque>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "sim/batch.hpp"
 #include "sim/kv_cache.hpp"
 #include "sim/observer.hpp"
+#include "sim/prefix_cache.hpp"
 #include "sim/request_state.hpp"
 #include "sim/serving_config.hpp"
 
@@ -28,6 +30,17 @@ class Scheduler {
   /// One rank per entry, each with its own KV-cache blocks (> 0).
   Scheduler(SchedulerConfig cfg, const std::vector<std::int64_t>& kv_blocks_by_rank);
 
+  /// Turns on prefix caching on every rank (prefix_cache.hpp): blocks of `block_bytes`, ranks of `gpus`
+  /// GPUs. Not with static batching.
+  void enable_prefix_cache(const PrefixCacheConfig& cfg, double block_bytes, int gpus);
+  bool prefix_caching() const { return !ranks_.empty() && ranks_.front().prefix != nullptr; }
+  /// A rank's cache (prefix_caching()).
+  const PrefixCache& prefix_cache(int rank) const { return *ranks_[static_cast<std::size_t>(rank)].prefix; }
+  /// The prefill time per token a fetch from a lower tier is weighed against (the group's recent steps).
+  void set_recompute_ns_per_token(double ns) { recompute_ns_per_token_ = ns; }
+  /// The earliest time after `now` a running request's fetched blocks land (0: none pending): the group
+  /// must step then even if nothing else happens.
+  core::Time next_ready_ns(const std::vector<RequestState>& requests, core::Time now) const;
   int ranks() const { return static_cast<int>(ranks_.size()); }
   /// The rank with the fewest outstanding (waiting + running) requests, or under static batching the
   /// fewest waiting (the next batch is what a new request joins); ties go to the lowest rank.
@@ -83,9 +96,18 @@ class Scheduler {
     std::deque<int> waiting;
     std::vector<int> running;
     KvCache kv;
+    std::unique_ptr<PrefixCache> prefix;  // null: no prefix caching
   };
-  // Grows `r`'s cache to `tokens` tokens if the blocks are free.
+  // Grows `r`'s cache to `tokens` tokens if the blocks are free (or evictable from the prefix cache).
   static bool grow(Rank& rank, RequestState& r, std::int64_t tokens);
+  // Blocks a rank can hand out: free, or held only by its prefix cache.
+  static std::int64_t available_blocks(const Rank& rank) {
+    return rank.kv.free_blocks() + (rank.prefix ? rank.prefix->evictable() : 0);
+  }
+  // `r` lets go of its blocks, `computed` of its tokens computed (kept by the prefix cache, if any).
+  static void free_blocks(Rank& rank, RequestState& r, std::int64_t computed);
+  // Admission of a prefill starting from nothing: the prefix cache's hit (tokens), counted once per request.
+  std::int64_t acquire_cached(Rank& rank, RequestState& r);
   void preempt(Rank& rank, std::size_t index, std::vector<RequestState>& requests);
   // form_batch's three passes over a rank: running decodes, continuing prefills, admissions.
   void schedule_decodes(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
@@ -105,6 +127,7 @@ class Scheduler {
   core::Time now_ = 0;
   std::span<Observer* const> observers_;
   std::vector<std::pair<int, int>> handed_off_;  // (rank, request)
+  double recompute_ns_per_token_ = 0.0;
 };
 
 }  // namespace epsim::serving

@@ -69,10 +69,29 @@ void parse_parallel(core::ParamTable& root, const ServingShape& shape, ServingSe
                        "GPUs per attention rank: 1 = DP attention, > 1 = tensor-parallel attention; every pool's "
                        "default",
                        {1, 1024}));
-  static constexpr std::array<core::Choice<LoadBalancer>, 2> k_balancers{
-      {{"round_robin", LoadBalancer::round_robin}, {"least_outstanding", LoadBalancer::least_outstanding}}};
+  static constexpr std::array<core::Choice<LoadBalancer>, 3> k_balancers{
+      {{"round_robin", LoadBalancer::round_robin},
+       {"least_outstanding", LoadBalancer::least_outstanding},
+       {"cache_aware", LoadBalancer::cache_aware}}};
   out.serving.load_balancer = parallel.choice<LoadBalancer>(
-      "load_balancer", LoadBalancer::round_robin, "how arriving requests are spread over EP groups", k_balancers);
+      "load_balancer", LoadBalancer::round_robin,
+      "how arriving requests are spread: over EP groups (round_robin, least_outstanding; then the group's least "
+      "loaded DP rank), or over every DP rank by prefix match and load (cache_aware: SGLang router's policy, "
+      "needs prefix_cache.enabled)",
+      k_balancers);
+  auto aware = parallel.table("cache_aware", "load_balancer = \"cache_aware\"'s thresholds (SGLang router defaults)");
+  CacheAwareConfig& ca = out.serving.cache_aware;
+  ca.cache_threshold =
+      aware.real("cache_threshold", ca.cache_threshold,
+                 "a prefix match above this share of the prompt picks the rank holding it", {0.0, 1.0});
+  ca.balance_abs_threshold =
+      aware.integer("balance_abs_threshold", ca.balance_abs_threshold,
+                    "load counts as imbalanced (the least loaded rank wins) when max - min outstanding exceeds this "
+                    "and max exceeds balance_rel_threshold x min",
+                    {0, 1 << 20});
+  ca.balance_rel_threshold =
+      aware.real("balance_rel_threshold", ca.balance_rel_threshold, "see balance_abs_threshold", {1.0, 1e6});
+  aware.finish();
   if (out.pool_list) {
     parallel.finish();
     return;  // each pool's sizes are checked with it (pool_config.cpp)
@@ -200,6 +219,15 @@ ServingSections parse_serving_sections(core::ParamTable& root, const ServingShap
   metrics.finish();
   auto slo = root.table("slo", "latency targets");
   out.serving.slo = parse_slo(slo);
+  out.serving.prefix_cache = parse_prefix_cache(root);
+  if (!root.documenting() && out.serving.prefix_cache.enabled && out.serving.scheduler.static_batching) {
+    scheduler.fail("batching", "prefix caching needs continuous batching");
+  }
+  if (!root.documenting() && out.serving.load_balancer == LoadBalancer::cache_aware &&
+      !out.serving.prefix_cache.enabled) {
+    root.table("parallel", "parallelism")
+        .fail("load_balancer", "cache_aware routes by the ranks' prefix caches: set prefix_cache.enabled = true");
+  }
   return out;
 }
 

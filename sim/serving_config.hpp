@@ -8,6 +8,7 @@
 
 #include "core/params.hpp"
 #include "hardware/gpu_spec.hpp"
+#include "sim/prefix_cache_config.hpp"
 
 namespace epsim::serving {
 
@@ -30,7 +31,18 @@ struct SloConfig {
   double tpot_ms = 100.0;   ///< time-per-output-token target (per-request mean)
 };
 
-enum class LoadBalancer : std::uint8_t { round_robin, least_outstanding };
+enum class LoadBalancer : std::uint8_t { round_robin, least_outstanding, cache_aware };
+
+/// load_balancer = "cache_aware" (SGLang router's cache-aware policy, its defaults): over every DP rank of
+/// the pools that take arrivals, the least loaded when the load is imbalanced (max - min outstanding above
+/// balance_abs_threshold and max above balance_rel_threshold x min); else the rank whose prefix cache
+/// holds the longest start of the prompt when that covers more than cache_threshold of it; else the rank
+/// whose cache holds the fewest blocks (the most room).
+struct CacheAwareConfig {
+  double cache_threshold = 0.5;
+  std::int64_t balance_abs_threshold = 32;
+  double balance_rel_threshold = 1.0001;
+};
 
 /// Requests arriving, and steps starting, in [warmup_s, last arrival - cooldown_s] are measured.
 struct MetricsWindow {
@@ -42,6 +54,8 @@ struct ServingConfig {
   MetricsWindow window;
   SchedulerConfig scheduler;
   LoadBalancer load_balancer = LoadBalancer::round_robin;  ///< how requests are spread over EP groups
+  CacheAwareConfig cache_aware;
+  PrefixCacheConfig prefix_cache;
   SloConfig slo;
   double step_overhead_us = 0.0;   ///< fixed CPU/scheduling time added to every step
   double max_sim_time_s = 3600.0;  ///< hard stop of simulated time (unfinished requests are reported)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "core/error.hpp"
@@ -40,6 +41,8 @@ struct Simulator::Group {
   std::int64_t arrivals = 0;              // requests queued here since the trigger last looked
   std::int64_t preemptions_reported = 0;  // the scheduler's preemptions already put in a StepRecord
   StepRecord last;                        // the step in flight (or the last one)
+  core::Time wake_ns = -1;                // a wake-up is scheduled then (fetched prefix blocks landing)
+  double prefill_ns_per_token = 0.0;      // recent steps' time per token of a rank, for fetch-or-recompute
 
   Group(int idx, Pool& pl, const SimulationParts& p, core::Rng fanout_rng)
       : index(idx),
@@ -148,6 +151,13 @@ void Simulator::make_groups() {
     }
     for (int g = shape.first_group; g < shape.first_group + shape.groups; ++g) {
       groups_.push_back(std::make_unique<Group>(g, pool, parts_, streams_.stream("fanout", g)));
+      if (parts_.serving.prefix_cache.enabled && pool.spec().takes_arrivals()) {
+        // A decode pool receives whole KV caches from prefill and keeps none for later prompts.
+        groups_.back()->scheduler.enable_prefix_cache(
+            parts_.serving.prefix_cache,
+            static_cast<double>(parts_.serving.scheduler.kv_block_tokens) * parts_.kv_bytes_per_token,
+            pool.spec().attention_tp);
+      }
       offsets.push_back(groups_.back()->gpu_offset);
       sizes.push_back(shape.ep_size);
       if (pool.spec().takes_arrivals()) {
@@ -220,12 +230,20 @@ Simulator::Group& Simulator::pick_entry_group() {
 
 bool Simulator::admit_arrival(const workloads::RequestSpec& spec, Group*& group) {
   // Arrivals go to the pools that prefill (prefill or colocated).
-  Group& g = pick_entry_group();
+  Group* picked = nullptr;
+  int rank = 0;
+  if (parts_.serving.load_balancer == LoadBalancer::cache_aware) {
+    std::tie(picked, rank) = pick_cache_aware(spec);
+  } else {
+    picked = &pick_entry_group();
+    rank = picked->scheduler.least_loaded_rank();
+  }
+  Group& g = *picked;
   group = &g;
   RequestState r;
   r.spec = spec;
   r.group = g.index;
-  r.rank = g.scheduler.least_loaded_rank();
+  r.rank = rank;
   requests_.push_back(std::move(r));
   const bool queued = g.scheduler.enqueue(requests_.back().rank, static_cast<int>(requests_.size() - 1), requests_);
   g.arrivals += queued ? 1 : 0;
@@ -235,6 +253,63 @@ bool Simulator::admit_arrival(const workloads::RequestSpec& spec, Group*& group)
     o->on_arrival(requests_.back());
   }
   return queued;
+}
+
+std::pair<Simulator::Group*, int> Simulator::pick_cache_aware(const workloads::RequestSpec& spec) {
+  const CacheAwareConfig& cfg = parts_.serving.cache_aware;
+  std::size_t lo = 0;
+  std::size_t hi = 0;
+  bool first = true;
+  for (const std::size_t gi : entry_groups_) {
+    const Scheduler& sch = groups_[gi]->scheduler;
+    for (int r = 0; r < sch.ranks(); ++r) {
+      const std::size_t load = sch.outstanding(r);
+      lo = first ? load : std::min(lo, load);
+      hi = first ? load : std::max(hi, load);
+      first = false;
+    }
+  }
+  const bool imbalanced = hi - lo > static_cast<std::size_t>(cfg.balance_abs_threshold) &&
+                          static_cast<double>(hi) > cfg.balance_rel_threshold * static_cast<double>(lo);
+  // One pass: the least loaded, the longest match, the emptiest cache; ties to the first rank seen.
+  std::pair<Group*, int> least{nullptr, 0};
+  std::pair<Group*, int> matched{nullptr, 0};
+  std::pair<Group*, int> roomiest{nullptr, 0};
+  std::size_t least_load = 0;
+  std::int64_t best_match = -1;
+  std::int64_t fewest_blocks = 0;
+  for (const std::size_t gi : entry_groups_) {
+    Group& g = *groups_[gi];
+    const Scheduler& sch = g.scheduler;
+    const std::int64_t block = parts_.serving.scheduler.kv_block_tokens;
+    const std::int64_t max_blocks = (spec.prompt_tokens - 1) / block;
+    for (int r = 0; r < sch.ranks(); ++r) {
+      const std::size_t load = sch.outstanding(r);
+      if (least.first == nullptr || load < least_load) {
+        least = {&g, r};
+        least_load = load;
+      }
+      if (imbalanced) {
+        continue;
+      }
+      const std::int64_t match = sch.prefix_cache(r).peek(spec, max_blocks);
+      if (match > best_match) {
+        matched = {&g, r};
+        best_match = match;
+      }
+      const std::int64_t blocks = sch.prefix_cache(r).cached_blocks();
+      if (roomiest.first == nullptr || blocks < fewest_blocks) {
+        roomiest = {&g, r};
+        fewest_blocks = blocks;
+      }
+    }
+  }
+  if (imbalanced) {
+    return least;
+  }
+  const double share = static_cast<double>(best_match * parts_.serving.scheduler.kv_block_tokens) /
+                       static_cast<double>(std::max<std::int64_t>(1, spec.prompt_tokens));
+  return share > cfg.cache_threshold ? matched : roomiest;
 }
 
 void Simulator::on_arrival(workloads::RequestSpec spec) {
@@ -284,7 +359,17 @@ void Simulator::try_start_step(Group& g) {
   if (!g.busy && !g.migration.paused && g.arrivals > 0 && g.trigger) {
     place_for_idle_start(g);  // work arrived while the group was idle: its trigger may place for it first
   }
-  if (g.busy || g.migration.paused || !g.scheduler.form_batch(requests_, g.batch, engine_.now(), observers_)) {
+  if (g.busy || g.migration.paused) {
+    return;
+  }
+  if (!g.scheduler.form_batch(requests_, g.batch, engine_.now(), observers_)) {
+    // Requests whose cached blocks are still being fetched start their prefill when they land.
+    const core::Time ready = g.scheduler.next_ready_ns(requests_, engine_.now());
+    if (ready > 0 && ready != g.wake_ns) {
+      g.wake_ns = ready;
+      Group* gp = &g;
+      engine_.schedule_at(ready, [this, gp] { try_start_step(*gp); });
+    }
     return;
   }
   g.busy = true;
@@ -400,6 +485,14 @@ void Simulator::on_step_end(Group& g) {
   ++g.steps;
   g.last.end_ns = now;
   g.last.gpu_busy_ns = g.executor.gpu_busy_ns();
+  if (g.scheduler.prefix_caching() && g.batch.prefill_tokens > 0) {
+    // A rank's time per token in steps that prefill (an exponential average): what recomputing costs.
+    const double per_rank =
+        static_cast<double>(g.batch.prefill_tokens + g.batch.decode_tokens) / static_cast<double>(g.scheduler.ranks());
+    const double sample = static_cast<double>(now - g.last.start_ns) / per_rank;
+    g.prefill_ns_per_token = g.prefill_ns_per_token > 0.0 ? 0.8 * g.prefill_ns_per_token + 0.2 * sample : sample;
+    g.scheduler.set_recompute_ns_per_token(g.prefill_ns_per_token);
+  }
   for (Observer* o : observers_) {
     o->on_step(g.last);
   }
@@ -424,6 +517,30 @@ void Simulator::on_step_end(Group& g) {
     return;
   }
   try_start_step(g);
+}
+
+PrefixCacheResult Simulator::prefix_cache_result(const MeasuredWindow& window) const {
+  PrefixCacheResult out;
+  out.enabled = parts_.serving.prefix_cache.enabled;
+  if (!out.enabled) {
+    return out;
+  }
+  for (const RequestState& r : requests_) {
+    if (r.cached_tokens >= 0 && window.contains(r.spec.arrival_ns)) {
+      ++out.requests;
+      out.requests_hit += r.cached_tokens > 0 ? 1 : 0;
+      out.prompt_tokens += r.spec.prompt_tokens;
+      out.cached_tokens += r.cached_tokens;
+    }
+  }
+  for (const auto& g : groups_) {
+    if (g->scheduler.prefix_caching()) {
+      for (int r = 0; r < g->scheduler.ranks(); ++r) {
+        out.tally.add(g->scheduler.prefix_cache(r).tally());
+      }
+    }
+  }
+  return out;
 }
 
 SimulationResult Simulator::run() {
@@ -472,6 +589,7 @@ SimulationResult Simulator::run() {
   res.end_ns = last_step_end_ns_;
   res.summary = summarize_run(requests_, metrics_, parts_.serving.slo, last_step_end_ns_);
   const MeasuredWindow window = measured_window(requests_, parts_.serving.window);
+  res.prefix_cache = prefix_cache_result(window);
   for (const auto& m : summary_metrics_) {
     m->report(window, res.figures);
   }

@@ -93,6 +93,24 @@ struct PoolRequests {
   std::vector<std::int64_t> per_rank;  ///< its groups' ranks, group by group
 };
 
+/// What the prefix caches did (prefix_cache.hpp): hits over the measured requests' first admissions,
+/// the caches' tallies over the whole run.
+struct PrefixCacheResult {
+  bool enabled = false;
+  std::int64_t requests = 0;       ///< measured requests admitted on a rank with a cache
+  std::int64_t requests_hit = 0;   ///< of them, those that found at least one block cached
+  std::int64_t prompt_tokens = 0;  ///< their prompt tokens
+  std::int64_t cached_tokens = 0;  ///< of them, found cached (not computed)
+  PrefixCacheTally tally;          ///< summed over the ranks
+
+  double hit_rate_tokens() const {
+    return prompt_tokens > 0 ? static_cast<double>(cached_tokens) / static_cast<double>(prompt_tokens) : 0.0;
+  }
+  double hit_rate_requests() const {
+    return requests > 0 ? static_cast<double>(requests_hit) / static_cast<double>(requests) : 0.0;
+  }
+};
+
 struct SimulationResult {
   std::vector<RequestState> requests;
   std::vector<PoolRequests> pools;
@@ -113,6 +131,7 @@ struct SimulationResult {
   std::vector<policies::TriggerStat> trigger_stats;  ///< the triggers' stats(), pooled over groups
   double kv_transfer_bytes = 0.0;
   double kv_transfer_ms_mean = 0.0;
+  PrefixCacheResult prefix_cache;
 
   /// The figure named `name` (throws core::Error when no metric reported it).
   double figure(std::string_view name) const;
@@ -164,6 +183,10 @@ class Simulator {
   void make_groups();
   void connect_handoffs(Pool& pool);
   Group& pick_entry_group();
+  // load_balancer = cache_aware: the entry group and DP rank for `spec` (serving_config.hpp).
+  std::pair<Group*, int> pick_cache_aware(const workloads::RequestSpec& spec);
+  // The measured requests' cache hits and the ranks' tallies.
+  PrefixCacheResult prefix_cache_result(const MeasuredWindow& window) const;
   // Refreshes the loads of a prefill pool's decode ranks from their groups' schedulers.
   void refresh_decode_ranks(Pool& from);
 

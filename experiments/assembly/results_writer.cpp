@@ -83,6 +83,20 @@ nlohmann::ordered_json metrics_json(const ExperimentConfig& cfg, const serving::
       m["rebalancing"][stat.name] = stat.value();
     }
   }
+  if (const serving::PrefixCacheResult& pc = res.prefix_cache; pc.enabled) {
+    const serving::PrefixCacheTally& t = pc.tally;
+    m["prefix_cache"] = {
+        {"hit_rate_tokens", pc.hit_rate_tokens()},
+        {"hit_rate_requests", pc.hit_rate_requests()},
+        {"cached_tokens", pc.cached_tokens},
+        {"prompt_tokens", pc.prompt_tokens},
+        {"evicted_blocks", t.evicted_blocks},
+        {"dropped_blocks", t.dropped_blocks},
+        {"fetched_blocks", t.fetched_blocks},
+        {"recomputed_blocks", t.recomputed_blocks},
+        {"fetch_ms_mean", t.fetches > 0 ? t.fetch_ns / 1e6 / static_cast<double>(t.fetches) : 0.0},
+    };
+  }
   if (cfg.disaggregated()) {
     m["kv_transfers"] = {
         {"count", res.kv_transfers}, {"gb", res.kv_transfer_bytes / 1e9}, {"mean_ms", res.kv_transfer_ms_mean}};
