@@ -191,7 +191,7 @@ TEST_CASE("host tier: an evicted prefix is fetched back on the link, or recomput
   }
 }
 
-TEST_CASE("Zipf-popular prefixes under LRU: the hit rate matches Che's approximation", "[slow]") {
+TEST_CASE("Zipf-popular prefixes under LRU: the hit rate matches Che's approximation") {
   // N prefixes of one block each, Zipf(alpha) popular, requested independently; the cache holds C of
   // them. Che et al. (2002): an object of popularity p hits with 1 - exp(-p T), T solving
   // sum_i (1 - exp(-p_i T)) = C; the overall hit rate is sum_i p_i (1 - exp(-p_i T)).
