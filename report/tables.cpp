@@ -128,8 +128,30 @@ std::string runs_metrics_table(const std::vector<RunInput>& runs) {
       {"straggler gap (us)", {"straggler_gap_us", "mean"}},
       {"barrier idle", {"barrier_idle_fraction"}},
   };
+  // Columns of features only some runs use, shown when one of the runs reports them.
+  const std::vector<Column> optional = {
+      {"prefix hit rate (tokens)", {"prefix_cache", "hit_rate_tokens"}},
+      {"prefix hit rate (requests)", {"prefix_cache", "hit_rate_requests"}},
+      {"accepted draft tokens / step", {"speculative", "mean_accepted_tokens"}},
+  };
+  const auto lookup = [](const RunInput& r, const Column& c) -> const nlohmann::json* {
+    const nlohmann::json* v = &r.summary["metrics"];
+    for (const char* key : c.path) {
+      v = v->is_object() && v->contains(key) ? &(*v)[key] : nullptr;
+      if (v == nullptr) {
+        break;
+      }
+    }
+    return v != nullptr && v->is_number() ? v : nullptr;
+  };
+  std::vector<Column> shown = columns;
+  for (const Column& c : optional) {
+    if (std::any_of(runs.begin(), runs.end(), [&](const RunInput& r) { return lookup(r, c) != nullptr; })) {
+      shown.push_back(c);
+    }
+  }
   std::string html = "<table><thead><tr><th>run</th><th>setup</th>";
-  for (const Column& c : columns) {
+  for (const Column& c : shown) {
     html += fmt::format("<th>{}</th>", html_escape(c.title));
   }
   html += "</tr></thead><tbody>\n";
@@ -139,15 +161,9 @@ std::string runs_metrics_table(const std::vector<RunInput>& runs) {
                                           res.value("gpu", "?"), res.value("ep_size", 0), res.value("placement", "?"),
                                           res.value("routing", "?"));
     html += "<tr><td>" + html_escape(r.label) + "</td><td class=\"text\">" + html_escape(setup) + "</td>";
-    for (const Column& c : columns) {
-      const nlohmann::json* v = &r.summary["metrics"];
-      for (const char* key : c.path) {
-        v = v->is_object() && v->contains(key) ? &(*v)[key] : nullptr;
-        if (v == nullptr) {
-          break;
-        }
-      }
-      html += "<td>" + (v != nullptr && v->is_number() ? num(v->get<double>()) : std::string("-")) + "</td>";
+    for (const Column& c : shown) {
+      const nlohmann::json* v = lookup(r, c);
+      html += "<td>" + (v != nullptr ? num(v->get<double>()) : std::string("-")) + "</td>";
     }
     html += "</tr>\n";
   }

@@ -20,12 +20,14 @@ struct Batch {
   std::vector<int> rank_begin;      ///< entries of rank r: [rank_begin[r], rank_begin[r + 1])
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
+  std::int64_t cached_tokens = 0;  ///< prompt tokens this step's admissions found in a prefix cache
 
   void clear(int ranks) {
     entries.clear();
     rank_begin.assign(static_cast<std::size_t>(ranks) + 1, 0);
     prefill_tokens = 0;
     decode_tokens = 0;
+    cached_tokens = 0;
   }
   bool empty() const { return entries.empty(); }
 };

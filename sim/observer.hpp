@@ -48,6 +48,7 @@ struct StepRecord {
   double duration_ns = 0.0;  ///< priced duration (end_ns - start_ns is this rounded up to whole ns)
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
+  std::int64_t cached_tokens = 0;  ///< prompt tokens its admissions found in a prefix cache (not computed)
   std::int64_t requests = 0;
   double barrier_idle_ns = 0.0;       ///< GPU-ns spent waiting at barriers, summed over GPUs
   double comm_ns = 0.0;               ///< time in dispatch + combine

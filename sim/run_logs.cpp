@@ -267,6 +267,11 @@ void TimelineLog::on_step(const StepRecord& s) {
   counter("queued requests", t0, "queued", static_cast<double>(s.queued_requests));
   counter("running requests", t0, "running", static_cast<double>(s.running_requests));
   counter("KV cache use (%)", t0, "used", 100.0 * s.kv_used_fraction());
+  if (s.cached_tokens > 0) {
+    // Prefix-cache hits admitted by this step, back to zero at its end (only steps with hits carry one).
+    counter("prefix cache hit tokens", t0, "cached", static_cast<double>(s.cached_tokens));
+    counter("prefix cache hit tokens", t1, "cached", 0.0);
+  }
   // Bytes per ns are GB/s: the step's all-to-all traffic over its duration, per link level.
   const double dur_ns = std::max(s.duration_ns, 1.0);
   counter("intra-node all-to-all (GB/s)", t0, "GB/s", s.intra_bytes / dur_ns);

@@ -322,6 +322,7 @@ std::optional<AdmissionCap> Scheduler::admit(Rank& rank, std::vector<RequestStat
       if (r.cached_tokens < 0) {
         r.cached_tokens = cached;
       }
+      out.cached_tokens += cached;
       // Its cached blocks are still coming from a lower tier: it takes its seat, its prefill starts after.
       rank.waiting.pop_front();
       rank.running.push_back(idx);
@@ -338,6 +339,7 @@ std::optional<AdmissionCap> Scheduler::admit(Rank& rank, std::vector<RequestStat
     if (r.cached_tokens < 0 && rank.prefix) {
       r.cached_tokens = cached;  // counted at its first admission
     }
+    out.cached_tokens += cached;
     rank.waiting.pop_front();
     rank.running.push_back(idx);
     out.entries.push_back(BatchEntry{.request = idx,

@@ -49,6 +49,7 @@ bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requ
   out.start_ns = now;
   out.prefill_tokens = batch.prefill_tokens;
   out.decode_tokens = batch.decode_tokens;
+  out.cached_tokens = batch.cached_tokens;
   out.requests = static_cast<std::int64_t>(batch.entries.size());
   cost_.advance_to(now);
   if (!begin_routing(batch, requests, now)) {

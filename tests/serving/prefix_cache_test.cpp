@@ -133,7 +133,7 @@ TEST_CASE("prefix hits through admissions: cached blocks skip compute but stay c
   REQUIRE(s.prefix_cache(0).tally().evicted_blocks == 0);
 }
 
-TEST_CASE("eviction under a tiny budget: LRU takes the least recent, deepest block first; LFU the least used") {
+TEST_CASE("eviction under a tiny budget: LRU takes the least recent, deepest block first, LFU the least used") {
   // Six blocks of 4 tokens; each request is 8 shared tokens + 1 of its own (3 blocks while running, two
   // cached after). R1 twice, then R2, then R3 needs a block: someone's block goes.
   for (const EvictionPolicy policy : {EvictionPolicy::lru, EvictionPolicy::lfu}) {
