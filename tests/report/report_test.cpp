@@ -24,6 +24,7 @@
 #include "report/sha256.hpp"
 #include "report/study_figures.hpp"
 #include "report/svg_export.hpp"
+#include "report/tables.hpp"
 #include "report/vega_specs.hpp"
 
 namespace fs = std::filesystem;
@@ -557,4 +558,20 @@ TEST_CASE("figures fit a laptop's width, and a change figure of 30 points x 5 me
   }
   const Figure tall = interval_chart({"t", "T", "C"}, {}, change);
   REQUIRE(tall.spec["marks"][0]["encode"]["enter"]["height"]["value"] == 22 * 40);
+}
+
+TEST_CASE("the runs table adds the prefix-cache and speculative columns only when a run reports them") {
+  RunInput plain;
+  plain.label = "plain";
+  plain.summary = nlohmann::json::parse(R"({"metrics": {"requests_finished": 10}})");
+  RunInput cached = plain;
+  cached.label = "cached";
+  cached.summary["metrics"]["prefix_cache"] = {{"hit_rate_tokens", 0.563}, {"hit_rate_requests", 0.9}};
+  const std::string without = runs_metrics_table({plain});
+  REQUIRE(without.find("prefix hit rate") == std::string::npos);
+  REQUIRE(without.find("accepted draft tokens") == std::string::npos);
+  const std::string with = runs_metrics_table({plain, cached});
+  REQUIRE(with.find("<th>prefix hit rate (tokens)</th><th>prefix hit rate (requests)</th></tr>") != std::string::npos);
+  REQUIRE(with.find("<td>0.563</td><td>0.9</td></tr>") != std::string::npos);
+  REQUIRE(with.find("<td>-</td><td>-</td></tr>") != std::string::npos);  // the plain run has none
 }
