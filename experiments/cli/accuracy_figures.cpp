@@ -64,7 +64,9 @@ class StepTally final : public serving::Observer {
         continue;
       }
       Sums& g = sums_[i][s.group];
-      g.tokens += static_cast<double>(f.tokens == StepTokens::prefill ? s.prefill_tokens : s.decode_tokens);
+      g.tokens += static_cast<double>(f.tokens == StepTokens::decode  ? s.decode_tokens
+                                      : f.tokens == StepTokens::input ? s.prefill_tokens + s.cached_tokens
+                                                                      : s.prefill_tokens);
       g.duration_ns += static_cast<double>(s.end_ns - s.start_ns);  // whole ns, as steps.csv's duration
       ++g.steps;
     }

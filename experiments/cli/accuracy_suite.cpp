@@ -56,8 +56,8 @@ constexpr std::array<std::pair<std::string_view, Measure>, 5> k_measures{{{"step
                                                                           {"metric", Measure::metric},
                                                                           {"cost", Measure::cost},
                                                                           {"profile", Measure::profile}}};
-constexpr std::array<std::pair<std::string_view, StepTokens>, 2> k_tokens{
-    {{"prefill", StepTokens::prefill}, {"decode", StepTokens::decode}}};
+constexpr std::array<std::pair<std::string_view, StepTokens>, 3> k_tokens{
+    {{"prefill", StepTokens::prefill}, {"decode", StepTokens::decode}, {"input", StepTokens::input}}};
 constexpr std::array<std::pair<std::string_view, PerUnit>, 2> k_per{{{"node", PerUnit::node}, {"gpu", PerUnit::gpu}}};
 constexpr std::array<std::pair<std::string_view, Quantity>, 7> k_quantities{{{"kernel", Quantity::kernel},
                                                                              {"collective", Quantity::collective},

@@ -20,7 +20,9 @@ enum class PointPhase : std::uint8_t { prefill, decode, mixed, kernel, collectiv
 /// in: an epsim parameter was fitted to the figure; out: the figure was not seen by any fit.
 enum class Sample : std::uint8_t { in, out };
 enum class Measure : std::uint8_t { step_throughput, step_ms, metric, cost, profile };
-enum class StepTokens : std::uint8_t { prefill, decode };
+/// Which tokens a step figure counts: computed prompt tokens, decode tokens, or prompt tokens including
+/// those a prefix cache supplied (a deployment's "input tokens, including cache hits").
+enum class StepTokens : std::uint8_t { prefill, decode, input };
 enum class PerUnit : std::uint8_t { node, gpu };
 /// What a figure measures, which sets its target band (issue 36): kernels 10 %, collectives 15 %,
 /// throughput, TPOT and step times 15 %, TTFT 25 %.
