@@ -19,8 +19,8 @@ const std::array<TraceFormatEntry, 4> k_formats{{
      "JSON lines {\"timestamp\": ms, \"input_length\": n, \"output_length\": n, \"hash_ids\": [...]}",
      open_mooncake_rows},
     {TraceFormat::azure, "azure", "lines TIMESTAMP,ContextTokens,GeneratedTokens", open_azure_rows},
-    {TraceFormat::burstgpt, "burstgpt",
-     "lines Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type", open_burstgpt_rows},
+    {TraceFormat::burstgpt, "burstgpt", "lines Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type",
+     open_burstgpt_rows},
 }};
 
 }  // namespace
@@ -34,8 +34,7 @@ ReplayOptions parse_replay_options(core::ParamTable& t) {
                      "replay: arrivals this many times faster than recorded (arrival = (trace time - "
                      "replay_start_s) / replay_speedup)",
                      {1e-6, 1e6});
-  o.start_s = t.real("replay_start_s", 0.0, "replay: skip the rows recorded before this trace time, s",
-                     core::k_time_s);
+  o.start_s = t.real("replay_start_s", 0.0, "replay: skip the rows recorded before this trace time, s", core::k_time_s);
   o.window_s = t.real("replay_window_s", 0.0,
                       "replay: end at the first row recorded at or after replay_start_s + this, s (0 = the "
                       "file's end)",
@@ -57,16 +56,22 @@ const TraceFormatEntry& trace_format(TraceFormat f) {
   throw core::Error("request trace: unregistered format");  // every enumerator has an entry
 }
 
-TraceFormat trace_format_named(std::string_view name) {
-  std::string names;
+std::optional<TraceFormat> trace_format_named(std::string_view name) {
   for (const TraceFormatEntry& e : k_formats) {
     if (e.name == name) {
       return e.format;
     }
+  }
+  return std::nullopt;
+}
+
+std::string trace_format_names() {
+  std::string names;
+  for (const TraceFormatEntry& e : k_formats) {
     names += names.empty() ? "" : ", ";
     names += e.name;
   }
-  throw core::Error(fmt::format("unknown request trace format \"{}\"; valid formats are: {}", name, names));
+  return names;
 }
 
 RequestTrace::RequestTrace(const std::string& file, const ReplayOptions& o) : file_(file), options_(o), in_(file) {
@@ -115,10 +120,9 @@ std::optional<RequestSpec> RequestTrace::next() {
       throw core::Error(
           fmt::format("{}: no arrival rows (expected {})", file_, trace_format(options_.format).expected));
     }
-    throw core::Error(fmt::format("{}: none of its {} rows is inside the replay window [{:g}, {}) s", file_, rows_,
-                                  options_.start_s,
-                                  options_.window_s > 0.0 ? fmt::format("{:g}", options_.start_s + options_.window_s)
-                                                          : std::string("end")));
+    throw core::Error(fmt::format(
+        "{}: none of its {} rows is inside the replay window [{:g}, {}) s", file_, rows_, options_.start_s,
+        options_.window_s > 0.0 ? fmt::format("{:g}", options_.start_s + options_.window_s) : std::string("end")));
   }
   return std::nullopt;
 }

@@ -21,9 +21,9 @@ namespace epsim::workloads {
 enum class TraceFormat : std::uint8_t { csv, mooncake, azure, burstgpt };
 
 inline constexpr std::array<core::Choice<TraceFormat>, 4> k_trace_format_choices{{{"csv", TraceFormat::csv},
-                                                                                 {"mooncake", TraceFormat::mooncake},
-                                                                                 {"azure", TraceFormat::azure},
-                                                                                 {"burstgpt", TraceFormat::burstgpt}}};
+                                                                                  {"mooncake", TraceFormat::mooncake},
+                                                                                  {"azure", TraceFormat::azure},
+                                                                                  {"burstgpt", TraceFormat::burstgpt}}};
 
 /// How a replayed file is read: the [workload] replay_* keys.
 struct ReplayOptions {
@@ -71,8 +71,9 @@ struct TraceFormatEntry {
 
 /// The registered format `f`.
 const TraceFormatEntry& trace_format(TraceFormat f);
-/// The format named `name`; throws core::Error listing the valid names when there is none.
-TraceFormat trace_format_named(std::string_view name);
+/// The format named `name` (nullopt when there is none), and the names, comma-separated, for messages.
+std::optional<TraceFormat> trace_format_named(std::string_view name);
+std::string trace_format_names();
 
 /// A replayed file's requests, in arrival order, one at a time.
 class RequestTrace {

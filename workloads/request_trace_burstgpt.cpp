@@ -51,8 +51,7 @@ class BurstGptRows final : public TraceRowReader {
       long long total = 0;
       if (!core::parse_number(cells_[0], at_s) || !core::parse_number(cells_[2], request) ||
           !core::parse_number(cells_[3], response) || !core::parse_number(cells_[4], total)) {
-        throw fail("Timestamp must be a number and the token columns whole numbers, got \"" + std::string(line) +
-                   "\"");
+        throw fail("Timestamp must be a number and the token columns whole numbers, got \"" + std::string(line) + "\"");
       }
       if (request < 0 || response < 0 || request > k_max_request_tokens || response > k_max_request_tokens) {
         throw fail(fmt::format("Request tokens and Response tokens must be in [0, {}]", k_max_request_tokens));
@@ -78,8 +77,8 @@ class BurstGptRows final : public TraceRowReader {
   std::int64_t skipped_rows() const override { return failed_ + other_models_; }
   std::string skipped_what() const override {
     return model_.empty() ? fmt::format("{} failed (0 response or request tokens)", failed_)
-                          : fmt::format("{} failed (0 response or request tokens), {} of other models than {}",
-                                        failed_, other_models_, model_);
+                          : fmt::format("{} failed (0 response or request tokens), {} of other models than {}", failed_,
+                                        other_models_, model_);
   }
 
  private:

@@ -56,8 +56,7 @@ class CsvRows final : public TraceRowReader {
 
 }  // namespace
 
-std::unique_ptr<TraceRowReader> open_csv_rows(std::istream& in, const std::string& source,
-                                              const ReplayOptions& /*o*/) {
+std::unique_ptr<TraceRowReader> open_csv_rows(std::istream& in, const std::string& source, const ReplayOptions& /*o*/) {
   return std::make_unique<CsvRows>(in, source);
 }
 

@@ -66,9 +66,10 @@ class MooncakeRows final : public TraceRowReader {
     // length is refused, not clamped (no released row disagrees; a wrong replay_block_tokens would).
     const std::int64_t blocks = (row.prompt_tokens + block_tokens_ - 1) / block_tokens_;
     if (static_cast<std::int64_t>(ids->size()) != blocks) {
-      throw fail(fmt::format("input_length {} in blocks of {} tokens (replay_block_tokens) needs {} hash_ids, the "
-                             "row has {}",
-                             row.prompt_tokens, block_tokens_, blocks, ids->size()));
+      throw fail(
+          fmt::format("input_length {} in blocks of {} tokens (replay_block_tokens) needs {} hash_ids, the "
+                      "row has {}",
+                      row.prompt_tokens, block_tokens_, blocks, ids->size()));
     }
     if (ids->size() > k_max_content_segments) {
       throw fail(fmt::format("{} hash_ids: more than the {} segments a prompt may have (raise replay_block_tokens)",

@@ -81,9 +81,10 @@ RequestTraceStats compute_request_trace_stats(const std::string& file, const Rep
       seen.insert(seg.id);
     }
     if (seen.size() > max_blocks) {
-      throw core::Error(fmt::format("{}: more than {} distinct block ids by request {}: the ideal hit rate's "
-                                    "memory is bounded (use --num-requests or a window)",
-                                    file, max_blocks, s.requests));
+      throw core::Error(
+          fmt::format("{}: more than {} distinct block ids by request {}: the ideal hit rate's "
+                      "memory is bounded (use --num-requests or a window)",
+                      file, max_blocks, s.requests));
     }
   }
   s.rows_before_window = trace.rows_before_window();
@@ -115,8 +116,9 @@ std::string format_request_trace_stats(const RequestTraceStats& s) {
   line("arrivals            {:.3f} s to {:.3f} s ({:.3f} s)\n", s.first_arrival_s, s.last_arrival_s, s.duration_s);
   line("mean rate           {:.4g} req/s\n", s.mean_rate_rps);
   if (s.requests_with_lengths == 0) {
-    line("lengths             none in the file (a run draws them from [workload.prompt_tokens] / "
-         "[workload.output_tokens])\n");
+    line(
+        "lengths             none in the file (a run draws them from [workload.prompt_tokens] / "
+        "[workload.output_tokens])\n");
   } else {
     line("{:<19} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "tokens", "mean", "p50", "p90", "p99", "max");
     for (const auto& [name, p] : {std::pair{"prompt", s.prompt}, std::pair{"output", s.output}}) {

@@ -32,8 +32,8 @@ struct RequestTraceStats {
   std::string skipped_what;
   double first_arrival_s = 0.0;  ///< after the window's start and the speed-up, as a run replays them
   double last_arrival_s = 0.0;
-  double duration_s = 0.0;     ///< last - first arrival
-  double mean_rate_rps = 0.0;  ///< (requests - 1) / duration_s: the gaps' mean rate (0 for one request)
+  double duration_s = 0.0;                 ///< last - first arrival
+  double mean_rate_rps = 0.0;              ///< (requests - 1) / duration_s: the gaps' mean rate (0 for one request)
   std::int64_t requests_with_lengths = 0;  ///< an arrival-only CSV row has none (the config draws them)
   LengthPercentiles prompt;
   LengthPercentiles output;

@@ -29,8 +29,8 @@
 #include "experiments/cli/study_preview.hpp"
 #include "experiments/cli/sweep_command.hpp"
 #include "experiments/cli/trace_commands.hpp"
-#include "experiments/cli/workload_commands.hpp"
 #include "experiments/cli/version_text.hpp"
+#include "experiments/cli/workload_commands.hpp"
 #include "experiments/studies/slo_search.hpp"
 #include "workloads/workload_bounds.hpp"
 

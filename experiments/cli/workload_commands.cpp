@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <optional>
 
 #include "experiments/cli/command_line.hpp"
 #include "workloads/request_trace_stats.hpp"
@@ -31,8 +32,8 @@ int stats(const std::vector<std::string>& args, std::ostream& out) {
       "window-s", po::value<double>()->default_value(0.0),
       "end at rows recorded at or after start + this (replay_window_s; 0 = the file's end)")(
       "block-tokens", po::value<std::int64_t>()->default_value(512),
-      "mooncake: tokens per hash id (replay_block_tokens)")(
-      "model", po::value<std::string>()->default_value(""), "burstgpt: only this Model's rows (replay_model)")(
+      "mooncake: tokens per hash id (replay_block_tokens)")("model", po::value<std::string>()->default_value(""),
+                                                            "burstgpt: only this Model's rows (replay_model)")(
       "num-requests", po::value<std::int64_t>()->default_value(0), "stop after this many requests (0 = all)");
   po::positional_options_description pos;
   pos.add("file", 1);
@@ -44,7 +45,13 @@ int stats(const std::vector<std::string>& args, std::ostream& out) {
   }
   const auto vm = parse_command_line(args, d, pos);
   workloads::ReplayOptions o;
-  o.format = workloads::trace_format_named(vm["format"].as<std::string>());
+  const std::string format = vm["format"].as<std::string>();
+  const std::optional<workloads::TraceFormat> named = workloads::trace_format_named(format);
+  if (!named) {
+    throw std::invalid_argument(fmt::format("unknown request trace format \"{}\"; valid formats are: {}", format,
+                                            workloads::trace_format_names()));
+  }
+  o.format = *named;
   o.speedup = vm["speedup"].as<double>();
   o.start_s = vm["start-s"].as<double>();
   o.window_s = vm["window-s"].as<double>();

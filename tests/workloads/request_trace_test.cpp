@@ -3,10 +3,10 @@
 // are worked out by hand, their errors, the replay window and speed-up, and `epsim workload stats`.
 #include <unistd.h>
 
+#include <toml++/toml.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <toml++/toml.h>
 
 #include "core/error.hpp"
 #include "core/params.hpp"
@@ -46,8 +46,7 @@ ReplayOptions format(TraceFormat f) {
 struct Scratch {
   std::filesystem::path path;
   explicit Scratch(const std::string& ext)
-      : path(std::filesystem::temp_directory_path() /
-             ("epsim_request_trace_" + std::to_string(::getpid()) + ext)) {}
+      : path(std::filesystem::temp_directory_path() / ("epsim_request_trace_" + std::to_string(::getpid()) + ext)) {}
   ~Scratch() { std::filesystem::remove(path); }
   std::string write(const std::string& text) const {
     std::ofstream(path, std::ios::trunc) << text;
@@ -111,11 +110,10 @@ TEST_CASE("mooncake errors name the file and line") {
     REQUIRE(t.next());
     REQUIRE_THROWS_WITH(t.next(), Catch::Contains(f.path.string() + ": line 3: " + what));
   }
-  RequestTrace unordered(
-      f.write(R"({"timestamp": 10, "input_length": 10, "output_length": 1, "hash_ids": [7]})"
-              "\n" +
-              ok + "\n"),
-      format(TraceFormat::mooncake));
+  RequestTrace unordered(f.write(R"({"timestamp": 10, "input_length": 10, "output_length": 1, "hash_ids": [7]})"
+                                 "\n" +
+                                 ok + "\n"),
+                         format(TraceFormat::mooncake));
   REQUIRE(unordered.next());
   REQUIRE_THROWS_WITH(unordered.next(), Catch::Contains(": line 2: arrival times must be non-decreasing"));
   // 20,000 one-token blocks: more segments than a prompt may carry.
@@ -128,9 +126,8 @@ TEST_CASE("mooncake errors name the file and line") {
     }
     ids += std::to_string(i);
   }
-  RequestTrace many(f.write(R"({"timestamp": 0, "input_length": 20000, "output_length": 1, "hash_ids": [)" + ids +
-                            "]}\n"),
-                    tiny);
+  RequestTrace many(
+      f.write(R"({"timestamp": 0, "input_length": 20000, "output_length": 1, "hash_ids": [)" + ids + "]}\n"), tiny);
   REQUIRE_THROWS_WITH(many.next(), Catch::Contains(": line 1: 20000 hash_ids: more than the 16384 segments"));
   RequestTrace empty(f.write("\n"), format(TraceFormat::mooncake));
   REQUIRE_THROWS_WITH(empty.next(), Catch::Contains(f.path.string() + ": no arrival rows (expected JSON lines"));
@@ -160,7 +157,8 @@ TEST_CASE("azure rows: arrivals are timestamps minus the first row's; empty requ
   CHECK(y2024[2].arrival_ns == 1'500'000'000);
   // A leap day: 2024-02-28 23:00 to 2024-03-01 00:00 is 25 hours.
   const Scratch f(".csv");
-  const auto leap = read_all(f.write("2024-02-28 23:00:00,1,1\n2024-03-01T00:00:00Z,1,1\n"), format(TraceFormat::azure));
+  const auto leap =
+      read_all(f.write("2024-02-28 23:00:00,1,1\n2024-03-01T00:00:00Z,1,1\n"), format(TraceFormat::azure));
   REQUIRE(leap.size() == 2);
   CHECK(leap[1].arrival_ns == std::int64_t{90000} * 1'000'000'000);
 }
@@ -168,7 +166,8 @@ TEST_CASE("azure rows: arrivals are timestamps minus the first row's; empty requ
 TEST_CASE("azure errors name the file and line") {
   const Scratch f(".csv");
   for (const auto& [text, what] : {
-           std::pair{"TIMESTAMP,Context,Generated\n", "line 1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens"},
+           std::pair{"TIMESTAMP,Context,Generated\n",
+                     "line 1: expected the header TIMESTAMP,ContextTokens,GeneratedTokens"},
            std::pair{"2023-11-16 18:15:46,1\n", "line 1: expected TIMESTAMP,ContextTokens,GeneratedTokens, got"},
            std::pair{"2023-13-16 18:15:46,1,1\n", "line 1: expected a TIMESTAMP like 2023-11-16 18:15:46.6805900"},
            std::pair{"2023-11-16 18:15:46.,1,1\n", "line 1: expected a TIMESTAMP like"},
