@@ -52,8 +52,15 @@ bool expect(std::string_view s, std::size_t& pos, char c) {
   return false;
 }
 
-// "YYYY-MM-DD HH:MM:SS[.fraction][Z|+hh:mm|-hh:mm]" as ns since 1970-01-01 UTC; false when malformed.
-bool parse_timestamp_ns(std::string_view s, std::int64_t& ns) {
+// A point in time: whole seconds since 1970-01-01 UTC and nanoseconds into the second (kept apart: int64
+// nanoseconds end 292 years from 1970, and a fuzzer found a year 4046 row overflowing them).
+struct Instant {
+  std::int64_t s = 0;
+  std::int64_t ns = 0;
+};
+
+// "YYYY-MM-DD HH:MM:SS[.fraction][Z|+hh:mm|-hh:mm]"; false when malformed.
+bool parse_timestamp(std::string_view s, Instant& at) {
   std::size_t p = 0;
   std::int64_t y = 0;
   std::int64_t mo = 0;
@@ -106,8 +113,8 @@ bool parse_timestamp_ns(std::string_view s, std::int64_t& ns) {
   if (p != s.size()) {
     return false;
   }
-  const std::int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - zone_s;
-  ns = secs * 1000000000 + frac_ns;  // years 0000-9999 stay far inside int64 ns (+-2.9e11 s)
+  at.s = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - zone_s;  // years 0000-9999: +-3e11 s
+  at.ns = frac_ns;
   return true;
 }
 
@@ -136,8 +143,8 @@ class AzureRows final : public TraceRowReader {
       if (cells_.size() != 3) {
         throw fail("expected TIMESTAMP,ContextTokens,GeneratedTokens, got \"" + std::string(line) + "\"");
       }
-      std::int64_t at_ns = 0;
-      if (!parse_timestamp_ns(cells_[0], at_ns)) {
+      Instant at;
+      if (!parse_timestamp(cells_[0], at)) {
         throw fail("expected a TIMESTAMP like 2023-11-16 18:15:46.6805900, got \"" + cells_[0] + "\"");
       }
       long long context = 0;
@@ -149,7 +156,7 @@ class AzureRows final : public TraceRowReader {
         throw fail(fmt::format("ContextTokens and GeneratedTokens must be in [0, {}]", k_max_request_tokens));
       }
       if (!have_first_) {
-        first_ns_ = at_ns;
+        first_ = at;
         have_first_ = true;
       }
       if (context == 0 || generated == 0) {  // nothing to prefill or nothing generated: no request to serve
@@ -157,7 +164,8 @@ class AzureRows final : public TraceRowReader {
         continue;
       }
       row = TraceRow{};
-      row.time_s = static_cast<double>(at_ns - first_ns_) / 1e9;  // negative when out of order: refused later
+      // Negative when out of order, past 1e9 s when years apart: RequestTrace refuses both.
+      row.time_s = static_cast<double>(at.s - first_.s) + static_cast<double>(at.ns - first_.ns) * 1e-9;
       row.prompt_tokens = context;
       row.output_tokens = generated;
       return true;
@@ -175,7 +183,7 @@ class AzureRows final : public TraceRowReader {
   std::string source_;
   core::CsvLines lines_;
   std::vector<std::string> cells_;
-  std::int64_t first_ns_ = 0;  // the first row's timestamp: the trace's origin
+  Instant first_;  // the first row's timestamp: the trace's origin
   bool have_first_ = false;
   std::int64_t skipped_ = 0;
   bool seen_row_ = false;

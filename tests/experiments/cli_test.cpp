@@ -172,7 +172,7 @@ TEST_CASE("run writes the results directory and a bad config writes nothing") {
   REQUIRE_THAT(unknown.err, Contains("bogus"));
 }
 
-TEST_CASE("workload stats reads a request trace; validate replays one in its format") {
+TEST_CASE("workload stats reads a request trace, validate and run replay one in its format") {
   const std::string mooncake = std::string(EPSIM_TEST_DATA_DIR) + "/request_traces/mooncake_3.jsonl";
   // 3 rows at 0, 0.5 and 2 s; 1536 of 3000 prompt tokens in leading blocks seen before (request_trace_test).
   const auto stats = cli({"workload", "stats", mooncake, "--format", "mooncake"});
@@ -199,6 +199,16 @@ TEST_CASE("workload stats reads a request trace; validate replays one in its for
                            "workload.replay_file=\"" + mooncake + "\"", "--set", "workload.replay_format=mooncake"});
   CHECK(replay.code == 0);
   CHECK_THAT(replay.out, Contains("replays 3 request(s) from " + mooncake));
+  // A run of the rows recorded in [0.4, 1.4) s: the one at 0.5 s.
+  const fs::path out = fs::temp_directory_path() / ("epsim_cli_mooncake_" + std::to_string(::getpid()));
+  const auto run =
+      cli({"run", k_small, "--set", "workload.arrival=replay", "--set", "workload.replay_file=\"" + mooncake + "\"",
+           "--set", "workload.replay_format=mooncake", "--set", "workload.replay_start_s=0.4", "--set",
+           "workload.replay_window_s=1", "--out", out.string()});
+  CHECK(run.code == 0);
+  CHECK_THAT(run.out, Contains("replayed 1 request(s) from " + mooncake +
+                               " (the rows inside workload.replay_start_s / replay_window_s)"));
+  fs::remove_all(out);
 }
 
 TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {

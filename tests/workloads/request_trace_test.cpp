@@ -133,7 +133,7 @@ TEST_CASE("mooncake errors name the file and line") {
   REQUIRE_THROWS_WITH(empty.next(), Catch::Contains(f.path.string() + ": no arrival rows (expected JSON lines"));
 }
 
-TEST_CASE("azure rows: arrivals are timestamps minus the first row's; empty requests are skipped") {
+TEST_CASE("azure rows: arrivals are timestamps minus the first row's, empty requests skipped") {
   RequestTrace t(data("azure_2023.csv"), format(TraceFormat::azure));
   std::vector<RequestSpec> rows;
   while (auto r = t.next()) {
@@ -177,6 +177,11 @@ TEST_CASE("azure errors name the file and line") {
            std::pair{"# a comment\n2023-11-16 18:15:46,3,1\n2023-11-16 18:15:45,3,1\n",
                      "line 3: arrival times must be non-decreasing"},
            std::pair{"TIMESTAMP,ContextTokens,GeneratedTokens\n", "no arrival rows (expected lines TIMESTAMP"},
+           // Years apart: past the simulated clock, not an overflow of nanoseconds (a fuzzer's finding).
+           std::pair{"2023-11-16 18:15:46,3,1\n4046-11-16 18:15:46,3,1\n",
+                     "line 2: arrival time 6.38398e+10 s is outside [0, 1e+09] s"},
+           std::pair{"4046-11-16 18:15:46,3,1\n2023-11-16 18:15:46,3,1\n",
+                     "line 2: arrival times must be non-decreasing"},
        }) {
     INFO(text);
     REQUIRE_THROWS_WITH(read_all(f.write(text), format(TraceFormat::azure)),
