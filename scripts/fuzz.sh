@@ -12,7 +12,7 @@
 #   scripts/fuzz.sh --seconds 60 trace   # one harness
 # Harnesses: config (TOML text and [workload]), experiment (a whole config with --set overrides), trace
 # (binary routing traces), trace_csv and trace_json (trace convert's importers), replay (arrival replay
-# CSV), place (place's load, co-selection, cost-curve and load-history files), calibration (the measurement
+# CSV), request_trace (Mooncake, Azure and BurstGPT request traces), place (place's load, co-selection, cost-curve and load-history files), calibration (the measurement
 # table and every calibrate importer), engines (routing importers, placement files, .npy, safetensors),
 # study (study files and their plans), report (a report's study or run inputs, built and rendered),
 # journal (a sweep's journal and a shared directory's manifest, as the writers read them back).
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(config experiment trace trace_csv trace_json replay place calibration engines study report journal)
+  harnesses=(config experiment trace trace_csv trace_json replay request_trace place calibration engines study report journal)
 fi
 # Stack traces with function names and lines (the sanitizers look for llvm-symbolizer by that name only).
 if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then

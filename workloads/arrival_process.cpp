@@ -27,7 +27,10 @@ ArrivalConfig parse_arrivals(core::ParamTable& t) {
   c.off_rate_fraction = t.real("burst_off_rate_fraction", 0.0, "onoff: OFF-period rate / ON-period rate", {0.0, 1.0});
   c.batch_size = static_cast<int>(t.integer(
       "batch_size", c.batch_size, "batches: requests arriving together, every batch_size / rate_rps s", {1, 1 << 20}));
-  c.replay_file = t.string("replay_file", "", "replay: CSV with arrival_s[,prompt_tokens,output_tokens] per line");
+  c.replay_file = t.string("replay_file", "",
+                           "replay: a request trace, in replay_format (csv: arrival_s[,prompt_tokens,output_tokens] "
+                           "per line)");
+  c.replay = parse_replay_options(t);
   if (!t.documenting() && c.kind == ArrivalConfig::Kind::replay && c.replay_file.empty()) {
     t.fail("replay_file", "arrival = \"replay\" needs a replay_file");
   }

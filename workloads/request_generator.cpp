@@ -66,60 +66,19 @@ WorkloadConfig parse_workload(core::ParamTable& t) {
 RequestGenerator::RequestGenerator(const WorkloadConfig& cfg, const core::RandomStreams& streams)
     : cfg_(cfg), arrivals_(cfg.arrivals, streams.stream("arrivals")), length_rng_(streams.stream("lengths")) {
   if (cfg_.arrivals.kind == ArrivalConfig::Kind::replay) {
-    replay_ = std::make_unique<std::ifstream>(cfg_.arrivals.replay_file);
-    if (!*replay_) {
-      throw core::Error(cfg_.arrivals.replay_file + ": cannot open the arrival replay file");
-    }
-    replay_lines_ = std::make_unique<core::CsvLines>(*replay_, "arrival", cfg_.arrivals.replay_file);
+    replay_ = std::make_unique<RequestTrace>(cfg_.arrivals.replay_file, cfg_.arrivals.replay);
   }
 }
 
 RequestGenerator::~RequestGenerator() = default;
 
 std::optional<RequestSpec> RequestGenerator::next_replayed() {
-  while (replay_lines_->next()) {
-    const std::string& line = replay_lines_->line();
-    const auto fail = [&](const std::string& what) -> core::Error {
-      return core::Error(fmt::format("{}: line {}: {}", cfg_.arrivals.replay_file, replay_lines_->line_no(), what));
-    };
-    std::vector<std::string>& cells = replay_cells_;
-    core::split_csv(line, cells);
-    if (cells.empty() || cells.size() == 2 || cells.size() > 3) {
-      throw fail("expected arrival_s or arrival_s,prompt_tokens,output_tokens, got \"" + line + "\"");
-    }
-    double arrival_s = 0.0;
-    long long prompt = 0;
-    long long output = 0;
-    const bool numbers =
-        core::parse_number(cells[0], arrival_s) &&
-        (cells.size() == 1 || (core::parse_number(cells[1], prompt) && core::parse_number(cells[2], output)));
-    if (!numbers) {
-      throw fail("not a number in \"" + line + "\"");  // "100abc" or "100.5" tokens too, not just 100
-    }
-    if (!(arrival_s >= 0.0 && arrival_s <= core::k_max_time_s)) {
-      throw fail(fmt::format("arrival time {:g} s is outside [0, {:g}] s", arrival_s, core::k_max_time_s));
-    }
-    const core::Time at = core::from_seconds(arrival_s);
-    if (at < last_replayed_ns_) {
-      throw fail("arrival times must be non-decreasing");
-    }
-    if (cells.size() == 3 &&
-        (prompt < 1 || output < 1 || prompt > k_max_request_tokens || output > k_max_request_tokens)) {
-      throw fail(fmt::format("prompt_tokens and output_tokens must be in [1, {}]", k_max_request_tokens));
-    }
-    last_replayed_ns_ = at;
-    RequestSpec r;
-    r.arrival_ns = at;
-    r.prompt_tokens = cells.size() == 3 ? prompt : cfg_.prompt.sample(length_rng_);
-    r.output_tokens = cells.size() == 3 ? output : cfg_.output.sample(length_rng_);
-    ++replayed_rows_;
-    return r;
+  std::optional<RequestSpec> r = replay_->next();
+  if (r && r->prompt_tokens == 0) {  // an arrival-only CSV row: lengths from the distributions
+    r->prompt_tokens = cfg_.prompt.sample(length_rng_);
+    r->output_tokens = cfg_.output.sample(length_rng_);
   }
-  if (replayed_rows_ == 0) {  // a run of no requests would look like a result
-    throw core::Error(cfg_.arrivals.replay_file +
-                      ": no arrival rows (expected lines arrival_s or arrival_s,prompt_tokens,output_tokens)");
-  }
-  return std::nullopt;
+  return r;
 }
 
 std::optional<RequestSpec> RequestGenerator::next() {

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Produces requests one at a time (never the whole list): arrivals from an arrival process or a
-// replayed CSV, lengths from two distributions (or the CSV), each purpose on its own random stream so
-// changing one never shifts the other.
+// replayed request trace (request_trace.hpp), lengths from two distributions (or the trace), each
+// purpose on its own random stream so changing one never shifts the other.
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/csv_lines.hpp"
 #include "core/random_streams.hpp"
 #include "workloads/arrival_process.hpp"
 #include "workloads/length_distribution.hpp"
 #include "workloads/request.hpp"
+#include "workloads/request_trace.hpp"
 
 namespace epsim::workloads {
 
@@ -39,6 +39,9 @@ class RequestGenerator {
   /// or the count or duration limit is reached. `done` finished with every output token (a request the
   /// engine rejected ends its session instead).
   std::optional<RequestSpec> follow_up(const RequestSpec& done, core::Time finish_ns);
+  /// The replayed file's rows skipped so far (a format's failed rows, another model's), and what they were.
+  std::int64_t replay_skipped_rows() const { return replay_ ? replay_->skipped_rows() : 0; }
+  std::string replay_skipped_what() const { return replay_ ? replay_->skipped_what() : std::string(); }
 
  private:
   std::optional<RequestSpec> next_replayed();
@@ -47,11 +50,7 @@ class RequestGenerator {
   ArrivalProcess arrivals_;
   core::Rng length_rng_;
   std::int64_t issued_ = 0;
-  std::unique_ptr<std::ifstream> replay_;
-  std::unique_ptr<core::CsvLines> replay_lines_;  // over *replay_
-  std::vector<std::string> replay_cells_;
-  core::Time last_replayed_ns_ = 0;
-  std::int64_t replayed_rows_ = 0;
+  std::unique_ptr<RequestTrace> replay_;  // the replayed file, in its format
 };
 
 }  // namespace epsim::workloads

@@ -306,6 +306,8 @@ std::string human_summary(const ExperimentConfig& cfg, const serving::Simulation
       why = fmt::format(" (the first {}: workload.num_requests)", limit);
     } else if (cfg.workload.duration_s > 0.0 || res.hit_time_limit) {
       why = " (the rows within workload.duration_s / run.max_sim_time_s)";
+    } else if (cfg.workload.arrivals.replay.start_s > 0.0 || cfg.workload.arrivals.replay.window_s > 0.0) {
+      why = " (the rows inside workload.replay_start_s / replay_window_s)";
     }
     line("replayed {} request(s) from {}{}\n", s.requests, cfg.workload.arrivals.replay_file, why);
   }

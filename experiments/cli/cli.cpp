@@ -30,6 +30,7 @@
 #include "experiments/cli/sweep_command.hpp"
 #include "experiments/cli/trace_commands.hpp"
 #include "experiments/cli/version_text.hpp"
+#include "experiments/cli/workload_commands.hpp"
 #include "experiments/studies/slo_search.hpp"
 #include "workloads/workload_bounds.hpp"
 
@@ -324,7 +325,7 @@ struct Command {
 };
 
 // Every command, as `epsim --help` lists it: a new command is one row.
-constexpr std::array<Command, 11> k_commands{{
+constexpr std::array<Command, 12> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
     {"validate", "validate CONFIG", "check a configuration or a study file without running it", cmd_validate},
     {"list", "list [WHAT]",
@@ -335,6 +336,8 @@ constexpr std::array<Command, 11> k_commands{{
      usage_checked<calibrate_command>},
     {"trace", "trace", "make, inspect and convert routing traces: gen, stats, convert",
      usage_checked<without_err<trace_command>>},
+    {"workload", "workload", "look at a request trace before replaying it: stats (csv, mooncake, azure, burstgpt)",
+     usage_checked<without_err<workload_command>>},
     {"slo", "slo [CONFIG]", "find the highest arrival rate whose SLO attainment stays >= --target", cmd_slo},
     {"place", "place", "compute a placement (any policy) from a load file: epsim or vLLM format",
      usage_checked<without_err<place_command>>},

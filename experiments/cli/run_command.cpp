@@ -132,6 +132,9 @@ std::string validate_experiment(const ExperimentConfig& cfg) {
       ++n;
     }
     workload = fmt::format("replays {} request(s) from {}", n, cfg.workload.arrivals.replay_file);
+    if (rows.replay_skipped_rows() > 0) {  // a trace's failed rows, another model's: said, not silently dropped
+      workload += fmt::format(", skipping {} row(s): {}", rows.replay_skipped_rows(), rows.replay_skipped_what());
+    }
   }
   return fmt::format("{}: ok ({} on {} x {} GPUs, {}, {})\n", cfg.source, cfg.model.name, cfg.cluster.num_gpus(),
                      cfg.gpu.name, ep_description(cfg), workload);

@@ -172,6 +172,45 @@ TEST_CASE("run writes the results directory and a bad config writes nothing") {
   REQUIRE_THAT(unknown.err, Contains("bogus"));
 }
 
+TEST_CASE("workload stats reads a request trace, validate and run replay one in its format") {
+  const std::string mooncake = std::string(EPSIM_TEST_DATA_DIR) + "/request_traces/mooncake_3.jsonl";
+  // 3 rows at 0, 0.5 and 2 s; 1536 of 3000 prompt tokens in leading blocks seen before (request_trace_test).
+  const auto stats = cli({"workload", "stats", mooncake, "--format", "mooncake"});
+  REQUIRE(stats.code == 0);
+  CHECK_THAT(stats.out, Contains("requests            3\n"));
+  CHECK_THAT(stats.out, Contains("arrivals            0.000 s to 2.000 s (2.000 s)"));
+  CHECK_THAT(stats.out, Contains("ideal hit rate      0.5120 (1536 of 3000 prompt tokens"));
+  // At 4x from 0.4 s: (0.5 - 0.4) / 4 and (2 - 0.4) / 4.
+  const auto window =
+      cli({"workload", "stats", mooncake, "--format", "mooncake", "--start-s", "0.4", "--speedup", "4"});
+  REQUIRE(window.code == 0);
+  CHECK_THAT(window.out, Contains("before the window   1 rows"));
+  CHECK_THAT(window.out, Contains("arrivals            0.025 s to 0.400 s (0.375 s)"));
+  const auto bad = cli({"workload", "stats", mooncake, "--format", "sharegpt"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Contains("unknown request trace format \"sharegpt\"; valid formats are: csv, mooncake, azure, "
+                               "burstgpt"));
+  CHECK(cli({"workload", "stats", mooncake, "--format", "mooncake", "--speedup", "0"}).code == 2);
+  CHECK(cli({"workload", "frobnicate"}).code == 2);
+  const auto wrong_format = cli({"workload", "stats", mooncake, "--format", "azure"});
+  CHECK(wrong_format.code == 1);
+  CHECK_THAT(wrong_format.err, Contains("mooncake_3.jsonl: line 1: expected TIMESTAMP,ContextTokens,GeneratedTokens"));
+  const auto replay = cli({"validate", k_small, "--set", "workload.arrival=replay", "--set",
+                           "workload.replay_file=\"" + mooncake + "\"", "--set", "workload.replay_format=mooncake"});
+  CHECK(replay.code == 0);
+  CHECK_THAT(replay.out, Contains("replays 3 request(s) from " + mooncake));
+  // A run of the rows recorded in [0.4, 1.4) s: the one at 0.5 s.
+  const fs::path out = fs::temp_directory_path() / ("epsim_cli_mooncake_" + std::to_string(::getpid()));
+  const auto run =
+      cli({"run", k_small, "--set", "workload.arrival=replay", "--set", "workload.replay_file=\"" + mooncake + "\"",
+           "--set", "workload.replay_format=mooncake", "--set", "workload.replay_start_s=0.4", "--set",
+           "workload.replay_window_s=1", "--out", out.string()});
+  CHECK(run.code == 0);
+  CHECK_THAT(run.out, Contains("replayed 1 request(s) from " + mooncake +
+                               " (the rows inside workload.replay_start_s / replay_window_s)"));
+  fs::remove_all(out);
+}
+
 TEST_CASE("trace gen, stats, convert, and a run that replays the trace") {
   const fs::path dir = fs::temp_directory_path() / "epsim_cli_trace";
   fs::remove_all(dir);
