@@ -29,7 +29,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(config experiment trace trace_csv trace_json replay request_trace place calibration engines study report journal)
+  # Every harness in fuzz/ (one fuzz_NAME.cpp each), so a new one is never left out.
+  for src in fuzz/fuzz_*.cpp; do
+    name=${src#fuzz/fuzz_}
+    harnesses+=("${name%.cpp}")
+  done
 fi
 # Stack traces with function names and lines (the sanitizers look for llvm-symbolizer by that name only).
 if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
