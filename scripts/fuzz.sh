@@ -12,8 +12,9 @@
 #   scripts/fuzz.sh --seconds 60 trace   # one harness
 # Harnesses: config (TOML text and [workload]), experiment (a whole config with --set overrides), trace
 # (binary routing traces), trace_csv and trace_json (trace convert's importers), replay (arrival replay
-# CSV), place (place's load, co-selection, cost-curve and load-history files), calibration (the measurement
-# table and every calibrate importer), engines (routing importers, placement files, .npy, safetensors),
+# CSV), sharegpt (ShareGPT conversation files as sessions), place (place's load, co-selection,
+# cost-curve and load-history files), calibration (the measurement table and every calibrate
+# importer), engines (routing importers, placement files, .npy, safetensors),
 # study (study files and their plans), report (a report's study or run inputs, built and rendered),
 # journal (a sweep's journal and a shared directory's manifest, as the writers read them back).
 set -euo pipefail
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(config experiment trace trace_csv trace_json replay place calibration engines study report journal)
+  harnesses=(config experiment trace trace_csv trace_json replay sharegpt place calibration engines study report journal)
 fi
 # Stack traces with function names and lines (the sanitizers look for llvm-symbolizer by that name only).
 if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
