@@ -151,8 +151,9 @@ bool RequestGenerator::at_count_limit() const {
 void RequestGenerator::add_content(RequestSpec& r) {
   std::vector<ContentSegment> head;
   if (prefixes_) {
-    if (const std::optional<std::int64_t> k = prefixes_->pick(prefix_rng_)) {
-      head.push_back(prefixes_->segment(*k));
+    SharedPrefixes& prefixes = *prefixes_;
+    if (const std::optional<std::int64_t> k = prefixes.pick(prefix_rng_)) {
+      head.push_back(prefixes.segment(*k));
     }
   }
   if (sessions_) {
