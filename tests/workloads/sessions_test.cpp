@@ -56,7 +56,7 @@ TEST_CASE("content ids: SplitMix64 of the tagged value, as computed by hand") {
   REQUIRE(workloads::content_id(ContentPurpose::user_message, 7) != workloads::content_id(ContentPurpose::answer, 7));
 }
 
-TEST_CASE("a request with a shared system prompt: [prompt, its own part], prompt_tokens their sum") {
+TEST_CASE("a request with a shared system prompt: the prompt, then its own part, prompt_tokens their sum") {
   workloads::WorkloadConfig cfg = parse(
       "num_requests = 3\nprompt_tokens = {value = 100}\noutput_tokens = {value = 10}\n"
       "[shared_prefix]\nprompts = 1\ntokens = {value = 500}\n");
@@ -158,7 +158,7 @@ TEST_CASE("a rejected turn ends its session") {
   REQUIRE_FALSE(gen.sessions_open());
 }
 
-TEST_CASE("shared prompts' popularity follows Zipf's closed form; fraction carries one") {
+TEST_CASE("shared prompts' popularity follows Zipf's closed form, and a fraction of requests carries one") {
   // 10 prompts, s = 1: prompt k with probability (1 / (k + 1)) / H_10, H_10 = 7381 / 2520.
   workloads::WorkloadConfig cfg =
       parse("num_requests = 200000\n[shared_prefix]\nprompts = 10\nzipf_s = 1.0\nfraction = 0.3\n");
@@ -237,7 +237,7 @@ TEST_CASE("sessions are the same whatever order their turns finish in") {
   REQUIRE(forward == backward);
 }
 
-TEST_CASE("[workload.sessions] and [workload.shared_prefix]: presets and bad keys") {
+TEST_CASE("workload.sessions and workload.shared_prefix: presets and bad keys") {
   // The agent preset's defaults, overridden key by key.
   const workloads::WorkloadConfig agent = parse("[sessions]\npreset = \"agent\"\nmax_context_tokens = 65536\n");
   REQUIRE(agent.sessions.kind == workloads::SessionConfig::Kind::synthetic);
