@@ -12,8 +12,9 @@
 #   scripts/fuzz.sh --seconds 60 trace   # one harness
 # Harnesses: config (TOML text and [workload]), experiment (a whole config with --set overrides), trace
 # (binary routing traces), trace_csv and trace_json (trace convert's importers), replay (arrival replay
-# CSV), request_trace (Mooncake, Azure and BurstGPT request traces), place (place's load, co-selection, cost-curve and load-history files), calibration (the measurement
-# table and every calibrate importer), engines (routing importers, placement files, .npy, safetensors),
+# CSV), request_trace (Mooncake, Azure and BurstGPT request traces), sharegpt (ShareGPT conversation files
+# as sessions), place (place's load, co-selection, cost-curve and load-history files), calibration (the
+# measurement table and every calibrate importer), engines (routing importers, placement files, .npy, safetensors),
 # study (study files and their plans), report (a report's study or run inputs, built and rendered),
 # journal (a sweep's journal and a shared directory's manifest, as the writers read them back).
 set -euo pipefail

@@ -247,6 +247,10 @@ bool Simulator::admit_arrival(const workloads::RequestSpec& spec, Group*& group)
   requests_.push_back(std::move(r));
   const bool queued = g.scheduler.enqueue(requests_.back().rank, static_cast<int>(requests_.size() - 1), requests_);
   g.arrivals += queued ? 1 : 0;
+  last_arrival_ns_ = std::max(last_arrival_ns_, spec.arrival_ns);
+  if (!queued) {
+    generator_.end_session(spec);  // a rejected turn ends its session
+  }
   served_[rank_base_[static_cast<std::size_t>(g.index)] + static_cast<std::size_t>(requests_.back().rank)] +=
       queued ? 1 : 0;
   for (Observer* o : observers_) {
@@ -328,8 +332,17 @@ void Simulator::on_arrival(workloads::RequestSpec spec) {
   if (next) {
     engine_.schedule_at(next->arrival_ns, [this, s = *next] { on_arrival(s); });
   } else {
+    open_loop_ended_ = true;
+    end_arrivals_if_done();
+  }
+}
+
+void Simulator::end_arrivals_if_done() {
+  // Sessions' turns keep arriving after the arrival process ends, until every session has ended.
+  if (open_loop_ended_ && !arrivals_ended_ && !generator_.sessions_open()) {
+    arrivals_ended_ = true;
     for (Observer* o : observers_) {
-      o->on_arrivals_end(spec.arrival_ns);
+      o->on_arrivals_end(last_arrival_ns_);
     }
   }
 }
@@ -339,6 +352,7 @@ void Simulator::on_follow_up(workloads::RequestSpec spec) {
   if (admit_arrival(spec, g)) {
     try_start_step(*g);
   }
+  end_arrivals_if_done();
 }
 
 void Simulator::schedule_follow_ups(const Group& g, core::Time now) {
@@ -350,6 +364,7 @@ void Simulator::schedule_follow_ups(const Group& g, core::Time now) {
       }
     }
   }
+  end_arrivals_if_done();
 }
 
 void Simulator::try_start_step(Group& g) {

@@ -167,6 +167,8 @@ class Simulator {
   bool admit_arrival(const workloads::RequestSpec& spec, Group*& group);
   // Asks the workload for the turns that follow the requests the step just finished.
   void schedule_follow_ups(const Group& g, core::Time now);
+  // Tells the observers the arrivals ended once the arrival process has and no session can make a turn.
+  void end_arrivals_if_done();
   void schedule_next_arrival();
   void try_start_step(Group& g);
   void on_step_end(Group& g);
@@ -205,6 +207,9 @@ class Simulator {
   core::Time last_step_end_ns_ = 0;
   bool routing_exhausted_ = false;
   bool held_start_ = false;  // arrivals at one instant are still being queued
+  core::Time last_arrival_ns_ = 0;
+  bool open_loop_ended_ = false;  // the arrival process made its last request
+  bool arrivals_ended_ = false;   // ... and no session can make another: the observers were told
   std::unique_ptr<hardware::TransferNetwork> transfers_;
   std::optional<WeightMigration> migration_;  // when triggers may re-place
   std::optional<KvHandoff> handoff_;          // when disaggregated

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "workloads/length_distribution.hpp"
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 #include <algorithm>
 #include <array>
@@ -74,7 +75,7 @@ std::int64_t LengthDistribution::largest() const {
   return 0;
 }
 
-LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value) {
+LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value, std::string_view unit) {
   using Kind = LengthDistribution::Kind;
   static constexpr std::array<core::Choice<Kind>, 4> kinds{{{"fixed", Kind::fixed},
                                                             {"uniform", Kind::uniform},
@@ -83,7 +84,7 @@ LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t d
   LengthDistribution d;
   d.kind = t.choice<Kind>("distribution", Kind::fixed, "length distribution", kinds);
   constexpr core::IntBounds len{1, k_max_request_tokens};
-  d.value = t.integer("value", default_value, "tokens (fixed)", len);
+  d.value = t.integer("value", default_value, fmt::format("{} (fixed)", unit), len);
   d.min = t.integer("min", 1, "smallest length (uniform, lognormal clamp)", len);
   d.max = t.integer("max", 1 << 20, "largest length (uniform, lognormal clamp)", len);
   d.mean = t.real("mean", static_cast<double>(default_value), "mean length (lognormal)", core::k_positive);

@@ -5,6 +5,7 @@
 // (inline values, or a shipped table: "sharegpt-prompt", "sharegpt-output").
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/params.hpp"
@@ -29,7 +30,9 @@ struct LengthDistribution {
   std::int64_t largest() const;
 };
 
-LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value);
+/// `unit` names what the lengths count in the docs ("tokens"; "turns" for a session's turns).
+LengthDistribution parse_length_distribution(core::ParamTable& t, std::int64_t default_value,
+                                             std::string_view unit = "tokens");
 /// Names of the shipped empirical tables.
 std::vector<std::string> length_table_names();
 

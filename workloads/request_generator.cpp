@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "workloads/content_id.hpp"
+#include "workloads/sessions.hpp"
 #include "workloads/workload_bounds.hpp"
 
 namespace epsim::workloads {
@@ -48,10 +50,6 @@ WorkloadConfig parse_workload(core::ParamTable& t) {
           .value_or(replay ? 0 : 200);
   c.duration_s = t.real("duration_s", 0.0, "generate arrivals for this many seconds (0 = limited by num_requests)",
                         core::k_time_s);
-  if (!t.documenting() && c.num_requests == 0 && c.duration_s == 0.0 &&
-      c.arrivals.kind != ArrivalConfig::Kind::replay) {
-    t.fail("num_requests", "set num_requests or duration_s (both are 0: the workload would never end)");
-  }
   if (!t.documenting() && !replay) {
     check_request_count(t, c);
   }
@@ -59,12 +57,36 @@ WorkloadConfig parse_workload(core::ParamTable& t) {
   c.prompt = parse_length_distribution(prompt, 1024);
   auto output = t.table("output_tokens", "output length distribution");
   c.output = parse_length_distribution(output, 128);
+  auto shared = t.table("shared_prefix", "system prompts shared by a fraction of requests (docs/workloads.md)");
+  c.shared_prefix = parse_shared_prefix(shared);
+  auto sessions = t.table("sessions", "closed-loop multi-turn sessions (docs/workloads.md)");
+  c.sessions = parse_sessions(sessions);
+  // A replayed file, and a conversation file, end the workload by themselves.
+  if (!t.documenting() && c.num_requests == 0 && c.duration_s == 0.0 &&
+      c.arrivals.kind != ArrivalConfig::Kind::replay && c.sessions.kind != SessionConfig::Kind::sharegpt) {
+    t.fail("num_requests", "set num_requests or duration_s (both are 0: the workload would never end)");
+  }
+  if (!t.documenting() && c.shared_prefix.enabled() && !replay &&
+      c.shared_prefix.tokens.largest() + c.prompt.largest() > k_max_request_tokens) {
+    shared.fail("tokens", fmt::format("a shared prompt and a request's own prompt may add up to {} tokens, more "
+                                      "than the {} a request may have",
+                                      c.shared_prefix.tokens.largest() + c.prompt.largest(), k_max_request_tokens));
+  }
   t.finish();
   return c;
 }
 
 RequestGenerator::RequestGenerator(const WorkloadConfig& cfg, const core::RandomStreams& streams)
-    : cfg_(cfg), arrivals_(cfg.arrivals, streams.stream("arrivals")), length_rng_(streams.stream("lengths")) {
+    : cfg_(cfg),
+      arrivals_(cfg.arrivals, streams.stream("arrivals")),
+      length_rng_(streams.stream("lengths")),
+      prefix_rng_(streams.stream("shared_prefix")) {
+  if (cfg_.shared_prefix.enabled()) {
+    prefixes_.emplace(cfg_.shared_prefix, streams);
+  }
+  if (cfg_.sessions.enabled()) {
+    sessions_ = std::make_unique<SessionSource>(cfg_.sessions, streams);
+  }
   if (cfg_.arrivals.kind == ArrivalConfig::Kind::replay) {
     replay_ = std::make_unique<RequestTrace>(cfg_.arrivals.replay_file, cfg_.arrivals.replay);
   }
@@ -81,8 +103,40 @@ std::optional<RequestSpec> RequestGenerator::next_replayed() {
   return r;
 }
 
+bool RequestGenerator::at_count_limit() const {
+  return (cfg_.num_requests > 0 && issued_ >= cfg_.num_requests) || issued_ >= k_max_requests;
+}
+
+void RequestGenerator::add_content(RequestSpec& r) {
+  std::vector<ContentSegment> head;
+  if (prefixes_) {
+    SharedPrefixes& prefixes = *prefixes_;
+    if (const std::optional<std::int64_t> k = prefixes.pick(prefix_rng_)) {
+      head.push_back(prefixes.segment(*k));
+    }
+  }
+  if (sessions_) {
+    sessions_->open(r, head);
+    ++open_sessions_;
+  } else if (!head.empty()) {
+    if (head[0].tokens + r.prompt_tokens > k_max_request_tokens) {  // a replayed row's own prompt
+      throw core::Error(
+          fmt::format("request {}: {} prompt tokens with its shared system prompt of {}, more than "
+                      "the {} a request may have",
+                      r.id, r.prompt_tokens, head[0].tokens, k_max_request_tokens));
+    }
+    if (r.content.empty()) {
+      r.content = {head[0],
+                   {content_id(ContentPurpose::request_prompt, static_cast<std::uint64_t>(r.id)), r.prompt_tokens}};
+    } else {
+      r.content.insert(r.content.begin(), head[0]);  // a trace row's own blocks (Mooncake) follow it
+    }
+    r.prompt_tokens += head[0].tokens;
+  }
+}
+
 std::optional<RequestSpec> RequestGenerator::next() {
-  if (cfg_.num_requests > 0 && issued_ >= cfg_.num_requests) {
+  if (at_count_limit() || (sessions_ && !sessions_->can_start())) {
     return std::nullopt;
   }
   std::optional<RequestSpec> r;
@@ -98,14 +152,33 @@ std::optional<RequestSpec> RequestGenerator::next() {
     return std::nullopt;
   }
   r->id = issued_++;
+  add_content(*r);
   return r;
 }
 
-std::optional<RequestSpec> RequestGenerator::follow_up(const RequestSpec& done, core::Time /*finish_ns*/) {
-  if (done.session < 0) {
+std::optional<RequestSpec> RequestGenerator::follow_up(const RequestSpec& done, core::Time finish_ns) {
+  if (done.session < 0 || !sessions_) {
     return std::nullopt;
   }
-  return std::nullopt;  // no workload makes sessions yet
+  std::optional<RequestSpec> r;
+  if (!at_count_limit()) {
+    r = sessions_->next_turn(done, finish_ns);
+  }
+  if (r && cfg_.duration_s > 0.0 && r->arrival_ns > core::from_seconds(cfg_.duration_s)) {
+    r.reset();
+  }
+  if (!r) {
+    --open_sessions_;
+    return std::nullopt;
+  }
+  r->id = issued_++;
+  return r;
+}
+
+void RequestGenerator::end_session(const RequestSpec& r) {
+  if (r.session >= 0 && sessions_) {
+    --open_sessions_;
+  }
 }
 
 }  // namespace epsim::workloads

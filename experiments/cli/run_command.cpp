@@ -136,6 +136,22 @@ std::string validate_experiment(const ExperimentConfig& cfg) {
       workload += fmt::format(", skipping {} row(s): {}", rows.replay_skipped_rows(), rows.replay_skipped_what());
     }
   }
+  const workloads::SessionConfig& sessions = cfg.workload.sessions;
+  if (sessions.kind == workloads::SessionConfig::Kind::sharegpt) {
+    // The build above read the conversation file; its conversations are the sessions that can start.
+    workloads::RequestGenerator starts(cfg.workload, core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
+    std::int64_t n = 0;
+    while (starts.next()) {
+      ++n;
+    }
+    workload = fmt::format("{} conversation(s) of {} as sessions at {} per s", n, sessions.file,
+                           cfg.workload.arrivals.rate_rps);
+    if (cfg.workload.num_requests > 0) {
+      workload += fmt::format(", at most {} turns", cfg.workload.num_requests);
+    }
+  } else if (sessions.enabled()) {
+    workload += " (turns; each arrival starts a session)";
+  }
   return fmt::format("{}: ok ({} on {} x {} GPUs, {}, {})\n", cfg.source, cfg.model.name, cfg.cluster.num_gpus(),
                      cfg.gpu.name, ep_description(cfg), workload);
 }

@@ -155,6 +155,18 @@ TEST_CASE("validate accepts a good config and rejects a bad one with one line") 
   fs::remove(rows);
 }
 
+TEST_CASE("validate reads a ShareGPT conversation file and says how many sessions it holds") {
+  const std::string file = std::string(EPSIM_TEST_DATA_DIR) + "/sharegpt/tiny.json";
+  const auto ok = cli({"validate", k_small, "--set", "workload.sessions.kind=\"sharegpt\"", "--set",
+                       "workload.sessions.file=\"" + file + "\""});
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.out, Contains("2 conversation(s) of " + file + " as sessions"));
+  const auto missing = cli({"validate", k_small, "--set", "workload.sessions.kind=\"sharegpt\"", "--set",
+                            "workload.sessions.file=\"/nonexistent/c.json\""});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Contains("/nonexistent/c.json: cannot read the conversation file"));
+}
+
 TEST_CASE("run writes the results directory and a bad config writes nothing") {
   const fs::path dir = fs::temp_directory_path() / "epsim_cli_test_out";
   fs::remove_all(dir);
