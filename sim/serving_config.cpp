@@ -200,6 +200,7 @@ ServingSections parse_serving_sections(core::ParamTable& root, const ServingShap
   metrics.finish();
   auto slo = root.table("slo", "latency targets");
   out.serving.slo = parse_slo(slo);
+  out.serving.speculative = parse_speculative(root);
   return out;
 }
 
