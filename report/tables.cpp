@@ -127,6 +127,8 @@ std::string runs_metrics_table(const std::vector<RunInput>& runs) {
       {"mean step (ms)", {"mean_step_ms"}},
       {"straggler gap (us)", {"straggler_gap_us", "mean"}},
       {"barrier idle", {"barrier_idle_fraction"}},
+      // Speculative decoding: accepted drafts per verify ("-" when off; a flat figure name).
+      {"accepted drafts", {"speculative.mean_accepted_tokens"}},
   };
   std::string html = "<table><thead><tr><th>run</th><th>setup</th>";
   for (const Column& c : columns) {

@@ -24,6 +24,7 @@
 #include "report/sha256.hpp"
 #include "report/study_figures.hpp"
 #include "report/svg_export.hpp"
+#include "report/tables.hpp"
 #include "report/vega_specs.hpp"
 
 namespace fs = std::filesystem;
@@ -557,4 +558,19 @@ TEST_CASE("figures fit a laptop's width, and a change figure of 30 points x 5 me
   }
   const Figure tall = interval_chart({"t", "T", "C"}, {}, change);
   REQUIRE(tall.spec["marks"][0]["encode"]["enter"]["height"]["value"] == 22 * 40);
+}
+
+TEST_CASE("the runs table shows accepted drafts per verify when speculative decoding was on") {
+  RunInput on;
+  on.label = "mtp";
+  on.summary = nlohmann::json::parse(R"({"metrics": {"speculative.mean_accepted_tokens": 1.2799, "steps": 3}})");
+  RunInput off;
+  off.label = "plain";
+  off.summary = nlohmann::json::parse(R"({"metrics": {"steps": 3}})");
+  const std::string html = runs_metrics_table({on, off});
+  REQUIRE(html.find("<th>accepted drafts</th>") != std::string::npos);
+  // 4 significant digits for the run that drafted, "-" for the one that did not (its last cell).
+  REQUIRE(html.find("<td>1.28</td></tr>") != std::string::npos);
+  REQUIRE(html.find("<td>plain</td>") != std::string::npos);
+  REQUIRE(html.rfind("<td>-</td></tr>") > html.find("<td>plain</td>"));
 }
