@@ -274,3 +274,16 @@ TEST_CASE("speculative decoding at low load: TPOT = step / E[A + 1]") {
   CHECK(res.requests[0].tpot_ms() == Approx(step_ms / (1.0 + 1.05)).epsilon(0.02));
   CHECK(res.figure("speculative.mean_accepted_tokens") == Approx(1.05).epsilon(0.02));
 }
+
+TEST_CASE("speculative decoding: the same seed gives the same tokens, another seed other draws") {
+  const auto finish = [](std::uint64_t seed) {
+    EvenSource* source = nullptr;
+    SimulationParts p = one_gpu(64, 400, draft_model_config({0.7, 0.5}), source);
+    p.seed = seed;
+    Simulator sim(std::move(p));
+    const SimulationResult res = sim.run();
+    return std::pair{res.requests[0].finish_ns, res.figure("speculative.verifies")};
+  };
+  REQUIRE(finish(7) == finish(7));
+  REQUIRE(finish(7).second != finish(8).second);
+}
