@@ -34,8 +34,9 @@ constexpr std::array k_rules{
     KindRule{"hit_time_limit", P},
     KindRule{"routing_exhausted", P},
     KindRule{"max_rate_bracketed", P},
-    KindRule{"max_rate_censored", P},  // 0/1: a search that never failed
-    KindRule{"limits.threshold", P},   // the binding share above which a cap is named
+    KindRule{"speculative.acceptance_rate", P},  // accepted over proposed drafts
+    KindRule{"max_rate_censored", P},            // 0/1: a search that never failed
+    KindRule{"limits.threshold", P},             // the binding share above which a cap is named
     // Non-negative: quantities with a unit, rates, counts, sizes.
     KindRule{"*_ms", N},
     KindRule{"*_ms.*", N},
@@ -59,6 +60,8 @@ constexpr std::array k_rules{
              N},  // counts, moved GB, stall, and director's LP gap (rounded over LP bound - 1)
     KindRule{"pools.*.requests_per_rank.*", N},
     KindRule{"activated_experts.*", N},
+    KindRule{"speculative.verifies", N},
+    KindRule{"speculative.mean_accepted_tokens", N},
     KindRule{"curve_fit.mean_abs_error", N},
     KindRule{"gpu_load_std_tokens", N},
     KindRule{"window.requests_total", N},

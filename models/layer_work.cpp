@@ -224,6 +224,11 @@ hardware::KernelWork embedding_work(const ModelSpec& m, double tokens) {
   return w;
 }
 
+hardware::KernelWork mtp_projection_work(const ModelSpec& m, double tokens) {
+  const double h = d(m.hidden_size);
+  return gemm(hardware::OpKind::dense_gemm, m.weight_precision(), m, tokens, 2.0 * h * h, 3.0 * h);
+}
+
 hardware::KernelWork lm_head_work(const ModelSpec& m, double tokens) {
   // The LM head stays in BF16 in FP8 checkpoints.
   hardware::KernelWork w = gemm(hardware::OpKind::dense_gemm, hardware::Precision::bf16, m, tokens,

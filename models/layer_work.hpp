@@ -73,6 +73,9 @@ hardware::KernelWork elementwise_work(const ModelSpec& m, double tokens, bool mo
 hardware::KernelWork router_work(const ModelSpec& m, double tokens);
 /// Embedding lookup of `tokens` tokens (a gather of hidden-wide rows).
 hardware::KernelWork embedding_work(const ModelSpec& m, double tokens);
+/// DeepSeek-V3's MTP module input projection (arXiv 2412.19437, §2.2): the previous depth's hidden state
+/// and the next token's embedding, each RMS-normed, concatenated (2 x hidden) and projected to hidden.
+hardware::KernelWork mtp_projection_work(const ModelSpec& m, double tokens);
 /// LM head for the tokens that emit a token.
 hardware::KernelWork lm_head_work(const ModelSpec& m, double tokens);
 

@@ -48,6 +48,8 @@ std::string metric_title(const std::string& m) {
       {"output_tokens_per_s_per_gpu", "output tokens/s per GPU"},
       {"straggler_gap_us.mean", "mean straggler gap (us)"},
       {"barrier_idle_fraction", "barrier idle fraction"},
+      {"speculative.mean_accepted_tokens", "accepted draft tokens per verify"},
+      {"speculative.acceptance_rate", "draft acceptance rate"},
   };
   const auto it = k.find(m);
   return it == k.end() ? m : it->second;

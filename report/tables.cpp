@@ -127,12 +127,13 @@ std::string runs_metrics_table(const std::vector<RunInput>& runs) {
       {"mean step (ms)", {"mean_step_ms"}},
       {"straggler gap (us)", {"straggler_gap_us", "mean"}},
       {"barrier idle", {"barrier_idle_fraction"}},
+      // Speculative decoding: accepted drafts per verify ("-" when off; a flat figure name).
+      {"accepted drafts", {"speculative.mean_accepted_tokens"}},
   };
   // Columns of features only some runs use, shown when one of the runs reports them.
   const std::vector<Column> optional = {
       {"prefix hit rate (tokens)", {"prefix_cache", "hit_rate_tokens"}},
       {"prefix hit rate (requests)", {"prefix_cache", "hit_rate_requests"}},
-      {"accepted draft tokens / step", {"speculative", "mean_accepted_tokens"}},
   };
   const auto lookup = [](const RunInput& r, const Column& c) -> const nlohmann::json* {
     const nlohmann::json* v = &r.summary["metrics"];

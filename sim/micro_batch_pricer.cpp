@@ -91,7 +91,9 @@ void MicroBatchPricer::price_local_phases(const Batch& batch) {
       ab.tokens += tokens;
       ab.score_pairs += models::causal_pairs(context, tokens);
       ab.kv_read_tokens += context;
-      emit += e.emits_token ? 1.0 : 0.0;
+      // The LM head scores every verify token of a decode (its last token and its drafts), a prompt's
+      // last token only.
+      emit += e.prefill ? (e.emits_token ? 1.0 : 0.0) : tokens;
       if (window > 0) {
         models::AttentionBatch& cb = e.prefill ? prefill_chunked : decode_chunked;
         cb.tokens += tokens;

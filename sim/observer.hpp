@@ -46,6 +46,7 @@ struct StepRecord {
   core::Time start_ns = 0;
   core::Time end_ns = 0;
   double duration_ns = 0.0;  ///< priced duration (end_ns - start_ns is this rounded up to whole ns)
+  double draft_ns = 0.0;     ///< of duration_ns: the draft passes (speculative decoding), after the verify
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
   std::int64_t cached_tokens = 0;  ///< prompt tokens its admissions found in a prefix cache (not computed)
@@ -93,6 +94,9 @@ class Observer {
   virtual void on_first_token(const RequestState& /*r*/) {}
   /// A decode token after the first: `gap_ns` since the request's previous token.
   virtual void on_token(const RequestState& /*r*/, core::Time /*gap_ns*/) {}
+  /// Speculative decoding: a decode verified `drafted` draft tokens and accepted `accepted` of them (its
+  /// accepted + 1 tokens follow as on_token calls).
+  virtual void on_verify(const RequestState& /*r*/, std::int64_t /*drafted*/, std::int64_t /*accepted*/) {}
   virtual void on_request_finished(const RequestState& /*r*/) {}
 };
 

@@ -13,14 +13,14 @@ namespace epsim::serving {
 StepLog::StepLog()
     : text_(
           "group,step,start_ns,end_ns,duration_ns,prefill_tokens,decode_tokens,requests,barrier_idle_ns,comm_ns,"
-          "mean_straggler_gap_ns,queued_requests,running_requests,kv_used_fraction,preemptions\n") {}
+          "mean_straggler_gap_ns,queued_requests,running_requests,kv_used_fraction,preemptions,draft_ns\n") {}
 
 void StepLog::on_step(const StepRecord& s) {
-  fmt::format_to(std::back_inserter(text_.tail()), "{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{:.6f},{}\n",
-                 s.group, s.step, s.start_ns, s.end_ns, s.end_ns - s.start_ns, s.prefill_tokens, s.decode_tokens,
-                 s.requests, s.barrier_idle_ns, s.comm_ns,
-                 s.moe_layers > 0 ? s.straggler_gap_sum_ns / s.moe_layers : 0.0, s.queued_requests, s.running_requests,
-                 s.kv_used_fraction(), s.preemptions);
+  fmt::format_to(std::back_inserter(text_.tail()),
+                 "{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},{:.6f},{},{:.1f}\n", s.group, s.step, s.start_ns,
+                 s.end_ns, s.end_ns - s.start_ns, s.prefill_tokens, s.decode_tokens, s.requests, s.barrier_idle_ns,
+                 s.comm_ns, s.moe_layers > 0 ? s.straggler_gap_sum_ns / s.moe_layers : 0.0, s.queued_requests,
+                 s.running_requests, s.kv_used_fraction(), s.preemptions, s.draft_ns);
   text_.spill_if_full();
 }
 
@@ -259,6 +259,13 @@ void TimelineLog::on_step(const StepRecord& s) {
                  "\"prefill_tokens\":{},\"decode_tokens\":{},\"requests\":{},\"preemptions\":{}}}}}",
                  s.step, pid, k_steps_tid, Us{t0}, Us{t1 - t0}, s.prefill_tokens, s.decode_tokens, s.requests,
                  s.preemptions);
+  if (s.draft_ns > 0.0) {
+    // Speculative decoding: the draft passes close the step, nested in its slice.
+    const std::int64_t d0 = std::max(t0, t1 - static_cast<std::int64_t>(std::llround(s.draft_ns)));
+    fmt::format_to(std::back_inserter(out),
+                   ",\n{{\"name\":\"draft\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{}}}", pid,
+                   k_steps_tid, Us{d0}, Us{t1 - d0});
+  }
   const auto counter = [&](const char* name, std::int64_t ts, const char* series, double value) {
     fmt::format_to(std::back_inserter(out),
                    ",\n{{\"name\":\"{}\",\"ph\":\"C\",\"pid\":{},\"ts\":{},\"args\":{{\"{}\":{:.3f}}}}}", name, pid,

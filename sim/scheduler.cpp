@@ -217,7 +217,10 @@ void Scheduler::schedule_decodes(Rank& rank, std::vector<RequestState>& requests
     if (!r.prefill_done()) {
       continue;
     }
-    const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;  // context + this token
+    // Its last token (and any drafts) on top of the context it has cached.
+    const std::int64_t context = r.spec.prompt_tokens + r.generated - 1;
+    const std::int64_t verify = verify_tokens(r, budget);
+    const std::int64_t tokens_after = context + verify;
     bool fits = grow(rank, r, tokens_after);
     while (!fits) {
       // The youngest that holds blocks (under static batching, requests admitted into the batch may
@@ -240,9 +243,9 @@ void Scheduler::schedule_decodes(Rank& rank, std::vector<RequestState>& requests
       break;
     }
     out.entries.push_back(BatchEntry{
-        .request = rank.running[i], .tokens = 1, .context = tokens_after - 1, .prefill = false, .emits_token = true});
-    out.decode_tokens += 1;
-    budget -= 1;
+        .request = rank.running[i], .tokens = verify, .context = context, .prefill = false, .emits_token = true});
+    out.decode_tokens += verify;
+    budget -= verify;
   }
 }
 
@@ -304,17 +307,18 @@ std::optional<AdmissionCap> Scheduler::admit(Rank& rank, std::vector<RequestStat
       continue;
     }
     if (r.prefill_done()) {
-      // A decode whose KV cache was transferred in: allocate that context plus this step's token.
-      const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated;
+      // A decode whose KV cache was transferred in: allocate that context plus this step's tokens.
+      const std::int64_t verify = verify_tokens(r, budget);
+      const std::int64_t tokens_after = r.spec.prompt_tokens + r.generated - 1 + verify;
       if (!grow(rank, r, tokens_after)) {
         break;
       }
       rank.waiting.pop_front();
       rank.running.push_back(idx);
-      out.entries.push_back(
-          BatchEntry{.request = idx, .tokens = 1, .context = tokens_after - 1, .prefill = false, .emits_token = true});
-      out.decode_tokens += 1;
-      budget -= 1;
+      out.entries.push_back(BatchEntry{
+          .request = idx, .tokens = verify, .context = tokens_after - verify, .prefill = false, .emits_token = true});
+      out.decode_tokens += verify;
+      budget -= verify;
       continue;
     }
     const std::int64_t cached = rank.prefix ? acquire_cached(rank, r) : 0;
@@ -423,12 +427,7 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
         r.last_token_ns = now;
       }
     } else {
-      const core::Time gap = now - r.last_token_ns;
-      r.generated += 1;
-      r.last_token_ns = now;
-      for (Observer* o : observers) {
-        o->on_token(r, gap);
-      }
+      emit_decode(e, r, now, observers);
     }
     if (e.emits_token && r.generated >= r.spec.output_tokens) {
       r.finish_ns = now;
@@ -437,6 +436,9 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
         o->on_request_finished(r);
       }
     }
+  }
+  if (draft_tokens_ > 0) {
+    release_rejected(batch, requests);
   }
   if (handoff_) {
     // The prompt is done: the request leaves for the decode pool (it keeps its blocks until the KV
@@ -463,6 +465,48 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
         }
         return false;
       });
+    }
+  }
+}
+
+void Scheduler::emit_decode(const BatchEntry& e, RequestState& r, core::Time now,
+                            std::span<Observer* const> observers) {
+  std::int64_t accepted = 0;
+  if (e.tokens > 1) {
+    // The drafts proposed were capped by the remaining output, so A + 1 never passes it.
+    accepted = acceptance_->draw(accept_rng_, static_cast<int>(e.tokens - 1));
+    for (Observer* o : observers) {
+      o->on_verify(r, e.tokens - 1, accepted);
+    }
+  }
+  // The tokens of one step stream out together: the first carries the gap since the last step's, the
+  // others none (tokens.csv shows them at one instant; TPOT is unaffected).
+  const core::Time gap = now - r.last_token_ns;
+  for (std::int64_t j = 0; j <= accepted; ++j) {
+    r.generated += 1;
+    r.last_token_ns = now;
+    for (Observer* o : observers) {
+      o->on_token(r, j == 0 ? gap : 0);
+    }
+  }
+}
+
+void Scheduler::release_rejected(const Batch& batch, std::vector<RequestState>& requests) {
+  for (std::size_t ri = 0; ri < ranks_.size(); ++ri) {
+    Rank& rank = ranks_[ri];
+    for (int i = batch.rank_begin[ri]; i < batch.rank_begin[ri + 1]; ++i) {
+      const BatchEntry& e = batch.entries[static_cast<std::size_t>(i)];
+      RequestState& r = requests[static_cast<std::size_t>(e.request)];
+      if (e.prefill || e.tokens == 1 || r.finished()) {
+        continue;  // finished requests give back all their blocks below
+      }
+      // The cache keeps the context and the accepted tokens: prompt + generated - 1 (the last emitted
+      // token's KV is written when it is verified next step).
+      const std::int64_t keep = rank.kv.blocks_for(r.spec.prompt_tokens + r.generated - 1);
+      if (r.kv_blocks > keep) {
+        rank.kv.give(r.kv_blocks - keep);
+        r.kv_blocks = keep;
+      }
     }
   }
 }

@@ -6,13 +6,19 @@
 // admissions while the running-request limit and the KV cache allow (vLLM V1: blocks are allocated for
 // the tokens scheduled). A decode that finds no free block preempts the youngest running request by
 // recompute: its blocks are freed and it goes back to the head of the queue, to recompute its prompt and
-// the tokens it generated before emitting the next one.
+// the tokens it generated before emitting the next one. With speculative decoding a decode verifies its
+// last token and k drafts as one entry of k + 1 tokens (fewer when its output is nearly done), holds KV
+// blocks for all of them during the step, emits the accepted drafts + 1 and gives back the blocks only
+// the rejected drafts used.
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "core/random_streams.hpp"
 #include "core/time.hpp"
+#include "sim/acceptance_model.hpp"
 #include "sim/admission_caps.hpp"
 #include "sim/batch.hpp"
 #include "sim/kv_cache.hpp"
@@ -61,6 +67,13 @@ class Scheduler {
   /// Disaggregated prefill pool: requests leave their rank once their prompt is prefilled (first token
   /// out), still holding their blocks until release().
   void set_handoff_after_prefill(bool on) { handoff_ = on; }
+  /// Speculative decoding: each decode verifies `acceptance.draft_tokens()` drafts, accepting a draw of
+  /// `acceptance` from `rng` (the model must outlive the scheduler).
+  void set_speculation(const AcceptanceModel& acceptance, core::Rng rng) {
+    acceptance_ = &acceptance;
+    draft_tokens_ = acceptance.draft_tokens();
+    accept_rng_ = rng;
+  }
   /// Requests handed off by the last complete(), and their ranks; cleared by the caller.
   std::vector<std::pair<int, int>>& handed_off() { return handed_off_; }
   /// Frees a handed-off request's blocks (its KV cache has been transferred).
@@ -114,6 +127,15 @@ class Scheduler {
   void schedule_prefills(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
   // Returns the cap that stopped it with requests still waiting (none when the queue emptied).
   std::optional<AdmissionCap> admit(Rank& rank, std::vector<RequestState>& requests, Batch& out, std::int64_t& budget);
+  // Tokens a decode verifies this step: its last token and the drafts its remaining output can take
+  // (1 without speculative decoding), at most `budget`.
+  std::int64_t verify_tokens(const RequestState& r, std::int64_t budget) const {
+    return std::min(budget, 1 + std::min<std::int64_t>(draft_tokens_, r.spec.output_tokens - r.generated - 1));
+  }
+  // Emits a finished decode entry's tokens: its accepted drafts (drawn) and one more.
+  void emit_decode(const BatchEntry& e, RequestState& r, core::Time now, std::span<Observer* const> observers);
+  // After a verify step: gives back the blocks that only the rejected drafts' KV used.
+  void release_rejected(const Batch& batch, std::vector<RequestState>& requests);
   // Tokens of a prefill chunk that fit in the budget and the free KV blocks.
   static std::int64_t fit_chunk(const Rank& rank, const RequestState& r, std::int64_t budget, double reserve_blocks);
 
@@ -128,6 +150,10 @@ class Scheduler {
   std::span<Observer* const> observers_;
   std::vector<std::pair<int, int>> handed_off_;  // (rank, request)
   double recompute_ns_per_token_ = 0.0;
+  // Speculative decoding (draft_tokens_ = 0: off).
+  const AcceptanceModel* acceptance_ = nullptr;
+  std::int64_t draft_tokens_ = 0;
+  core::Rng accept_rng_;
 };
 
 }  // namespace epsim::serving

@@ -228,6 +228,7 @@ ServingSections parse_serving_sections(core::ParamTable& root, const ServingShap
     root.table("parallel", "parallelism")
         .fail("load_balancer", "cache_aware routes by the ranks' prefix caches: set prefix_cache.enabled = true");
   }
+  out.serving.speculative = parse_speculative(root);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "core/params.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "sim/prefix_cache_config.hpp"
+#include "sim/speculative_config.hpp"
 
 namespace epsim::serving {
 
@@ -60,6 +61,7 @@ struct ServingConfig {
   double step_overhead_us = 0.0;   ///< fixed CPU/scheduling time added to every step
   double max_sim_time_s = 3600.0;  ///< hard stop of simulated time (unfinished requests are reported)
   std::int64_t max_steps = 0;      ///< hard stop after this many steps over all groups (0 = none)
+  SpeculativeConfig speculative;   ///< [speculative]: off unless a method is set
 };
 
 /// Disaggregated prefill / decode pools (prefill_groups = 0: co-located).
@@ -94,7 +96,7 @@ struct ServingSections {
 
 SchedulerConfig parse_scheduler(core::ParamTable& t);
 SloConfig parse_slo(core::ParamTable& t);
-/// Reads and finishes [parallel], [scheduler], [disaggregation], [metrics] and [slo] of `root` (with
+/// Reads and finishes [parallel], [scheduler], [disaggregation], [metrics], [slo] and [speculative] of `root` (with
 /// [[pool]] entries, [parallel] gives only defaults and [disaggregation] is refused).
 ServingSections parse_serving_sections(core::ParamTable& root, const ServingShape& shape);
 

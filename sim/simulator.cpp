@@ -56,7 +56,8 @@ struct Simulator::Group {
                                                        : Scheduler(pl.topo.num_gpus() / pl.spec().attention_tp,
                                                                    p.serving.scheduler, pl.parts->kv_blocks_per_gpu)),
         executor(p.model, *p.cost, gpu_offset, pl.topo, placement, *routing, *p.routing_source,
-                 p.serving.step_overhead_us, *collectives, pl.spec().attention_tp, pl.spec().comm, fanout_rng) {}
+                 p.serving.step_overhead_us, *collectives, pl.spec().attention_tp, pl.spec().comm, fanout_rng,
+                 p.serving.speculative) {}
 };
 
 PoolParts colocated_pool(int gpus, int ep_size, policies::Placement placement,
@@ -158,6 +159,11 @@ void Simulator::make_groups() {
             static_cast<double>(parts_.serving.scheduler.kv_block_tokens) * parts_.kv_bytes_per_token,
             pool.spec().attention_tp);
       }
+      if (parts_.serving.speculative.enabled()) {
+        // Each group draws its acceptances from its own stream: same seed, same tokens.
+        groups_.back()->scheduler.set_speculation(parts_.serving.speculative.acceptance,
+                                                  streams_.stream("speculative", static_cast<std::uint64_t>(g)));
+      }
       offsets.push_back(groups_.back()->gpu_offset);
       sizes.push_back(shape.ep_size);
       if (pool.spec().takes_arrivals()) {
@@ -172,7 +178,8 @@ void Simulator::make_groups() {
   }
   summary_metrics_ = make_summary_metrics(
       sizes, parts_.serving.window,
-      {parts_.placement_curves, parts_.placement_curves_group, static_cast<int>(parts_.model.num_moe_layers())});
+      {parts_.placement_curves, parts_.placement_curves_group, static_cast<int>(parts_.model.num_moe_layers())},
+      parts_.serving.speculative.enabled());
   metrics_.set_groups(std::move(offsets), std::move(sizes));
 }
 

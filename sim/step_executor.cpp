@@ -7,7 +7,7 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
                            hardware::Topology group_topology, const policies::Placement& placement,
                            policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
                            hardware::CollectiveModel& collectives, int attention_tp, const hardware::EpCommConfig& comm,
-                           core::Rng fanout_rng)
+                           core::Rng fanout_rng, const SpeculativeConfig& speculative)
     : cost_(cost),
       source_(source),
       gpus_(group_topology.num_gpus()),
@@ -23,7 +23,12 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
                                                 .attention_tp = attention_tp,
                                                 .comm = comm,
                                                 .fanout_rng = fanout_rng},
-                                   step_overhead_us * 1e3)) {}
+                                   step_overhead_us * 1e3)) {
+  if (speculative.enabled()) {
+    draft_.emplace(model, speculative, cost, gpu_offset, gpus_, attention_tp, collectives, comm);
+    busy_ns_.assign(static_cast<std::size_t>(gpus_), 0.0);
+  }
+}
 
 bool StepExecutor::begin_routing(const Batch& batch, const std::vector<RequestState>& requests, core::Time now) {
   step_requests_.clear();
@@ -56,6 +61,15 @@ bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requ
     return false;
   }
   schedule_->price(batch, now, group, step, observers, out);
+  if (draft_) {
+    out.draft_ns = draft_->price(batch);
+    out.duration_ns += out.draft_ns;
+    const std::span<const double> verify = schedule_->gpu_busy_ns();
+    const std::span<const double> drafts = draft_->busy_ns();
+    for (std::size_t g = 0; g < busy_ns_.size(); ++g) {
+      busy_ns_[g] = verify[g] + drafts[g];
+    }
+  }
   return true;
 }
 

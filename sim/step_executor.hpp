@@ -6,6 +6,7 @@
 // Buffers are allocated once, never in the step loop.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "policies/placement.hpp"
 #include "policies/routing_policy.hpp"
 #include "sim/batch.hpp"
+#include "sim/draft_pricer.hpp"
 #include "sim/observer.hpp"
 #include "sim/request_state.hpp"
 #include "sim/step_schedule.hpp"
@@ -30,19 +32,19 @@ class StepExecutor {
   /// `gpu_offset`: the group's first GPU in the cost model; `group_topology`: the group's own layout;
   /// `collectives`: how its all-to-alls are costed (chosen when the simulation was built); `comm`: the
   /// wire datatypes, the overlap scheme and, for DeepEP's normal mode, the fan-out sampling (drawn from
-  /// `fanout_rng`).
+  /// `fanout_rng`); `speculative`: the draft passes added to every step with verifying decodes.
   StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
                hardware::Topology group_topology, const policies::Placement& placement,
                policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
                hardware::CollectiveModel& collectives, int attention_tp = 1, const hardware::EpCommConfig& comm = {},
-               core::Rng fanout_rng = core::Rng(0));
+               core::Rng fanout_rng = core::Rng(0), const SpeculativeConfig& speculative = {});
 
   /// Prices `batch` starting at `now` into `out` (every field but end_ns and gpu_busy_ns, which the
   /// engine sets when the step ends); calls observers' on_layer for every MoE layer. Returns false, and
   /// runs no step, when the routing source is exhausted (a finished, non-looping trace).
   bool run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group, std::int64_t step,
            std::span<Observer* const> observers, StepRecord& out);
-  std::span<const double> gpu_busy_ns() const { return schedule_->gpu_busy_ns(); }
+  std::span<const double> gpu_busy_ns() const { return draft_ ? busy_ns_ : schedule_->gpu_busy_ns(); }
   /// The last step's compute phases (no collective under way), [start, end) ns from the step's start.
   std::span<const std::pair<double, double>> compute_windows() const { return schedule_->compute_windows(); }
   /// The last step's tokens per expert, [moe layer][expert].
@@ -58,6 +60,8 @@ class StepExecutor {
   int tp_;                                               // attention tensor parallelism: a DP rank spans tp_ GPUs
   std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
   std::unique_ptr<StepSchedule> schedule_;
+  std::optional<DraftPricer> draft_;  // speculative decoding: the draft passes after the verify
+  std::vector<double> busy_ns_;       // with drafts: the schedule's busy time plus theirs
 };
 
 }  // namespace epsim::serving

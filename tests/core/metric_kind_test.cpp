@@ -13,7 +13,8 @@ TEST_CASE("metric names resolve to their kind") {
   for (const char* p :
        {"slo.attainment", "slo.ttft_attainment", "slo.tpot_attainment", "barrier_idle_fraction", "comm_fraction",
         "gpu_busy_fraction.min", "gpu_busy_fraction.mean", "gpu_balancedness", "curve_fit.straggler_agreement",
-        "hit_time_limit", "routing_exhausted", "max_rate_bracketed", "kv_cache_utilisation", "prefill_share"}) {
+        "hit_time_limit", "routing_exhausted", "max_rate_bracketed", "kv_cache_utilisation", "prefill_share",
+        "speculative.acceptance_rate", "speculative.draft_time_share"}) {
     INFO(p);
     REQUIRE(classify_metric(p) == MetricKind::proportion);
   }
@@ -40,7 +41,10 @@ TEST_CASE("metric names resolve to their kind") {
                         "steps",
                         "gpus",
                         "ep_size",
-                        "curve_fit.mean_abs_error"}) {
+                        "curve_fit.mean_abs_error",
+                        "speculative.verifies",
+                        "speculative.mean_accepted_tokens",
+                        "speculative.tokens_per_step"}) {
     INFO(q);
     REQUIRE(classify_metric(q) == MetricKind::non_negative);
   }

@@ -279,3 +279,52 @@ TEST_CASE("policy.rebalance as a string is the trigger, and its options merge fr
   // The echo shows the expanded table.
   REQUIRE_THAT(b.echo_json, Contains("\"trigger\" : \"drift\""));
 }
+
+TEST_CASE("[speculative] errors name the key and what was expected") {
+  struct Case {
+    std::vector<std::string> sets;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"speculative.method=eagle"}, "--set: speculative.method: "},
+      {{"speculative.method=mtp"},
+       "speculative.acceptance_rates: give exactly one acceptance model: acceptance_rates (1 numbers), "
+       "acceptance_lengths (2 numbers) or acceptance_preset (deepseek-v3-mtp, deepseek-v3-mtp-chain)"},
+      {{"speculative.method=mtp", "speculative.draft_tokens=2", "speculative.acceptance_rates=[0.9]"},
+       "--set: speculative.acceptance_rates: expected draft_tokens = 2 rates, got 1"},
+      {{"speculative.method=mtp", "speculative.acceptance_rates=[1.5]"},
+       "--set: speculative.acceptance_rates: element 0: expected a number in [0, 1]"},
+      {{"speculative.method=mtp", "speculative.acceptance_lengths=[0.5, 0.4]"},
+       "--set: speculative.acceptance_lengths: the probabilities must sum to 1, got 0.9"},
+      {{"speculative.method=mtp", "speculative.acceptance_lengths=[1.0]"},
+       "--set: speculative.acceptance_lengths: expected draft_tokens + 1 = 2 probabilities (A = 0..1), got 1"},
+      {{"speculative.method=mtp", "speculative.acceptance_rates=[0.9]",
+        "speculative.acceptance_preset=deepseek-v3-mtp"},
+       "give exactly one acceptance model"},
+      {{"speculative.method=mtp", "speculative.acceptance_preset=eagle"},
+       "--set: speculative.acceptance_preset: unknown preset \"eagle\"; valid presets are: deepseek-v3-mtp, "
+       "deepseek-v3-mtp-chain"},
+      {{"speculative.method=mtp", "speculative.draft_tokens=3", "speculative.acceptance_preset=deepseek-v3-mtp"},
+       "--set: speculative.acceptance_preset: \"deepseek-v3-mtp\" gives rates for k <= 1 draft tokens, got "
+       "draft_tokens = 3"},
+      {{"speculative.acceptance_rates=[0.9]"}, "speculative.method: speculative keys are set but method = \"none\""},
+      {{"speculative.method=mtp", "speculative.acceptance_rates=[0.9]", "speculative.draft_model.layers=2"},
+       "speculative.method: [speculative.draft_model] is set but method is not \"draft_model\""},
+      {{"speculative.method=draft_model", "speculative.acceptance_rates=[0.9]",
+        "speculative.draft_model.num_kv_heads=5"},
+       "--set: speculative.draft_model.num_kv_heads: must divide num_heads (32)"},
+      {{"speculative.method=mtp", "speculative.draft_tokens=17"}, "--set: speculative.draft_tokens: "},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    ++i;
+    INFO("case " << i);
+    REQUIRE_THAT(error_of(good_config(), c.sets), Contains(c.expected));
+  }
+  // A good one loads, with its acceptance model.
+  const auto cfg = experiments::load_config_text(
+      good_config(), "small.toml",
+      {"speculative.method=mtp", "speculative.draft_tokens=2", "speculative.acceptance_rates=[0.8, 0.5]"});
+  REQUIRE(cfg.serving.speculative.enabled());
+  REQUIRE(cfg.serving.speculative.acceptance.mean_accepted() == Approx(0.8 + 0.4));
+}

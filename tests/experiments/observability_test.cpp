@@ -473,3 +473,49 @@ TEST_CASE("observation outputs are byte-identical for the same config and seed, 
   fs::remove_all(a);
   fs::remove_all(b);
 }
+
+TEST_CASE("speculative decoding in the outputs: steps.csv's draft_ns, the timeline's draft slices, the summary") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_obs_speculative";
+  fs::remove_all(dir);
+  // MTP with 2 drafts, under the tight KV cache (verify tokens take blocks, preemptions happen).
+  run(k_small, dir,
+      {"workload.rate_rps=40.0", k_small_kv, "speculative.method=mtp", "speculative.draft_tokens=2",
+       "speculative.acceptance_rates=[0.8, 0.5]", "output.steps_csv=true", "output.timeline=true",
+       "output.timeline_steps=0", "output.tokens_csv=true"});
+  const Table steps = read_csv(dir / "steps.csv");
+  const nlohmann::json summary = read_json(dir / "summary.json");
+  const nlohmann::json& m = summary["metrics"];
+  REQUIRE(m["requests_finished"] == m["requests"]);
+  double draft = 0.0;
+  double total = 0.0;
+  long long drafting = 0;
+  for (std::size_t s = 0; s < steps.rows.size(); ++s) {
+    const double d = steps.num(s, "draft_ns");
+    // Only steps with decodes draft (a prefill-only step has nothing to verify).
+    REQUIRE((steps.integer(s, "decode_tokens") > 0 || d == 0.0));
+    REQUIRE(d < steps.num(s, "duration_ns"));
+    draft += d;
+    total += steps.num(s, "duration_ns");
+    drafting += d > 0.0 ? 1 : 0;
+  }
+  REQUIRE(drafting > 0);
+  // No measurement window: the share is the column's sum over the durations' (printed to 0.1 ns).
+  CHECK(m["speculative.draft_time_share"].get<double>() == Approx(draft / total).epsilon(1e-6));
+  CHECK(m["speculative.mean_accepted_tokens"].get<double>() == Approx(0.8 + 0.4).epsilon(0.05));
+  // Every token of every request once in tokens.csv.
+  const Table tokens = read_csv(dir / "tokens.csv");
+  const Table reqs = read_csv(dir / "requests.csv");
+  long long out = 0;
+  for (std::size_t r = 0; r < reqs.rows.size(); ++r) {
+    out += reqs.integer(r, "output_tokens");
+  }
+  REQUIRE(static_cast<long long>(tokens.rows.size()) == out);
+  // A draft slice per drafting step, closing it.
+  const std::string timeline = slurp(dir / "timeline.json");
+  long long slices = 0;
+  for (std::size_t at = timeline.find("\"name\":\"draft\""); at != std::string::npos;
+       at = timeline.find("\"name\":\"draft\"", at + 1)) {
+    ++slices;
+  }
+  REQUIRE(slices == drafting);
+}

@@ -560,7 +560,7 @@ TEST_CASE("figures fit a laptop's width, and a change figure of 30 points x 5 me
   REQUIRE(tall.spec["marks"][0]["encode"]["enter"]["height"]["value"] == 22 * 40);
 }
 
-TEST_CASE("the runs table adds the prefix-cache and speculative columns only when a run reports them") {
+TEST_CASE("the runs table adds the prefix-cache columns only when a run reports them") {
   RunInput plain;
   plain.label = "plain";
   plain.summary = nlohmann::json::parse(R"({"metrics": {"requests_finished": 10}})");
@@ -569,9 +569,21 @@ TEST_CASE("the runs table adds the prefix-cache and speculative columns only whe
   cached.summary["metrics"]["prefix_cache"] = {{"hit_rate_tokens", 0.563}, {"hit_rate_requests", 0.9}};
   const std::string without = runs_metrics_table({plain});
   REQUIRE(without.find("prefix hit rate") == std::string::npos);
-  REQUIRE(without.find("accepted draft tokens") == std::string::npos);
   const std::string with = runs_metrics_table({plain, cached});
   REQUIRE(with.find("<th>prefix hit rate (tokens)</th><th>prefix hit rate (requests)</th></tr>") != std::string::npos);
   REQUIRE(with.find("<td>0.563</td><td>0.9</td></tr>") != std::string::npos);
   REQUIRE(with.find("<td>-</td><td>-</td></tr>") != std::string::npos);  // the plain run has none
+TEST_CASE("the runs table shows accepted drafts per verify when speculative decoding was on") {
+  RunInput on;
+  on.label = "mtp";
+  on.summary = nlohmann::json::parse(R"({"metrics": {"speculative.mean_accepted_tokens": 1.2799, "steps": 3}})");
+  RunInput off;
+  off.label = "plain";
+  off.summary = nlohmann::json::parse(R"({"metrics": {"steps": 3}})");
+  const std::string html = runs_metrics_table({on, off});
+  REQUIRE(html.find("<th>accepted drafts</th>") != std::string::npos);
+  // 4 significant digits for the run that drafted, "-" for the one that did not (its last cell).
+  REQUIRE(html.find("<td>1.28</td></tr>") != std::string::npos);
+  REQUIRE(html.find("<td>plain</td>") != std::string::npos);
+  REQUIRE(html.rfind("<td>-</td></tr>") > html.find("<td>plain</td>"));
 }
