@@ -573,6 +573,8 @@ TEST_CASE("the runs table adds the prefix-cache columns only when a run reports 
   REQUIRE(with.find("<th>prefix hit rate (tokens)</th><th>prefix hit rate (requests)</th></tr>") != std::string::npos);
   REQUIRE(with.find("<td>0.563</td><td>0.9</td></tr>") != std::string::npos);
   REQUIRE(with.find("<td>-</td><td>-</td></tr>") != std::string::npos);  // the plain run has none
+}
+
 TEST_CASE("the runs table shows accepted drafts per verify when speculative decoding was on") {
   RunInput on;
   on.label = "mtp";
