@@ -50,6 +50,7 @@ struct StepRecord {
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
   std::int64_t cached_tokens = 0;  ///< prompt tokens its admissions found in a prefix cache (not computed)
+  std::int64_t output_tokens = 0;  ///< tokens it emitted (with speculative decoding, 1 + accepted per verify)
   std::int64_t requests = 0;
   double barrier_idle_ns = 0.0;       ///< GPU-ns spent waiting at barriers, summed over GPUs
   double comm_ns = 0.0;               ///< time in dispatch + combine

@@ -403,6 +403,7 @@ bool Scheduler::form_batch(std::vector<RequestState>& requests, Batch& out, core
 void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests, core::Time now,
                          std::span<Observer* const> observers) {
   bool any_finished = false;
+  emitted_ = 0;
   for (const BatchEntry& e : batch.entries) {
     RequestState& r = requests[static_cast<std::size_t>(e.request)];
     if (e.prefill) {
@@ -425,6 +426,7 @@ void Scheduler::complete(const Batch& batch, std::vector<RequestState>& requests
         }
         r.generated += 1;
         r.last_token_ns = now;
+        ++emitted_;
       }
     } else {
       emit_decode(e, r, now, observers);
@@ -482,6 +484,7 @@ void Scheduler::emit_decode(const BatchEntry& e, RequestState& r, core::Time now
   // The tokens of one step stream out together: the first carries the gap since the last step's, the
   // others none (tokens.csv shows them at one instant; TPOT is unaffected).
   const core::Time gap = now - r.last_token_ns;
+  emitted_ += accepted + 1;
   for (std::int64_t j = 0; j <= accepted; ++j) {
     r.generated += 1;
     r.last_token_ns = now;

@@ -103,6 +103,8 @@ class Scheduler {
   /// The last form_batch's ranks (rank_steps) and those whose waiting requests a cap held back: a step
   /// that preempted admits nobody (KV cache); a static batch still running holds back no cap.
   const CapTally& last_caps() const { return last_caps_; }
+  /// Tokens the last complete() emitted.
+  std::int64_t last_emitted() const { return emitted_; }
 
  private:
   struct Rank {
@@ -150,6 +152,7 @@ class Scheduler {
   std::span<Observer* const> observers_;
   std::vector<std::pair<int, int>> handed_off_;  // (rank, request)
   double recompute_ns_per_token_ = 0.0;
+  std::int64_t emitted_ = 0;
   // Speculative decoding (draft_tokens_ = 0: off).
   const AcceptanceModel* acceptance_ = nullptr;
   std::int64_t draft_tokens_ = 0;

@@ -502,6 +502,7 @@ void Simulator::start_migration(Group& g, std::optional<policies::Placement> nex
 void Simulator::on_step_end(Group& g) {
   const core::Time now = engine_.now();
   g.scheduler.complete(g.batch, requests_, now, observers_);
+  g.last.output_tokens = g.scheduler.last_emitted();
   schedule_follow_ups(g, now);
   hand_off(g);
   ++g.steps;

@@ -48,6 +48,7 @@ class StepTally final : public serving::Observer {
   struct Sums {
     double tokens = 0.0;
     double duration_ns = 0.0;
+    double tokens_per_request = 0.0;  // summed over the steps
     std::int64_t steps = 0;
   };
   explicit StepTally(std::vector<const FigureSpec*> figures) : figures_(std::move(figures)), sums_(figures_.size()) {}
@@ -64,9 +65,23 @@ class StepTally final : public serving::Observer {
         continue;
       }
       Sums& g = sums_[i][s.group];
-      g.tokens += static_cast<double>(f.tokens == StepTokens::decode  ? s.decode_tokens
-                                      : f.tokens == StepTokens::input ? s.prefill_tokens + s.cached_tokens
-                                                                      : s.prefill_tokens);
+      switch (f.tokens) {
+        case StepTokens::prefill:
+          g.tokens += static_cast<double>(s.prefill_tokens);
+          break;
+        case StepTokens::decode:
+          g.tokens += static_cast<double>(s.decode_tokens);
+          break;
+        case StepTokens::input:
+          g.tokens += static_cast<double>(s.prefill_tokens + s.cached_tokens);
+          break;
+        case StepTokens::output:
+          g.tokens += static_cast<double>(s.output_tokens);
+          break;
+      }
+      // Tokens one request emitted in the step, on average (per_output_token).
+      g.tokens_per_request +=
+          s.requests > 0 ? static_cast<double>(s.output_tokens) / static_cast<double>(s.requests) : 0.0;
       g.duration_ns += static_cast<double>(s.end_ns - s.start_ns);  // whole ns, as steps.csv's duration
       ++g.steps;
     }
@@ -89,8 +104,10 @@ double step_figure(const PointSpec& p, const FigureSpec& f, const std::map<int, 
                    const ExperimentConfig& cfg, const StepTally& tally) {
   double rate = 0.0;
   double duration_ns = 0.0;
+  double tokens_per_request = 0.0;
   std::int64_t steps = 0;
   for (const auto& [group, s] : groups) {
+    tokens_per_request += s.tokens_per_request;
     if (s.steps > 0 && s.duration_ns > 0.0) {
       rate += s.tokens / (s.duration_ns / 1e9);  // EP groups run side by side: their rates add
     }
@@ -101,6 +118,12 @@ double step_figure(const PointSpec& p, const FigureSpec& f, const std::map<int, 
     fail(p, f, "no step of the run passed the figure's filter; " + tally.range());
   }
   if (f.measure == Measure::step_ms) {
+    if (f.per_output_token) {
+      if (tokens_per_request <= 0.0) {
+        fail(p, f, "the filtered steps emitted no token (per_output_token)");
+      }
+      return duration_ns / tokens_per_request / 1e6;
+    }
     const double ms = duration_ns / static_cast<double>(steps) / 1e6;
     return f.per_layer ? ms / static_cast<double>(cfg.model.num_layers) : ms;
   }

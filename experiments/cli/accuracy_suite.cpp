@@ -56,8 +56,10 @@ constexpr std::array<std::pair<std::string_view, Measure>, 5> k_measures{{{"step
                                                                           {"metric", Measure::metric},
                                                                           {"cost", Measure::cost},
                                                                           {"profile", Measure::profile}}};
-constexpr std::array<std::pair<std::string_view, StepTokens>, 3> k_tokens{
-    {{"prefill", StepTokens::prefill}, {"decode", StepTokens::decode}, {"input", StepTokens::input}}};
+constexpr std::array<std::pair<std::string_view, StepTokens>, 4> k_tokens{{{"prefill", StepTokens::prefill},
+                                                                           {"decode", StepTokens::decode},
+                                                                           {"input", StepTokens::input},
+                                                                           {"output", StepTokens::output}}};
 constexpr std::array<std::pair<std::string_view, PerUnit>, 2> k_per{{{"node", PerUnit::node}, {"gpu", PerUnit::gpu}}};
 constexpr std::array<std::pair<std::string_view, Quantity>, 7> k_quantities{{{"kernel", Quantity::kernel},
                                                                              {"collective", Quantity::collective},
@@ -223,6 +225,7 @@ FigureSpec parse_figure(const toml::table& t, const std::string& file, std::size
       f.tokens = k.choice_or("tokens", k_tokens, &prefill);
       f.per = k.choice_or("per", k_per, &node);
       f.per_layer = k.flag("per_layer");
+      f.per_output_token = k.flag("per_output_token");
       f.filter.min_prefill_tokens = k.whole("min_prefill_tokens", 0);
       f.filter.max_prefill_tokens = k.whole("max_prefill_tokens", f.filter.max_prefill_tokens);
       f.filter.min_decode_tokens = k.whole("min_decode_tokens", 0);

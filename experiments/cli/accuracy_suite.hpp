@@ -21,8 +21,9 @@ enum class PointPhase : std::uint8_t { prefill, decode, mixed, kernel, collectiv
 enum class Sample : std::uint8_t { in, out };
 enum class Measure : std::uint8_t { step_throughput, step_ms, metric, cost, profile };
 /// Which tokens a step figure counts: computed prompt tokens, decode tokens, or prompt tokens including
-/// those a prefix cache supplied (a deployment's "input tokens, including cache hits").
-enum class StepTokens : std::uint8_t { prefill, decode, input };
+/// those a prefix cache supplied (a deployment's "input tokens, including cache hits"), or tokens emitted
+/// (with speculative decoding, 1 + accepted drafts per verify: a deployment's output tokens).
+enum class StepTokens : std::uint8_t { prefill, decode, input, output };
 enum class PerUnit : std::uint8_t { node, gpu };
 /// What a figure measures, which sets its target band (issue 36): kernels 10 %, collectives 15 %,
 /// throughput, TPOT and step times 15 %, TTFT 25 %.
@@ -59,6 +60,9 @@ struct FigureSpec {
   PerUnit per = PerUnit::node;
   StepFilter filter;
   bool per_layer = false;
+  /// step_ms: the time per token each request emitted in those steps (steps' duration over the tokens a
+  /// request emitted in each, requests' mean): a TPOT when speculative decoding emits several per step.
+  bool per_output_token = false;
   // metric
   std::string metric;
   // cost: the arguments of `epsim cost`
