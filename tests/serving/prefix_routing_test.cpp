@@ -57,12 +57,26 @@ SimulationParts two_ranks(LoadBalancer balancer, double rate) {
   return p;
 }
 
+// Sums what the steps report: prompt tokens found cached at admission, tokens emitted.
+struct StepSums final : Observer {
+  void on_step(const StepRecord& s) override {
+    cached += s.cached_tokens;
+    emitted += s.output_tokens;
+  }
+  std::int64_t cached = 0;
+  std::int64_t emitted = 0;
+};
+
 }  // namespace
 
 TEST_CASE("cache-aware routing keeps each shared system prompt on the rank that caches it") {
   Simulator sim(two_ranks(LoadBalancer::cache_aware, 2.0));
+  StepSums steps;
+  sim.add_observer(&steps);
   const SimulationResult res = sim.run();
   REQUIRE(res.summary.requests_finished == 200);
+  // The steps' counts add up to the requests' (no preemption here: each admitted once).
+  REQUIRE(steps.emitted == 200 * 2);
   // Which ranks each system prompt (its first segment) went to.
   std::map<std::uint64_t, std::set<int>> ranks_of;
   std::int64_t cached = 0;
@@ -81,6 +95,7 @@ TEST_CASE("cache-aware routing keeps each shared system prompt on the rank that 
   }
   REQUIRE(*ranks_of.begin()->second.begin() != *ranks_of.rbegin()->second.begin());
   REQUIRE(cached == 64 * (200 - 2));
+  REQUIRE(steps.cached == cached);
   REQUIRE(res.prefix_cache.cached_tokens == cached);
   REQUIRE(res.prefix_cache.prompt_tokens == prompt);
   REQUIRE(res.prefix_cache.requests_hit == 198);
