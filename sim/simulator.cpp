@@ -323,7 +323,7 @@ std::pair<Simulator::Group*, int> Simulator::pick_cache_aware(const workloads::R
   return share > cfg.cache_threshold ? matched : roomiest;
 }
 
-void Simulator::on_arrival(workloads::RequestSpec spec) {
+void Simulator::on_arrival(const workloads::RequestSpec& spec) {
   Group* g = nullptr;
   const bool queued = admit_arrival(spec, g);
   const std::optional<workloads::RequestSpec> next = generator_.next();
@@ -354,7 +354,7 @@ void Simulator::end_arrivals_if_done() {
   }
 }
 
-void Simulator::on_follow_up(workloads::RequestSpec spec) {
+void Simulator::on_follow_up(const workloads::RequestSpec& spec) {
   Group* g = nullptr;
   if (admit_arrival(spec, g)) {
     try_start_step(*g);

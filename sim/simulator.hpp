@@ -160,9 +160,9 @@ class Simulator {
  private:
   struct Pool;
   struct Group;
-  void on_arrival(workloads::RequestSpec spec);
+  void on_arrival(const workloads::RequestSpec& spec);
   // A session's next turn arriving (closed loop: it was made when the previous turn finished).
-  void on_follow_up(workloads::RequestSpec spec);
+  void on_follow_up(const workloads::RequestSpec& spec);
   // Picks the group and rank of an arriving request and queues it; false when it was rejected.
   bool admit_arrival(const workloads::RequestSpec& spec, Group*& group);
   // Asks the workload for the turns that follow the requests the step just finished.
