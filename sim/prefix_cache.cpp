@@ -117,8 +117,9 @@ void PrefixCache::insert_computed(RequestState& r, std::int64_t computed_tokens,
 
 void PrefixCache::release(RequestState& r, std::int64_t computed_tokens, KvCache& kv) {
   insert_computed(r, computed_tokens, kv);
-  for (auto it = r.cache_slots.rbegin(); it != r.cache_slots.rend(); ++it) {
-    gpu_.unref(*it);
+  // Deepest first: a request's tail blocks become older than its prefix, so eviction takes them first.
+  for (std::size_t i = r.cache_slots.size(); i-- > 0;) {
+    gpu_.unref(r.cache_slots[i]);
   }
   kv.give(r.kv_blocks - static_cast<std::int64_t>(r.cache_slots.size()));
   r.kv_blocks = 0;
