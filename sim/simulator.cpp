@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
 
 #include "core/error.hpp"
 #include "hardware/collective_model.hpp"
+#include "sim/cache_aware_pick.hpp"
 
 namespace epsim::serving {
 
@@ -168,6 +168,7 @@ void Simulator::make_groups() {
       sizes.push_back(shape.ep_size);
       if (pool.spec().takes_arrivals()) {
         entry_groups_.push_back(static_cast<std::size_t>(g));
+        entry_schedulers_.push_back(&groups_.back()->scheduler);
       }
       rank_base_.push_back(served_.size());
       served_.resize(served_.size() + static_cast<std::size_t>(groups_.back()->scheduler.ranks()), 0);
@@ -240,7 +241,10 @@ bool Simulator::admit_arrival(const workloads::RequestSpec& spec, Group*& group)
   Group* picked = nullptr;
   int rank = 0;
   if (parts_.serving.load_balancer == LoadBalancer::cache_aware) {
-    std::tie(picked, rank) = pick_cache_aware(spec);
+    const auto [index, r] =
+        pick_cache_aware(parts_.serving.cache_aware, entry_schedulers_, spec, parts_.serving.scheduler.kv_block_tokens);
+    picked = groups_[entry_groups_[index]].get();
+    rank = r;
   } else {
     picked = &pick_entry_group();
     rank = picked->scheduler.least_loaded_rank();
@@ -264,63 +268,6 @@ bool Simulator::admit_arrival(const workloads::RequestSpec& spec, Group*& group)
     o->on_arrival(requests_.back());
   }
   return queued;
-}
-
-std::pair<Simulator::Group*, int> Simulator::pick_cache_aware(const workloads::RequestSpec& spec) {
-  const CacheAwareConfig& cfg = parts_.serving.cache_aware;
-  std::size_t lo = 0;
-  std::size_t hi = 0;
-  bool first = true;
-  for (const std::size_t gi : entry_groups_) {
-    const Scheduler& sch = groups_[gi]->scheduler;
-    for (int r = 0; r < sch.ranks(); ++r) {
-      const std::size_t load = sch.outstanding(r);
-      lo = first ? load : std::min(lo, load);
-      hi = first ? load : std::max(hi, load);
-      first = false;
-    }
-  }
-  const bool imbalanced = hi - lo > static_cast<std::size_t>(cfg.balance_abs_threshold) &&
-                          static_cast<double>(hi) > cfg.balance_rel_threshold * static_cast<double>(lo);
-  // One pass: the least loaded, the longest match, the emptiest cache; ties to the first rank seen.
-  std::pair<Group*, int> least{nullptr, 0};
-  std::pair<Group*, int> matched{nullptr, 0};
-  std::pair<Group*, int> roomiest{nullptr, 0};
-  std::size_t least_load = 0;
-  std::int64_t best_match = -1;
-  std::int64_t fewest_blocks = 0;
-  for (const std::size_t gi : entry_groups_) {
-    Group& g = *groups_[gi];
-    const Scheduler& sch = g.scheduler;
-    const std::int64_t block = parts_.serving.scheduler.kv_block_tokens;
-    const std::int64_t max_blocks = (spec.prompt_tokens - 1) / block;
-    for (int r = 0; r < sch.ranks(); ++r) {
-      const std::size_t load = sch.outstanding(r);
-      if (least.first == nullptr || load < least_load) {
-        least = {&g, r};
-        least_load = load;
-      }
-      if (imbalanced) {
-        continue;
-      }
-      const std::int64_t match = sch.prefix_cache(r).peek(spec, max_blocks);
-      if (match > best_match) {
-        matched = {&g, r};
-        best_match = match;
-      }
-      const std::int64_t blocks = sch.prefix_cache(r).cached_blocks();
-      if (roomiest.first == nullptr || blocks < fewest_blocks) {
-        roomiest = {&g, r};
-        fewest_blocks = blocks;
-      }
-    }
-  }
-  if (imbalanced) {
-    return least;
-  }
-  const double share = static_cast<double>(best_match * parts_.serving.scheduler.kv_block_tokens) /
-                       static_cast<double>(std::max<std::int64_t>(1, spec.prompt_tokens));
-  return share > cfg.cache_threshold ? matched : roomiest;
 }
 
 void Simulator::on_arrival(const workloads::RequestSpec& spec) {

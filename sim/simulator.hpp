@@ -185,8 +185,6 @@ class Simulator {
   void make_groups();
   void connect_handoffs(Pool& pool);
   Group& pick_entry_group();
-  // load_balancer = cache_aware: the entry group and DP rank for `spec` (serving_config.hpp).
-  std::pair<Group*, int> pick_cache_aware(const workloads::RequestSpec& spec);
   // The measured requests' cache hits and the ranks' tallies.
   PrefixCacheResult prefix_cache_result(const MeasuredWindow& window) const;
   // Refreshes the loads of a prefill pool's decode ranks from their groups' schedulers.
@@ -201,7 +199,8 @@ class Simulator {
   std::vector<Observer*> observers_;
   std::vector<Pool> pools_;  // as parts_.pools; groups point into it
   std::vector<std::unique_ptr<Group>> groups_;
-  std::vector<std::size_t> entry_groups_;  // groups of the pools requests arrive at
+  std::vector<std::size_t> entry_groups_;           // groups of the pools requests arrive at
+  std::vector<const Scheduler*> entry_schedulers_;  // their schedulers, for cache-aware routing
   std::vector<RequestState> requests_;
   std::size_t next_group_ = 0;
   core::Time last_step_end_ns_ = 0;
