@@ -277,3 +277,24 @@ TEST_CASE("the distinct variant changes nothing where the reference already keep
   REQUIRE_THROWS_WITH(eplb::rebalance_experts(std::vector<double>(8, 1.0), 1, 8, 20, 1, 1, 2, true),
                       Contains("distinct replicas per GPU: 10 slots per GPU, but a GPU may hold only the 8 experts"));
 }
+
+TEST_CASE("EPLB at Kimi-K2's 384 experts on 72 GPUs: the 48 slots that round up to 6 per GPU replicate the hottest") {
+  // 384 experts do not divide over 72 GPUs: 6 slots each, 432 in all, 48 redundant. Experts 100..147 weigh
+  // 1001..1048, every other one 100. EPLB gives each redundant slot to the expert of the largest load per
+  // replica: the first 48 picks are experts 100..147 (each >= 1001 alone, <= 524 once doubled, and the
+  // others 100), so exactly they hold two replicas.
+  std::vector<double> w(384, 100.0);
+  for (int i = 0; i < 48; ++i) {
+    w[static_cast<std::size_t>(100 + i)] = 1001.0 + i;
+  }
+  PlacementInput in = PlacementInput::shape(1, 384, 72, 1, 6);
+  in.set_load_window(w);
+  const Placement p = EplbPlacement().place(in);
+  const LayerPlacement& l = p.layers[0];
+  REQUIRE(l.phy2log.size() == 432);
+  REQUIRE(std::count(l.phy2log.begin(), l.phy2log.end(), -1) == 0);
+  for (int e = 0; e < 384; ++e) {
+    INFO("expert " << e);
+    REQUIRE(l.logcnt[static_cast<std::size_t>(e)] == (e >= 100 && e < 148 ? 2 : 1));
+  }
+}
