@@ -8,8 +8,9 @@
 // (experiments/assembly/builders.cpp): the shape, link bandwidths, a 16-step load window of 512 tokens
 // per step from the synthetic router, co-selection counts, and cost curves profiled from the H200
 // roofline with speeds 1 +- 4 % and GPU 0 12 % slow. Each solve is timed `reps` times (argument 1,
-// default 3): CPU time of this thread, the minimum and the median. Model shapes are written here (hidden
-// size, expert FFN width and FP8 or BF16 weights are all the cost curves read), not taken from presets.
+// default 3; argument 2, optional: the policies to time, comma-separated): CPU time of this thread, the
+// minimum and the median. Model shapes are written here (hidden size, expert FFN width and FP8 or BF16
+// weights are all the cost curves read), not taken from presets.
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
@@ -214,7 +215,7 @@ void time_metro(const policies::PlacementInput& in, const policies::Placement& p
              m.min_s / calls * 1e6, e.min_s / calls * 1e6);
 }
 
-void bench_case(const Case& c, int reps, bool with_metro) {
+void bench_case(const Case& c, int reps, bool with_metro, const std::string& only) {
   const double t0 = thread_cpu_s();
   const policies::PlacementInput in = make_input(c);
   fmt::print(
@@ -224,6 +225,9 @@ void bench_case(const Case& c, int reps, bool with_metro) {
       c.gpus * c.slots, c.gpus * c.slots - in.num_experts, thread_cpu_s() - t0);
   std::optional<policies::Placement> eplb;
   for (const auto& entry : policies::placement_registry().entries()) {
+    if (!only.empty() && ("," + only + ",").find("," + entry.name + ",") == std::string::npos) {
+      continue;
+    }
     core::ParamTable options(std::vector<core::ParamLayer>{}, "policy.placement_options");
     const std::unique_ptr<policies::PlacementPolicy> policy =
         policies::placement_registry().create(entry.name, options);
@@ -250,7 +254,7 @@ void bench_case(const Case& c, int reps, bool with_metro) {
       eplb = std::move(p);
     }
   }
-  if (with_metro && eplb) {
+  if (with_metro && eplb && only.empty()) {
     time_metro(in, *eplb);
   }
 }
@@ -259,13 +263,17 @@ void bench_case(const Case& c, int reps, bool with_metro) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::max(1, std::stoi(argv[1])) : 3;
+  const std::string only = argc > 2 ? argv[2] : "";  // e.g. "eplb,gem" (bench/run_all.py)
   const models::ModelSpec kimi = parse_shape(k_kimi_k2);
   const models::ModelSpec qwen = parse_shape(k_qwen3_next);
-  bench_case({"Kimi-K2 on 64 GPUs", kimi, 64, 8, 6}, reps, true);
-  bench_case({"Kimi-K2 on one NVL72 rack", kimi, 72, 72, 6}, reps, true);
-  bench_case({"Qwen3-Next on 64 GPUs", qwen, 64, 8, 8}, reps, true);
+  bench_case({"Kimi-K2 on 64 GPUs", kimi, 64, 8, 6}, reps, true, only);
+  bench_case({"Kimi-K2 on one NVL72 rack", kimi, 72, 72, 6}, reps, true, only);
+  bench_case({"Qwen3-Next on 64 GPUs", qwen, 64, 8, 8}, reps, true, only);
+  if (!only.empty() && only.find("director") == std::string::npos) {
+    return 0;
+  }
   // DIRECTOR at its bound (and the others beside it for comparison).
-  bench_case({"Kimi-K2 on 32 GPUs", kimi, 32, 8, 12}, reps, false);
-  bench_case({"Qwen3-Next on 32 GPUs", qwen, 32, 8, 16}, reps, false);
+  bench_case({"Kimi-K2 on 32 GPUs", kimi, 32, 8, 12}, reps, false, only);
+  bench_case({"Qwen3-Next on 32 GPUs", qwen, 32, 8, 16}, reps, false, only);
   return 0;
 }

@@ -133,6 +133,18 @@ gem = float(m.group(1))
 row("GEM, Llama-4-Scout (48 x 16 on 4 GPUs, 30 restarts)", f"{gem:.3f} s ({8.8 / gem:.0f}x the paper's 8.8 s)",
     "~260x faster than the paper's 8.8 s", 8.8 / gem >= 200)
 
+# Issue 39: EPLB and GEM at Kimi-K2's 384 experts (64 GPUs; one NVL72 rack with 48 redundant slots) and
+# Qwen3-Next's 512 (64 GPUs), one solve each (bench/placement_scale_bench with every policy: bench/README.md).
+out, _, _ = run([os.path.join(bench, "placement_scale_bench"), "1", "eplb,gem"])
+case = None
+for line in out.splitlines():
+    if not line.startswith(" "):
+        case = line.split(" (")[0]
+    m = re.match(r"\s+(eplb|gem)\s+([\d.]+) ms", line)
+    if m and case:
+        ms = float(m.group(2))
+        row(f"{m.group(1).upper()}, {case}", f"{ms:.2f} ms per solve" if ms < 1000 else f"{ms / 1000:.2f} s per solve")
+
 out, _, _ = run([os.path.join(bench, "director_bench")])
 m = re.search(r"Qwen3-30B-A3B.*1 kind\s+bisect LP\s+([\d.]+) s \((\d+) solves\)", out)
 row("DIRECTOR bisection, Qwen3-30B-A3B on 32 GPUs (48 layers)", f"{float(m.group(1)):.1f} s, {m.group(2)} LP solves",
