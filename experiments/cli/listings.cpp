@@ -12,6 +12,7 @@
 #include "hardware/gpu_spec.hpp"
 #include "hardware/link_types.hpp"
 #include "hardware/variability.hpp"
+#include "models/hf_config.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/rebalance_config.hpp"
@@ -109,6 +110,11 @@ void print_config_keys(const std::string& section, const std::vector<std::string
   for (const core::ParamDoc& d : docs) {
     out << key_line(d) << "\n";
   }
+}
+
+void print_hf_model(const std::string& file, const std::vector<std::string>& accepted, std::ostream& out) {
+  const models::HfModelTable t = models::read_hf_config(file, accepted);
+  out << "# " << t.family << " from " << file << "\n" << models::hf_model_toml(t);
 }
 
 bool print_listing(const std::string& what, std::ostream& out) {
