@@ -46,7 +46,11 @@ double padded_expert_tokens(const hardware::GpuSpec& gpu, const Measurement& m) 
 
 hardware::KernelWork kernel_work(const hardware::GpuSpec& gpu, const Measurement& m) {
   models::ModelSpec spec;
-  spec.weight_bytes = element_bytes(m.dtype);
+  // A measured FP4 GEMM is taken as NVFP4 (the format Blackwell's FP4 tensor cores run).
+  spec.weight_format = m.dtype == hardware::Precision::fp8   ? models::WeightFormat::fp8
+                       : m.dtype == hardware::Precision::fp4 ? models::WeightFormat::nvfp4
+                                                             : models::WeightFormat::bf16;
+  spec.expert_format = spec.weight_format;
   spec.activation_bytes = 2;
   switch (m.op) {
     case MeasuredOp::expert_ffn: {
@@ -62,7 +66,7 @@ hardware::KernelWork kernel_work(const hardware::GpuSpec& gpu, const Measurement
       // A grouped call: `groups` GEMMs, each its own weight, their rows stacked (tiles of every group).
       const double g = d(m.groups);
       w.flops = 2.0 * g * d(m.m) * d(m.n) * d(m.k);
-      w.bytes = g * (d(m.n) * d(m.k) * d(spec.weight_bytes) + d(m.m) * d(m.k + m.n) * d(spec.activation_bytes));
+      w.bytes = g * (d(m.n) * d(m.k) * spec.weight_bytes() + d(m.m) * d(m.k + m.n) * d(spec.activation_bytes));
       w.gemm_m = g * d(m.m);
       w.gemm_n = d(m.n);
       return w;

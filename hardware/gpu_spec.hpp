@@ -69,6 +69,9 @@ struct GpuSpec {
       Efficiency{0.65, 0.80},  // expert_ffn (grouped GEMM, ragged tiles)
       Efficiency{0.60, 0.80},  // attention_prefill
       Efficiency{0.50, 0.75},  // attention_decode (paged KV gathers)
+      // Uncalibrated: no public measurement of these kernels on any preset GPU; attention_prefill's values.
+      Efficiency{0.60, 0.80},  // sparse_indexer
+      Efficiency{0.60, 0.80},  // linear_attention
   };
   /// Resolved per family and precision: [efficiency.<family>.<precision>] over the family's values.
   PrecisionEfficiencies efficiency = every_precision(family_efficiency);

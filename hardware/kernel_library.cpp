@@ -10,7 +10,7 @@ constexpr std::uint8_t bit(OpKind k) {
   return static_cast<std::uint8_t>(1U << static_cast<unsigned>(k));
 }
 constexpr std::uint8_t k_attention = bit(OpKind::attention_prefill) | bit(OpKind::attention_decode);
-constexpr std::uint8_t k_every = 0xF;
+constexpr std::uint8_t k_every = (1U << k_op_kinds) - 1U;
 
 constexpr std::array<std::string_view, 0> k_none{};
 constexpr std::array<std::string_view, 3> k_cublas{"cublas", "torch_mm", "torch_scaled_mm"};
@@ -25,7 +25,9 @@ constexpr std::array<std::string_view, 1> k_flashinfer{"flashinfer"};
 constexpr std::array<KernelLibraryInfo, 9> k_libraries{{
     {KernelLibrary::any, "any", k_every, k_none},
     {KernelLibrary::cublas, "cublas", bit(OpKind::dense_gemm), k_cublas},
-    {KernelLibrary::deepgemm, "deepgemm", bit(OpKind::dense_gemm) | bit(OpKind::expert_ffn), k_deepgemm},
+    // DeepGEMM's fp8_mqa_logits is DeepSeek-V3.2's indexer kernel.
+    {KernelLibrary::deepgemm, "deepgemm",
+     bit(OpKind::dense_gemm) | bit(OpKind::expert_ffn) | bit(OpKind::sparse_indexer), k_deepgemm},
     {KernelLibrary::triton_fused_moe, "triton_fused_moe", bit(OpKind::expert_ffn), k_triton_moe},
     {KernelLibrary::flash_attn_2, "flash_attn_2", k_attention, k_fa2},
     {KernelLibrary::flash_attn_3, "flash_attn_3", k_attention, k_fa3},

@@ -13,8 +13,10 @@ enum class OpKind : std::uint8_t {
   expert_ffn,         ///< grouped GEMM over the activated routed experts of one GPU
   attention_prefill,  ///< attention scores/values of prefill tokens (FlashAttention-like)
   attention_decode,   ///< attention of decode tokens over their KV cache (paged decode kernel)
+  sparse_indexer,     ///< DeepSeek Sparse Attention's lightning indexer (FP8 MQA logits + top-k)
+  linear_attention,   ///< linear-attention recurrences (Gated DeltaNet, lightning): chunked scan / state update
 };
-inline constexpr int k_op_kinds = 4;
+inline constexpr int k_op_kinds = 6;
 inline constexpr const char* op_kind_name(OpKind k) {
   switch (k) {
     case OpKind::dense_gemm:
@@ -25,6 +27,10 @@ inline constexpr const char* op_kind_name(OpKind k) {
       return "attention_prefill";
     case OpKind::attention_decode:
       return "attention_decode";
+    case OpKind::sparse_indexer:
+      return "sparse_indexer";
+    case OpKind::linear_attention:
+      return "linear_attention";
   }
   return "?";
 }

@@ -31,7 +31,8 @@ models::ModelSpec DraftPricer::draft_model_spec(const models::ModelSpec& target,
   d.num_kv_heads = size.num_kv_heads;
   d.head_dim = size.hidden_size / size.num_heads;
   d.vocab_size = size.vocab_size > 0 ? size.vocab_size : target.vocab_size;
-  d.weight_bytes = target.weight_bytes;
+  d.weight_format = target.weight_format;
+  d.expert_format = target.weight_format;
   d.kv_cache_bytes = target.kv_cache_bytes;
   d.activation_bytes = target.activation_bytes;
   return d;

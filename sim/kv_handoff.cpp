@@ -4,13 +4,19 @@
 namespace epsim::serving {
 
 KvHandoff::KvHandoff(const core::Engine& engine, hardware::TransferNetwork& transfers,
-                     std::vector<RequestState>& requests, double kv_bytes_per_token)
-    : engine_(engine), transfers_(transfers), requests_(requests), kv_bytes_per_token_(kv_bytes_per_token) {}
+                     std::vector<RequestState>& requests, double kv_bytes_per_token, double state_bytes_per_request)
+    : engine_(engine),
+      transfers_(transfers),
+      requests_(requests),
+      kv_bytes_per_token_(kv_bytes_per_token),
+      state_bytes_per_request_(state_bytes_per_request) {}
 
 void KvHandoff::start(int index, Side from, Side to, std::function<void()> landed) {
   const RequestState& r = requests_[static_cast<std::size_t>(index)];
-  // The prompt and every token generated so far but the last, whose KV is written by the next step.
-  const double bytes = static_cast<double>(r.spec.prompt_tokens + r.generated - 1) * kv_bytes_per_token_;
+  // The prompt and every token generated so far but the last, whose KV is written by the next step, and the
+  // request's fixed-size state (sliding windows, linear states).
+  const double bytes =
+      static_cast<double>(r.spec.prompt_tokens + r.generated - 1) * kv_bytes_per_token_ + state_bytes_per_request_;
   const int src = from.gpu_offset + from.rank * from.attention_tp;
   const int dst = to.gpu_offset + to.rank * to.attention_tp;
   const core::Time started = engine_.now();

@@ -18,7 +18,7 @@ class KvHandoff {
   /// `requests`: the simulation's requests (indexed, may grow meanwhile); `kv_bytes_per_token`: moved per
   /// context token (all layers).
   KvHandoff(const core::Engine& engine, hardware::TransferNetwork& transfers, std::vector<RequestState>& requests,
-            double kv_bytes_per_token);
+            double kv_bytes_per_token, double state_bytes_per_request = 0.0);
 
   /// One side of a hand-off: an EP group's index, first GPU and scheduler, the rank, and the GPUs per
   /// rank in its pool (a rank's cache leaves from and lands on its first GPU).
@@ -43,6 +43,7 @@ class KvHandoff {
   hardware::TransferNetwork& transfers_;
   std::vector<RequestState>& requests_;
   double kv_bytes_per_token_;
+  double state_bytes_per_request_;
   std::int64_t count_ = 0;
   double bytes_ = 0.0;
   double ns_ = 0.0;

@@ -13,10 +13,12 @@
 namespace epsim::serving {
 
 struct MemoryPlan {
-  double weights_gib = 0.0;         ///< per GPU
-  double kv_gib = 0.0;              ///< per GPU (may be negative: the weights do not fit)
-  double kv_bytes_per_token = 0.0;  ///< all layers
-  std::int64_t kv_blocks = 0;       ///< per DP attention rank
+  double weights_gib = 0.0;                   ///< per GPU
+  double kv_gib = 0.0;                        ///< per GPU (may be negative: the weights do not fit)
+  double kv_bytes_per_token = 0.0;            ///< the layers whose KV grows with the context (full, chunked)
+  double state_bytes_per_request = 0.0;       ///< sliding windows and linear states (models/layer_work.hpp)
+  std::int64_t kv_blocks = 0;                 ///< per DP attention rank
+  std::int64_t state_blocks_per_request = 0;  ///< blocks each admitted request holds for its fixed state
   std::int64_t kv_tokens() const { return kv_blocks; }
 };
 

@@ -28,10 +28,18 @@ MicroBatchPricer::MicroBatchPricer(const PricerInputs& in)
   if (in.comm.deduplicates()) {
     fanout_.emplace(in.model, in.topology, in.comm.fanout_samples, in.comm.fanout_refresh_steps, in.fanout_rng);
   }
-  for (Eigen::ArrayXd* a : {&quota_, &tokens_, &share_, &attention_ns_, &chunked_attention_ns_, &dense_ns_, &router_ns_,
-                            &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_, &busy_ns_, &pairs_, &gather_bytes_,
-                            &elementwise_moe_ns_, &elementwise_dense_ns_}) {
+  for (Eigen::ArrayXd* a :
+       {&quota_, &tokens_, &share_, &dense_ns_, &router_ns_, &shared_ns_, &lm_head_ns_, &local_ns_, &expert_ns_,
+        &busy_ns_, &pairs_, &gather_bytes_, &elementwise_moe_ns_, &elementwise_dense_ns_}) {
     a->setZero(gpus_);
+  }
+  for (Eigen::ArrayXd& a : attention_ns_) {
+    a.setZero(gpus_);
+  }
+  layer_kinds_.reserve(static_cast<std::size_t>(model_.num_layers));
+  for (std::int64_t l = 0; l < model_.num_layers; ++l) {
+    layer_kinds_.push_back(model_.attention_of(l));
+    has_kind_[static_cast<std::size_t>(layer_kinds_.back())] = true;
   }
   gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
   gpu_activated_.assign(static_cast<std::size_t>(gpus_), 0);
@@ -72,55 +80,115 @@ double MicroBatchPricer::all_reduce_ns(double tokens) const {
   return collectives_.tp_all_reduce_ns(topo_.intra(), tp_, bytes);
 }
 
+namespace {
+// One rank's attention work in one step, per kind of layer and phase.
+struct RankAttention {
+  models::AttentionBatch prefill, decode;                  // full layers (DSA: the selected pairs)
+  models::AttentionBatch prefill_index, decode_index;      // DSA's indexer: every causal pair
+  models::AttentionBatch prefill_chunked, decode_chunked;  // chunked (local) layers
+  models::AttentionBatch prefill_sliding, decode_sliding;  // sliding-window layers
+  models::LinearBatch prefill_linear, decode_linear;       // linear-attention layers
+  double emit = 0.0;                                       // tokens the LM head scores
+};
+
+void add_entry(const models::ModelSpec& m, const BatchEntry& e, RankAttention& a) {
+  const auto tokens = static_cast<double>(e.tokens);
+  const auto context = static_cast<double>(e.context);
+  // The LM head scores every verify token of a decode (its last token and its drafts), a prompt's last
+  // token only.
+  a.emit += e.prefill ? (e.emits_token ? 1.0 : 0.0) : tokens;
+  const auto add = [&](models::AttentionBatch& ab, double pairs, double kv_read) {
+    ab.tokens += tokens;
+    ab.score_pairs += pairs;
+    ab.kv_read_tokens += kv_read;
+  };
+  if (m.sparse_attention()) {
+    add(e.prefill ? a.prefill_index : a.decode_index, models::causal_pairs(context, tokens), context);
+    // A decode reads its index_topk selected entries; a prefill chunk's queries select among the whole
+    // context (each cached entry read once).
+    const auto topk = static_cast<double>(m.index_topk);
+    add(e.prefill ? a.prefill : a.decode, models::capped_causal_pairs(e.context, e.tokens, m.index_topk),
+        e.prefill ? context : std::min(context, topk));
+  } else {
+    add(e.prefill ? a.prefill : a.decode, models::causal_pairs(context, tokens), context);
+  }
+  if (m.attention_chunk_size > 0) {
+    add(e.prefill ? a.prefill_chunked : a.decode_chunked,
+        models::chunked_causal_pairs(e.context, e.tokens, m.attention_chunk_size),
+        models::chunked_kv_read(e.context, m.attention_chunk_size));
+  }
+  if (m.sliding_window > 0) {
+    add(e.prefill ? a.prefill_sliding : a.decode_sliding,
+        models::capped_causal_pairs(e.context, e.tokens, m.sliding_window),
+        std::min(context, static_cast<double>(m.sliding_window - 1)));
+  }
+  if (m.linear_num_key_heads > 0) {
+    models::LinearBatch& lb = e.prefill ? a.prefill_linear : a.decode_linear;
+    lb.tokens += tokens;
+    lb.requests += 1.0;
+  }
+}
+}  // namespace
+
 void MicroBatchPricer::price_local_phases(const Batch& batch) {
   const double tp = static_cast<double>(tp_);
   const bool mla = model_.attention == models::AttentionKind::mla;
-  const std::int64_t window = model_.attention_chunk_size;
   for (int rank = 0; rank < gpus_ / tp_; ++rank) {
-    models::AttentionBatch prefill;
-    models::AttentionBatch decode;
-    models::AttentionBatch prefill_chunked;  // the same requests under chunked (local) attention
-    models::AttentionBatch decode_chunked;
-    double emit = 0.0;
+    RankAttention a;
     for (int i = batch.rank_begin[static_cast<std::size_t>(rank)];
          i < batch.rank_begin[static_cast<std::size_t>(rank) + 1]; ++i) {
-      const BatchEntry& e = batch.entries[static_cast<std::size_t>(i)];
-      models::AttentionBatch& ab = e.prefill ? prefill : decode;
-      const auto tokens = static_cast<double>(e.tokens);
-      const auto context = static_cast<double>(e.context);
-      ab.tokens += tokens;
-      ab.score_pairs += models::causal_pairs(context, tokens);
-      ab.kv_read_tokens += context;
-      // The LM head scores every verify token of a decode (its last token and its drafts), a prompt's
-      // last token only.
-      emit += e.prefill ? (e.emits_token ? 1.0 : 0.0) : tokens;
-      if (window > 0) {
-        models::AttentionBatch& cb = e.prefill ? prefill_chunked : decode_chunked;
-        cb.tokens += tokens;
-        cb.score_pairs += models::chunked_causal_pairs(e.context, e.tokens, window);
-        cb.kv_read_tokens += models::chunked_kv_read(e.context, window);
-      }
+      add_entry(model_, batch.entries[static_cast<std::size_t>(i)], a);
     }
-    const double tokens = prefill.tokens + decode.tokens;
-    // An attention core sharded by heads; MLA's latent KV cache is not split by heads, every TP GPU
-    // reads all of it.
+    const double tokens = a.prefill.tokens + a.decode.tokens;
+    // An attention core sharded by heads; MLA's latent KV cache (and DSA's indexer keys) is not split by
+    // heads, every TP GPU reads all of it.
     const auto core = [&](const models::AttentionBatch& ab, hardware::OpKind kind) {
       hardware::KernelWork w = models::attention_core_work(model_, ab, kind);
-      const double kv = (ab.kv_read_tokens + ab.tokens) * models::kv_bytes_per_token_layer(model_);
+      const double kv = (ab.kv_read_tokens + ab.tokens) * models::attention_kv_bytes_per_token(model_);
       w.flops /= tp;
       w.bytes = mla ? kv + (w.bytes - kv) / tp : w.bytes / tp;
+      return w;
+    };
+    const auto indexer = [&](const models::AttentionBatch& ab) {
+      hardware::KernelWork w = models::indexer_work(model_, ab);
+      const double keys = (ab.kv_read_tokens + ab.tokens) * models::index_key_bytes_per_token(model_);
+      w.flops /= tp;
+      w.bytes = keys + (w.bytes - keys) / tp;
       return w;
     };
     const double reduce = all_reduce_ns(tokens);
     for (int g = rank * tp_; g < (rank + 1) * tp_; ++g) {
       tokens_(g) = tokens / tp;  // after attention, the rank's tokens leave for the experts from all its GPUs
       const double projections = kernel(g, shard(models::attention_projection_work(model_, tokens), tp));
-      attention_ns_(g) = projections + kernel(g, core(prefill, hardware::OpKind::attention_prefill)) +
-                         kernel(g, core(decode, hardware::OpKind::attention_decode)) + reduce;
-      chunked_attention_ns_(g) =
-          window > 0 ? projections + kernel(g, core(prefill_chunked, hardware::OpKind::attention_prefill)) +
-                           kernel(g, core(decode_chunked, hardware::OpKind::attention_decode)) + reduce
-                     : 0.0;
+      const auto softmax = [&](const models::AttentionBatch& p, const models::AttentionBatch& d) {
+        return projections + kernel(g, core(p, hardware::OpKind::attention_prefill)) +
+               kernel(g, core(d, hardware::OpKind::attention_decode)) + reduce;
+      };
+      const auto kind_ns = [&](models::LayerAttention k) -> double& {
+        return attention_ns_[static_cast<std::size_t>(k)](g);
+      };
+      if (has_kind_[static_cast<std::size_t>(models::LayerAttention::full)]) {
+        kind_ns(models::LayerAttention::full) =
+            softmax(a.prefill, a.decode) +
+            (model_.sparse_attention() ? kernel(g, indexer(a.prefill_index)) + kernel(g, indexer(a.decode_index))
+                                       : 0.0);
+      }
+      if (has_kind_[static_cast<std::size_t>(models::LayerAttention::chunked)]) {
+        kind_ns(models::LayerAttention::chunked) = softmax(a.prefill_chunked, a.decode_chunked);
+      }
+      if (has_kind_[static_cast<std::size_t>(models::LayerAttention::sliding)]) {
+        kind_ns(models::LayerAttention::sliding) = softmax(a.prefill_sliding, a.decode_sliding);
+      }
+      if (has_kind_[static_cast<std::size_t>(models::LayerAttention::linear)]) {
+        kind_ns(models::LayerAttention::linear) =
+            kernel(g, shard(models::linear_projection_work(model_, tokens), tp)) +
+            kernel(g,
+                   shard(models::linear_attention_work(model_, a.prefill_linear, hardware::OpKind::attention_prefill),
+                         tp)) +
+            kernel(g, shard(models::linear_attention_work(model_, a.decode_linear, hardware::OpKind::attention_decode),
+                            tp)) +
+            reduce;
+      }
       dense_ns_(g) = model_.num_moe_layers() < model_.num_layers
                          ? kernel(g, shard(models::dense_ffn_work(model_, tokens,
                                                                   static_cast<double>(model_.dense_intermediate_size)),
@@ -128,12 +196,8 @@ void MicroBatchPricer::price_local_phases(const Batch& batch) {
                                reduce
                          : 0.0;
       router_ns_(g) = kernel(g, models::router_work(model_, tokens / tp));
-      shared_ns_(g) = model_.shared_experts > 0
-                          ? kernel(g, models::dense_ffn_work(
-                                          model_, tokens / tp,
-                                          static_cast<double>(model_.moe_intermediate_size * model_.shared_experts)))
-                          : 0.0;
-      lm_head_ns_(g) = kernel(g, shard(models::lm_head_work(model_, emit), tp));  // vocabulary-parallel
+      shared_ns_(g) = model_.shared_width() > 0.0 ? kernel(g, models::shared_expert_work(model_, tokens / tp)) : 0.0;
+      lm_head_ns_(g) = kernel(g, shard(models::lm_head_work(model_, a.emit), tp));  // vocabulary-parallel
       if (model_.elementwise_kernels) {
         // Low-latency dispatch writes the experts' masked layout itself: no permutation kernels.
         const bool permute = !comm_.low_latency_kernels(step_prefills_);
@@ -323,7 +387,7 @@ void MicroBatchPricer::price(const Batch& batch, const MicroBatchStep& step, std
   }
   int moe_layer = 0;
   for (int layer = 0; layer < model_.num_layers; ++layer) {
-    local_ns_ += model_.is_chunked_attention_layer(layer) ? chunked_attention_ns_ : attention_ns_;
+    local_ns_ += attention_ns_[static_cast<std::size_t>(layer_kinds_[static_cast<std::size_t>(layer)])];
     if (!model_.is_moe_layer(layer)) {
       local_ns_ += dense_ns_ + elementwise_dense_ns_;
       continue;

@@ -8,6 +8,7 @@
 // How a step's micro-batches share the GPUs is its schedule's business (step_schedule.hpp), not this one's.
 // Layer timing is computed directly; buffers are allocated once, never in the step loop.
 #include <Eigen/Core>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -106,7 +107,10 @@ class MicroBatchPricer {
   std::optional<FanoutEstimator> fanout_;  // when the collectives deduplicate (DeepEP normal)
 
   // Per-GPU buffers.
-  Eigen::ArrayXd tokens_, share_, attention_ns_, chunked_attention_ns_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
+  Eigen::ArrayXd tokens_, share_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
+  std::array<Eigen::ArrayXd, models::k_layer_attentions> attention_ns_;  // per kind of layer (LayerAttention)
+  std::array<bool, models::k_layer_attentions> has_kind_{};              // kinds some layer runs
+  std::vector<models::LayerAttention> layer_kinds_;                      // each layer's kind
   Eigen::ArrayXd elementwise_moe_ns_, elementwise_dense_ns_;       // model.elementwise_kernels: per MoE / dense layer
   Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_, quota_;  // quota_: derive_origins' workspace
   Eigen::ArrayXd gather_bytes_;                                    // all-gather: hidden-state bytes each GPU sends

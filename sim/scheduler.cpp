@@ -9,6 +9,11 @@
 #include "core/error.hpp"
 
 namespace epsim::serving {
+namespace {
+constexpr const char* k_no_prefix_with_state =
+    "prefix caching of a model with sliding-window or linear-attention layers is not modelled (their per-request "
+    "state is not cached); turn [prefix_cache] off or use a model without them";
+}  // namespace
 
 Scheduler::Scheduler(int ranks, SchedulerConfig cfg, std::int64_t kv_blocks_per_rank)
     : cfg_(cfg), ranks_(static_cast<std::size_t>(ranks)), unlimited_kv_(kv_blocks_per_rank <= 0) {
@@ -33,8 +38,20 @@ void Scheduler::enable_prefix_cache(const PrefixCacheConfig& cfg, double block_b
   if (unlimited_kv_) {
     throw core::Error("prefix caching needs a KV-cache budget (the cache keeps blocks until memory is needed)");
   }
+  if (!ranks_.empty() && ranks_.front().kv.state_blocks() > 0) {
+    throw core::Error(k_no_prefix_with_state);
+  }
   for (Rank& r : ranks_) {
     r.prefix = std::make_unique<PrefixCache>(cfg, r.kv.blocks(), r.kv.block_tokens(), block_bytes, gpus);
+  }
+}
+
+void Scheduler::set_state_blocks(std::int64_t blocks) {
+  if (blocks > 0 && !ranks_.empty() && ranks_.front().prefix) {
+    throw core::Error(k_no_prefix_with_state);
+  }
+  for (Rank& r : ranks_) {
+    r.kv.set_state_blocks(blocks);
   }
 }
 
@@ -203,8 +220,12 @@ std::int64_t Scheduler::fit_chunk(const Rank& rank, const RequestState& r, std::
   // Tokens that fit: the free blocks (less the reserve) plus the room left in the request's last block.
   const auto usable =
       static_cast<std::int64_t>(std::floor(static_cast<double>(available_blocks(rank)) - reserve_blocks));
-  const std::int64_t room =
-      std::max<std::int64_t>(0, usable) * rank.kv.block_tokens() + (r.kv_blocks * rank.kv.block_tokens() - r.prefilled);
+  // A request's first chunk also takes its fixed state's blocks (kv_cache.hpp); they hold no tokens.
+  const std::int64_t state = rank.kv.state_blocks();
+  const std::int64_t token_blocks = r.kv_blocks > 0 ? r.kv_blocks - state : 0;
+  const std::int64_t free_blocks = usable - (r.kv_blocks > 0 ? 0 : state);
+  const std::int64_t room = std::max<std::int64_t>(0, free_blocks) * rank.kv.block_tokens() +
+                            (token_blocks * rank.kv.block_tokens() - r.prefilled);
   chunk = std::min(chunk, room);
   return std::max<std::int64_t>(0, chunk);
 }

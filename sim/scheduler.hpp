@@ -39,6 +39,8 @@ class Scheduler {
   /// Turns on prefix caching on every rank (prefix_cache.hpp): blocks of `block_bytes`, ranks of `gpus`
   /// GPUs. Not with static batching.
   void enable_prefix_cache(const PrefixCacheConfig& cfg, double block_bytes, int gpus);
+  /// Each request holds `blocks` more for its fixed-size state (memory_plan.hpp), on every rank.
+  void set_state_blocks(std::int64_t blocks);
   bool prefix_caching() const { return !ranks_.empty() && ranks_.front().prefix != nullptr; }
   /// A rank's cache (prefix_caching()).
   const PrefixCache& prefix_cache(int rank) const { return *ranks_[static_cast<std::size_t>(rank)].prefix; }

@@ -57,7 +57,9 @@ struct Simulator::Group {
                                                                    p.serving.scheduler, pl.parts->kv_blocks_per_gpu)),
         executor(p.model, *p.cost, gpu_offset, pl.topo, placement, *routing, *p.routing_source,
                  p.serving.step_overhead_us, *collectives, pl.spec().attention_tp, pl.spec().comm, fanout_rng,
-                 p.serving.speculative) {}
+                 p.serving.speculative) {
+    scheduler.set_state_blocks(pl.parts->state_blocks_per_request);
+  }
 };
 
 PoolParts colocated_pool(int gpus, int ep_size, policies::Placement placement,
@@ -119,7 +121,7 @@ Simulator::Simulator(SimulationParts parts)
     }
   }
   if (disaggregated) {
-    handoff_.emplace(engine_, *transfers_, requests_, parts_.kv_bytes_per_token);
+    handoff_.emplace(engine_, *transfers_, requests_, parts_.kv_bytes_per_token, parts_.state_bytes_per_request);
   }
   observers_.push_back(&metrics_);
   for (const auto& m : summary_metrics_) {

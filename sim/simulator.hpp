@@ -44,6 +44,8 @@ struct PoolParts {
   PoolSpec spec;
   policies::Placement placement = {};  ///< every group of the pool starts from it (made for its first group)
   std::int64_t kv_blocks_per_gpu = 0;  ///< KV-cache blocks of each DP rank (0 = unlimited)
+  /// Blocks each admitted request holds for its fixed-size state (sliding windows, linear states).
+  std::int64_t state_blocks_per_request = 0;
   /// When set: each DP rank's own KV-cache blocks, which differ by the expert weights the placement puts on
   /// the rank's GPUs.
   std::vector<std::int64_t> kv_blocks_by_rank = {};
@@ -68,7 +70,8 @@ struct SimulationParts {
   /// The pools, in GPU order: each pool's groups take its GPUs, groups numbered across pools. Requests
   /// arrive at the pools that prefill and go from a prefill pool to the decode pools it hands off to.
   std::vector<PoolParts> pools = {};
-  double kv_bytes_per_token = 0.0;  ///< moved per context token (all layers) by a hand-off
+  double kv_bytes_per_token = 0.0;       ///< moved per context token (the layers whose KV grows) by a hand-off
+  double state_bytes_per_request = 0.0;  ///< moved once per request by a hand-off (sliding windows, linear states)
   /// The triggers declared they want forecasts of the queued work (PolicyNeeds::predictions).
   bool forecast_work = false;
   MigrationSettings migration = {};

@@ -71,10 +71,11 @@ serving::PoolParts build_pool(const ExperimentConfig& cfg, const hardware::CostM
   pool.spec.comm.overlap_compute_factor = hardware::overlap_compute_factor(spec.comm, cfg.gpu_of(spec).sm_count);
   input = make_placement_input(cfg, cost, ports, index, window);
   pool.placement = policies::make_placement(spec.policy, cfg.source)->place(input);
-  pool.kv_blocks_per_gpu =
+  const serving::MemoryPlan memory =
       serving::plan_memory(cfg.model, cfg.gpu_of(spec), spec.slots_per_gpu(cfg.model.routed_experts),
-                           cfg.serving.scheduler, spec.attention_tp)
-          .kv_blocks;
+                           cfg.serving.scheduler, spec.attention_tp);
+  pool.kv_blocks_per_gpu = memory.kv_blocks;
+  pool.state_blocks_per_request = memory.state_blocks_per_request;
   pool.kv_blocks_by_rank = kv_blocks_by_rank(cfg, spec, pool.placement);
   if (spec.policy.rebalance.trigger) {
     pool.make_rebalance = trigger_maker(cfg, cost, spec, input);
@@ -112,7 +113,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg, const Poo
       p.placement_curves_group = placed_group(cfg, i);
     }
   }
-  p.kv_bytes_per_token = static_cast<double>(cfg.model.num_layers) * models::kv_bytes_per_token_layer(cfg.model);
+  p.kv_bytes_per_token = models::growing_kv_bytes_per_token(cfg.model);
+  p.state_bytes_per_request = models::state_bytes_per_request(cfg.model);
   p.forecast_work = forecast;
   p.migration = {cfg.policy.rebalance.migration, cfg.policy.rebalance.migration_max_bytes_per_step,
                  models::expert_weight_bytes(cfg.model)};

@@ -73,7 +73,7 @@ TEST_CASE("preset values equal the published config.json values") {
   CHECK(ds.qk_rope_head_dim == 64);
   CHECK(ds.v_head_dim == 128);
   CHECK(ds.vocab_size == 129280);
-  CHECK(ds.weight_bytes == 1);
+  CHECK(ds.weight_bytes() == 1.0);
 
   const auto x22 = preset("mixtral-8x22b");
   CHECK(x22.hidden_size == 6144);

@@ -174,3 +174,44 @@ TEST_CASE("two-batch overlap: DeepEP normal kernels take overlap_exchange_factor
   // Without overlap nothing computes beside the kernels: the factor does not apply.
   CHECK(run(hardware::OverlapMode::none, 1000.0) == run(hardware::OverlapMode::none, 1.0));
 }
+
+TEST_CASE("hand-checked scenario: a sliding or a linear layer replaces a full attention layer's cost") {
+  // Two layers: a dense one, then the MoE layer. Only layer 0's attention kind differs between the runs,
+  // so the TTFTs differ by that layer's attention on GPU 0 (GPU 1 has no tokens). A GPU of 1 TFLOP/s
+  // makes the 64-token attention compute-bound.
+  const auto ttft = [](const std::vector<models::LayerAttention>& kinds) {
+    models::ModelSpec m = test::tiny_model(2);
+    m.num_layers = 2;
+    m.first_dense_layers = 1;
+    m.dense_intermediate_size = 512;
+    m.layer_types = kinds;
+    m.sliding_window = 16;
+    m.linear_num_key_heads = 2;
+    m.linear_num_value_heads = 4;
+    m.linear_key_head_dim = 64;
+    m.linear_value_head_dim = 64;
+    m.linear_conv_kernel_dim = 4;
+    serving::SimulationParts p = scenario(m);
+    hardware::GpuSpec g = test::paper_gpu();
+    g.bf16_tflops = 1.0;
+    g.moe_tile_small = 16;
+    g.moe_tile_large = 16;
+    p.cost = std::make_unique<hardware::RooflineCostModel>(g, std::vector<double>{1.0, 0.5});
+    serving::Simulator sim(std::move(p));
+    const auto r = sim.run();
+    REQUIRE(r.requests.size() == 1);
+    return static_cast<double>(r.requests[0].first_token_ns - r.requests[0].spec.arrival_ns);
+  };
+  using K = models::LayerAttention;
+  const double full = ttft({K::full, K::full});
+  // Full prefill core: 64 x 65 / 2 = 2080 pairs x 4 x 8 x 128 FLOPs at 1e3 FLOP/ns; sliding (window 16):
+  // 1 + ... + 15 + 49 x 16 = 904 pairs. Same bytes (64 keys written, none read), same launch.
+  CHECK(full - ttft({K::sliding, K::full}) == Approx((2080.0 - 904.0) * 4096 / 1e3).margin(1.0));
+  // Linear layer instead: projections 1024 x (2 x 2 x 64 + 2 x 4 x 64) + ba 1024 x 8 + conv 512 x 4
+  // + out 256 x 1024 = 1,058,816 params against 4 x 1024 x 1024; the chunked Gated DeltaNet per token and
+  // value head 2 x 64 x 128 + 5 x 64^2 + 2 x 64 x 192 + 2 x 64^2 = 69,632 FLOPs, x 4 heads, + the conv's
+  // 2 x 4 x 512, for 64 tokens. All compute-bound at 1e3 FLOP/ns; the launches cancel (two kernels each).
+  const double full_attention = 2.0 * 64 * 4194304 / 1e3 + 2080.0 * 4096 / 1e3;
+  const double linear_attention = 2.0 * 64 * 1058816 / 1e3 + 64.0 * (4 * 69632.0 + 4096) / 1e3;
+  CHECK(full - ttft({K::linear, K::full}) == Approx(full_attention - linear_attention).margin(1.0));
+}
