@@ -40,7 +40,7 @@ void list_models(std::ostream& out) {
   out << "models:\n";
   for (const std::string& name : models::model_presets().names()) {
     const models::ModelSpec m = models::load_model_preset(name);
-    out << fmt::format("  {:<18} {:<18} {:>3} layers ({} MoE), {:>3} experts top-{}, {} shared, hidden {}, {}\n", name,
+    out << fmt::format("  {:<25} {:<25} {:>3} layers ({} MoE), {:>3} experts top-{}, {} shared, hidden {}, {}\n", name,
                        m.name, m.num_layers, m.num_moe_layers(), m.routed_experts, m.top_k, m.shared_experts,
                        m.hidden_size, m.attention == models::AttentionKind::mla ? "MLA" : "GQA");
   }
