@@ -95,7 +95,7 @@ void deepseek_common(HfFields& f, HfOut& out, bool mla) {
   f.ignore({"ep_size", "scoring_func", "norm_topk_prob", "routed_scaling_factor", "num_nextn_predict_layers",
             "attention_bias", "rope_interleave", "indexer_rope_interleave"});
   const std::int64_t hidden = f.integer("hidden_size");
-  const std::int64_t layers = f.integer("num_hidden_layers");
+  const std::int64_t layers = f.integer("num_hidden_layers", 1, k_max_hf_layers);
   out.put("hidden_size", hidden);
   out.put("num_layers", layers);
   const std::int64_t dense_width = f.integer("intermediate_size");
@@ -190,7 +190,7 @@ void qwen_moe(HfFields& f, HfOut& out, bool next) {
   ignore_common_fields(f);
   f.ignore({"norm_topk_prob", "attention_bias", "qkv_bias", "partial_rotary_factor"});
   const std::int64_t hidden = f.integer("hidden_size");
-  const std::int64_t layers = f.integer("num_hidden_layers");
+  const std::int64_t layers = f.integer("num_hidden_layers", 1, k_max_hf_layers);
   out.put("hidden_size", hidden);
   out.put("num_layers", layers);
   const std::int64_t dense_width = f.integer("intermediate_size");
@@ -269,7 +269,7 @@ void every_layer_moe(HfFields& f, HfOut& out, std::string_view experts_field) {
   ignore_common_fields(f);
   f.ignore({"norm_topk_prob", "attention_bias", "clip_qkv", "router_jitter_noise"});
   const std::int64_t hidden = f.integer("hidden_size");
-  const std::int64_t layers = f.integer("num_hidden_layers");
+  const std::int64_t layers = f.integer("num_hidden_layers", 1, k_max_hf_layers);
   out.put("hidden_size", hidden);
   out.put("num_layers", layers);
   Experts e;
@@ -303,7 +303,7 @@ void gpt_oss(HfFields& f, HfOut& out, Accepted accepted, Ignored& ignored) {
   // SwiGLU's clamp, the attention biases and the context length it was trained at do not change the cost.
   f.ignore({"swiglu_limit", "attention_bias", "initial_context_length"});
   const std::int64_t hidden = f.integer("hidden_size");
-  const std::int64_t layers = f.integer("num_hidden_layers");
+  const std::int64_t layers = f.integer("num_hidden_layers", 1, k_max_hf_layers);
   out.put("hidden_size", hidden);
   out.put("num_layers", layers);
   Experts e;
@@ -349,7 +349,7 @@ void llama4_text(HfFields& f, HfOut& out, std::string_view family, Accepted acce
   f.ignore({"attn_temperature_tuning", "floor_scale", "attn_scale", "use_qk_norm", "router_jitter_noise",
             "attention_bias", "for_llm_compressor"});
   const std::int64_t hidden = f.integer("hidden_size");
-  const std::int64_t layers = f.integer("num_hidden_layers");
+  const std::int64_t layers = f.integer("num_hidden_layers", 1, k_max_hf_layers);
   out.put("hidden_size", hidden);
   out.put("num_layers", layers);
   // moe_layers, else every interleave_moe_layer_step-th layer (transformers' Llama4TextConfig).
@@ -459,7 +459,7 @@ void minimax(HfFields& f, HfOut& out, std::string_view family, Accepted accepted
             "layernorm_full_attention_beta", "layernorm_linear_attention_alpha", "layernorm_linear_attention_beta",
             "layernorm_mlp_alpha", "layernorm_mlp_beta", "postnorm", "block_size"});
   const std::int64_t hidden = f.integer("hidden_size");
-  const std::int64_t layers = f.integer("num_hidden_layers");
+  const std::int64_t layers = f.integer("num_hidden_layers", 1, k_max_hf_layers);
   out.put("hidden_size", hidden);
   out.put("num_layers", layers);
   Experts e;
@@ -561,7 +561,7 @@ void hunyuan_moe(HfFields& f, HfOut& out, Accepted accepted, Ignored& ignored) {
   }
   f.ignore({"cla_share_factor"});
   const std::int64_t hidden = f.integer("hidden_size");
-  const std::int64_t layers = f.integer("num_hidden_layers");
+  const std::int64_t layers = f.integer("num_hidden_layers", 1, k_max_hf_layers);
   out.put("hidden_size", hidden);
   out.put("num_layers", layers);
   if (f.optional_integer("moe_layer_num_skipped").value_or(0) != 0) {

@@ -11,8 +11,6 @@
 namespace epsim::models {
 namespace {
 
-constexpr std::int64_t k_max_value = std::int64_t{1} << 31;
-
 // How a JSON value reads in a message: its type, and the value itself when short.
 std::string describe(const nlohmann::json& v) {
   std::string text = v.dump();
@@ -51,7 +49,7 @@ void HfFields::fail(std::string_view key, const std::string& what) const {
   throw core::Error(fmt::format("{}: {}: {}", file_, path(key), what));
 }
 
-std::optional<std::int64_t> HfFields::optional_integer(std::string_view key, std::int64_t min) {
+std::optional<std::int64_t> HfFields::optional_integer(std::string_view key, std::int64_t min, std::int64_t max) {
   mark(key);
   const nlohmann::json* v = find(key);
   if (v == nullptr || v->is_null()) {
@@ -61,18 +59,18 @@ std::optional<std::int64_t> HfFields::optional_integer(std::string_view key, std
     fail(key, fmt::format("expected an integer, got {}", describe(*v)));
   }
   // An unsigned value above int64's range reads as negative through get<int64_t>: test the sign first.
-  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(k_max_value)) {
-    fail(key, fmt::format("expected an integer in [{}, {}], got {}", min, k_max_value, v->dump()));
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+    fail(key, fmt::format("expected an integer in [{}, {}], got {}", min, max, v->dump()));
   }
   const auto value = v->get<std::int64_t>();
-  if (value < min || value > k_max_value) {
-    fail(key, fmt::format("expected an integer in [{}, {}], got {}", min, k_max_value, value));
+  if (value < min || value > max) {
+    fail(key, fmt::format("expected an integer in [{}, {}], got {}", min, max, value));
   }
   return value;
 }
 
-std::int64_t HfFields::integer(std::string_view key, std::int64_t min) {
-  if (const std::optional<std::int64_t> v = optional_integer(key, min)) {
+std::int64_t HfFields::integer(std::string_view key, std::int64_t min, std::int64_t max) {
+  if (const std::optional<std::int64_t> v = optional_integer(key, min, max)) {
     return *v;
   }
   fail(key, find(key) == nullptr ? "missing; expected an integer" : "expected an integer, got null");
@@ -113,8 +111,9 @@ std::vector<std::int64_t> HfFields::integer_list(std::string_view key, std::size
     fail(key, fmt::format("expected a list of at most {} integers, got {}", max_size, describe(*v)));
   }
   for (const nlohmann::json& e : *v) {
-    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() > k_max_value) {
-      fail(key, fmt::format("expected a list of integers in [0, {}], got an element {}", k_max_value, describe(e)));
+    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() > k_max_hf_integer) {
+      fail(key,
+           fmt::format("expected a list of integers in [0, {}], got an element {}", k_max_hf_integer, describe(e)));
     }
     out.push_back(e.get<std::int64_t>());
   }

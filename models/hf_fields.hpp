@@ -16,6 +16,10 @@
 
 namespace epsim::models {
 
+inline constexpr std::int64_t k_max_hf_integer = std::int64_t{1} << 31;
+/// The most layers a config.json may have (as [model] num_layers).
+inline constexpr std::int64_t k_max_hf_layers = 1000;
+
 class HfFields {
  public:
   /// `object` must outlive this reader; `prefix` is the object's JSON path ("" for the root, else
@@ -28,10 +32,11 @@ class HfFields {
   /// Present and not null.
   bool has(std::string_view key) const;
 
-  /// A required integer (> 0 unless `min` says otherwise; at most 2^31: no dimension is larger).
-  std::int64_t integer(std::string_view key, std::int64_t min = 1);
+  /// A required integer in [min, max] (no dimension is larger than 2^31).
+  std::int64_t integer(std::string_view key, std::int64_t min = 1, std::int64_t max = k_max_hf_integer);
   /// An integer that may be absent or null.
-  std::optional<std::int64_t> optional_integer(std::string_view key, std::int64_t min = 0);
+  std::optional<std::int64_t> optional_integer(std::string_view key, std::int64_t min = 0,
+                                               std::int64_t max = k_max_hf_integer);
   bool boolean(std::string_view key, bool absent);
   std::optional<std::string> optional_string(std::string_view key);
   /// A list of integers (absent or null: empty); at most `max_size` entries.

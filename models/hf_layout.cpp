@@ -181,7 +181,7 @@ void put_weight_formats(HfOut& out, HfFields& f) {
                                           "(modelopt) weights; \"{}\" is none of them",
                                           method));
     }
-    qf.finish(out.accepted, "quantization_config", out.ignored);
+    qf.finish(out.accepted, fmt::format("quantization_config ({})", method), out.ignored);
   }
   out.put("weight_dtype", weight);
   if (!expert.empty() && expert != weight) {

@@ -271,6 +271,9 @@ TEST_CASE("a wrong type or a missing required field names the field") {
   std::string negative = text;
   negative.replace(negative.find(hidden), hidden.size(), "\"hidden_size\": -1");
   CHECK(derive_error(negative) == "cfg.json: hidden_size: expected an integer in [1, 2147483648], got -1");
+  std::string layers = text;
+  layers.replace(layers.find("\"num_hidden_layers\": 48"), 23, "\"num_hidden_layers\": 100000");
+  CHECK(derive_error(layers) == "cfg.json: num_hidden_layers: expected an integer in [1, 1000], got 100000");
   std::string missing = text;
   missing.replace(missing.find(hidden), hidden.size() + 1, "");
   CHECK(derive_error(missing) == "cfg.json: hidden_size: missing; expected an integer");
@@ -377,4 +380,101 @@ TEST_CASE("Hunyuan's per-layer lists must hold one value, and cross-layer KV sha
   std::string cla = base;
   cla.replace(cla.find("\"use_cla\": false"), 16, "\"use_cla\": true");
   CHECK(derive_error(cla) == "cfg.json: use_cla: cross-layer KV sharing (CLA) is not one epsim prices; expected false");
+}
+
+TEST_CASE("[model] hf_config is a layer under the section's own keys") {
+  const std::string file = path_of("qwen3-30b-a3b");
+  auto section = [&](toml::table model) {
+    toml::table root{{"model", std::move(model)}};
+    core::ParamTable t({core::ParamLayer{&root, "exp.toml"}}, "");
+    return models::parse_model_section(t);
+  };
+  const models::ModelSpec m = section(toml::table{{"hf_config", file}});
+  CHECK(m.name == "qwen3-30b-a3b");
+  CHECK(m.hidden_size == 2048);
+  CHECK(m.routed_experts == 128);
+  CHECK(m.top_k == 8);
+  // A key of the section overrides the derived one, as over a preset.
+  const models::ModelSpec over = section(toml::table{{"hf_config", file}, {"top_k", 4}, {"name", "mine"}});
+  CHECK(over.top_k == 4);
+  CHECK(over.name == "mine");
+  CHECK(over.routed_experts == 128);
+  // Errors name the config file, the key and, inside, the config.json and its field.
+  CHECK(error_of([&] {
+          (void)section(toml::table{{"hf_config", file}, {"preset", "qwen3-30b-a3b"}});
+        }) == "exp.toml: model.hf_config: give either preset or hf_config, not both");
+  CHECK(error_of([&] {
+          (void)section(toml::table{{"hf_ignore", toml::array{"x"}}, {"preset", "qwen3-30b-a3b"}});
+        }) == "exp.toml: model.hf_ignore: goes with hf_config");
+  const std::filesystem::path extra = std::filesystem::temp_directory_path() / "epsim_hf_extra_config.json";
+  {
+    std::string text = read_text("qwen3-30b-a3b");
+    text.insert(text.find('{') + 1, "\"dual_chunk_attention\": true,");
+    std::ofstream out(extra, std::ios::binary);
+    out << text;
+  }
+  CHECK(error_of([&] {
+          (void)section(toml::table{{"hf_config", extra.string()}});
+        }) == "exp.toml: model.hf_config: " + extra.string() +
+                  ": dual_chunk_attention: unknown field of a Qwen3MoeForCausalLM config: epsim cannot tell whether it "
+                  "changes the cost; if it does not, accept it with [model] hf_ignore = [\"dual_chunk_attention\"]");
+  const models::ModelSpec accepted =
+      section(toml::table{{"hf_config", extra.string()}, {"hf_ignore", toml::array{"dual_chunk_attention"}}});
+  CHECK(accepted.hidden_size == 2048);
+  std::filesystem::remove(extra);
+}
+
+TEST_CASE("quantization_config's formats map to weight_dtype, expert_weight_dtype and kv_cache_dtype") {
+  // Mixtral-8x7B's config with each quantisation block in turn.
+  const std::string text = read_text("mixtral-8x7b");
+  auto with = [&](const std::string& q) {
+    std::string t = text;
+    t.insert(t.find('{') + 1, "\"quantization_config\": " + q + ",");
+    return t;
+  };
+  auto dtypes = [&](const std::string& q) {
+    const models::HfModelTable t = models::derive_hf_model(with(q), "cfg.json", "m");
+    return t.model["weight_dtype"].value_or(std::string()) + "/" +
+           t.model["expert_weight_dtype"].value_or(std::string("-")) + "/" +
+           t.model["kv_cache_dtype"].value_or(std::string("-"));
+  };
+  // NVIDIA ModelOpt NVFP4 checkpoints keep attention in BF16 (exclude_modules) and may store FP8 KV.
+  CHECK(dtypes(R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8",
+                   "group_size": 16, "exclude_modules": ["lm_head", "model.layers.0.self_attn.q_proj"]})") ==
+        "bf16/nvfp4/fp8");
+  CHECK(dtypes(R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "exclude_modules": ["lm_head"]})") ==
+        "nvfp4/-/-");
+  CHECK(dtypes(R"({"quant_method": "modelopt", "quant_algo": "FP8"})") == "fp8/-/-");
+  CHECK(dtypes(R"({"quant_method": "mxfp4", "modules_to_not_convert": ["lm_head"]})") == "mxfp4/-/-");
+  CHECK(dtypes(R"({"quant_method": "fp8", "fmt": "float8_e4m3fn", "weight_block_size": [128, 128]})") == "fp8/-/-");
+  CHECK(derive_error(with(R"({"quant_method": "fp8", "fmt": "e5m2"})")) ==
+        "cfg.json: quantization_config.fmt: expected an FP8 e4m3 format (e4m3, float8_e4m3fn), got \"e5m2\"");
+  CHECK(derive_error(with(R"({"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})")) ==
+        "cfg.json: quantization_config.quant_algo: expected NVFP4 or FP8, got \"W4A8_AWQ\"");
+  CHECK_THAT(derive_error(with(R"({"quant_method": "awq", "bits": 4})")),
+             Contains("cfg.json: quantization_config.quant_method: epsim prices BF16, FP8"));
+  CHECK_THAT(derive_error(with(R"({"quant_method": "fp8", "lossless": true})")),
+             Contains("cfg.json: quantization_config.lossless: unknown field of a quantization_config (fp8) config"));
+}
+
+TEST_CASE("Qwen2-MoE's shared expert and Qwen's sliding window read as their keys") {
+  // The mapping rules on Qwen2-MoE's shape as the [model] key list states it (shared expert of 5632
+  // next to routed experts of 1408): one shared expert of its own width; with use_sliding_window, layers
+  // from max_window_layers on use the window.
+  const std::string q =
+      R"({"architectures": ["Qwen2MoeForCausalLM"], "hidden_size": 2048, "num_hidden_layers": 4,
+          "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 5632,
+          "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_experts": 60,
+          "num_experts_per_tok": 4, "decoder_sparse_step": 1, "mlp_only_layers": [], "use_sliding_window": true,
+          "sliding_window": 4096, "max_window_layers": 2, "vocab_size": 151936, "qkv_bias": true})";
+  const models::HfModelTable t = models::derive_hf_model(q, "cfg.json", "m");
+  CHECK(t.model["shared_experts"].value_or(0) == 1);
+  CHECK(t.model["shared_intermediate_size"].value_or(0) == 5632);
+  CHECK(t.model["head_dim"].value_or(0) == 128);  // 2048 / 16
+  toml::array types;
+  for (const char* s : {"full", "full", "sliding", "sliding"}) {
+    types.push_back(std::string(s));
+  }
+  CHECK(*t.model["layer_types"].as_array() == types);
+  CHECK(t.model["sliding_window"].value_or(0) == 4096);
 }
