@@ -9,6 +9,9 @@ foreach(f ${FILES})
   # Named by stem (presets), or by the path under BASE when given (a folder tree such as the accuracy suite).
   if(DEFINED BASE AND NOT BASE STREQUAL "")
     file(RELATIVE_PATH stem ${BASE} ${f})
+  elseif(f MATCHES "\\.toml$")
+    # A preset keeps the dots of its name (deepseek-v3.2.toml is "deepseek-v3.2").
+    get_filename_component(stem ${f} NAME_WLE)
   else()
     get_filename_component(stem ${f} NAME_WE)
   endif()

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "models/hf_config.hpp"
 
 namespace epsim::models {
 
@@ -259,8 +260,28 @@ const core::PresetCatalog& model_presets() {
 ModelSpec parse_model_section(core::ParamTable& root) {
   auto model = root.table("model", "model architecture: a preset and field overrides");
   const std::string preset = model.string("preset", "", "model preset name (epsim list models)");
+  const std::string hf_config = model.string(
+      "hf_config", "",
+      "a Hugging Face config.json (path relative to the working directory) read as the model's keys, under "
+      "the others (docs/model.md; epsim list models --from-hf FILE shows them); not with preset");
+  const std::vector<std::string> hf_ignore = model.string_list(
+      "hf_ignore", "hf_config: JSON paths of unknown config.json fields accepted as not changing the cost");
   if (!preset.empty()) {
+    if (!hf_config.empty()) {
+      model.fail("hf_config", "give either preset or hf_config, not both");
+    }
     model.add_layer(core::preset_layer(model, "preset", model_presets(), preset));
+  }
+  HfModelTable derived;  // the layer below the overrides: outlives the reading of the section
+  if (!hf_config.empty()) {
+    try {
+      derived = read_hf_config(hf_config, hf_ignore);
+    } catch (const core::Error& e) {
+      model.fail("hf_config", e.what());
+    }
+    model.add_layer(core::ParamLayer{&derived.model, hf_config});
+  } else if (!hf_ignore.empty()) {
+    model.fail("hf_ignore", "goes with hf_config");
   }
   return parse_model_spec(model);
 }

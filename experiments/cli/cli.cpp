@@ -267,13 +267,17 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out, std::ostre
       "section", po::value<std::string>()->default_value(""), "keys: only this section's (e.g. scheduler)")(
       "markdown", po::bool_switch(), "keys: as a markdown table (docs/configuration.md)")(
       "except", po::value<std::vector<std::string>>()->composing(),
-      "keys: leave out this subsection's keys (repeatable; one documented on its own)");
+      "keys: leave out this subsection's keys (repeatable; one documented on its own)")(
+      "from-hf", po::value<std::string>(), "models: the [model] table read from this Hugging Face config.json")(
+      "hf-ignore", po::value<std::vector<std::string>>()->composing(),
+      "with --from-hf: accept this unknown config.json field (JSON path; repeatable), as [model] hf_ignore");
   po::positional_options_description pos;
   pos.add("what", 1).add("section", 1);
   const po::variables_map vm = parse_options(args, d, pos);
   if (vm.count("help")) {
     out << "usage: epsim list [models|gpus|clusters|links|policies]\n       epsim list keys [SECTION] "
-           "[--markdown] [--except SUBSECTION]...\n\n"
+           "[--markdown] [--except SUBSECTION]...\n       epsim list models --from-hf CONFIG.json "
+           "[--hf-ignore FIELD]...\n\n"
         << d;
     return 0;
   }
@@ -282,6 +286,17 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out, std::ostre
   const bool markdown = vm["markdown"].as<bool>();
   const std::vector<std::string> except =
       vm.count("except") ? vm["except"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const std::vector<std::string> hf_ignore =
+      vm.count("hf-ignore") ? vm["hf-ignore"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (vm.count("from-hf") || !hf_ignore.empty()) {
+    if (what != "models" || !vm.count("from-hf")) {
+      throw UsageError(
+          "list: --from-hf FILE goes with \"models\" (epsim list models --from-hf CONFIG.json), "
+          "--hf-ignore with --from-hf");
+    }
+    print_hf_model(vm["from-hf"].as<std::string>(), hf_ignore, out);
+    return 0;
+  }
   if (what == "keys") {
     print_config_keys(section, except, markdown, out);
     return 0;

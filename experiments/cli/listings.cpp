@@ -12,6 +12,7 @@
 #include "hardware/gpu_spec.hpp"
 #include "hardware/link_types.hpp"
 #include "hardware/variability.hpp"
+#include "models/hf_config.hpp"
 #include "models/model_spec.hpp"
 #include "policies/placement_policy.hpp"
 #include "policies/rebalance_config.hpp"
@@ -39,7 +40,7 @@ void list_models(std::ostream& out) {
   out << "models:\n";
   for (const std::string& name : models::model_presets().names()) {
     const models::ModelSpec m = models::load_model_preset(name);
-    out << fmt::format("  {:<18} {:<18} {:>3} layers ({} MoE), {:>3} experts top-{}, {} shared, hidden {}, {}\n", name,
+    out << fmt::format("  {:<25} {:<25} {:>3} layers ({} MoE), {:>3} experts top-{}, {} shared, hidden {}, {}\n", name,
                        m.name, m.num_layers, m.num_moe_layers(), m.routed_experts, m.top_k, m.shared_experts,
                        m.hidden_size, m.attention == models::AttentionKind::mla ? "MLA" : "GQA");
   }
@@ -109,6 +110,11 @@ void print_config_keys(const std::string& section, const std::vector<std::string
   for (const core::ParamDoc& d : docs) {
     out << key_line(d) << "\n";
   }
+}
+
+void print_hf_model(const std::string& file, const std::vector<std::string>& accepted, std::ostream& out) {
+  const models::HfModelTable t = models::read_hf_config(file, accepted);
+  out << "# " << t.family << " from " << file << "\n" << models::hf_model_toml(t);
 }
 
 bool print_listing(const std::string& what, std::ostream& out) {

@@ -12,6 +12,10 @@ namespace epsim::experiments {
 /// order; false when `what` names none.
 bool print_listing(const std::string& what, std::ostream& out);
 
+/// `epsim list models --from-hf FILE`: the [model] table read from a Hugging Face config.json (TOML,
+/// loadable as a [model] section) and the fields it ignored; `accepted` as [model] hf_ignore.
+void print_hf_model(const std::string& file, const std::vector<std::string>& accepted, std::ostream& out);
+
 /// `epsim list keys [SECTION]`: every config key (inside SECTION, e.g. "scheduler" or
 /// "policy.rebalance", less the subsections of `except`), one a line or (`markdown`) as
 /// docs/configuration.md's tables; a UsageError naming the valid sections for an unknown one. Not part

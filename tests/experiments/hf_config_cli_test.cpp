@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// `epsim list models --from-hf FILE` and [model] hf_config from the command line: what the reader
+// derives is printed as a loadable [model] table, and a run from a config.json equals the run from the
+// preset derived from the same file.
+#include <unistd.h>
+
+#include <toml++/toml.h>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "experiments/cli/cli.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Contains;
+
+namespace {
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+Result cli(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = epsim::experiments::run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+const std::string k_data = EPSIM_TEST_DATA_DIR;
+const std::string k_small = k_data + "/small.toml";
+const std::string k_mixtral = k_data + "/hf_configs/mixtral-8x7b.json";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST_CASE("list models --from-hf prints the derived [model] table and the ignored fields") {
+  const auto r = cli({"list", "models", "--from-hf", k_data + "/hf_configs/deepseek-v3.json"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("# DeepseekV3ForCausalLM from "));
+  CHECK_THAT(r.out, Contains("[model]\nname = \"deepseek-v3\"\nhidden_size = 7168\nnum_layers = 61\n"));
+  CHECK_THAT(r.out, Contains("routed_experts = 256"));
+  CHECK_THAT(r.out, Contains("weight_dtype = \"fp8\""));
+  CHECK_THAT(r.out, Contains("fields known not to change the cost (ignored):"));
+  CHECK_THAT(r.out, Contains(" rope_scaling "));
+  // Loadable: the text is TOML whose [model] table has the printed values.
+  const toml::table t = toml::parse(r.out);
+  CHECK(t["model"]["num_heads"].value_or(0) == 128);
+
+  const auto bad = cli({"list", "models", "--from-hf", k_data + "/hf_configs/kimi-k2.5.json"});
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Contains("kimi-k2.5.json: text_config.quantization_config.quant_method:"));
+  const auto usage = cli({"list", "gpus", "--from-hf", k_mixtral});
+  CHECK(usage.code == 2);
+  CHECK_THAT(usage.err, Contains("--from-hf FILE goes with \"models\""));
+}
+
+TEST_CASE("a run from model.hf_config equals the run from the preset derived from the same file") {
+  const fs::path base = fs::temp_directory_path() / ("epsim_hf_cli_" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const auto preset = cli({"run", k_small, "--out", (base / "preset").string()});
+  REQUIRE(preset.code == 0);
+  const auto hf = cli({"run", k_small, "--out", (base / "hf").string(), "--set", "model.preset=\"\"", "--set",
+                       "model.hf_config=\"" + k_mixtral + "\""});
+  INFO(hf.err);
+  REQUIRE(hf.code == 0);
+  // Same requests, same times: the model is the same (its name aside, which requests.csv does not carry).
+  CHECK(read_file(base / "hf" / "requests.csv") == read_file(base / "preset" / "requests.csv"));
+
+  const auto both =
+      cli({"run", k_small, "--out", (base / "both").string(), "--set", "model.hf_config=\"" + k_mixtral + "\""});
+  CHECK(both.code != 0);
+  CHECK_THAT(both.err, Contains("model.hf_config: give either preset or hf_config, not both"));
+  const auto missing = cli({"run", k_small, "--out", (base / "missing").string(), "--set", "model.preset=\"\"", "--set",
+                            "model.hf_config=\"/nonexistent/config.json\""});
+  CHECK(missing.code != 0);
+  CHECK_THAT(missing.err, Contains("model.hf_config: /nonexistent/config.json"));
+  fs::remove_all(base);
+}
