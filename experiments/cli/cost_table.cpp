@@ -74,16 +74,26 @@ std::string cost_table(const models::ModelSpec& m, const hardware::CostModel& co
     const ExpertShape e = expert_shape(n, o.experts_active, local, cost.moe_tile(gpu_index, n, local));
     const auto nd = static_cast<double>(n);
     const Cell expert = price_on(models::expert_ffn_work(m, e.padded, nd, e.active));
-    const Cell prefill = price_on(
-        models::attention_core_work(m, {nd, models::causal_pairs(0.0, nd), 0.0}, hardware::OpKind::attention_prefill));
     const auto ctx = static_cast<double>(o.context);
-    const Cell decode =
-        price_on(models::attention_core_work(m, {nd, nd * (ctx + 1.0), nd * ctx}, hardware::OpKind::attention_decode));
+    const models::AttentionBatch prefill_all{nd, models::causal_pairs(0.0, nd), 0.0};
+    const models::AttentionBatch decode_all{nd, nd * (ctx + 1.0), nd * ctx};
+    Cell prefill = price_on(models::attention_core_work(m, prefill_all, hardware::OpKind::attention_prefill));
+    Cell decode = price_on(models::attention_core_work(m, decode_all, hardware::OpKind::attention_decode));
+    if (m.sparse_attention()) {
+      // A full layer of DeepSeek Sparse Attention: the indexer over every pair, attention over the selected.
+      const double topk = static_cast<double>(m.index_topk);
+      const Cell prefill_core = price_on(models::attention_core_work(
+          m, {nd, models::capped_causal_pairs(0, n, m.index_topk), 0.0}, hardware::OpKind::attention_prefill));
+      const Cell decode_core = price_on(models::attention_core_work(
+          m, {nd, nd * std::min(ctx + 1.0, topk), nd * std::min(ctx, topk)}, hardware::OpKind::attention_decode));
+      prefill = Cell{prefill_core.us + price_on(models::indexer_work(m, prefill_all)).us, prefill_core.bound};
+      decode = Cell{decode_core.us + price_on(models::indexer_work(m, decode_all)).us, decode_core.bound};
+    }
     const Cell proj = price_on(models::attention_projection_work(m, nd));
-    const double shared_inter = static_cast<double>(m.moe_intermediate_size * m.shared_experts);
-    const Cell shared = m.shared_experts > 0 ? price_on(models::dense_ffn_work(m, nd, shared_inter)) : Cell{0.0, "-"};
+    const bool has_shared = m.shared_width() > 0.0;
+    const Cell shared = has_shared ? price_on(models::shared_expert_work(m, nd)) : Cell{0.0, "-"};
     const Cell router = price_on(models::router_work(m, nd));
-    const Cell shared_router{shared.us + router.us, m.shared_experts > 0 ? shared.bound : router.bound};
+    const Cell shared_router{shared.us + router.us, has_shared ? shared.bound : router.bound};
     const double elementwise = cost.kernel_ns(gpu_index, models::elementwise_work(m, nd, true, !o.masked_layout)) / 1e3;
     if (o.csv) {
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", n, e.active, expert.us, expert.bound, prefill.us,

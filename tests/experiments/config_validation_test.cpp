@@ -82,8 +82,8 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       // 6. unknown GPU preset
       {edit("\"h100\"", "\"h900\""),
        {},
-       "bad.toml: gpu.preset: unknown gpus preset \"h900\"; valid names are: a100, b200, gb200, h100, h100-calibrated, "
-       "h200, l40, mi300x"},
+       "bad.toml: gpu.preset: unknown gpus preset \"h900\"; valid names are: a100, b200, b300, gb200, gb300, h100, "
+       "h100-calibrated, h20, h200, h800, l40, mi300x"},
       // 7. unknown placement policy
       {edit("placement = \"linear\"", "placement = \"magic\""),
        {},

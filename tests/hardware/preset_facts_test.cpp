@@ -20,6 +20,20 @@
 //          NVIDIA Blackwell datasheet), https://www.nvidia.com/en-us/data-center/hgx/
 //  [gb200] NVIDIA GB200 NVL72 specifications, rack of 72 GPUs: FP8 720 PFLOPS, FP16/BF16 360 PFLOPS (sparse),
 //          up to 13.4 TB HBM3e at 576 TB/s, NVLink 130 TB/s, https://www.nvidia.com/en-us/data-center/gb200-nvl72/
+//  [h800]  NVIDIA H800 Tensor Core GPU datasheet, H800 SXM column (the H100 SXM's figures, NVLink 400 GB/s),
+//          https://www.nvidia.cn/content/dam/en-zz/Solutions/Data-Center/h800/nvidia-h800-datasheet-2029415.pdf
+//  [h20]   no NVIDIA datasheet exists; partners' tables (Baidu Baike H20, https://baike.baidu.com/en/item/H20/1510112;
+//          TechPowerUp 2025-04-16): BF16 148, FP8 296 TFLOPS dense, 96 GB HBM3, 4.0 TB/s, 400 W, NVLink 900 GB/s
+//  [b300]  NVIDIA Blackwell Ultra datasheet, "Individual GPU Specifications", HGX B300 column: FP4 18 | 14 PFLOPS
+//          (sparse | dense), FP8 9, FP16/BF16 4.5 PFLOPS (sparse), 270 GB HBM3E, 7.7 TB/s, up to 1,100 W,
+//          https://resources.nvidia.com/en-us-blackwell-architecture/blackwell-ultra-datasheet
+//  [gb300] the same datasheet, GB300 column: FP4 20 | 15 PFLOPS, FP8 10, FP16/BF16 5 PFLOPS (sparse), 279 GB
+//          HBM3E, 8 TB/s, up to 1,400 W; = the GB300 NVL72 page's rack figures / 72 (FP4 1,440 | 1,080 PFLOPS,
+//          576 TB/s), https://www.nvidia.com/en-us/data-center/gb300-nvl72/
+//  [mi355x] AMD Instinct MI355X data sheet: 256 CUs at 2.4 GHz, FP16/BF16 2.5, FP8 5, MXFP4/MXFP6 10 PFLOPS dense
+//          (rounded), 288 GB HBM3E, 8 TB/s, 1,400 W, Infinity Fabric 153.6 GB/s per link x 7; the matrix
+//          rates per CU per clock (BF16 4,096, FP8 8,192, FP4 16,384 FLOP) from AMD's CDNA 4 whitepaper,
+//          https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html
 //  [mi300x] AMD Instinct MI300X data sheet: 1,307.4 TFLOPS BF16, 2,614.9 FP8 (dense), 192 GB HBM3, 5.3 TB/s,
 //          750 W, 304 CUs, Infinity Fabric 128 GB/s per link x 7,
 //          https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf
@@ -50,6 +64,7 @@
 #include "hardware/cluster_spec.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/link_types.hpp"
+#include "hardware/spec_toml.hpp"
 
 using namespace epsim;
 
@@ -66,25 +81,40 @@ struct GpuFacts {
   double memory_gb_sheet;
   bool gddr_ecc;  ///< 1/16 of memory kept for ECC
   double tdp_w;
-  int sms;  ///< 0 = no spec sheet states it (not checked)
+  int sms;                 ///< 0 = no spec sheet states it (not checked)
+  double fp4_dense_sheet;  ///< dense FP4 for per_sheet_unit GPUs as printed ("sparse | dense"); 0 = no FP4
 };
+
+// MI355X: AMD prints its peaks rounded to two digits (2.5 / 5 / 10 PFLOPS); the exact ones are CUs x clock x
+// the CDNA 4 matrix FLOP per CU per clock (checked against AMD's rounded figures below).
+constexpr double mi355x_tflops(double flop_per_cu_per_clock) {
+  return 256.0 * 2.4e9 * flop_per_cu_per_clock / 1e12;
+}
 
 // The spec sheets' numbers (see the header for each source).
 constexpr GpuFacts k_gpus[] = {
-    {"a100", 312.0, false, 0.0, false, 1, 2.039, 80.0, false, 400.0, 108},
-    {"h100", 1979.0, true, 3958.0, true, 1, 3.35, 80.0, false, 700.0, 132},
-    {"h200", 1979.0, true, 3958.0, true, 1, 4.8, 141.0, false, 700.0, 132},
-    // DGX B200 totals for 8 GPUs (FP8 72 PFLOPS sparse, BF16 36 PFLOPS sparse, 1,440 GB, 64 TB/s). SMs: not
-    // on a spec sheet.
-    {"b200", 36000.0, true, 72000.0, true, 8, 64.0, 1440.0, false, 1000.0, 0},
-    // GB200 NVL72 totals for 72 GPUs (13.4 TB, 576 TB/s). TDP: not on the NVL72 sheet; 1,200 W is the board
-    // power limit nvidia-smi reports. SMs: not on a spec sheet.
-    {"gb200", 360000.0, true, 720000.0, true, 72, 576.0, 13400.0, false, 1200.0, 0},
-    {"mi300x", 1307.4, false, 2614.9, false, 1, 5.3, 192.0, false, 750.0, 304},
-    {"mi325x", 1307.4, false, 2614.9, false, 1, 6.0, 256.0, false, 1000.0, 304},
-    {"l40", 362.1, true, 724.0, true, 1, 0.864, 48.0, true, 300.0, 142},
-    {"rtx4090", 330.4, true, 660.6, true, 1, 1.008, 24.0, false, 450.0, 128},
-    {"rtx3090", 142.0, true, 0.0, false, 1, 0.936, 24.0, false, 350.0, 82},
+    {"a100", 312.0, false, 0.0, false, 1, 2.039, 80.0, false, 400.0, 108, 0.0},
+    {"h100", 1979.0, true, 3958.0, true, 1, 3.35, 80.0, false, 700.0, 132, 0.0},
+    {"h800", 1979.0, true, 3958.0, true, 1, 3.35, 80.0, false, 700.0, 132, 0.0},
+    // H20: the partners' tables give dense figures (a BF16 GEMM measures 142 TFLOP/s on it). SMs: not on a sheet.
+    {"h20", 148.0, false, 296.0, false, 1, 4.0, 96.0, false, 400.0, 0, 0.0},
+    {"h200", 1979.0, true, 3958.0, true, 1, 4.8, 141.0, false, 700.0, 132, 0.0},
+    // DGX B200 totals for 8 GPUs (FP8 72 PFLOPS sparse, BF16 36 PFLOPS sparse, 1,440 GB, 64 TB/s; HGX B200 FP4
+    // 144 | 72 PFLOPS). SMs: not on a spec sheet.
+    {"b200", 36000.0, true, 72000.0, true, 8, 64.0, 1440.0, false, 1000.0, 0, 72000.0},
+    // GB200 NVL72 totals for 72 GPUs (13.4 TB, 576 TB/s, FP4 1,440 | 720 PFLOPS). TDP: not on the NVL72 sheet;
+    // 1,200 W is the board power limit nvidia-smi reports. SMs: not on a spec sheet.
+    {"gb200", 360000.0, true, 720000.0, true, 72, 576.0, 13400.0, false, 1200.0, 0, 720000.0},
+    // Blackwell Ultra datasheet, per GPU. SMs: the datasheet gives the full die's 160 only (the parts' own below).
+    {"b300", 4500.0, true, 9000.0, true, 1, 7.7, 270.0, false, 1100.0, 0, 14000.0},
+    {"gb300", 5000.0, true, 10000.0, true, 1, 8.0, 279.0, false, 1400.0, 0, 15000.0},
+    {"mi300x", 1307.4, false, 2614.9, false, 1, 5.3, 192.0, false, 750.0, 304, 0.0},
+    {"mi325x", 1307.4, false, 2614.9, false, 1, 6.0, 256.0, false, 1000.0, 304, 0.0},
+    {"mi355x", mi355x_tflops(4096.0), false, mi355x_tflops(8192.0), false, 1, 8.0, 288.0, false, 1400.0, 256,
+     mi355x_tflops(16384.0)},
+    {"l40", 362.1, true, 724.0, true, 1, 0.864, 48.0, true, 300.0, 142, 0.0},
+    {"rtx4090", 330.4, true, 660.6, true, 1, 1.008, 24.0, false, 450.0, 128, 0.0},
+    {"rtx3090", 142.0, true, 0.0, false, 1, 0.936, 24.0, false, 350.0, 82, 0.0},
 };
 
 // Relative tolerance for figures the sheets round (989.5 printed as 1,979 / 2; 181.05 as 362.1 / 2).
@@ -120,6 +150,11 @@ TEST_CASE("every GPU preset matches its spec sheet") {
     if (f.sms > 0) {
       CHECK(g.sm_count == f.sms);
     }
+    if (f.fp4_dense_sheet == 0.0) {
+      CHECK(g.fp4_tflops == 0.0);
+    } else {
+      CHECK(near(g.fp4_tflops, f.fp4_dense_sheet / f.per_sheet_unit, k_rounding));
+    }
   }
   // Every shipped preset is in the table, except calibrated variants (checked below against their base).
   for (const auto& name : hardware::gpu_presets().names()) {
@@ -136,6 +171,64 @@ TEST_CASE("the GB200 and L40 capacities are what their GPUs show, not the sheet'
   CHECK(hardware::load_gpu_preset("gb200").memory_gib == Approx(189471.0 / 1024.0).epsilon(0.001));
   CHECK(hardware::load_gpu_preset("gb200").memory_gib > hardware::load_gpu_preset("b200").memory_gib);
   CHECK(hardware::load_gpu_preset("l40").memory_gib == Approx(46068.0 / 1024.0).epsilon(0.001));
+}
+
+TEST_CASE("the issue-39 GPUs' capacities and SMs are what the parts report") {
+  // nvidia-smi memory.total (MiB) and cudaGetDeviceProperties' multiProcessorCount on the shipping parts:
+  // "NVIDIA B300 SXM6 AC" 275,040 MiB, 148 SMs; "NVIDIA GB300" 284,208 MiB, 152 SMs; "NVIDIA H20" 97,871 MiB,
+  // 78 SMs (the full Blackwell Ultra die has 160 SMs, GH100 144). One decimal of GiB: 0.05 / 268 < 0.02 %.
+  struct Reported {
+    const char* preset;
+    double mib;
+    int sms;
+  };
+  for (const auto& r :
+       {Reported{"b300", 275040.0, 148}, Reported{"gb300", 284208.0, 152}, Reported{"h20", 97871.0, 78}}) {
+    INFO(r.preset);
+    const auto g = hardware::load_gpu_preset(r.preset);
+    CHECK(g.memory_gib == Approx(r.mib / 1024.0).margin(0.05));
+    CHECK(g.sm_count == r.sms);
+  }
+  // Like GB200 against B200, the Grace-attached part shows more memory than the HGX one.
+  CHECK(hardware::load_gpu_preset("gb300").memory_gib > hardware::load_gpu_preset("b300").memory_gib);
+}
+
+TEST_CASE("Blackwell Ultra's dense FP4 is 1.5x Blackwell's, its BF16 and FP8 are not") {
+  // The datasheets: GB300 15 dense FP4 against GB200's 10; B300 14 against B200's 9 (the HGX page's 108 / 8 =
+  // 13.5 is within 4 %); BF16 and FP8 unchanged per package (HGX) and per rack (NVL72: 360 / 720 PFLOPS both).
+  const auto b200 = hardware::load_gpu_preset("b200");
+  const auto b300 = hardware::load_gpu_preset("b300");
+  const auto gb200 = hardware::load_gpu_preset("gb200");
+  const auto gb300 = hardware::load_gpu_preset("gb300");
+  CHECK(gb300.fp4_tflops / gb200.fp4_tflops == Approx(1.5));
+  CHECK(b300.fp4_tflops / b200.fp4_tflops == Approx(14.0 / 9.0));
+  CHECK(near(b300.fp4_tflops, 108000.0 / 8.0, 0.04));
+  CHECK(b300.bf16_tflops == b200.bf16_tflops);
+  CHECK(b300.fp8_tflops == b200.fp8_tflops);
+  CHECK(gb300.bf16_tflops == gb200.bf16_tflops);
+  CHECK(gb300.fp8_tflops == gb200.fp8_tflops);
+}
+
+TEST_CASE("MI355X's exact peaks round to AMD's printed 2.5 / 5 / 10 PFLOPS") {
+  // AMD prints two digits; the preset holds 256 CUs x 2.4 GHz x the per-CU rate. MXFP6 runs at the FP4 rate.
+  const auto g = hardware::load_gpu_preset("mi355x");
+  CHECK(near(g.bf16_tflops, 2500.0, 0.01));
+  CHECK(near(g.fp8_tflops, 5000.0, 0.01));
+  CHECK(near(g.fp4_tflops, 10000.0, 0.01));
+  CHECK(g.fp8_tflops == Approx(2.0 * g.bf16_tflops).epsilon(1e-4));
+  CHECK(g.fp4_tflops == Approx(2.0 * g.fp8_tflops).epsilon(1e-4));
+}
+
+TEST_CASE("the H800 preset is the H100 preset with H800's NVLink: hgx-h800 results stay H100's") {
+  // The same die, clocks and HBM (H800 datasheet): every field written back is the H100's except the name and
+  // the informational scale-up link, so every kernel is priced the same on both.
+  auto h100 = hardware::load_gpu_preset("h100");
+  auto h800 = hardware::load_gpu_preset("h800");
+  CHECK(h800.scale_up_link == "nvlink4_h800");
+  CHECK(h100.name != h800.name);
+  h800.name = h100.name;
+  h800.scale_up_link = h100.scale_up_link;
+  CHECK(hardware::gpu_spec_toml(h800) == hardware::gpu_spec_toml(h100));
 }
 
 TEST_CASE("every calibrated GPU preset keeps its base preset's spec-sheet figures") {
@@ -173,9 +266,11 @@ TEST_CASE("every link preset matches its standard or spec sheet") {
       {"nvlink4_h800", 400.0 / 2.0, "NVIDIA H800 SXM5: NVLink 400 GB/s (the export variant)"},
       {"nvlink5", 1800.0 / 2.0, "GB200 NVL72: 130 TB/s / 72 = 1.8 TB/s per GPU; HGX B200 1.8 TB/s"},
       {"infinity_fabric", 128.0 / 2.0, "MI300X data sheet: 128 GB/s per Infinity Fabric link"},
-      // PCIe: 16 lanes x GT/s x 128b/130b encoding / 8 bits.
+      {"infinity_fabric_cdna4", 153.6 / 2.0, "MI355X data sheet: 153.6 GB/s per Infinity Fabric link, 7 links"},
+      // PCIe: 16 lanes x GT/s x 128b/130b encoding / 8 bits; 6.0 (FLIT): 242 of 256 bytes are not CRC / FEC.
       {"pcie4_x16", 16.0 * 16.0 * 128.0 / 130.0 / 8.0, "PCIe 4.0: 16 GT/s per lane"},
       {"pcie5_x16", 16.0 * 32.0 * 128.0 / 130.0 / 8.0, "PCIe 5.0: 32 GT/s per lane"},
+      {"pcie6_x16", 16.0 * 64.0 * 242.0 / 256.0 / 8.0, "PCIe 6.0: 64 GT/s per lane (B300: Gen6 256 GB/s both ways)"},
       // Network ports: Gb/s / 8.
       {"ib_hdr", 200.0 / 8.0, "InfiniBand HDR 200 Gb/s (ConnectX-6)"},
       {"ib_ndr", 400.0 / 8.0, "InfiniBand NDR 400 Gb/s (ConnectX-7)"},
@@ -202,23 +297,33 @@ TEST_CASE("every cluster preset pairs the GPU with its platform's links") {
     int gpus_per_node;
     const char* scale_up;
     const char* nic;
-    const char* gpu_link;  ///< the GPU preset's own scale_up_link (H800 runs on the h100 preset)
+    const char* gpu_link;  ///< the GPU preset's own scale_up_link
+    const char* pcie;      ///< GPU to NIC / host
     const char* source;
   };
   // NVIDIA DGX A100 / DGX H100 / DGX H200 / HGX: 8 GPUs on NVSwitch, one ConnectX-6 HDR (A100) or
-  // ConnectX-7 NDR (H100, H200, H800) NIC per GPU; GB200 NVL72: 72 GPUs in one NVLink domain, one
-  // ConnectX-7 400 Gb/s per GPU; AMD MI300X platform: 8 GPUs, Infinity Fabric mesh, 400 Gb/s NICs.
+  // ConnectX-7 NDR (H100, H200, H800, H20) NIC per GPU; GB200 NVL72: 72 GPUs in one NVLink domain, one
+  // ConnectX-7 400 Gb/s per GPU; HGX B300 and GB300 NVL72: one ConnectX-8 800 Gb/s per GPU on PCIe 6 (HGX B300:
+  // 1.6 TB/s of networking per 8 GPUs); AMD MI300X platform: 8 GPUs, Infinity Fabric mesh, 400 Gb/s NICs;
+  // MI355X: the same mesh on CDNA 4's links, one Pensando Pollara 400 (400 GbE) per GPU.
   const ClusterFacts clusters[] = {
-      {"hgx-a100", "a100", 8, "nvlink3", "ib_hdr", "nvlink3", "DGX A100 datasheet"},
-      {"hgx-h100", "h100", 8, "nvlink4", "ib_ndr", "nvlink4", "DGX H100 datasheet"},
-      {"hgx-h200", "h200", 8, "nvlink4", "ib_ndr", "nvlink4", "DGX H200 datasheet"},
-      {"hgx-h800", "h100", 8, "nvlink4_h800", "ib_ndr", "nvlink4", "DeepEP README: H800 + CX7 400 Gb/s"},
-      {"gb200-nvl72", "gb200", 72, "nvlink5", "ib_ndr", "nvlink5", "GB200 NVL72 specifications"},
-      {"mi300x-8", "mi300x", 8, "infinity_fabric", "ib_ndr", "infinity_fabric",
+      {"hgx-a100", "a100", 8, "nvlink3", "ib_hdr", "nvlink3", "pcie4_x16", "DGX A100 datasheet"},
+      {"hgx-h100", "h100", 8, "nvlink4", "ib_ndr", "nvlink4", "pcie5_x16", "DGX H100 datasheet"},
+      {"hgx-h200", "h200", 8, "nvlink4", "ib_ndr", "nvlink4", "pcie5_x16", "DGX H200 datasheet"},
+      {"hgx-h800", "h800", 8, "nvlink4_h800", "ib_ndr", "nvlink4_h800", "pcie5_x16",
+       "DeepEP README: H800 + CX7 400 Gb/s"},
+      {"hgx-h20", "h20", 8, "nvlink4", "ib_ndr", "nvlink4", "pcie5_x16", "H20: NVLink 900 GB/s, HGX H100 board"},
+      {"gb200-nvl72", "gb200", 72, "nvlink5", "ib_ndr", "nvlink5", "pcie5_x16", "GB200 NVL72 specifications"},
+      {"gb300-nvl72", "gb300", 72, "nvlink5", "ib_xdr", "nvlink5", "pcie6_x16",
+       "GB300 NVL72 specifications: ConnectX-8 800 Gb/s per GPU"},
+      {"hgx-b300", "b300", 8, "nvlink5", "ib_xdr", "nvlink5", "pcie6_x16", "HGX B300: 8 x ConnectX-8, 1.6 TB/s"},
+      {"mi300x-8", "mi300x", 8, "infinity_fabric", "ib_ndr", "infinity_fabric", "pcie5_x16",
        "AMD Instinct MI300X platform data sheet"},
-      {"rtx3090-pcie", "rtx3090", 8, "pcie4_x16", "eth_25g", "pcie4_x16", "GRACE-MoE testbed"},
-      {"rtx4090-pcie", "rtx4090", 8, "pcie4_x16", "eth_25g", "pcie4_x16", "GRACE-MoE testbed"},
-      {"rtx4090-ib", "rtx4090", 4, "pcie4_x16", "ib_hdr", "pcie4_x16", "DIRECTOR cluster A"},
+      {"mi355x-8", "mi355x", 8, "infinity_fabric_cdna4", "eth_400g", "infinity_fabric_cdna4", "pcie5_x16",
+       "AMD MI355X data sheet, Pensando Pollara 400"},
+      {"rtx3090-pcie", "rtx3090", 8, "pcie4_x16", "eth_25g", "pcie4_x16", "pcie4_x16", "GRACE-MoE testbed"},
+      {"rtx4090-pcie", "rtx4090", 8, "pcie4_x16", "eth_25g", "pcie4_x16", "pcie4_x16", "GRACE-MoE testbed"},
+      {"rtx4090-ib", "rtx4090", 4, "pcie4_x16", "ib_hdr", "pcie4_x16", "pcie4_x16", "DIRECTOR cluster A"},
   };
   for (const auto& c : clusters) {
     INFO(c.name << ": " << c.source);
@@ -227,6 +332,7 @@ TEST_CASE("every cluster preset pairs the GPU with its platform's links") {
     CHECK(spec.gpus_per_node == c.gpus_per_node);
     CHECK(spec.scale_up_link.bw_gbps == hardware::link_type(c.scale_up).bw_gbps);
     CHECK(spec.nic_link.bw_gbps == hardware::link_type(c.nic).bw_gbps);
+    CHECK(spec.pcie_link.bw_gbps == hardware::link_type(c.pcie).bw_gbps);
     CHECK(hardware::load_gpu_preset(c.gpu).scale_up_link == c.gpu_link);
   }
   CHECK(std::size(clusters) == hardware::cluster_presets().names().size());

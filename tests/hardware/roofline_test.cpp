@@ -44,7 +44,8 @@ TEST_CASE("GPU presets carry the datasheet numbers") {
   CHECK(preset("l40").hbm_gbps == 864.0);
   CHECK(preset("gb200").bf16_tflops == 2500.0);
   CHECK(preset("mi325x").hbm_gbps == 6000.0);
-  for (const char* name : {"a100", "h100", "h200", "b200", "gb200", "mi300x", "mi325x", "l40", "rtx4090", "rtx3090"}) {
+  for (const char* name : {"a100", "h100", "h800", "h20", "h200", "b200", "gb200", "b300", "gb300", "mi300x", "mi325x",
+                           "mi355x", "l40", "rtx4090", "rtx3090"}) {
     INFO(name);
     REQUIRE(hardware::gpu_presets().contains(name));
     REQUIRE(preset(name).tdp_w > 0.0);
