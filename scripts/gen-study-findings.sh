@@ -7,9 +7,11 @@
 #   <!-- END generated -->
 # and the prose outside the blocks is kept as written (re-read it against the new tables).
 #   scripts/gen-study-findings.sh DIR            tables from DIR/whatif-ep-sizes, DIR/compare-policies,
-#                                                DIR/montecarlo-variability (epsim sweep outputs)
-#   scripts/gen-study-findings.sh --run DIR [EPSIM]   first runs the three sweeps into DIR (-j 2, each
-#                                                wall time in DIR/NAME.wall_s), then the tables
+#                                                DIR/montecarlo-variability, DIR/whatif-kimi-k2-gb300
+#                                                (epsim sweep outputs; a study DIR lacks keeps its block)
+#   scripts/gen-study-findings.sh --run DIR [EPSIM] [STUDY...]   first runs the sweeps (all, or the
+#                                                STUDY names) into DIR (-j 2, each wall time in
+#                                                DIR/NAME.wall_s), then the tables
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,7 +23,10 @@ fi
 [ $# -ge 1 ] || { echo "usage: gen-study-findings.sh [--run] DIR [EPSIM]" >&2; exit 2; }
 dir=$1
 epsim=${2:-$root/build/release/epsim}
-studies=(whatif-ep-sizes compare-policies montecarlo-variability)
+studies=(whatif-ep-sizes compare-policies montecarlo-variability whatif-kimi-k2-gb300)
+if [ $# -ge 3 ]; then
+  studies=("${@:3}")
+fi
 
 if [ $run = 1 ]; then
   [ -x "$epsim" ] || { echo "gen-study-findings: no epsim binary at $epsim" >&2; exit 2; }
@@ -32,9 +37,11 @@ if [ $run = 1 ]; then
     echo $(($(date +%s) - start)) >"$dir/$s.wall_s"
   done
 fi
+found=0
 for s in "${studies[@]}"; do
-  [ -f "$dir/$s/points.csv" ] || { echo "gen-study-findings: no $dir/$s/points.csv (run the sweep, or --run)" >&2; exit 2; }
+  if [ -f "$dir/$s/points.csv" ]; then found=1; else echo "gen-study-findings: no $dir/$s/points.csv: its block is kept" >&2; fi
 done
+[ $found = 1 ] || { echo "gen-study-findings: no study outputs in $dir (run the sweeps, or --run)" >&2; exit 2; }
 
 python3 - "$root/docs/studies.md" "$dir" <<'PY'
 import csv, os, re, sys
@@ -122,7 +129,34 @@ def montecarlo():
                      f"{pct(m.get('limits.seats.binding_fraction', {}).get('mean'))} |")
     return lines
 
-tables = {"whatif-ep-sizes": whatif, "compare-policies": compare, "montecarlo-variability": montecarlo}
+def kimi():
+    name = "whatif-kimi-k2-gb300"
+    mr = rows(name, "max_rate.csv")
+    lines = [f"Wall time {wall(name)}. Max sustainable rate from the rate grid (max_rate.csv), mean [95 % "
+             "interval] over replications, paired difference to linear; then, per offered rate, each policy's "
+             "mean step time and straggler gap (points.csv) and their change against linear.", "",
+             "| policy | max rate, req/s [brackets and spread] | difference to linear, req/s |",
+             "| --- | --- | --- |"]
+    for r in mr:
+        diff = (f"{float(r['baseline_diff']):+.3g} [{g(r['baseline_diff_ci95_low'])}, "
+                f"{g(r['baseline_diff_ci95_high'])}]") if r.get("baseline_diff", "") != "" else "-"
+        lines.append(f"| {r['policy']} | {ci(r, 'interval_low_rps', 'interval_high_rps')} | {diff} |")
+    lines += ["", "| policy | rate, req/s | attainment | mean step, ms | change | straggler gap, us | change |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    cells = {}
+    for r in rows(name, "points.csv"):
+        cells.setdefault((r["policy"], r["workload.rate_rps"]), {})[r["metric"]] = r
+    def rel(r):
+        return "-" if r.get("baseline_rel_diff", "") in ("", None) else f"{100 * float(r['baseline_rel_diff']):+.1f} %"
+    for (pol, rate), m in cells.items():
+        lines.append(f"| {pol} | {rate} | {pct(m['slo.attainment']['mean'])} | {g(m['mean_step_ms']['mean'])} | "
+                     f"{rel(m['mean_step_ms'])} | {g(m['straggler_gap_us.mean']['mean'])} | "
+                     f"{rel(m['straggler_gap_us.mean'])} |")
+    return lines
+
+tables = {"whatif-ep-sizes": whatif, "compare-policies": compare, "montecarlo-variability": montecarlo,
+          "whatif-kimi-k2-gb300": kimi}
+present = {n for n in tables if os.path.exists(os.path.join(out, n, "points.csv"))}
 text = open(doc).read().split("\n")
 res, inside, seen = [], False, set()
 for line in text:
@@ -132,9 +166,11 @@ for line in text:
             sys.exit(f"gen-study-findings: unknown block {m.group(1)}")
         indent = line[: len(line) - len(line.lstrip())]
         res.append(line)
-        res.extend((indent + l) if l else "" for l in tables[m.group(1)]())
         seen.add(m.group(1))
-        inside = True
+        if m.group(1) in present:
+            res.extend((indent + l) if l else "" for l in tables[m.group(1)]())
+            inside = True
+        # else: no outputs for this study; its block's lines pass through as written
     elif line.strip() == "<!-- END generated -->" and inside:
         res.append(line)
         inside = False
@@ -147,5 +183,5 @@ if missing:
     sys.exit(f"gen-study-findings: docs/studies.md lacks the blocks {sorted(missing)}")
 open(doc + ".tmp", "w").write("\n".join(res))
 os.replace(doc + ".tmp", doc)
-print(f"gen-study-findings: {len(seen)} tables regenerated in {doc}")
+print(f"gen-study-findings: {len(present & seen)} tables regenerated in {doc}")
 PY

@@ -138,7 +138,10 @@ std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
         "\"reactive\" }}, or use synthetic routing)",
         cfg.source, cfg.policy.rebalance.trigger_name, cfg.policy.rebalance.trigger_name));
   }
-  if (cfg.primary_pool().redundant_experts > 0 && !replicating) {
+  // Slots that only round the experts up to a whole number per GPU (384 on 72) are needed, not redundant.
+  const std::int64_t ep = cfg.ep_size();
+  const std::int64_t padding = ep > 0 ? (ep - cfg.model.routed_experts % ep) % ep : 0;
+  if (cfg.primary_pool().redundant_experts > padding && !replicating) {
     out.push_back(fmt::format(
         "{}: parallel.redundant_experts = {} but placement \"{}\" places one copy per expert: the redundant slots "
         "stay empty",

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 #include <string_view>
 #include <utility>
 
@@ -36,13 +37,55 @@ void list_registry(const Registry& r, std::ostream& out) {
   }
 }
 
+namespace {
+// A preset's attention and number formats in a few words: "MLA + DSA top-2048, FP8",
+// "GQA, 36 linear (gated_deltanet), BF16", "GQA, 18 sliding (128), BF16 + MXFP4 experts".
+std::string mechanisms(const models::ModelSpec& m) {
+  std::string out = m.attention == models::AttentionKind::mla ? "MLA" : "GQA";
+  if (m.sparse_attention()) {
+    out += fmt::format(" + DSA top-{}", m.index_topk);
+  }
+  if (const std::int64_t n = m.layers_of(models::LayerAttention::sliding); n > 0) {
+    out += fmt::format(", {} sliding ({})", n, m.sliding_window);
+  }
+  if (const std::int64_t n = m.layers_of(models::LayerAttention::chunked); n > 0) {
+    out += fmt::format(", {} chunked ({})", n, m.attention_chunk_size);
+  }
+  if (const std::int64_t n = m.layers_of(models::LayerAttention::linear); n > 0) {
+    out += fmt::format(", {} linear ({})",
+                       n, m.linear_kind == models::LinearAttentionKind::lightning ? "lightning" : "gated_deltanet");
+  }
+  const auto format_name = [](models::WeightFormat f) {
+    for (const auto& c : models::k_weight_formats) {
+      if (c.value == f) {
+        return std::string(c.name);
+      }
+    }
+    return std::string("?");
+  };
+  std::string weights = format_name(m.weight_format);
+  for (char& ch : weights) {
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  out += ", " + weights;
+  if (m.expert_format != m.weight_format) {
+    std::string experts = format_name(m.expert_format);
+    for (char& ch : experts) {
+      ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    }
+    out += " + " + experts + " experts";
+  }
+  return out;
+}
+}  // namespace
+
 void list_models(std::ostream& out) {
   out << "models:\n";
   for (const std::string& name : models::model_presets().names()) {
     const models::ModelSpec m = models::load_model_preset(name);
     out << fmt::format("  {:<25} {:<25} {:>3} layers ({} MoE), {:>3} experts top-{}, {} shared, hidden {}, {}\n", name,
                        m.name, m.num_layers, m.num_moe_layers(), m.routed_experts, m.top_k, m.shared_experts,
-                       m.hidden_size, m.attention == models::AttentionKind::mla ? "MLA" : "GQA");
+                       m.hidden_size, mechanisms(m));
   }
 }
 
@@ -50,8 +93,9 @@ void list_gpus(std::ostream& out) {
   out << "gpus:\n";
   for (const std::string& name : hardware::gpu_presets().names()) {
     const hardware::GpuSpec g = hardware::load_gpu_preset(name);
-    out << fmt::format("  {:<10} {:<24} BF16 {:>6.0f} TFLOP/s, FP8 {:>6.0f} TFLOP/s, HBM {:>5.0f} GB/s, {:>4.0f} GiB\n",
-                       name, g.name, g.bf16_tflops, g.fp8_tflops, g.hbm_gbps, g.memory_gib);
+    out << fmt::format(
+        "  {:<15} {:<34} BF16 {:>6.0f} TFLOP/s, FP8 {:>6.0f}, FP4 {:>6.0f}, HBM {:>5.0f} GB/s, {:>5.1f} GiB\n", name,
+        g.name, g.bf16_tflops, g.fp8_tflops, g.fp4_tflops, g.hbm_gbps, g.memory_gib);
   }
 }
 

@@ -78,7 +78,7 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       {edit("\"mixtral-8x7b\"", "\"mixtral-9x9b\""),
        {},
        "bad.toml: model.preset: unknown models preset \"mixtral-9x9b\"; valid names are: deepseek-v2-lite, "
-       "deepseek-v3, deepseekmoe-16b"},
+       "deepseek-v3, deepseek-v3.2, deepseekmoe-16b"},
       // 6. unknown GPU preset
       {edit("\"h100\"", "\"h900\""),
        {},
