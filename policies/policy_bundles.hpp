@@ -15,8 +15,8 @@ namespace epsim::policies {
 
 /// What a bundle's overrides may depend on.
 struct BundleContext {
-  int ep_size = 1;      ///< redundant slots are given as one per GPU of the EP group
-  int experts = 0;      ///< routed experts per layer (0: a multiple of ep_size)
+  int ep_size = 1;  ///< redundant slots are given as one per GPU of the EP group
+  int experts = 0;  ///< routed experts per layer (0: a multiple of ep_size)
   /// Slots left over when `experts` does not divide over the GPUs (384 on 72: 48), which even the
   /// one-copy bundles must add for a whole number of slots per GPU.
   int padding() const { return experts > 0 ? (ep_size - experts % ep_size) % ep_size : 0; }

@@ -52,8 +52,8 @@ std::string mechanisms(const models::ModelSpec& m) {
     out += fmt::format(", {} chunked ({})", n, m.attention_chunk_size);
   }
   if (const std::int64_t n = m.layers_of(models::LayerAttention::linear); n > 0) {
-    out += fmt::format(", {} linear ({})",
-                       n, m.linear_kind == models::LinearAttentionKind::lightning ? "lightning" : "gated_deltanet");
+    out += fmt::format(", {} linear ({})", n,
+                       m.linear_kind == models::LinearAttentionKind::lightning ? "lightning" : "gated_deltanet");
   }
   const auto format_name = [](models::WeightFormat f) {
     for (const auto& c : models::k_weight_formats) {

@@ -115,7 +115,8 @@ StudyPlan plan_study(const StudySpec& spec) {
     toml::table base = spec.base;
     if (!bundle.empty()) {
       const ExperimentConfig plain = load_config_tables(spec.base, spec.base_source, overrides, name);
-      core::merge_tables(base, policies::policy_bundle(bundle).overrides(policies::BundleContext{plain.ep_size(), static_cast<int>(plain.model.routed_experts)}));
+      core::merge_tables(base, policies::policy_bundle(bundle).overrides(policies::BundleContext{
+                                   plain.ep_size(), static_cast<int>(plain.model.routed_experts)}));
     }
     point.config = load_config_tables(std::move(base), spec.base_source, overrides, name);
     point.config.source = name;
