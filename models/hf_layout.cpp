@@ -130,6 +130,46 @@ bool excludes_attention(const std::vector<std::string>& modules) {
                      [](const std::string& m) { return m.find("self_attn") != std::string::npos; });
 }
 
+// compressed-tensors as Kimi K2 Thinking / K2.5 ship it: one group of INT4 weights (symmetric, one scale
+// per 32, no activation quantisation: W4A16) on the routed experts, attention and shared experts and the
+// dense MLPs in its ignore list kept BF16. Anything else is refused naming the field.
+std::string compressed_int4(HfOut& out, HfFields& q) {
+  const nlohmann::json* groups = q.object("config_groups");
+  if (groups == nullptr || !groups->is_object() || groups->size() != 1) {
+    q.fail("config_groups", "expected exactly one quantisation group (INT4 routed-expert weights)");
+  }
+  const std::string name = groups->begin().key();
+  HfFields g(groups->begin().value(), q.file(), q.path("config_groups") + "." + name + ".");
+  const nlohmann::json* w = g.object("weights");
+  if (w == nullptr) {
+    g.fail("weights", "missing; expected the group's weight scheme");
+  }
+  HfFields wf(*w, q.file(), g.path("weights") + ".");
+  if (wf.integer("num_bits") != 4 || wf.optional_string("type").value_or("") != "int") {
+    wf.fail("num_bits", "epsim prices group-wise INT4 weights only (num_bits 4, type \"int\")");
+  }
+  if (wf.optional_string("strategy").value_or("") != "group" || wf.integer("group_size") != 32 ||
+      !wf.boolean("symmetric", false)) {
+    wf.fail("group_size", "epsim prices symmetric INT4 with one scale per 32 weights (strategy \"group\")");
+  }
+  wf.ignore({"actorder", "block_structure", "dynamic", "observer", "observer_kwargs"});
+  wf.finish(out.accepted, "quantization_config (compressed-tensors weights)", out.ignored);
+  if (g.has("input_activations")) {
+    g.fail("input_activations", "quantised activations are not priced (W4A16 only)");
+  }
+  g.ignore({"input_activations", "output_activations", "targets", "format"});
+  g.finish(out.accepted, "quantization_config (compressed-tensors group)", out.ignored);
+  const std::vector<std::string> kept = q.string_list("ignore");
+  if (!excludes_attention(kept)) {
+    q.fail("ignore", "expected the attention projections kept unquantised (\"re:.*self_attn.*\")");
+  }
+  if (q.has("kv_cache_scheme")) {
+    q.fail("kv_cache_scheme", "a quantised KV cache from compressed-tensors is not read");
+  }
+  q.ignore({"kv_cache_scheme", "format", "quantization_status", "global_compression_ratio", "sparsity_config"});
+  return "int4";
+}
+
 }  // namespace
 
 void put_weight_formats(HfOut& out, HfFields& f) {
@@ -176,9 +216,13 @@ void put_weight_formats(HfOut& out, HfFields& f) {
         qf.fail("kv_cache_quant_algo", fmt::format("expected FP8 or null, got \"{}\"", *kv));
       }
       qf.ignore({"producer", "group_size", "config_groups", "quantization_status"});
+    } else if (method == "compressed-tensors") {
+      expert = compressed_int4(out, qf);
+      weight = "bf16";
     } else {
-      qf.fail("quant_method", fmt::format("epsim prices BF16, FP8 (quant_method fp8), MXFP4 (mxfp4) and NVFP4 "
-                                          "(modelopt) weights; \"{}\" is none of them",
+      qf.fail("quant_method", fmt::format("epsim prices BF16, FP8 (quant_method fp8), MXFP4 (mxfp4), NVFP4 "
+                                          "(modelopt) and group-wise INT4 (compressed-tensors) weights; \"{}\" is "
+                                          "none of them",
                                           method));
     }
     qf.finish(out.accepted, fmt::format("quantization_config ({})", method), out.ignored);

@@ -17,7 +17,7 @@ constexpr std::array<core::Choice<AttentionKind>, 2> k_attention_kinds{
     {{"gqa", AttentionKind::gqa}, {"mla", AttentionKind::mla}}};
 // A dtype read as its width in bytes.
 constexpr std::array<core::Choice<std::int64_t>, 2> k_dtypes{{{"bf16", 2}, {"fp8", 1}}};
-constexpr std::array<std::string_view, 5> k_expert_dtype_names{"", "bf16", "fp8", "mxfp4", "nvfp4"};
+constexpr std::array<std::string_view, 6> k_expert_dtype_names{"", "bf16", "fp8", "mxfp4", "nvfp4", "int4"};
 constexpr std::array<core::Choice<hardware::Precision>, 2> k_attention_dtypes{
     {{"bf16", hardware::Precision::bf16}, {"fp8", hardware::Precision::fp8}}};
 constexpr std::array<core::Choice<LinearAttentionKind>, 2> k_linear_kinds{

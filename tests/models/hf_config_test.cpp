@@ -63,7 +63,7 @@ std::string derive_error(const std::string& text, const std::vector<std::string>
 const std::vector<std::string> k_with_presets{
     "deepseek-v3",  "deepseek-v3.2", "kimi-k2",       "llama-4-scout-17b-16e", "llama-4-maverick-17b-128e",
     "mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b",       "qwen3-next-80b-a3b",
-    "gpt-oss-120b", "gpt-oss-20b"};
+    "gpt-oss-120b", "gpt-oss-20b",   "kimi-k2.5"};
 
 }  // namespace
 
@@ -196,9 +196,6 @@ TEST_CASE("Llama-4 Maverick interleaves dense and MoE layers, read from text_con
 TEST_CASE("every shipped config's table parses as a [model] section") {
   for (const auto& entry : std::filesystem::directory_iterator(k_dir)) {
     const std::string stem = entry.path().stem().string();
-    if (stem == "kimi-k2.5") {
-      continue;  // refused: its experts are INT4 (below)
-    }
     INFO(stem);
     const models::HfModelTable t = models::read_hf_config(entry.path().string());
     core::ParamTable p({core::ParamLayer{&t.model, entry.path().string()}}, "model");
@@ -212,11 +209,39 @@ TEST_CASE("every shipped config's table parses as a [model] section") {
   }
 }
 
-TEST_CASE("a Kimi-K2.5 config is refused on its INT4 expert weights, naming the field") {
-  const std::string e = error_of([] { (void)models::read_hf_config(path_of("kimi-k2.5")); });
-  CHECK_THAT(e, Contains("kimi-k2.5.json: text_config.quantization_config.quant_method: epsim prices BF16, FP8"));
-  CHECK_THAT(e, Contains("\"compressed-tensors\" is none of them"));
-  CHECK(e.find('\n') == std::string::npos);
+TEST_CASE("Kimi-K2.5's INT4 experts are read, other compressed-tensors schemes refused naming the field") {
+  // compressed-tensors, one group: 4-bit symmetric integers, one scale per 32, no activation scheme
+  // (W4A16) on the routed experts; attention, shared expert and dense MLP in its ignore list.
+  const models::HfModelTable t = models::read_hf_config(path_of("kimi-k2.5"));
+  CHECK(t.model["weight_dtype"].value_or(std::string()) == "bf16");
+  CHECK(t.model["expert_weight_dtype"].value_or(std::string()) == "int4");
+  CHECK(t.model["routed_experts"].value_or(0) == 384);
+  core::ParamTable p({core::ParamLayer{&t.model, "kimi-k2.5.json"}}, "model");
+  const models::ModelSpec m = models::parse_model_spec(p);
+  CHECK(m.expert_bytes() == 0.5625);  // 4 bits + a 16-bit scale per 32 weights
+  CHECK(m.expert_precision() == hardware::Precision::bf16);
+
+  const auto compressed = [](const std::string& weights, const std::string& group_extra = "") {
+    return R"({"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2,
+      "intermediate_size": 128, "moe_intermediate_size": 32, "n_routed_experts": 8, "num_experts_per_tok": 2,
+      "num_attention_heads": 4, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8,
+      "v_head_dim": 8, "vocab_size": 100,
+      "quantization_config": {"quant_method": "compressed-tensors", "ignore": ["re:.*self_attn.*"],
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": )" +
+           weights + group_extra + "}}}}";
+  };
+  const std::string int8 = R"({"num_bits": 8, "type": "int", "strategy": "group", "group_size": 32,
+      "symmetric": true})";
+  CHECK_THAT(derive_error(compressed(int8)),
+             Contains("cfg.json: quantization_config.config_groups.group_0.weights.num_bits: epsim prices "
+                      "group-wise INT4 weights only"));
+  const std::string g128 = R"({"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128,
+      "symmetric": true})";
+  CHECK_THAT(derive_error(compressed(g128)), Contains("weights.group_size: epsim prices symmetric INT4"));
+  const std::string w4 = R"({"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32,
+      "symmetric": true})";
+  CHECK_THAT(derive_error(compressed(w4, R"(, "input_activations": {"num_bits": 8})")),
+             Contains("group_0.input_activations: quantised activations are not priced"));
 }
 
 TEST_CASE("an unknown architecture is refused, listing those read") {
