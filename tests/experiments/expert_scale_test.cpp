@@ -64,7 +64,7 @@ TEST_CASE("384 experts on 72 GPUs: linear, replicated, EPLB (+ metro) and ViBE p
   }
 }
 
-TEST_CASE("384 experts on 72 GPUs: GEM and GRACE place and serve; DIRECTOR on EP32", "[slow]") {
+TEST_CASE("384 experts on 72 GPUs: GEM and GRACE place and serve, and DIRECTOR on EP32", "[slow]") {
   const Run gem = run({"policy.placement=\"gem\""});
   check_placement(gem.placement, 72, 6, 384);
   CHECK(gem.summary.requests_finished == k_requests);
