@@ -104,6 +104,60 @@ void check_layer_mechanisms(core::ParamTable& t, ModelSpec& m) {
 }
 }  // namespace
 
+namespace {
+// Issue 39's per-layer mechanisms: layer kinds, sliding windows, gates, linear attention, DSA's indexer,
+// the shared experts' width.
+void read_layer_mechanisms(core::ParamTable& t, ModelSpec& m) {
+  m.layer_types = parse_layer_types(t, m.num_layers);
+  m.sliding_window =
+      t.integer("sliding_window", 0,
+                "keys a sliding layer's query sees, itself included (required with sliding layers)", {0, 1 << 24});
+  m.attention_sinks =
+      t.boolean("attention_sinks", false, "learned per-head sink logits (gpt-oss): no KV, cost left out");
+  m.attention_output_gate =
+      t.boolean("attention_output_gate", false, "q_proj also emits a sigmoid output gate per head dim (Qwen3-Next)");
+  m.linear_kind = t.choice<LinearAttentionKind>("linear_attention", LinearAttentionKind::gated_deltanet,
+                                                "recurrence of the linear layers", k_linear_kinds);
+  m.linear_num_key_heads = t.integer("linear_num_key_heads", 0,
+                                     "query/key heads of a linear layer (required with linear layers)", {0, 4096});
+  m.linear_num_value_heads =
+      t.integer("linear_num_value_heads", 0,
+                "value heads (= state matrices) of a linear layer (0 = linear_num_key_heads)", {0, 4096});
+  m.linear_key_head_dim = t.integer("linear_key_head_dim", 0,
+                                    "query/key head dim of a linear layer (required with linear layers)", {0, 4096});
+  m.linear_value_head_dim =
+      t.integer("linear_value_head_dim", 0, "value head dim of a linear layer (0 = linear_key_head_dim)", {0, 4096});
+  m.linear_conv_kernel_dim = t.integer("linear_conv_kernel_dim", 0,
+                                       "causal conv width of a linear layer (Gated DeltaNet: 4; 0 = none)", {0, 64});
+  m.index_n_heads = t.integer("index_n_heads", 0, "DeepSeek Sparse Attention: indexer heads", {0, 4096});
+  m.index_head_dim = t.integer("index_head_dim", 0, "DeepSeek Sparse Attention: indexer head dim", {0, 4096});
+  m.index_topk =
+      t.integer("index_topk", 0, "DeepSeek Sparse Attention: past tokens each query attends to (0 = dense attention)",
+                {0, 1 << 24});
+  m.shared_intermediate_size =
+      t.integer("shared_intermediate_size", 0,
+                "total FFN width of the shared experts (0 = shared_experts x moe_intermediate_size)", {0, 1 << 20});
+}
+
+// The weights', KV cache's and attention math's number formats.
+void read_number_formats(core::ParamTable& t, ModelSpec& m) {
+  m.weight_format = t.choice<WeightFormat>("weight_dtype", WeightFormat::bf16,
+                                           "format of the weights of the non-expert linear layers (and of the "
+                                           "experts unless expert_weight_dtype says otherwise)",
+                                           k_weight_formats);
+  const std::string expert_dtype =
+      t.choice("expert_weight_dtype", "", "format of the routed and shared experts' weights (\"\" = weight_dtype)",
+               k_expert_dtype_names);
+  m.expert_format = m.weight_format;
+  for (const auto& c : k_weight_formats) {  // "" (= weight_dtype) is the one name not among them
+    m.expert_format = c.name == expert_dtype ? c.value : m.expert_format;
+  }
+  m.kv_cache_bytes = t.choice<std::int64_t>("kv_cache_dtype", 2, "dtype of the KV cache", k_dtypes);
+  m.attention_precision = t.choice<hardware::Precision>("attention_dtype", hardware::Precision::bf16,
+                                                        "precision of the attention core's math", k_attention_dtypes);
+}
+}  // namespace
+
 ModelSpec parse_model_spec(core::ParamTable& t) {
   ModelSpec m;
   m.name = t.string("name", "", "display name");
@@ -140,35 +194,7 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
       t.integer("attention_chunk_size", 0, "local attention window of chunked layers (0 = none)", {0, 1 << 24});
   m.full_attention_every =
       t.integer("full_attention_every", 0, "with chunks: every n-th layer attends globally (0 = none)", {0, 1024});
-  m.layer_types = parse_layer_types(t, m.num_layers);
-  m.sliding_window =
-      t.integer("sliding_window", 0,
-                "keys a sliding layer's query sees, itself included (required with sliding layers)", {0, 1 << 24});
-  m.attention_sinks =
-      t.boolean("attention_sinks", false, "learned per-head sink logits (gpt-oss): no KV, cost left out");
-  m.attention_output_gate =
-      t.boolean("attention_output_gate", false, "q_proj also emits a sigmoid output gate per head dim (Qwen3-Next)");
-  m.linear_kind = t.choice<LinearAttentionKind>("linear_attention", LinearAttentionKind::gated_deltanet,
-                                                "recurrence of the linear layers", k_linear_kinds);
-  m.linear_num_key_heads = t.integer("linear_num_key_heads", 0,
-                                     "query/key heads of a linear layer (required with linear layers)", {0, 4096});
-  m.linear_num_value_heads =
-      t.integer("linear_num_value_heads", 0,
-                "value heads (= state matrices) of a linear layer (0 = linear_num_key_heads)", {0, 4096});
-  m.linear_key_head_dim = t.integer("linear_key_head_dim", 0,
-                                    "query/key head dim of a linear layer (required with linear layers)", {0, 4096});
-  m.linear_value_head_dim =
-      t.integer("linear_value_head_dim", 0, "value head dim of a linear layer (0 = linear_key_head_dim)", {0, 4096});
-  m.linear_conv_kernel_dim = t.integer("linear_conv_kernel_dim", 0,
-                                       "causal conv width of a linear layer (Gated DeltaNet: 4; 0 = none)", {0, 64});
-  m.index_n_heads = t.integer("index_n_heads", 0, "DeepSeek Sparse Attention: indexer heads", {0, 4096});
-  m.index_head_dim = t.integer("index_head_dim", 0, "DeepSeek Sparse Attention: indexer head dim", {0, 4096});
-  m.index_topk =
-      t.integer("index_topk", 0, "DeepSeek Sparse Attention: past tokens each query attends to (0 = dense attention)",
-                {0, 1 << 24});
-  m.shared_intermediate_size =
-      t.integer("shared_intermediate_size", 0,
-                "total FFN width of the shared experts (0 = shared_experts x moe_intermediate_size)", {0, 1 << 20});
+  read_layer_mechanisms(t, m);
   m.vocab_size = t.integer_required("vocab_size", "vocabulary size", {1, 1 << 24});
   m.tie_word_embeddings =
       t.boolean("tie_word_embeddings", false, "the LM head shares the embedding matrix (parameter and weight counts)");
@@ -176,22 +202,7 @@ ModelSpec parse_model_spec(core::ParamTable& t) {
       t.boolean("elementwise_kernels", false,
                 "price the norm, RoPE, quantisation, activation and permutation kernels between the GEMMs "
                 "(docs/model.md)");
-  m.weight_format = t.choice<WeightFormat>("weight_dtype", WeightFormat::bf16,
-                                           "format of the weights of the non-expert linear layers (and of the "
-                                           "experts unless expert_weight_dtype says otherwise)",
-                                           k_weight_formats);
-  const std::string expert_dtype =
-      t.choice("expert_weight_dtype", "", "format of the routed and shared experts' weights (\"\" = weight_dtype)",
-               k_expert_dtype_names);
-  m.expert_format = m.weight_format;
-  for (const auto& c : k_weight_formats) {
-    if (c.name == expert_dtype) {
-      m.expert_format = c.value;
-    }
-  }
-  m.kv_cache_bytes = t.choice<std::int64_t>("kv_cache_dtype", 2, "dtype of the KV cache", k_dtypes);
-  m.attention_precision = t.choice<hardware::Precision>("attention_dtype", hardware::Precision::bf16,
-                                                        "precision of the attention core's math", k_attention_dtypes);
+  read_number_formats(t, m);
   m.activation_bytes = 2;
   if (t.documenting()) {
     return m;  // the required fields read as 0: no check below means anything yet

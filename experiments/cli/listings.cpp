@@ -55,25 +55,16 @@ std::string mechanisms(const models::ModelSpec& m) {
     out += fmt::format(", {} linear ({})", n,
                        m.linear_kind == models::LinearAttentionKind::lightning ? "lightning" : "gated_deltanet");
   }
-  const auto format_name = [](models::WeightFormat f) {
-    for (const auto& c : models::k_weight_formats) {
-      if (c.value == f) {
-        return std::string(c.name);
-      }
-    }
-    return std::string("?");
-  };
-  std::string weights = format_name(m.weight_format);
-  for (char& ch : weights) {
-    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  }
-  out += ", " + weights;
-  if (m.expert_format != m.weight_format) {
-    std::string experts = format_name(m.expert_format);
-    for (char& ch : experts) {
+  const auto upper = [](models::WeightFormat f) {
+    std::string name(core::choice_name<models::WeightFormat>(models::k_weight_formats, f));
+    for (char& ch : name) {
       ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     }
-    out += " + " + experts + " experts";
+    return name;
+  };
+  out += ", " + upper(m.weight_format);
+  if (m.expert_format != m.weight_format) {
+    out += " + " + upper(m.expert_format) + " experts";
   }
   return out;
 }
