@@ -8,25 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "experiments/cli/cli.hpp"
 #include "sim/run_logs.hpp"
+#include "tests/support/cli.hpp"
 #include "tests/support/csv.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
 
 namespace {
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = epsim::experiments::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using epsim::test::cli;
 const std::string k_small = std::string(EPSIM_TEST_DATA_DIR) + "/small.toml";
 }  // namespace
 

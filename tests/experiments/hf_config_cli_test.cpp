@@ -10,23 +10,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/cli/cli.hpp"
+#include "tests/support/cli.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Contains;
 
 namespace {
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = epsim::experiments::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using epsim::test::cli;
 const std::string k_data = EPSIM_TEST_DATA_DIR;
 const std::string k_small = k_data + "/small.toml";
 const std::string k_mixtral = k_data + "/hf_configs/mixtral-8x7b.json";
