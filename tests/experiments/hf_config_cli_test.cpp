@@ -4,10 +4,14 @@
 // preset derived from the same file.
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
+
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "tests/support/cli.hpp"
@@ -71,4 +75,38 @@ TEST_CASE("a run from model.hf_config equals the run from the preset derived fro
   CHECK(missing.code != 0);
   CHECK_THAT(missing.err, Contains("model.hf_config: /nonexistent/config.json"));
   fs::remove_all(base);
+}
+
+TEST_CASE("docs/model.md's DeepSeek Sparse Attention figures are what epsim cost prints") {
+  // One layer on H200, 64 tokens: decode attention at 131,072 tokens of context, and the prefill.
+  const auto row = [](const std::string& model, const std::string& context) {
+    const auto r = cli({"cost", "--gpu", "h200", "--model", model, "--tokens", "64", "--context", context, "--csv"});
+    REQUIRE(r.code == 0);
+    std::istringstream lines(r.out);
+    std::string line;
+    std::getline(lines, line);  // header
+    std::getline(lines, line);
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string c; std::getline(fields, c, ',');) {
+      cells.push_back(c);
+    }
+    REQUIRE(cells.size() > 6);
+    return std::pair{std::stod(cells[4]), std::stod(cells[6])};  // prefill, decode attention us
+  };
+  const auto [v3_prefill, v3_decode] = row("deepseek-v3", "131072");
+  const auto [v32_prefill, v32_decode] = row("deepseek-v3.2", "131072");
+  std::ifstream in(std::string(EPSIM_SOURCE_DIR) + "/docs/model.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // As the doc writes them: whole microseconds with a thousands comma, or one decimal.
+  const auto us = [](double v, int digits) {
+    if (digits == 0) {
+      const long n = std::lround(v);
+      return (n >= 1000 ? std::to_string(n / 1000) + "," + fmt::format("{:03d}", n % 1000) : std::to_string(n)) + " us";
+    }
+    return fmt::format("{:.1f} us", v);
+  };
+  CHECK_THAT(doc, Contains("costs " + us(v32_decode, 0) + " for `deepseek-v3.2` against " + us(v3_decode, 0)));
+  CHECK_THAT(doc,
+             Contains("a 64-token prefill layer on H200: " + us(v32_prefill, 1) + " against " + us(v3_prefill, 1)));
 }
