@@ -344,7 +344,8 @@ constexpr std::array<Command, 12> k_commands{{
     {"run", "run [CONFIG]", "run a simulation (no CONFIG: the embedded demo) and write a results directory", cmd_run},
     {"validate", "validate CONFIG", "check a configuration or a study file without running it", cmd_validate},
     {"list", "list [WHAT]",
-     "list presets and policies: models, gpus, clusters, links, policies (default: all); config keys: keys [SECTION]",
+     "list presets and policies: models, gpus, clusters, links, policies (default: all); config keys: keys [SECTION]; "
+     "a Hugging Face config.json as [model]: models --from-hf FILE",
      cmd_list},
     {"cost", "cost", "a model's per-layer cost curve on a GPU, or one collective's time (--collective)", cost_command},
     {"calibrate", "calibrate", "measured GPU profiles: import them, fit presets to them, check the model against them",
