@@ -6,7 +6,7 @@
 # time or number of runs, at most 512 MiB of memory per input. New interesting inputs go to
 # build/asan/fuzz/corpus/NAME (not committed); a crash, leak, timeout or memory blow-up stops with its
 # reproducer in build/asan/fuzz/artifacts/NAME/ and exit status 1.
-#   scripts/fuzz.sh                      # every harness, 30 s each (CI: 20 s)
+#   scripts/fuzz.sh                      # every harness, 30 s each (CI: 10 s)
 #   scripts/fuzz.sh --seconds 3600       # longer
 #   scripts/fuzz.sh --runs 10000000      # a fixed number of executions per harness (an overnight run)
 #   scripts/fuzz.sh --seconds 60 trace   # one harness
