@@ -75,7 +75,11 @@ void QuantileSketch::add(double x) {
     ++zeros_;
     return;
   }
-  ++buckets_[bucket_of(x)];
+  if (x != last_x_) {
+    last_x_ = x;
+    last_bucket_ = bucket_of(x);
+  }
+  ++buckets_[last_bucket_];
 }
 
 double QuantileSketch::quantile(double q) const {

@@ -55,6 +55,10 @@ class QuantileSketch {
   std::uint64_t count_ = 0;
   std::uint64_t zeros_ = 0;
   std::vector<std::uint64_t> buckets_;
+  // The last value added and its bucket: a step gives every request of a batch the same inter-token gap,
+  // so most adds repeat the previous value and skip the logarithm (the same bucket either way).
+  double last_x_ = -1.0;
+  std::size_t last_bucket_ = 0;
 };
 
 }  // namespace epsim::core

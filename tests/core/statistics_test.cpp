@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <boost/random/lognormal_distribution.hpp>
+#include <boost/random/uniform_int_distribution.hpp>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <vector>
 
 #include "core/random_streams.hpp"
@@ -48,6 +51,37 @@ TEST_CASE("sketch quantiles are within the relative error of the exact nearest-r
     const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
     const double exact = values[rank - 1];
     REQUIRE(sk.quantile(q) == Approx(exact).epsilon(0.0101));
+  }
+}
+
+TEST_CASE("sketch quantiles stay exact-rank within the error when values repeat in runs") {
+  // A step records one gap per request, most equal: runs of one value, with zeros between some runs.
+  Rng rng(9);
+  boost::random::lognormal_distribution<double> d(9.0, 1.0);
+  boost::random::uniform_int_distribution<int> run_length(1, 64);
+  QuantileSketch sk(0.01, 1.0, 1e12);
+  std::vector<double> values;
+  for (int i = 0; i < 2000; ++i) {
+    const double x = d(rng);
+    for (int k = run_length(rng); k > 0; --k) {
+      values.push_back(x);
+      sk.add(x);
+    }
+    if (i % 7 == 0) {
+      values.push_back(0.0);
+      sk.add(0.0);
+    }
+  }
+  REQUIRE(sk.count() == values.size());
+  std::sort(values.begin(), values.end());
+  for (double q : {0.01, 0.1, 0.5, 0.9, 0.99}) {
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+    const double exact = values[rank - 1];
+    if (exact == 0.0) {
+      REQUIRE(sk.quantile(q) == 0.0);
+    } else {
+      REQUIRE(sk.quantile(q) == Approx(exact).epsilon(0.0101));
+    }
   }
 }
 
