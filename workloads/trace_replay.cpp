@@ -76,13 +76,26 @@ void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::i
     std::copy(l.expert_tokens().begin(), l.expert_tokens().end(), out.begin());
     return;
   }
-  // Resample the recorded shares to the simulated token count.
+  // Resample the recorded shares to the simulated token count. Small draws pick recorded picks uniformly
+  // (exact shares, no table of doubles to build); a record whose shares exceed 1 / top_k (water-filled
+  // below) or large draws take the conditional binomials.
+  const std::int64_t picks = tokens * top_k();
+  const std::span<const std::uint32_t> counts(l.expert_tokens().data(),
+                                              static_cast<std::size_t>(l.expert_tokens_size()));
+  if (picks <= 4 * static_cast<std::int64_t>(counts.size())) {
+    const std::uint32_t most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+    if (recorded_.build(counts) &&
+        static_cast<std::uint64_t>(most) * static_cast<std::uint64_t>(top_k()) <= recorded_.entries()) {
+      tally_recorded(rng_, recorded_, picks, tokens, counts, out, order_);
+      return;
+    }
+  }
   const double sum = std::accumulate(l.expert_tokens().begin(), l.expert_tokens().end(), 0.0);
   for (std::size_t e = 0; e < p_.size(); ++e) {
     p_[e] = sum > 0.0 ? l.expert_tokens(static_cast<int>(e)) / sum : 1.0 / static_cast<double>(p_.size());
   }
   water_fill_cap(p_, 1.0 / static_cast<double>(top_k()));
-  multinomial_capped_unsorted(rng_, tokens * top_k(), tokens, p_, out, alias_, order_);
+  multinomial_capped_unsorted(rng_, picks, tokens, p_, out, alias_, order_);
 }
 
 bool TraceRoutingSource::origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) {

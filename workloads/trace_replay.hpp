@@ -15,6 +15,7 @@
 #include "core/random_streams.hpp"
 #include "workloads/group_limit.hpp"
 #include "workloads/multinomial.hpp"
+#include "workloads/recorded_picks.hpp"
 #include "workloads/routing_source.hpp"
 #include "workloads/trace_io.hpp"
 
@@ -54,6 +55,7 @@ class TraceRoutingSource final : public RoutingSource {
   std::vector<double> p_;
   std::vector<int> order_;
   AliasTable alias_;
+  RecordedPicks recorded_;
   std::optional<GroupLimitCounter> groups_;  ///< set when the model is group limited and the trace has ids
   GroupLimitReport group_report_;
 };
