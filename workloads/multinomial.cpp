@@ -2,11 +2,8 @@
 #include "workloads/multinomial.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <boost/random/binomial_distribution.hpp>
 #include <boost/random/normal_distribution.hpp>
-#include <boost/random/uniform_01.hpp>
-#include <boost/random/uniform_int_distribution.hpp>
 #include <cmath>
 
 namespace epsim::workloads {
@@ -51,7 +48,8 @@ std::int64_t binomial_chain(core::Rng& rng, std::int64_t picks, std::int64_t cap
   return overflow;
 }
 
-// Rare: clipped picks go to the earliest categories of `order` that still have room.
+}  // namespace
+
 void place_overflow(std::int64_t overflow, std::int64_t cap, std::span<const int> order, std::span<std::int32_t> out) {
   for (std::size_t r = 0; overflow > 0 && r < order.size(); ++r) {
     auto& slot = out[static_cast<std::size_t>(order[r])];
@@ -60,8 +58,6 @@ void place_overflow(std::int64_t overflow, std::int64_t cap, std::span<const int
     overflow -= add;
   }
 }
-
-}  // namespace
 
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
                         std::span<const int> order, std::span<std::int32_t> out, bool approximate) {
@@ -98,55 +94,6 @@ void multinomial_capped_unsorted(core::Rng& rng, std::int64_t picks, std::int64_
     });
     place_overflow(overflow, cap, order, out);
   }
-}
-
-void AliasTable::build(std::span<const double> p) {
-  const auto n = p.size();
-  prob_.resize(n);
-  alias_.resize(n);
-  small_.clear();
-  large_.clear();
-  double sum = 0.0;
-  for (const double x : p) {
-    sum += x;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    prob_[i] = p[i] / sum * static_cast<double>(n);
-    alias_[i] = static_cast<int>(i);
-    (prob_[i] < 1.0 ? small_ : large_).push_back(static_cast<int>(i));
-  }
-  while (!small_.empty() && !large_.empty()) {
-    const int s = small_.back();
-    small_.pop_back();
-    const int l = large_.back();
-    alias_[static_cast<std::size_t>(s)] = l;
-    prob_[static_cast<std::size_t>(l)] -= 1.0 - prob_[static_cast<std::size_t>(s)];
-    if (prob_[static_cast<std::size_t>(l)] < 1.0) {
-      large_.pop_back();
-      small_.push_back(l);
-    }
-  }
-  for (const int i : large_) {
-    prob_[static_cast<std::size_t>(i)] = 1.0;  // rounding leftovers
-  }
-  for (const int i : small_) {
-    prob_[static_cast<std::size_t>(i)] = 1.0;
-  }
-  bits_ = -1;
-  if (n > 0 && (n & (n - 1)) == 0 && n <= (std::size_t{1} << 16)) {
-    bits_ = std::countr_zero(n);
-    const double scale = std::ldexp(1.0, 64 - bits_);  // coin values span [0, 2^(64 - bits))
-    threshold_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double t = prob_[i] * scale;
-      threshold_[i] = prob_[i] >= 1.0 || t >= 18446744073709549568.0 ? k_always : static_cast<std::uint64_t>(t);
-    }
-  }
-}
-
-int AliasTable::draw_general(core::Rng& rng) const {
-  const auto i = boost::random::uniform_int_distribution<std::size_t>(0, prob_.size() - 1)(rng);
-  return boost::random::uniform_01<double>()(rng) < prob_[i] ? static_cast<int>(i) : alias_[i];
 }
 
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,

@@ -9,39 +9,9 @@
 #include <vector>
 
 #include "core/random_streams.hpp"
+#include "workloads/alias_table.hpp"
 
 namespace epsim::workloads {
-
-/// Walker/Vose alias table: O(n) build into reused buffers, O(1) draws. (Boost's discrete_distribution
-/// implements the same method but allocates on every rebuild, and the step loop must not allocate.)
-/// With n a power of two (every shipped model's expert count) a draw takes one 64-bit output: its top
-/// log2(n) bits pick the column, the rest is the coin against the column's probability as a fixed-point
-/// threshold (resolution 2^-(64 - log2 n), finer than the double the probability was).
-class AliasTable {
- public:
-  void build(std::span<const double> p);
-  int draw(core::Rng& rng) const {
-    if (bits_ >= 0) {
-      const std::uint64_t u = rng();
-      const auto i = static_cast<std::size_t>(bits_ == 0 ? 0 : u >> (64 - bits_));
-      const std::uint64_t coin = bits_ == 0 ? u : u & (~std::uint64_t{0} >> bits_);
-      return coin < threshold_[i] || threshold_[i] == k_always ? static_cast<int>(i) : alias_[i];
-    }
-    return draw_general(rng);
-  }
-  std::size_t size() const { return prob_.size(); }
-
- private:
-  static constexpr std::uint64_t k_always = ~std::uint64_t{0};
-  int draw_general(core::Rng& rng) const;
-
-  std::vector<double> prob_;
-  std::vector<int> alias_;
-  std::vector<std::uint64_t> threshold_;  // power-of-two sizes: prob_ in fixed point, k_always for 1
-  int bits_ = -1;                         // log2(size) when a power of two, else -1
-  std::vector<int> small_;
-  std::vector<int> large_;
-};
 
 /// Draws picks one by one from the alias table for small draws (picks <= 4 x categories) and by
 /// conditional binomials otherwise; both are exact multinomial draws. `alias` is a reusable workspace.
@@ -60,6 +30,9 @@ void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, st
 void multinomial_capped_unsorted(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
                                  std::span<std::int32_t> out, AliasTable& alias, std::vector<int>& order);
 
+/// Places `overflow` picks clipped at `cap` on the earliest categories of `order` that still have room.
+void place_overflow(std::int64_t overflow, std::int64_t cap, std::span<const int> order, std::span<std::int32_t> out);
+
 /// Tallies `picks` draws of `draw()` (an expert id) into `out`, at most `cap` per expert; picks past an
 /// expert's cap go, after all the draws, to the earliest experts in `order` that still have room (as
 /// multinomial_capped does).
@@ -76,12 +49,7 @@ void tally_capped(std::int64_t picks, std::int64_t cap, std::span<const int> ord
       ++overflow;
     }
   }
-  for (std::size_t r = 0; overflow > 0 && r < order.size(); ++r) {
-    auto& slot = out[static_cast<std::size_t>(order[r])];
-    const std::int64_t add = std::min(cap - slot, overflow);
-    slot = static_cast<std::int32_t>(slot + add);
-    overflow -= add;
-  }
+  place_overflow(overflow, cap, order, out);
 }
 
 /// Caps probabilities at `cap` by water-filling (the excess is shared by the others in proportion to

@@ -177,11 +177,13 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
       }
     }
   }
-  cell_alias_.resize(static_cast<std::size_t>(cfg_.topics) * 2 * static_cast<std::size_t>(layers_));
-  cell_max_.resize(cell_alias_.size());
-  for (std::size_t c = 0; c < cell_alias_.size(); ++c) {
+  const std::size_t cells = static_cast<std::size_t>(cfg_.topics) * 2;
+  cell_alias_.resize(cells * static_cast<std::size_t>(layers_), static_cast<std::size_t>(experts));
+  cell_max_.resize(cells * static_cast<std::size_t>(layers_));
+  for (std::size_t c = 0; c < cell_max_.size(); ++c) {
     const std::span<const double> row(&dist_[c * static_cast<std::size_t>(experts)], static_cast<std::size_t>(experts));
-    cell_alias_[c].build(row);
+    const std::size_t layer = c % static_cast<std::size_t>(layers_);
+    cell_alias_.set(layer * cells + c / static_cast<std::size_t>(layers_), row);
     cell_max_[c] = *std::max_element(row.begin(), row.end());
   }
   // Bursts start from their stationary distribution.
@@ -347,7 +349,7 @@ constexpr std::int64_t k_cell_picks_per_expert = 8;
 
 bool SyntheticRouter::sample_from_cells(int layer, std::int64_t tokens, std::span<std::int32_t> out) {
   const std::int64_t picks = tokens * top_k_;
-  // Up to about 8 picks per expert a pick (two 64-bit outputs) costs less than a conditional binomial per
+  // Up to about 8 picks per expert a pick (one 64-bit output) costs less than a conditional binomial per
   // expert (measured on DeepSeek-V3's 256 experts: bench/step_loop_bench); past it, binomials of the mix.
   if (picks > k_cell_picks_per_expert * static_cast<std::int64_t>(experts_)) {
     return false;
@@ -373,7 +375,6 @@ bool SyntheticRouter::sample_from_cells(int layer, std::int64_t tokens, std::spa
   std::int64_t remaining = picks;
   double tail = step_cdf_.back();
   std::size_t cell = 0;
-  std::int64_t left_in_cell = 0;
   const auto next_cell_count = [&] {
     const double w = step_weight_[static_cast<std::size_t>(step_cells_[cell])];
     const double q = cell + 1 == step_cells_.size() || tail <= 0.0 ? 1.0 : std::min(w / tail, 1.0);
@@ -383,15 +384,26 @@ bool SyntheticRouter::sample_from_cells(int layer, std::int64_t tokens, std::spa
     remaining -= n;
     return n;
   };
-  left_in_cell = next_cell_count();
-  tally_capped(picks, tokens, ranking(layer), out, [&] {
-    while (left_in_cell == 0) {
-      ++cell;
-      left_in_cell = next_cell_count();
+  // Cell by cell, in the order a pick-by-pick loop would draw (a cell's count as its first pick is due):
+  // within a cell every pick reads the same table.
+  std::fill(out.begin(), out.end(), 0);
+  const std::size_t first_table = static_cast<std::size_t>(layer) * step_weight_.size();
+  const int bits = cell_alias_.bits();
+  std::int64_t overflow = 0;
+  std::int64_t drawn = 0;
+  do {
+    const std::int64_t n = next_cell_count();
+    const std::uint64_t* columns = cell_alias_.columns(first_table + static_cast<std::size_t>(step_cells_[cell]));
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int32_t& c = out[static_cast<std::size_t>(alias_pick(columns, bits, rng_()))];
+      const bool room = c < tokens;
+      c += room ? 1 : 0;
+      overflow += room ? 0 : 1;
     }
-    --left_in_cell;
-    return cell_alias_[static_cast<std::size_t>(step_cells_[cell]) * L + static_cast<std::size_t>(layer)].draw(rng_);
-  });
+    drawn += n;
+    ++cell;
+  } while (drawn < picks);
+  place_overflow(overflow, tokens, ranking(layer), out);
   ++table_draws_;
   return true;
 }

@@ -139,10 +139,10 @@ class SyntheticRouter final : public RoutingSource {
   // Small draws without a table per step: every topic x phase x layer distribution has its alias table,
   // built once; a pick chooses the step's cell (by its share of tokens), then the expert from the cell's
   // table. The same distribution as the mixed table, when the mix needs no cap and no group bursts.
-  std::vector<AliasTable> cell_alias_;  // [topic][phase][layer]
-  std::vector<double> cell_max_;        // [topic][phase][layer]: the largest probability of the row
-  std::vector<int> step_cells_;         // the step's cells with tokens ([topic][phase] index)
-  std::vector<double> step_cdf_;        // their cumulative shares
+  AliasTables cell_alias_;        // [layer][topic][phase]: a layer's tables side by side
+  std::vector<double> cell_max_;  // [topic][phase][layer]: the largest probability of the row
+  std::vector<int> step_cells_;   // the step's cells with tokens ([topic][phase] index)
+  std::vector<double> step_cdf_;  // their cumulative shares
   bool sample_from_cells(int layer, std::int64_t tokens, std::span<std::int32_t> out);
   std::int64_t table_draws_ = 0;
   core::Rng rng_;  // counts

@@ -411,39 +411,6 @@ double chi_square(const std::vector<double>& observed, const std::vector<double>
 
 }  // namespace
 
-TEST_CASE("alias tables draw their probabilities exactly: power-of-two sizes in one output, others in two") {
-  // Chi-square goodness of fit over 400,000 draws; the 99.99 % quantiles of chi-square with 7, 5 and 255
-  // degrees of freedom are 29.9, 25.7 and 335.
-  core::Rng rng(11);
-  for (const std::size_t n : {std::size_t{8}, std::size_t{6}, std::size_t{256}}) {
-    std::vector<double> p(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      p[i] = 1.0 / std::pow(static_cast<double>(i + 1), 0.9) + (i % 3 == 0 ? 0.5 : 0.0);
-    }
-    const double sum = std::accumulate(p.begin(), p.end(), 0.0);
-    workloads::AliasTable alias;
-    alias.build(p);
-    const int draws = 400000;
-    std::vector<double> seen(n, 0.0);
-    for (int d = 0; d < draws; ++d) {
-      seen[static_cast<std::size_t>(alias.draw(rng))] += 1.0;
-    }
-    std::vector<double> expected(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      expected[i] = draws * p[i] / sum;
-    }
-    const double limit = n == 8 ? 29.9 : n == 6 ? 25.7 : 335.0;
-    INFO("n = " << n);
-    CHECK(chi_square(seen, expected) < limit);
-  }
-  // A certain category and an impossible one.
-  workloads::AliasTable two;
-  two.build(std::vector<double>{1.0, 0.0});
-  for (int d = 0; d < 1000; ++d) {
-    REQUIRE(two.draw(rng) == 0);
-  }
-}
-
 TEST_CASE("small draws from the per-topic tables follow the step's mix of topics and phases exactly") {
   // 4 topics, 64 experts, top-4: steps of 3 requests (two topics or more, prefill and decode) draw 64 picks,
   // within 8 per expert, so they come from the prebuilt topic x phase tables. Their long-run counts must
