@@ -48,6 +48,7 @@ CostCurves::CostCurves(std::vector<std::vector<double>> tokens, std::vector<std:
     check_row(row, g);
     rows_[g].push_back(std::move(row));
   }
+  index_rows();
 }
 
 CostCurves::CostCurves(std::vector<std::vector<Row>> rows)
@@ -68,6 +69,21 @@ CostCurves::CostCurves(std::vector<std::vector<Row>> rows)
       check_row(rows_[g][r], g);
     }
     activation_aware_ = activation_aware_ || rows_[g].size() > 1;
+  }
+  index_rows();
+}
+
+void CostCurves::index_rows() {
+  token_index_.resize(rows_.size());
+  activated_index_.resize(rows_.size());
+  std::vector<double> levels;
+  for (std::size_t g = 0; g < rows_.size(); ++g) {
+    levels.clear();
+    for (const Row& row : rows_[g]) {
+      token_index_[g].emplace_back(row.tokens);
+      levels.push_back(row.activated);
+    }
+    activated_index_[g] = BucketSearch(levels);
   }
 }
 
@@ -98,7 +114,7 @@ double CostCurves::ns(int gpu, double tokens) const {
   if (exact_) {
     return exact_(gpu, tokens, std::numeric_limits<double>::infinity());
   }
-  return row_ns(top(gpu), tokens);
+  return row_ns(gpu, rows_[static_cast<std::size_t>(gpu)].size() - 1, tokens);
 }
 
 double CostCurves::ns(int gpu, double tokens, double activated) const {
@@ -110,25 +126,25 @@ double CostCurves::ns(int gpu, double tokens, double activated) const {
   }
   const auto& rows = rows_[static_cast<std::size_t>(gpu)];
   if (rows.size() == 1 || !(activated < rows.back().activated)) {
-    return row_ns(rows.back(), tokens);
+    return row_ns(gpu, rows.size() - 1, tokens);
   }
   if (activated <= rows.front().activated) {
-    return row_ns(rows.front(), tokens);
+    return row_ns(gpu, 0, tokens);
   }
   // First row above a; interpolate between it and the one below (a sits strictly between them).
-  const auto hi =
-      std::upper_bound(rows.begin(), rows.end(), activated, [](double a, const Row& r) { return a < r.activated; });
-  const Row& r1 = *hi;
-  const Row& r0 = *(hi - 1);
+  const std::size_t hi = activated_index_[static_cast<std::size_t>(gpu)].upper_bound(activated);
+  const Row& r1 = rows[hi];
+  const Row& r0 = rows[hi - 1];
   const double w = (activated - r0.activated) / (r1.activated - r0.activated);
-  return (1.0 - w) * row_ns(r0, tokens) + w * row_ns(r1, tokens);
+  return (1.0 - w) * row_ns(gpu, hi - 1, tokens) + w * row_ns(gpu, hi, tokens);
 }
 
-double CostCurves::row_ns(const Row& row, double tokens) {
-  const auto& t = row.tokens;
-  const auto& v = row.ns;
+double CostCurves::row_ns(int gpu, std::size_t row, double tokens) const {
+  const BucketSearch& index = token_index_[static_cast<std::size_t>(gpu)][row];
+  const auto& t = index.values();
+  const auto& v = rows_[static_cast<std::size_t>(gpu)][row].ns;
   // Index of the first sample point at or above `tokens`.
-  const auto hi = static_cast<std::size_t>(std::lower_bound(t.begin(), t.end(), tokens) - t.begin());
+  const std::size_t hi = index.lower_bound(tokens);
   double x0 = 0.0;
   double y0 = 0.0;
   double x1 = 0.0;

@@ -28,6 +28,17 @@ ReportSection study_section(const StudyInput& s) {
       html_escape(s.kind), replications, j.contains("points") ? j["points"].size() : 0, s.runs.rows(),
       s.baseline.empty() ? "" : fmt::format("; baseline <b>{}</b>", html_escape(s.baseline)),
       s.rate_axis.empty() ? "" : fmt::format("; rate axis <b>{}</b>", html_escape(s.rate_axis)));
+  // What the study cost (study.json's timings since issue 40): CPU time, which a shared machine does
+  // not inflate as it does wall time.
+  if (const auto t = j.find("timings"); t != j.end() && t->is_object()) {
+    const auto number = [&](const char* key) { return t->contains(key) && (*t)[key].is_number(); };
+    if (number("cpu_s") && number("wall_s") && number("run_cpu_s_total")) {
+      sec.intro_html += fmt::format(
+          "<p>Cost: {:.1f} CPU s for the sweep that wrote these results ({:.1f} s wall); its runs, journal "
+          "reuses included, {:.1f} CPU s.</p>\n",
+          (*t)["cpu_s"].get<double>(), (*t)["wall_s"].get<double>(), (*t)["run_cpu_s_total"].get<double>());
+    }
+  }
   if (replications < core::k_min_interval_n) {
     sec.intro_html += fmt::format(
         "<p class=\"note warn\"><b>Too few replications for meaningful intervals:</b> {} per point (fewer than "

@@ -16,6 +16,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/carried_entries.hpp"
+#include "core/cpu_clock.hpp"
 #include "core/directory_lock.hpp"
 #include "core/error.hpp"
 #include "core/signal_cleanup.hpp"
@@ -165,8 +166,8 @@ void link_saved_runs(const StudyPlan& plan, const std::vector<std::string>& keys
 
 // Every output file of the study's kind: name and content.
 std::vector<std::pair<std::string, std::string>> output_files(const StudySpec& spec, const StudyPlan& plan,
-                                                              const StudyRecords& records, double wall_s,
-                                                              std::int64_t reused) {
+                                                              const StudyRecords& records,
+                                                              const StudyTimings& timings) {
   std::vector<std::pair<std::string, std::string>> files{
       {"runs.csv", runs_csv(spec, plan, records)},
       {"points.csv", points_csv(spec, plan, records)},
@@ -183,7 +184,7 @@ std::vector<std::pair<std::string, std::string>> output_files(const StudySpec& s
   if (spec.objective) {
     files.emplace_back("ranking.csv", ranking_csv(spec, plan, records));
   }
-  files.emplace_back("study.json", study_json(spec, plan, records, wall_s, reused));
+  files.emplace_back("study.json", study_json(spec, plan, records, timings));
   return files;
 }
 
@@ -196,6 +197,7 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   const SweepArgs& a = *parsed;
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0_s = core::process_cpu_s();
   const MpiWorld world;
   const bool root = world.rank() == 0;
 
@@ -281,8 +283,11 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
     err << fmt::format(
         "epsim: warning: {} run(s) looped their routing trace: they outlast it, so its routing repeats\n", loops);
   }
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto files = output_files(spec, plan, records, wall_s, reused);
+  StudyTimings timings;
+  timings.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  timings.cpu_s = core::process_cpu_s() - cpu0_s;
+  timings.reused_runs = reused;
+  const auto files = output_files(spec, plan, records, timings);
   // As a set: never a new runs.csv beside an old study.json, nor a stale ranking.csv or saved run. SIGINT /
   // SIGTERM wait until the set is in place (SIGKILL leaves the old set and a staging directory that the
   // next sweep removes).
@@ -300,7 +305,8 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
     names.push_back(name);
   }
   out << study_table(spec, plan, records);
-  out << fmt::format("wall time {:.1f} s; {} in {}\n", wall_s, fmt::join(names, ", "), dir.string());
+  out << fmt::format("wall time {:.1f} s, CPU {:.1f} s; {} in {}\n", timings.wall_s, timings.cpu_s,
+                     fmt::join(names, ", "), dir.string());
   return 0;
 }
 

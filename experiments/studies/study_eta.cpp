@@ -2,6 +2,7 @@
 #include "experiments/studies/study_eta.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace epsim::experiments {
 
@@ -27,6 +28,13 @@ std::vector<double> run_cost_weights(const StudySpec& spec, const StudyPlan& pla
     out.push_back(run_cost_weight(spec, plan.points[static_cast<std::size_t>(plan.run(r).point)].config));
   }
   return out;
+}
+
+std::vector<std::size_t> longest_first(const std::vector<double>& weights) {
+  std::vector<std::size_t> order(weights.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weights[a] > weights[b]; });
+  return order;
 }
 
 EtaEstimator::EtaEstimator(std::vector<double> weights, int jobs)

@@ -22,6 +22,9 @@ double run_cost_weight(const StudySpec& spec, const ExperimentConfig& cfg);
 std::vector<double> run_cost_weights(const StudySpec& spec, const StudyPlan& plan,
                                      const std::vector<std::int64_t>& runs);
 
+/// Positions 0 .. weights.size() - 1, heaviest first; equal weights keep their order.
+std::vector<std::size_t> longest_first(const std::vector<double>& weights);
+
 class EtaEstimator {
  public:
   /// `weights[i]` is run i's cost weight (run_cost_weight); `jobs` runs at once.

@@ -23,6 +23,7 @@ std::string record_line(const RunRecord& r) {
   j["key"] = r.key;
   j["run"] = r.run;
   j["wall_s"] = r.wall_s;
+  j["cpu_s"] = r.cpu_s;
   j["routing_loops"] = r.routing_loops;
   j["error"] = r.error;
   nlohmann::ordered_json m = nlohmann::ordered_json::array();
@@ -103,7 +104,8 @@ bool parse_record_line(const std::string& line, RunRecord& out) {
   r.key = j["key"].get<std::string>();
   // Each field of its own type: a record with a string where a number belongs is not a record.
   if (r.key.empty() || !read_optional(j, "run", r.run) || !read_optional(j, "wall_s", r.wall_s) ||
-      !read_optional(j, "routing_loops", r.routing_loops) || !read_optional(j, "error", r.error)) {
+      !read_optional(j, "cpu_s", r.cpu_s) || !read_optional(j, "routing_loops", r.routing_loops) ||
+      !read_optional(j, "error", r.error)) {
     return false;
   }
   for (const auto& e : j["metrics"]) {

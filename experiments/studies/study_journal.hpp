@@ -22,6 +22,7 @@ struct RunRecord {
   std::string key;
   std::int64_t run = 0;  ///< index in the study that wrote it (informative; matching is by key)
   double wall_s = 0.0;
+  double cpu_s = 0.0;  ///< the run's CPU time (0 in records written before it was kept)
   std::int64_t routing_loops = 0;
   std::string error;  ///< empty when the run succeeded
   NamedValues metrics;

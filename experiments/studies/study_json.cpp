@@ -18,8 +18,8 @@ nlohmann::ordered_json toml_to_json(const toml::table& t) {
 
 }  // namespace
 
-std::string study_json(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records, double wall_s,
-                       std::int64_t reused_runs) {
+std::string study_json(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records,
+                       const StudyTimings& timings) {
   nlohmann::ordered_json j;
   j["epsim_version"] = k_version;
   j["study"] = spec.source;
@@ -88,6 +88,8 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
   j["points"] = points;
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   double run_wall_s = 0.0;
+  double run_cpu_s = 0.0;
+  nlohmann::ordered_json run_times = nlohmann::ordered_json::array();
   for (std::int64_t i = 0; i < plan.runs(); ++i) {
     const ExperimentConfig cfg = run_config(spec, plan, plan.run(i));
     runs.push_back({{"run", i},
@@ -95,10 +97,16 @@ std::string study_json(const StudySpec& spec, const StudyPlan& plan, const Study
                     {"seed", cfg.seed},
                     {"workload_seed", cfg.seed_of(SeedFamily::workload)},
                     {"cluster_seed", cfg.seed_of(SeedFamily::cluster)}});
-    run_wall_s += records[static_cast<std::size_t>(i)].wall_s;
+    const RunRecord& r = records[static_cast<std::size_t>(i)];
+    run_wall_s += r.wall_s;
+    run_cpu_s += r.cpu_s;
+    run_times.push_back({{"run", i}, {"wall_s", r.wall_s}, {"cpu_s", r.cpu_s}});
   }
   j["runs"] = runs;
-  j["timings"] = {{"wall_s", wall_s}, {"run_wall_s_total", run_wall_s}, {"reused_runs", reused_runs}};
+  // Times are kept apart from the runs above so that everything outside `timings` is deterministic.
+  j["timings"] = {{"wall_s", timings.wall_s},           {"cpu_s", timings.cpu_s},
+                  {"run_wall_s_total", run_wall_s},     {"run_cpu_s_total", run_cpu_s},
+                  {"reused_runs", timings.reused_runs}, {"runs", run_times}};
   return j.dump(2) + "\n";
 }
 

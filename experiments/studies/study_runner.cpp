@@ -9,6 +9,7 @@
 #include <exception>
 #include <thread>
 
+#include "core/cpu_clock.hpp"
 #include "core/duration_text.hpp"
 #include "core/staged_directory.hpp"
 #include "experiments/assembly/build_simulation.hpp"
@@ -76,6 +77,7 @@ std::filesystem::path saved_run_dir(const std::filesystem::path& dir, const std:
 RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyRunSpec& run,
                       const std::filesystem::path& dir) {
   const auto t0 = Clock::now();
+  const double cpu0_s = core::thread_cpu_s();
   RunRecord rec;
   rec.run = run.index;
   try {
@@ -117,6 +119,7 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
     rec.error = fmt::format("point {} replication {}: {}", run.point, run.replication, e.what());
   }
   rec.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  rec.cpu_s = core::thread_cpu_s() - cpu0_s;  // a run simulates on its worker's thread alone
   return rec;
 }
 
@@ -127,8 +130,12 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(runs.size())));
   s.running.assign(static_cast<std::size_t>(jobs), {-1, Clock::now()});
   s.slot.assign(static_cast<std::size_t>(jobs), 0);
-  // The ETA weighs each run by its cost (GPUs x requests): expensive runs last no longer fool it.
-  EtaEstimator eta(run_cost_weights(spec, plan, runs), jobs);
+  // The ETA weighs each run by its cost (GPUs x requests): expensive runs last no longer fool it. The
+  // same weights start the longest runs first, so a study does not end on one long run with the other
+  // workers idle; records still come back in the order of `runs`, so the outputs do not change.
+  std::vector<double> weights = run_cost_weights(spec, plan, runs);
+  const std::vector<std::size_t> order = longest_first(weights);
+  EtaEstimator eta(std::move(weights), jobs);
   std::exception_ptr failure;
   const auto worker = [&](std::size_t w) {
     while (true) {
@@ -139,7 +146,7 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
           s.running[w].first = -1;
           return;
         }
-        i = s.next++;
+        i = order[s.next++];
         s.running[w] = {runs[i], Clock::now()};
         s.slot[w] = i;
       }

@@ -10,6 +10,7 @@
 #include <boost/random/uniform_real_distribution.hpp>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/grid_view.hpp"
@@ -262,12 +263,16 @@ class LayerPolish {
         lambda_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
         comm_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
         active_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
+        comp_(static_cast<std::size_t>(p.passes * p.gpus), 0.0),
         n_(static_cast<std::size_t>(p.passes * p.experts)),
+        act_(static_cast<std::size_t>(p.passes * p.experts)),
         used_(static_cast<std::size_t>(p.gpus), 0) {
     const auto n = core::grid(n_, p.passes, p.experts);
+    const auto act = core::grid(act_, p.passes, p.experts);
     for (int q = 0; q < p.passes; ++q) {
       for (int i = 0; i < p.experts; ++i) {
         n(q, i) = p.expert_tokens(l, i, q);
+        act(q, i) = activation_probability(n(q, i));
       }
     }
     rebuild();
@@ -284,10 +289,9 @@ class LayerPolish {
           continue;
         }
         if (used_[static_cast<std::size_t>(b)] < p_.capacity) {
-          const double c = cost_after(i, a, b, -1);
-          if (improves(c)) {
+          if (const std::optional<double> c = improved_cost(i, a, b, -1); c.has_value()) {
             apply(i, a, b);
-            current_ = c;
+            current_ = *c;
             ++applied;
             continue;
           }
@@ -296,11 +300,10 @@ class LayerPolish {
           if (gpu_of_[static_cast<std::size_t>(i2)] != b) {
             continue;
           }
-          const double c = cost_after(i, a, b, i2);
-          if (improves(c)) {
+          if (const std::optional<double> c = improved_cost(i, a, b, i2); c.has_value()) {
             apply(i, a, b);
             apply(i2, b, a);
-            current_ = c;
+            current_ = *c;
             ++applied;
             break;
           }
@@ -345,8 +348,18 @@ class LayerPolish {
     const auto active = core::grid(active_, p_.passes, p_.gpus);
     for (int q = 0; q < p_.passes; ++q) {
       pass_loads(p_, l_, q, gpu_of_, lambda.row(q), comm.row(q), active.row(q));
+      for (int g = 0; g < p_.gpus; ++g) {
+        update_comp(q, g);
+      }
     }
     move_ns_ = migration_ns(p_, l_, gpu_of_);
+  }
+
+  // GPU g's compute time in pass q at its current load: a move changes only its two GPUs', so the
+  // others' are kept rather than looked up again for every candidate.
+  void update_comp(int q, int g) {
+    const auto i = static_cast<std::size_t>(q * p_.gpus + g);
+    comp_[i] = p_.curves->ns(g, lambda_[i], active_[i]);
   }
 
   // How the migration term changes when expert i moves from GPU a to GPU b.
@@ -358,31 +371,56 @@ class LayerPolish {
     return p_.move_ns * ((b != home ? 1.0 : 0.0) - (a != home ? 1.0 : 0.0));
   }
 
-  // Layer cost after moving expert i from a to b and expert i2 (or -1) from b to a.
-  double cost_after(int i, int a, int b, int i2) const {
-    const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
+  // The layer cost after moving expert i from a to b and expert i2 (or -1) from b to a, when it improves
+  // on the current cost; nullopt otherwise. Only GPUs a and b change their compute time, so the others'
+  // (kept in comp_) and every origin's all-to-all time give a lower bound first: the same sums with a's
+  // and b's compute left out. Rounding keeps order (sums and products by the non-negative pass weights),
+  // so the bound is <= the cost exactly, and a move the bound rules out is one the cost rules out: the
+  // two curve lookups are skipped without changing which moves are taken.
+  std::optional<double> improved_cost(int i, int a, int b, int i2) {
     const auto comm = core::grid(comm_, p_.passes, p_.gpus);
-    const auto n = core::grid(n_, p_.passes, p_.experts);
-    const auto active = core::grid(active_, p_.passes, p_.gpus);
-    double total = 0.0;
+    const auto comp = core::grid(comp_, p_.passes, p_.gpus);
+    const auto P = static_cast<std::size_t>(p_.passes);
+    others_.resize(2 * P);
+    double bound = 0.0;
     for (int q = 0; q < p_.passes; ++q) {
-      const double d = n(q, i) - (i2 >= 0 ? n(q, i2) : 0.0);
-      const double da = activation_probability(n(q, i)) - (i2 >= 0 ? activation_probability(n(q, i2)) : 0.0);
-      double comp_ns = 0.0;
+      double others = 0.0;
       double comm_ns = 0.0;
       for (int g = 0; g < p_.gpus; ++g) {
-        const double lam = lambda(q, g) + (g == a ? -d : g == b ? d : 0.0);
-        const double act = active(q, g) + (g == a ? -da : g == b ? da : 0.0);
-        comp_ns = std::max(comp_ns, p_.curves->ns(g, lam, act));
+        if (g != a && g != b) {
+          others = std::max(others, comp(q, g));
+        }
         double c = comm(q, g) + p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
         if (i2 >= 0) {
           c += p_.w(l_, g, i2, q) * (p_.ns_per_token(g, a) - p_.ns_per_token(g, b));
         }
         comm_ns = std::max(comm_ns, c);
       }
-      total += p_.weight(q) * (comp_ns + comm_ns);
+      others_[static_cast<std::size_t>(q)] = others;
+      others_[P + static_cast<std::size_t>(q)] = comm_ns;
+      bound += p_.weight(q) * (others + comm_ns);
     }
-    return total + move_ns_ + move_delta(i, a, b) + (i2 >= 0 ? move_delta(i2, b, a) : 0.0);
+    // Summed in the order the whole layer's cost always was, so the value taken is bit for bit the same.
+    const double move_i_ns = move_delta(i, a, b);
+    const double move_i2_ns = i2 >= 0 ? move_delta(i2, b, a) : 0.0;
+    if (!improves(bound + move_ns_ + move_i_ns + move_i2_ns)) {
+      return std::nullopt;
+    }
+    const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
+    const auto n = core::grid(n_, p_.passes, p_.experts);
+    const auto act = core::grid(act_, p_.passes, p_.experts);
+    const auto active = core::grid(active_, p_.passes, p_.gpus);
+    double total = 0.0;
+    for (int q = 0; q < p_.passes; ++q) {
+      const double d = n(q, i) - (i2 >= 0 ? n(q, i2) : 0.0);
+      const double da = act(q, i) - (i2 >= 0 ? act(q, i2) : 0.0);
+      const double comp_a = p_.curves->ns(a, lambda(q, a) - d, active(q, a) - da);
+      const double comp_b = p_.curves->ns(b, lambda(q, b) + d, active(q, b) + da);
+      const double comp_ns = std::max({others_[static_cast<std::size_t>(q)], comp_a, comp_b});
+      total += p_.weight(q) * (comp_ns + others_[P + static_cast<std::size_t>(q)]);
+    }
+    const double c = total + move_ns_ + move_i_ns + move_i2_ns;
+    return improves(c) ? std::optional<double>(c) : std::nullopt;
   }
 
   void apply(int i, int a, int b) {
@@ -390,12 +428,15 @@ class LayerPolish {
     const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
     const auto comm = core::grid(comm_, p_.passes, p_.gpus);
     const auto n = core::grid(n_, p_.passes, p_.experts);
+    const auto act = core::grid(act_, p_.passes, p_.experts);
     const auto active = core::grid(active_, p_.passes, p_.gpus);
     for (int q = 0; q < p_.passes; ++q) {
       lambda(q, a) -= n(q, i);
       lambda(q, b) += n(q, i);
-      active(q, a) -= activation_probability(n(q, i));
-      active(q, b) += activation_probability(n(q, i));
+      active(q, a) -= act(q, i);
+      active(q, b) += act(q, i);
+      update_comp(q, a);
+      update_comp(q, b);
       for (int g = 0; g < p_.gpus; ++g) {
         comm(q, g) += p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
       }
@@ -411,8 +452,11 @@ class LayerPolish {
   std::vector<double> lambda_;  // [pass][gpu]
   std::vector<double> comm_;    // [pass][origin]
   std::vector<double> active_;  // [pass][gpu] expected activated experts
+  std::vector<double> comp_;    // [pass][gpu] compute time at lambda_ and active_
   double move_ns_ = 0.0;        // the layer's migration term
   std::vector<double> n_;       // [pass][expert]
+  std::vector<double> act_;     // [pass][expert] activation_probability(n_)
+  std::vector<double> others_;  // improved_cost's scratch: per pass the others' compute max, then comm max
   std::vector<int> used_;
   double current_ = 0.0;
 };

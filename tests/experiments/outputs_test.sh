@@ -50,9 +50,9 @@ done
 "$epsim" sweep "$work/a.toml" --out "$work/mixed" --progress none > /dev/null 2>&1
 "$epsim" sweep "$work/b.toml" --out "$work/mixed" --progress none > /dev/null 2>&1
 
-# Which reference the set in $1 is, byte for byte ("a", "b"), or "mixed". study.json differs in its wall
-# time and its count of reused runs, so it is compared without those.
-strip_times() { grep -v -e 'wall_s' -e '"reused_runs"' "$1"; }
+# Which reference the set in $1 is, byte for byte ("a", "b"), or "mixed". study.json differs in its wall and CPU
+# times and its count of reused runs, so it is compared without those.
+strip_times() { grep -v -e 'wall_s' -e 'cpu_s' -e '"reused_runs"' "$1"; }
 which_set() {
   local dir=$1 s f same
   for s in a b; do

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/csv_lines.hpp"
@@ -384,6 +385,58 @@ TEST_CASE("a sweep gives the same bytes on 1 or 2 threads and after resuming fro
   const Cli again = sweep("two", "2");
   REQUIRE_THAT(again.err, Contains("8 from the journal, 0 to run"));
   REQUIRE(slurp(dir / "one" / "points.csv") == slurp(dir / "two" / "points.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a sweep starts its longest runs first and reports every run's CPU time, outputs in plan order") {
+  const fs::path dir = fs::temp_directory_path() / "epsim-study-longest-first";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path file = dir / "study.toml";
+  // Weights (GPUs x requests): 4 x 8, 4 x 24, 4 x 16: run 1 is the longest, then 2, then 0.
+  std::ofstream(file) << "[study]\nkind = \"grid\"\nbase = \"" << k_data << "/small.toml\"\n"
+                      << "[[axis]]\nkey = \"workload.num_requests\"\nvalues = [8, 24, 16]\n";
+  const auto sweep = [&](const std::string& out, const std::string& jobs) {
+    return cli({"sweep", file.string(), "--out", (dir / out).string(), "-j", jobs, "--progress", "none"});
+  };
+  const Cli one = sweep("one", "1");
+  INFO(one.err);
+  REQUIRE(one.code == 0);
+  REQUIRE_THAT(one.out, Contains("CPU"));
+  // One worker: the journal holds the runs in the order they ran.
+  std::vector<std::int64_t> ran;
+  double journal_cpu_s = 0.0;
+  std::istringstream lines(slurp(dir / "one" / "journal" / "rank-0.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    RunRecord r;
+    REQUIRE(parse_record_line(line, r));
+    ran.push_back(r.run);
+    REQUIRE(r.cpu_s > 0.0);
+    journal_cpu_s += r.cpu_s;
+  }
+  REQUIRE(ran == std::vector<std::int64_t>{1, 2, 0});
+  // study.json: the sweep's CPU time, each run's in plan order, and their sum.
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir / "one" / "study.json"));
+  const nlohmann::json& t = j.at("timings");
+  REQUIRE(t.at("cpu_s").get<double>() > 0.0);
+  REQUIRE(t.at("runs").size() == 3);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    REQUIRE(t.at("runs")[i].at("run").get<std::int64_t>() == static_cast<std::int64_t>(i));
+    REQUIRE(t.at("runs")[i].at("cpu_s").get<double>() > 0.0);
+    sum += t.at("runs")[i].at("cpu_s").get<double>();
+  }
+  REQUIRE(t.at("run_cpu_s_total").get<double>() == sum);
+  REQUIRE(sum == Approx(journal_cpu_s));
+  // Two workers: the same bytes, timings aside.
+  REQUIRE(sweep("two", "2").code == 0);
+  REQUIRE(slurp(dir / "one" / "runs.csv") == slurp(dir / "two" / "runs.csv"));
+  REQUIRE(slurp(dir / "one" / "points.csv") == slurp(dir / "two" / "points.csv"));
+  nlohmann::json a = j;
+  nlohmann::json b = nlohmann::json::parse(slurp(dir / "two" / "study.json"));
+  a.erase("timings");
+  b.erase("timings");
+  REQUIRE(a == b);
   fs::remove_all(dir);
 }
 

@@ -589,3 +589,19 @@ TEST_CASE("the runs table shows accepted drafts per verify when speculative deco
   REQUIRE(html.find("<td>plain</td>") != std::string::npos);
   REQUIRE(html.rfind("<td>-</td></tr>") > html.find("<td>plain</td>"));
 }
+
+TEST_CASE("a study's section says what the sweep cost in CPU time, when study.json has it") {
+  const fs::path dir = old_study(fs::temp_directory_path() / "epsim-report-cpu");
+  // Written before issue 40: no CPU times, no line.
+  REQUIRE_THAT(build_report(load_report_inputs({dir}), "t", "epsim test").sections.at(0).intro_html,
+               !Contains("CPU s"));
+  std::ofstream(dir / "study.json")
+      << R"({"kind": "compare", "replications": 2, "baseline": "policy=linear", "rate_axis": "workload.rate_rps",
+  "slo_target": 0.9, "report": ["slo.attainment", "ttft_ms.p90"],
+  "axes": [{"name": "policy"}, {"name": "workload.rate_rps"}],
+  "timings": {"wall_s": 30.04, "cpu_s": 12.46, "run_wall_s_total": 50.0, "run_cpu_s_total": 40.24, "reused_runs": 0}})";
+  REQUIRE_THAT(build_report(load_report_inputs({dir}), "t", "epsim test").sections.at(0).intro_html,
+               Contains("Cost: 12.5 CPU s for the sweep that wrote these results (30.0 s wall); its runs, journal "
+                        "reuses included, 40.2 CPU s."));
+  fs::remove_all(dir);
+}
