@@ -54,7 +54,7 @@ TEST_CASE("a run's cost weight is its GPUs times its requests, plus the probes o
   REQUIRE(run_cost_weight(s, cfg) == 4.0 * (40.0 + 8.0 * 100.0));
 }
 
-TEST_CASE("runs start heaviest first; equal weights keep the plan's order") {
+TEST_CASE("runs start heaviest first, and equal weights keep the plan's order") {
   REQUIRE(longest_first({}).empty());
   REQUIRE(longest_first({1.0, 5.0, 3.0, 5.0, 1.0}) == std::vector<std::size_t>{1, 3, 2, 0, 4});
   REQUIRE(longest_first({2.0, 2.0, 2.0}) == std::vector<std::size_t>{0, 1, 2});
