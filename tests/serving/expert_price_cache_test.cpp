@@ -70,7 +70,7 @@ TEST_CASE("memoised expert prices equal the direct roofline price bit for bit", 
   }
 }
 
-TEST_CASE("one price class prices a key once; drifting speeds are never memoised", "[sim][pricing]") {
+TEST_CASE("one price class prices a key once, drifting speeds never memoised", "[sim][pricing]") {
   const models::ModelSpec m = models::load_model_preset("deepseek-v3");
   hardware::VariabilityConfig dynamics;
   hardware::RooflineCostModel cost(hardware::load_gpu_preset("h200"), {0.9, 1.0, 0.9}, dynamics,
