@@ -25,6 +25,10 @@ class CostModel {
   /// A multiplicative noise sample for one kernel on `gpu` (1 when the model has no jitter).
   virtual double jitter(int /*gpu*/) { return 1.0; }
   virtual bool has_jitter() const { return false; }
+  /// GPUs of one price class price every kernel identically (kernel_ns, moe_tile; jitter aside) until the
+  /// model's speeds change, so callers may memoise a class's prices (sim/expert_price_cache.hpp). -1: a
+  /// GPU whose prices must not be memoised (time-dependent speeds, or a model that cannot tell).
+  virtual int price_class(int /*gpu*/) const { return -1; }
 };
 
 }  // namespace epsim::hardware

@@ -121,6 +121,25 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_fact
       throw core::Error("RooflineCostModel: speed factors must be > 0");
     }
   }
+  classify();
+}
+
+void RooflineCostModel::classify() {
+  // Same GPU model and bit-identical speed factor: the same prices (stress weights depend only on these
+  // and the work). Quadratic in the classes, at construction only.
+  price_class_.assign(base_speed_.size(), 0);
+  std::vector<std::size_t> first_of_class;
+  for (std::size_t g = 0; g < base_speed_.size(); ++g) {
+    std::size_t c = 0;
+    while (c < first_of_class.size() &&
+           (spec_of_[first_of_class[c]] != spec_of_[g] || base_speed_[first_of_class[c]] != base_speed_[g])) {
+      ++c;
+    }
+    if (c == first_of_class.size()) {
+      first_of_class.push_back(g);
+    }
+    price_class_[g] = static_cast<int>(c);
+  }
 }
 
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors, const VariabilityConfig& dynamics,
@@ -142,6 +161,7 @@ void RooflineCostModel::set_gpu_model(int first, int count, const GpuSpec& spec)
   for (int g = first; g < first + count; ++g) {
     spec_of_.at(static_cast<std::size_t>(g)) = specs_.size() - 1;
   }
+  classify();
 }
 
 double RooflineCostModel::speed_for(int gpu, const KernelRates& r, const hardware::KernelWork& work) const {

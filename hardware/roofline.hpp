@@ -76,6 +76,10 @@ class RooflineCostModel final : public CostModel {
   void advance_to(core::Time now) override;
   double jitter(int gpu) override;
   bool has_jitter() const override { return jitter_sigma_ > 0.0; }
+  /// One class per (GPU model, static speed factor); -1 for every GPU while speeds drift.
+  int price_class(int gpu) const override {
+    return drift_.stddev > 0.0 ? -1 : price_class_[static_cast<std::size_t>(gpu)];
+  }
 
   const GpuSpec& gpu() const { return gpu_; }
   /// Gives GPUs [first, first + count) another GPU model (a disaggregated prefill pool of other GPUs).
@@ -95,6 +99,8 @@ class RooflineCostModel final : public CostModel {
   using SpecRates = std::array<KernelRates, static_cast<std::size_t>(k_op_kinds* k_precisions)>;
   static SpecRates rates_of(const GpuSpec& spec);
   double speed_for(int gpu, const KernelRates& r, const hardware::KernelWork& work) const;
+  // Numbers the distinct (spec_of_, base_speed_) pairs, in GPU order.
+  void classify();
 
   GpuSpec gpu_;
   std::vector<GpuSpec> specs_;        // GPU models in the cluster (specs_[0] = gpu_)
@@ -102,6 +108,7 @@ class RooflineCostModel final : public CostModel {
   std::vector<std::size_t> spec_of_;  // per GPU: index into specs_
   std::vector<double> base_speed_;
   std::vector<double> speed_;
+  std::vector<int> price_class_;  // per GPU: its (GPU model, base speed) class
   StressConfig stress_;
   DriftConfig drift_;
   double jitter_sigma_ = 0.0;

@@ -24,7 +24,8 @@ MicroBatchPricer::MicroBatchPricer(const PricerInputs& in)
       source_(in.source),
       dispatch_bytes_(hardware::wire_bytes_per_token(in.comm.dispatch_dtype, in.model.hidden_size, in.comm.fp8_block)),
       combine_bytes_(hardware::wire_bytes_per_token(in.comm.combine_dtype, in.model.hidden_size, in.comm.fp8_block)),
-      comm_(in.comm) {
+      comm_(in.comm),
+      expert_prices_(in.model, in.cost, in.gpu_offset, in.topology.num_gpus()) {
   if (in.comm.deduplicates()) {
     fanout_.emplace(in.model, in.topology, in.comm.fanout_samples, in.comm.fanout_refresh_steps, in.fanout_rng);
   }
@@ -233,8 +234,13 @@ void MicroBatchPricer::price_experts(const policies::LayerPlacement& placement) 
     gpu_pairs_[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(tokens);
     gpu_activated_[static_cast<std::size_t>(g)] = activated;
     pairs_(g) = static_cast<double>(tokens);
-    expert_ns_(g) = kernel(g, models::expert_ffn_work(model_, static_cast<double>(padded), static_cast<double>(tokens),
-                                                      static_cast<double>(activated)));
+    // As kernel(): no launch without tokens; the jitter draw after the (memoised) deterministic price.
+    if (tokens <= 0) {
+      expert_ns_(g) = 0.0;
+      continue;
+    }
+    const double ns = expert_prices_.ns(g, padded, tokens, activated);
+    expert_ns_(g) = cost_.has_jitter() ? ns * cost_.jitter(gpu_offset_ + g) : ns;
   }
 }
 
@@ -375,6 +381,7 @@ void MicroBatchPricer::price_moe_layer(const Batch& batch, std::int64_t total_to
 void MicroBatchPricer::price(const Batch& batch, const MicroBatchStep& step, std::span<Observer* const> observers,
                              StepRecord& out) {
   busy_ns_.setZero();
+  expert_prices_.refresh();
   step_prefills_ = step.step_prefills;
   exchange_factor_ = step.exchange_factor;
   local_ns_.setZero();

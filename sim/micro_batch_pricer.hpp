@@ -24,6 +24,7 @@
 #include "policies/placement.hpp"
 #include "policies/routing_policy.hpp"
 #include "sim/batch.hpp"
+#include "sim/expert_price_cache.hpp"
 #include "sim/fanout_estimator.hpp"
 #include "sim/observer.hpp"
 #include "workloads/routing_source.hpp"
@@ -105,6 +106,7 @@ class MicroBatchPricer {
   bool step_prefills_ = true;              // the pass's MicroBatchStep::step_prefills
   double exchange_factor_ = 1.0;           // the pass's MicroBatchStep::exchange_factor
   std::optional<FanoutEstimator> fanout_;  // when the collectives deduplicate (DeepEP normal)
+  ExpertPriceCache expert_prices_;         // the expert phase's kernel_ns, memoised per price class
 
   // Per-GPU buffers.
   Eigen::ArrayXd tokens_, share_, dense_ns_, router_ns_, shared_ns_, lm_head_ns_;
