@@ -30,17 +30,19 @@ class GemCostTable {
   std::size_t width() const { return width_; }
   /// C_g(tokens, level) for tokens < width().
   double at(int g, std::size_t level, std::size_t tokens) const {
-    return table_[(tokens * static_cast<std::size_t>(gpus_) + static_cast<std::size_t>(g)) * levels_ + level];
+    return table_[(static_cast<std::size_t>(g) * levels_ + level) * stride_ + tokens];
   }
   /// Curve evaluations made so far (each entry once).
-  std::int64_t evaluations() const { return static_cast<std::int64_t>(table_.size()); }
+  std::int64_t evaluations() const { return evaluations_; }
 
  private:
   const CostCurves* curves_;
   int gpus_;
   std::size_t levels_;
   std::size_t width_ = 0;
-  std::vector<double> table_;  // [tokens][g][level]: growing appends rows
+  std::size_t stride_ = 0;  // capacity of each (g, level) row; rows grow geometrically, moved not re-evaluated
+  std::int64_t evaluations_ = 0;
+  std::vector<double> table_;  // [g][level][tokens]: a GPU's nearby loads read nearby entries
 };
 
 }  // namespace epsim::policies

@@ -276,7 +276,7 @@ TEST_CASE("GEM cost table: entries are the curves' values, each evaluated once, 
   REQUIRE(table.cover(3));  // already covered: nothing evaluated
   REQUIRE(table.evaluations() == 4 * 2);
   REQUIRE(table.cover(10));
-  REQUIRE(table.evaluations() == 10 * 2);  // only the 6 new token counts per GPU
+  REQUIRE(table.evaluations() == 10 * 2);  // only the 6 new token counts per GPU, the 4 old ones moved
   REQUIRE(table.width() == 10);
   for (int g = 0; g < 2; ++g) {
     for (std::size_t k = 0; k < 10; ++k) {
