@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -44,21 +45,32 @@ double gem_score(const GemLayerProblem& p, std::span<const int> phy2log) {
 
 namespace {
 
+// Experts per GPU: cap = ceil(E / G) (the papers' equal split; with slots to spare, e.g. redundant
+// ones, the rest stay empty rather than letting fast GPUs hold more).
+int experts_per_gpu(const GemLayerProblem& p) {
+  return std::min(p.slots_per_gpu, (p.experts + p.gpus - 1) / p.gpus);
+}
+
+std::size_t activation_levels(const GemLayerProblem& p) {
+  return p.curves->activation_aware() ? static_cast<std::size_t>(experts_per_gpu(p)) + 1 : 1;
+}
+
 // The search state of one layer. Loads are kept per expert (x[e][t]) with one extra all-zero row, the
 // "empty expert" that fills free slots, so moving an expert to a free slot is an ordinary swap. Per step
 // the three slowest GPUs are kept, enough to know the slowest of the others when any two GPUs change.
 // With activation-aware curves, each GPU's activated experts per step (those with tokens) are kept too.
 class Search {
  public:
-  // Every GPU holds the same number of experts, cap = ceil(E / G) (the papers' equal split; with slots
-  // to spare, e.g. redundant ones, the rest stay empty rather than letting fast GPUs hold more).
-  Search(const GemLayerProblem& p)
+  // Every GPU holds the same number of experts (experts_per_gpu). `table` holds C_g at whole token
+  // counts for these curves and shape; the search grows it to this layer's reach.
+  Search(const GemLayerProblem& p, GemCostTable& table)
       : p_(p),
         T_(static_cast<std::size_t>(p.steps)),
         empty_(p.experts),
-        cap_(std::min(p.slots_per_gpu, (p.experts + p.gpus - 1) / p.gpus)),
+        cap_(experts_per_gpu(p)),
         aware_(p.curves->activation_aware()),
-        levels_(aware_ ? static_cast<std::size_t>(cap_) + 1 : 1) {
+        levels_(activation_levels(p)),
+        table_(table) {
     const auto E = static_cast<std::size_t>(p.experts);
     x_.assign((E + 1) * T_, 0.0);
     for (std::size_t t = 0; t < T_; ++t) {
@@ -227,11 +239,12 @@ class Search {
 
   // C_g(n, a). Window loads are usually whole tokens: then every load a GPU can reach is a whole number
   // no larger than the step's S heaviest experts together, a is at most the experts per GPU, and C_g is
-  // read from a table built once per layer (curve evaluation was over half of the search's time).
+  // read from the table (curve evaluation was over half of the search's time). The table holds exactly
+  // the curves' values, so whether an entry comes from it or the curves cannot change the answer.
   double cost(int g, double tokens, int active) const {
     const std::size_t level = aware_ ? static_cast<std::size_t>(active) : 0;
     if (table_width_ > 0 && tokens <= static_cast<double>(table_width_ - 1)) {
-      return table_[(static_cast<std::size_t>(g) * levels_ + level) * table_width_ + static_cast<std::size_t>(tokens)];
+      return table_.at(g, level, static_cast<std::size_t>(tokens));
     }
     return aware_ ? p_.curves->ns(g, tokens, active) : p_.curves->ns(g, tokens);
   }
@@ -251,20 +264,8 @@ class Search {
       std::partial_sort(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), step.end(), std::greater<>());
       reach = std::max(reach, std::accumulate(step.begin(), step.begin() + static_cast<std::ptrdiff_t>(S), 0.0));
     }
-    const auto width = static_cast<std::size_t>(reach) + 1;
-    if (width * levels_ * static_cast<std::size_t>(p_.gpus) > (std::size_t{1} << 24)) {
-      return;  // too large to be worth it
-    }
-    table_width_ = width;
-    table_.resize(width * levels_ * static_cast<std::size_t>(p_.gpus));
-    for (int g = 0; g < p_.gpus; ++g) {
-      for (std::size_t level = 0; level < levels_; ++level) {
-        for (std::size_t k = 0; k < width; ++k) {
-          const auto tokens = static_cast<double>(k);
-          table_[(static_cast<std::size_t>(g) * levels_ + level) * width + k] =
-              aware_ ? p_.curves->ns(g, tokens, static_cast<double>(level)) : p_.curves->ns(g, tokens);
-        }
-      }
+    if (table_.cover(static_cast<std::size_t>(reach) + 1)) {  // else too large to be worth it
+      table_width_ = table_.width();
     }
   }
 
@@ -339,9 +340,10 @@ class Search {
   int cap_;             // experts per GPU
   bool aware_;          // the curves depend on activated experts
   std::size_t levels_;  // activation levels in table_ per GPU (cap_ + 1, or 1 for token-only curves)
-  std::vector<double> x_, n_, c_, mab_, rest_, table_;
+  GemCostTable& table_;
+  std::vector<double> x_, n_, c_, mab_, rest_;
   std::vector<int> act_;            // [g][t] experts of g with tokens in step t
-  std::size_t table_width_ = 0;     // entries per GPU in table_ (0 = no table)
+  std::size_t table_width_ = 0;     // token counts table_ answers for in this layer (0 = none)
   std::vector<std::size_t> order_;  // step order of the pair under evaluation
   std::vector<Top> top_;
   std::vector<int> slot_, used_;
@@ -349,7 +351,11 @@ class Search {
 
 }  // namespace
 
-GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, core::Rng& rng) {
+GemCostTable gem_cost_table(const GemLayerProblem& p) {
+  return {*p.curves, p.gpus, activation_levels(p)};
+}
+
+GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, core::Rng& rng, GemCostTable* table) {
   if (p.curves == nullptr || p.curves->num_gpus() < p.gpus) {
     throw core::Error(fmt::format("gem: cost curves for {} GPUs are needed", p.gpus));
   }
@@ -364,7 +370,11 @@ GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, 
       u[e] += p.loads[t * E + e] / p.steps;
     }
   }
-  Search search(p);
+  std::optional<GemCostTable> own;
+  if (table == nullptr || !table->serves(p.curves, p.gpus, activation_levels(p))) {
+    table = &own.emplace(gem_cost_table(p));
+  }
+  Search search(p, *table);
   GemLayerResult best;
   best.score_ns = std::numeric_limits<double>::infinity();
   std::vector<double> key(E);
@@ -411,6 +421,7 @@ Placement GemPlacement::place(const PlacementInput& in) {
   std::vector<double> loads(static_cast<std::size_t>(steps) * E);
   Placement out;
   const core::RandomStreams streams(in.seed);
+  std::optional<GemCostTable> table;  // one for every layer: it does not depend on the layer's loads
   for (int l = 0; l < in.num_layers; ++l) {
     for (int t = 0; t < steps; ++t) {
       for (int e = 0; e < in.num_experts; ++e) {
@@ -419,7 +430,10 @@ Placement GemPlacement::place(const PlacementInput& in) {
     }
     const GemLayerProblem p{steps, in.num_experts, in.num_gpus, in.slots_per_gpu, loads, &curves};
     core::Rng rng = streams.stream("gem", static_cast<std::uint64_t>(l));
-    GemLayerResult r = gem_place_layer(p, opt_, rng);
+    if (!table) {
+      table.emplace(gem_cost_table(p));
+    }
+    GemLayerResult r = gem_place_layer(p, opt_, rng, &*table);
     out.layers.push_back(make_layer_placement(in.num_experts, in.num_gpus, in.slots_per_gpu, std::move(r.phy2log)));
   }
   return out;

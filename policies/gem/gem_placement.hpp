@@ -12,6 +12,7 @@
 
 #include "core/random_streams.hpp"
 #include "policies/cost_curves.hpp"
+#include "policies/gem/gem_cost_table.hpp"
 #include "policies/placement_policy.hpp"
 
 namespace epsim::policies {
@@ -48,8 +49,13 @@ int gem_max_ep_size(const GemOptions& opt);
 
 /// Equation 1 for a mapping given as phy2log (the reference definition, evaluated from scratch).
 double gem_score(const GemLayerProblem& p, std::span<const int> phy2log);
+/// The cost table a layer problem needs (activation levels 0..experts per GPU for aware curves).
+GemCostTable gem_cost_table(const GemLayerProblem& p);
 /// Algorithms 2-4 on one layer, with incremental score updates; `rng` draws the restarts' noise.
-GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, core::Rng& rng);
+/// `table`, when given and built by gem_cost_table for the same curves and shape, is shared across
+/// calls (layers) and grown as needed; the result does not depend on it.
+GemLayerResult gem_place_layer(const GemLayerProblem& p, const GemOptions& opt, core::Rng& rng,
+                               GemCostTable* table = nullptr);
 
 class GemPlacement final : public PlacementPolicy {
  public:

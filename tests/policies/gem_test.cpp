@@ -6,6 +6,8 @@
 #include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -264,4 +266,74 @@ TEST_CASE("GEM and ViBE give every GPU the same number of experts when slots are
   };
   REQUIRE(count(gem_place_layer(p, GemOptions{}, rng).phy2log) == std::vector<int>{2, 2, 2, 2});
   REQUIRE(count(vibe_initial_layer(w, curves, 4, 3)) == std::vector<int>{2, 2, 2, 2});
+}
+
+TEST_CASE("GEM cost table: entries are the curves' values, each evaluated once, grown by appending") {
+  const CostCurves curves = figure13_curves();
+  GemCostTable table(curves, 2, 1);
+  REQUIRE(table.cover(4));
+  REQUIRE(table.evaluations() == 4 * 2);
+  REQUIRE(table.cover(3));  // already covered: nothing evaluated
+  REQUIRE(table.evaluations() == 4 * 2);
+  REQUIRE(table.cover(10));
+  REQUIRE(table.evaluations() == 10 * 2);  // only the 6 new token counts per GPU, the 4 old ones moved
+  REQUIRE(table.width() == 10);
+  for (int g = 0; g < 2; ++g) {
+    for (std::size_t k = 0; k < 10; ++k) {
+      REQUIRE(table.at(g, 0, k) == curves.ns(g, static_cast<double>(k)));
+    }
+  }
+  // Figure 13's curves by hand: C0(3) = 2, C1(6) = 5.
+  REQUIRE(table.at(0, 0, 3) == 2.0);
+  REQUIRE(table.at(1, 0, 6) == 5.0);
+  // Over the bound: refused, the table unchanged.
+  REQUIRE_FALSE(table.cover(GemCostTable::k_max_entries));
+  REQUIRE(table.width() == 10);
+  REQUIRE(table.serves(&curves, 2, 1));
+  REQUIRE_FALSE(table.serves(&curves, 2, 3));
+}
+
+TEST_CASE("GEM cost table: shared by layers, evaluated once, the same mapping as a table per layer") {
+  core::Rng rng(5);
+  boost::random::uniform_int_distribution<int> tokens(0, 120);
+  const int experts = 32;
+  const int gpus = 4;
+  const int steps = 8;
+  const CostCurves curves = random_curves(gpus, rng);
+  std::vector<std::vector<double>> layers(3, std::vector<double>(static_cast<std::size_t>(steps * experts)));
+  for (auto& loads : layers) {
+    for (double& x : loads) {
+      x = tokens(rng);
+    }
+  }
+  GemOptions opt;
+  opt.restarts = 3;
+  const GemLayerProblem first{steps, experts, gpus, experts / gpus, layers[0], &curves};
+  GemCostTable shared = gem_cost_table(first);
+  std::int64_t widest = 0;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const GemLayerProblem p{steps, experts, gpus, experts / gpus, layers[l], &curves};
+    core::Rng a(9 + l);
+    core::Rng b(9 + l);
+    const GemLayerResult alone = gem_place_layer(p, opt, a);
+    const GemLayerResult with = gem_place_layer(p, opt, b, &shared);
+    REQUIRE(with.phy2log == alone.phy2log);
+    REQUIRE(with.score_ns == alone.score_ns);
+    REQUIRE(with.swaps == alone.swaps);
+    // This layer's reach, by brute force: the most tokens 8 experts of one step can hold, plus one.
+    for (int t = 0; t < steps; ++t) {
+      std::vector<double> step(layers[l].begin() + t * experts, layers[l].begin() + (t + 1) * experts);
+      std::sort(step.begin(), step.end(), std::greater<>());
+      widest = std::max(widest, static_cast<std::int64_t>(std::accumulate(step.begin(), step.begin() + 8, 0.0)) + 1);
+    }
+    // Each token count evaluated once per GPU over all layers so far: the widest reach, not the sum.
+    REQUIRE(shared.evaluations() == widest * gpus);
+  }
+  // A table for other curves is not used (the layer builds its own) and stays untouched.
+  const CostCurves other = random_curves(gpus, rng);
+  const GemLayerProblem p{steps, experts, gpus, experts / gpus, layers[0], &other};
+  core::Rng a(1);
+  core::Rng b(1);
+  REQUIRE(gem_place_layer(p, opt, a, &shared).phy2log == gem_place_layer(p, opt, b).phy2log);
+  REQUIRE(shared.evaluations() == widest * gpus);
 }
