@@ -358,7 +358,7 @@ class LayerPolish {
   // GPU g's compute time in pass q at its current load: a move changes only its two GPUs', so the
   // others' are kept rather than looked up again for every candidate.
   void update_comp(int q, int g) {
-    const auto i = static_cast<std::size_t>(q * p_.gpus + g);
+    const auto i = static_cast<std::size_t>(q) * static_cast<std::size_t>(p_.gpus) + static_cast<std::size_t>(g);
     comp_[i] = p_.curves->ns(g, lambda_[i], active_[i]);
   }
 
