@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "workloads/multinomial.hpp"
+
 namespace epsim::workloads {
 
 bool RecordedPicks::build(std::span<const std::uint32_t> counts) {
@@ -57,12 +59,7 @@ void tally_recorded(core::Rng& rng, const RecordedPicks& table, std::int64_t pic
     const std::uint32_t cb = counts[static_cast<std::size_t>(b)];
     return ca > cb || (ca == cb && a < b);
   });
-  for (std::size_t r = 0; overflow > 0 && r < order.size(); ++r) {
-    auto& slot = out[static_cast<std::size_t>(order[r])];
-    const std::int64_t add = std::min(cap - slot, overflow);
-    slot = static_cast<std::int32_t>(slot + add);
-    overflow -= add;
-  }
+  place_overflow(overflow, cap, order, out);
 }
 
 }  // namespace epsim::workloads

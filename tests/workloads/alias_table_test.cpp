@@ -6,18 +6,11 @@
 #include <numeric>
 #include <vector>
 
+#include "tests/support/chi_square.hpp"
+
 using namespace epsim;
 
 namespace {
-
-// Pearson's chi-square of observed counts against expected ones.
-double chi_square(const std::vector<double>& observed, const std::vector<double>& expected) {
-  double x2 = 0.0;
-  for (std::size_t i = 0; i < observed.size(); ++i) {
-    x2 += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
-  }
-  return x2;
-}
 
 std::vector<double> skewed(std::size_t n) {
   std::vector<double> p(n);
@@ -76,7 +69,7 @@ TEST_CASE("alias tables draw their probabilities exactly: chi-square at power-of
     }
     const double limit = n == 8 ? 29.9 : n == 6 ? 25.7 : n == 256 ? 347.7 : 494.6;
     INFO("n = " << n);
-    CHECK(chi_square(seen, expected) < limit);
+    CHECK(test::chi_square(seen, expected) < limit);
   }
 }
 

@@ -6,22 +6,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "tests/support/chi_square.hpp"
+
 using namespace epsim;
-
-namespace {
-
-// Pearson's chi-square of observed counts against expected ones (categories with expected 0 skipped).
-double chi_square(const std::vector<double>& observed, const std::vector<double>& expected) {
-  double x2 = 0.0;
-  for (std::size_t i = 0; i < observed.size(); ++i) {
-    if (expected[i] > 0.0) {
-      x2 += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
-    }
-  }
-  return x2;
-}
-
-}  // namespace
 
 TEST_CASE("uniform_below is uniform over its interval, also where rejection matters") {
   core::Rng rng(3);
@@ -32,7 +19,7 @@ TEST_CASE("uniform_below is uniform over its interval, also where rejection matt
     REQUIRE(x < 7);
     seen[x] += 1.0;
   }
-  CHECK(chi_square(seen, std::vector<double>(7, 50000.0)) < 27.9);
+  CHECK(test::chi_square(seen, std::vector<double>(7, 50000.0)) < 27.9);
   for (int d = 0; d < 1000; ++d) {
     REQUIRE(workloads::uniform_below(rng, 1) == 0);
   }
@@ -65,7 +52,7 @@ TEST_CASE("recorded picks draw each category with probability count / sum exactl
     expected[e] = draws * static_cast<double>(counts[e]) / 32.0;
   }
   // Five non-empty categories: 4 degrees of freedom, 99.99 % quantile 23.5.
-  CHECK(chi_square(seen, expected) < 23.5);
+  CHECK(test::chi_square(seen, expected) < 23.5);
   CHECK(seen[1] == 0.0);
   CHECK(seen[5] == 0.0);
   CHECK(seen[6] == 0.0);

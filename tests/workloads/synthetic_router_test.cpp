@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/statistics.hpp"
+#include "tests/support/chi_square.hpp"
 #include "workloads/multinomial.hpp"
 #include "workloads/synthetic_router.hpp"
 #include "workloads/trace_stats.hpp"
@@ -398,19 +399,6 @@ TEST_CASE("expected load caps each expert at 1 / top_k as the sampled steps do")
   }
 }
 
-namespace {
-
-// Pearson's chi-square of observed counts against expected ones.
-double chi_square(const std::vector<double>& observed, const std::vector<double>& expected) {
-  double x2 = 0.0;
-  for (std::size_t i = 0; i < observed.size(); ++i) {
-    x2 += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
-  }
-  return x2;
-}
-
-}  // namespace
-
 TEST_CASE("small draws from the per-topic tables follow the step's mix of topics and phases exactly") {
   // 4 topics, 64 experts, top-4: steps of 3 requests (two topics or more, prefill and decode) draw 64 picks,
   // within 8 per expert, so they come from the prebuilt topic x phase tables. Their long-run counts must
@@ -441,7 +429,7 @@ TEST_CASE("small draws from the per-topic tables follow the step's mix of topics
     x *= steps;
   }
   // 63 degrees of freedom: the 99.99 % quantile is 112.
-  CHECK(chi_square(seen, expected) < 112.0);
+  CHECK(test::chi_square(seen, expected) < 112.0);
 }
 
 TEST_CASE("the unsorted multinomial draws what the sorted one draws, clipped picks placed alike") {
