@@ -42,7 +42,9 @@ BucketSearch::BucketSearch(std::span<const double> values) : values_(values.begi
 // keep order under rounding), so a value in an earlier bucket than x is below x and one in a later
 // bucket is above it. Only called with x in [first, last].
 std::size_t BucketSearch::bucket(double x) const {
-  if (!(x > first_)) {
+  // per_unit_ == 0 (zero or infinite range) must short-circuit: x - first_ can itself overflow to
+  // infinity there, and infinity times zero is NaN, whose conversion to an integer is undefined.
+  if (!(x > first_) || per_unit_ == 0.0) {
     return 0;
   }
   const double b = (x - first_) * per_unit_;
