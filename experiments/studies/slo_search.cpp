@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -197,8 +198,16 @@ class ReplicationSearch {
 
 }  // namespace
 
+std::optional<SloPrior> slo_prior(const SloReplication& r) {
+  if (!(r.max_rate_rps > 0.0) || !(r.bracket_high_rps > r.max_rate_rps) || !std::isfinite(r.bracket_high_rps)) {
+    return std::nullopt;
+  }
+  return SloPrior{r.max_rate_rps, r.bracket_high_rps};
+}
+
 SloReplication search_replication(const SloSearchOptions& o, double start_rps, int replication, const SloProber& prober,
-                                  std::vector<SloProbe>& probes, const std::function<void(const SloProbe&)>& on_probe) {
+                                  std::vector<SloProbe>& probes, const std::function<void(const SloProbe&)>& on_probe,
+                                  const std::optional<SloPrior>& prior) {
   ReplicationSearch s(o, replication, prober, probes, on_probe);
   // The short search: a grid, or bracketing then bisection. `lo` passed, `hi` failed (0 / NaN: none).
   double lo = 0.0;
@@ -211,16 +220,29 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
     }
     std::tie(lo, hi) = curve_bracket(o.rates, attainment, o.target);
   } else {
-    if (s.short_probe(start_rps)) {
-      lo = start_rps;
-      for (hi = start_rps * 2.0; s.short_probe(hi); hi *= 2.0) {
+    // Bracketing. From the config's rate: doubling up while probes pass, halving down while they fail.
+    // From an earlier replication's bracket [L, H): L, then H (or downwards L - (H - L)), then steps that
+    // double away from them, never below half the last failing rate (the cold search's own step).
+    const bool warm = prior && prior->low_rps > 0.0 && prior->high_rps > prior->low_rps;
+    const double first = warm ? prior->low_rps : start_rps;
+    double step = warm ? prior->high_rps - prior->low_rps : 0.0;
+    const auto next_step = [&] {
+      const double now = step;
+      step *= 2.0;
+      return now;
+    };
+    const auto up = [&](double from) { return warm ? from + next_step() : from * 2.0; };
+    const auto down = [&](double from) { return warm ? std::max(from - next_step(), from / 2.0) : from / 2.0; };
+    if (s.short_probe(first)) {
+      lo = first;
+      for (hi = up(lo); s.short_probe(hi); hi = up(lo)) {
         lo = hi;
       }
     } else {
-      hi = start_rps;
-      for (lo = start_rps / 2.0; !s.short_probe(lo); lo /= 2.0) {
+      hi = first;
+      for (lo = down(hi); !s.short_probe(lo); lo = down(hi)) {
         hi = lo;
-        if (lo < start_rps * 1e-6) {
+        if (lo < first * 1e-6) {
           lo = 0.0;
           break;
         }
@@ -270,7 +292,8 @@ namespace {
 
 // One replication's search with the simulator as its prober.
 SloReplication search_one(const ExperimentConfig& cfg, const SloSearchOptions& o, int replication,
-                          std::vector<SloProbe>& probes, const std::function<void(const SloProbe&)>& on_probe) {
+                          std::vector<SloProbe>& probes, const std::function<void(const SloProbe&)>& on_probe,
+                          const std::optional<SloPrior>& prior) {
   const SloProber simulate = [&](double rate, int r, double scale) {
     const ExperimentConfig c = slo_probe_config(cfg, rate, o, r, scale);
     serving::Simulator sim(build_simulation(c, profile_pool_windows(c)));
@@ -279,7 +302,7 @@ SloReplication search_one(const ExperimentConfig& cfg, const SloSearchOptions& o
     half_attainments(res.requests, c.serving, p);
     return p;
   };
-  return search_replication(o, cfg.workload.arrivals.rate_rps, replication, simulate, probes, on_probe);
+  return search_replication(o, cfg.workload.arrivals.rate_rps, replication, simulate, probes, on_probe, prior);
 }
 
 }  // namespace
@@ -387,14 +410,22 @@ ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, cons
 }
 
 SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOptions& o,
-                                const std::function<void(const SloProbe&)>& on_probe) {
+                                const std::function<void(const SloProbe&)>& on_probe,
+                                const std::optional<SloPrior>& prior) {
   check_options(cfg, o);
   SloSearchResult res;
   res.bracketed = true;
   std::vector<double> highs;
   highs.reserve(static_cast<std::size_t>(o.replications));
   for (int r = 0; r < o.replications; ++r) {
-    SloReplication one = search_one(cfg, o, r, res.probes, on_probe);
+    // Later replications start from replication 0's bracket: only their seeds differ.
+    std::optional<SloPrior> from = prior;
+    if (r > 0) {
+      if (const std::optional<SloPrior> first = slo_prior(res.replications.front()); first) {
+        from = first;
+      }
+    }
+    SloReplication one = search_one(cfg, o, r, res.probes, on_probe, from);
     res.bracketed = res.bracketed && one.max_rate_rps > 0.0 && !one.censored();
     res.max_rate_by_replication.push_back(one.max_rate_rps);
     highs.push_back(one.bracket_high_rps);

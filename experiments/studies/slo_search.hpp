@@ -11,7 +11,8 @@
 // confirmed on a window k_slo_confirm_multiple times as long; when that fails the search steps down and
 // goes on with long probes only: the answer is the highest rate that held on a long window, reported
 // with its bracket (that rate, the lowest rate that failed). Replication r adds r to the workload's seed
-// (replication.hpp) and searches again. Probes of one replication differ only by their rate.
+// (replication.hpp) and searches again, starting from replication 0's bracket (SloPrior). Probes of one
+// replication differ only by their rate.
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -113,16 +114,31 @@ double max_rate_from_curve(const std::vector<double>& rates, const std::vector<d
 std::pair<double, double> curve_bracket(const std::vector<double>& rates, const std::vector<double>& attainment,
                                         double target);
 
+/// Where an earlier replication's search ended: the rate that held and the lowest rate above it that
+/// failed. A later replication of the same configuration (only its seeds differ) starts there: it probes
+/// both ends, widens the step geometrically (doubling it) on whichever side they leave open, then
+/// bisects as usual; across seeds the answer moves by a few percent, so its bracket usually closes in two
+/// probes where a search from the config's rate takes ~6 to 10.
+struct SloPrior {
+  double low_rps = 0.0;
+  double high_rps = 0.0;
+};
+/// The prior a replication's answer gives the next ones: none when no rate held or none failed
+/// (censored), as there is then no bracket to start from.
+std::optional<SloPrior> slo_prior(const SloReplication& r);
+
 /// Runs one probe of the search: `rate_rps` on a window `window_scale` x the automatic one (x the
 /// fixed duration when one is set). The search decides which probes to run, grows windows that have
 /// not settled and confirms; the default prober simulates (slo_probe_config).
 using SloProber = std::function<SloProbe(double rate_rps, int replication, double window_scale)>;
 
-/// One replication's search (or grid) with `probe`, from `start_rps`; appends every probe to `probes`.
-/// `on_probe` (optional) is told about each probe as it is kept.
+/// One replication's search (or grid) with `probe`, from `start_rps` or, when given, from `prior` (a
+/// grid ignores it); appends every probe to `probes`. `on_probe` (optional) is told about each probe as
+/// it is kept.
 SloReplication search_replication(const SloSearchOptions& o, double start_rps, int replication, const SloProber& probe,
                                   std::vector<SloProbe>& probes,
-                                  const std::function<void(const SloProbe&)>& on_probe = {});
+                                  const std::function<void(const SloProbe&)>& on_probe = {},
+                                  const std::optional<SloPrior>& prior = std::nullopt);
 
 /// Requests the system can hold at once (DP ranks x running seats per rank): the automatic probe
 /// window measures at least twice as many, or a burst would be absorbed whatever its rate.
@@ -133,9 +149,12 @@ std::int64_t slo_concurrency(const ExperimentConfig& cfg);
 ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, const SloSearchOptions& o, int replication,
                                   double window_scale = 1.0);
 
-/// Runs the search; `on_probe` (optional) is told about each probe as it finishes.
+/// Runs the search; `on_probe` (optional) is told about each probe as it finishes. Replication 0
+/// starts from `prior` when given (a study's later replication, from its point's replication 0), else
+/// from the config's rate; every later replication from replication 0's bracket (slo_prior).
 SloSearchResult search_max_rate(const ExperimentConfig& cfg, const SloSearchOptions& o,
-                                const std::function<void(const SloProbe&)>& on_probe = {});
+                                const std::function<void(const SloProbe&)>& on_probe = {},
+                                const std::optional<SloPrior>& prior = std::nullopt);
 /// rate_rps, replication, attainment, ttft_attainment, tpot_attainment, goodput_rps, ttft_p90_ms, ...
 std::string slo_curve_csv(const SloSearchResult& r);
 /// The answer as JSON: target, max rate and interval, and per replication its bracket and confirmation.

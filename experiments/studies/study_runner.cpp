@@ -74,8 +74,32 @@ std::filesystem::path saved_run_dir(const std::filesystem::path& dir, const std:
   return saved_runs_dir(dir) / key;
 }
 
+bool max_rate_waves(const StudySpec& spec, const StudyPlan& plan) {
+  return spec.max_rate.has_value() && spec.max_rate->rates.empty() && plan.replications > 1;
+}
+
+std::optional<SloPrior> max_rate_prior(const StudySpec& spec, const StudyPlan& plan, std::int64_t run,
+                                       const std::vector<std::string>& keys,
+                                       const std::map<std::string, RunRecord>& done) {
+  const StudyRunSpec r = plan.run(run);
+  if (!max_rate_waves(spec, plan) || r.replication == 0) {
+    return std::nullopt;
+  }
+  const auto first = static_cast<std::size_t>(static_cast<std::int64_t>(r.point) * plan.replications);
+  const auto it = first < keys.size() ? done.find(keys[first]) : done.end();
+  if (it == done.end() || !it->second.error.empty()) {
+    return std::nullopt;
+  }
+  SloReplication zero;
+  for (const auto& [name, value] : it->second.metrics) {
+    zero.max_rate_rps = name == "max_rate_rps" ? value : zero.max_rate_rps;
+    zero.bracket_high_rps = name == "max_rate_bracket_high_rps" ? value : zero.bracket_high_rps;
+  }
+  return slo_prior(zero);
+}
+
 RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyRunSpec& run,
-                      const std::filesystem::path& dir) {
+                      const std::filesystem::path& dir, const std::optional<SloPrior>& prior) {
   const auto t0 = Clock::now();
   const double cpu0_s = core::thread_cpu_s();
   RunRecord rec;
@@ -90,7 +114,7 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
     if (spec.max_rate) {
       SloSearchOptions o = *spec.max_rate;
       o.replications = 1;
-      const SloSearchResult slo = search_max_rate(cfg, o);
+      const SloSearchResult slo = search_max_rate(cfg, o, {}, prior);
       rec.metrics.emplace_back("max_rate_rps", slo.max_rate_rps);
       rec.metrics.emplace_back("max_rate_rps_per_gpu", slo.max_rate_rps / static_cast<double>(cfg.cluster.num_gpus()));
       rec.metrics.emplace_back("max_rate_bracketed", slo.bracketed ? 1.0 : 0.0);
@@ -124,7 +148,8 @@ RunRecord execute_run(const StudySpec& spec, const StudyPlan& plan, const StudyR
 }
 
 std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan, const std::vector<std::int64_t>& runs,
-                                    const std::filesystem::path& dir, Journal& journal, const RunnerOptions& o) {
+                                    const std::filesystem::path& dir, Journal& journal, const RunnerOptions& o,
+                                    const std::vector<std::optional<SloPrior>>& priors) {
   std::vector<RunRecord> out(runs.size());
   Shared s;
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(runs.size())));
@@ -150,7 +175,7 @@ std::vector<RunRecord> execute_runs(const StudySpec& spec, const StudyPlan& plan
         s.running[w] = {runs[i], Clock::now()};
         s.slot[w] = i;
       }
-      RunRecord rec = execute_run(spec, plan, plan.run(runs[i]), dir);
+      RunRecord rec = execute_run(spec, plan, plan.run(runs[i]), dir, priors.empty() ? std::nullopt : priors[i]);
       try {
         if (rec.error.empty()) {
           journal.append(rec);

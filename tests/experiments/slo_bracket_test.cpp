@@ -3,13 +3,19 @@
 // is a known function of the rate and the window (a queueing cliff that short windows do not see), so
 // every probe and the answer are checked by hand; and the brackets, their combination with the
 // replications' spread and censoring in a study's max_rate.csv and table.
+#include <boost/random/uniform_real_distribution.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 
+#include "core/random_streams.hpp"
 #include "experiments/studies/slo_search.hpp"
 #include "experiments/studies/study_plan.hpp"
 #include "experiments/studies/study_report.hpp"
+#include "experiments/studies/study_runner.hpp"
 #include "experiments/studies/study_spec.hpp"
 #include "tests/support/csv.hpp"
 
@@ -147,6 +153,86 @@ TEST_CASE("a rate grid's answer is its highest rate that holds on a long window,
   REQUIRE(!none.confirmation.has_value());
 }
 
+TEST_CASE("a later replication starts from an earlier one's bracket: its two ends, then doubling steps") {
+  SloSearchOptions o;
+  o.tolerance = 0.1;
+  const SloPrior prior{26.0, 28.0};
+  std::vector<SloProbe> probes;
+  // The cliff inside the prior's bracket, which is already within the tolerance: its two ends and one
+  // long probe, against the cold search's 10, 20, 40, 30, 25, 27.5 (six short probes) from 10.
+  const SloReplication in = search_replication(o, 10.0, 1, cliff(27.0, 27.0), probes, {}, prior);
+  REQUIRE(rates_of(probes, false) == std::vector<double>{26, 28});
+  REQUIRE(rates_of(probes, true) == std::vector<double>{26});
+  REQUIRE(in.max_rate_rps == 26.0);
+  REQUIRE(in.bracket_high_rps == 28.0);
+  probes.clear();
+  REQUIRE(search_replication(o, 10.0, 1, cliff(27.0, 27.0), probes).max_rate_rps == 25.0);
+  REQUIRE(rates_of(probes, false) == std::vector<double>{10, 20, 40, 30, 25, 27.5});
+
+  // Above the bracket: steps of 2, 4, 8 from 26: 28 and 32 pass, 40 fails; bisection at 2 %: 36 fails,
+  // 34 and 35 pass, 35.5 fails ((35.5 - 35) / 35.5 = 1.4 %).
+  o.tolerance = 0.02;
+  probes.clear();
+  const SloReplication above = search_replication(o, 10.0, 1, cliff(35.0, 35.0), probes, {}, prior);
+  REQUIRE(rates_of(probes, false) == std::vector<double>{26, 28, 32, 40, 36, 34, 35, 35.5});
+  REQUIRE(above.max_rate_rps == 35.0);
+  REQUIRE(above.bracket_high_rps == 35.5);
+  // Below it: 26 fails, then 26 - 2 = 24 fails, 24 - 4 = 20 passes; bisection: 22, 21, 20.5, 20.25 fail.
+  probes.clear();
+  const SloReplication below = search_replication(o, 10.0, 1, cliff(20.0, 20.0), probes, {}, prior);
+  REQUIRE(rates_of(probes, false) == std::vector<double>{26, 24, 20, 22, 21, 20.5, 20.25});
+  REQUIRE(below.max_rate_rps == 20.0);
+  REQUIRE(below.bracket_high_rps == 20.25);
+  // Far below: the steps never shrink below halving (26, 24, 20, 12, 6 fail, then the cold search's halves).
+  probes.clear();
+  const SloReplication far = search_replication(o, 10.0, 1, cliff(2.0, 2.0), probes, {}, prior);
+  const std::vector<double> short_rates = rates_of(probes, false);
+  REQUIRE(std::vector<double>(short_rates.begin(), short_rates.begin() + 7) ==
+          std::vector<double>{26, 24, 20, 12, 6, 3, 1.5});
+  REQUIRE(far.max_rate_rps <= 2.0);
+  REQUIRE((far.bracket_high_rps - far.max_rate_rps) / far.bracket_high_rps <= 0.02);
+}
+
+TEST_CASE("warm and cold searches both bracket the cliff within the tolerance, on random cliffs and priors") {
+  // A brute-force check of the invariants over cliffs on both sides of the prior, near and far, with a
+  // queueing cliff that short windows see late (short_rps above long_rps) half of the time.
+  core::Rng rng = core::RandomStreams(7).stream("slo-prior-test", 0);
+  boost::random::uniform_real_distribution<double> log_rate(std::log(0.5), std::log(500.0));
+  boost::random::uniform_real_distribution<double> unit(0.0, 1.0);
+  SloSearchOptions o;
+  o.tolerance = 0.05;
+  for (int i = 0; i < 300; ++i) {
+    const double long_rps = std::exp(log_rate(rng));
+    const double short_rps = unit(rng) < 0.5 ? long_rps : long_rps * (1.0 + 0.5 * unit(rng));
+    const double low = std::exp(log_rate(rng));
+    const std::optional<SloPrior> prior =
+        i % 3 == 0 ? std::nullopt : std::optional<SloPrior>(SloPrior{low, low * (1.0 + 0.2 * unit(rng) + 1e-3)});
+    std::vector<SloProbe> probes;
+    const SloReplication r = search_replication(o, 20.0, 1, cliff(short_rps, long_rps), probes, {}, prior);
+    CAPTURE(i, long_rps, short_rps, low);
+    REQUIRE(r.max_rate_rps > 0.0);
+    REQUIRE(r.max_rate_rps <= long_rps);     // it held on the long window
+    REQUIRE(r.bracket_high_rps > long_rps);  // it failed (on some window) above the cliff
+    REQUIRE((r.bracket_high_rps - r.max_rate_rps) / r.bracket_high_rps <= o.tolerance);
+    REQUIRE(r.confirmation.has_value());
+  }
+}
+
+TEST_CASE("the prior a replication gives: its bracket, none when censored or when no rate held") {
+  SloReplication r;
+  r.max_rate_rps = 15.0;
+  r.bracket_high_rps = 16.0;
+  const std::optional<SloPrior> p = slo_prior(r);
+  REQUIRE(p.has_value());
+  REQUIRE(p->low_rps == 15.0);
+  REQUIRE(p->high_rps == 16.0);
+  r.bracket_high_rps = std::numeric_limits<double>::quiet_NaN();  // censored
+  REQUIRE(!slo_prior(r).has_value());
+  r.max_rate_rps = 0.0;  // nothing held
+  r.bracket_high_rps = 1.0;
+  REQUIRE(!slo_prior(r).has_value());
+}
+
 TEST_CASE("brackets combined with the replications' spread, and their text") {
   // Three replications ending in [15, 16): the interval keeps the resolution the spread hides.
   const RateInterval same = combine_brackets({15, 15, 15}, {16, 16, 16});
@@ -247,4 +333,46 @@ values = ["linear", "gem"]
                                          text.substr(text.find("[[axis]]")),
                                      "study.toml", EPSIM_TEST_DATA_DIR))
               .warnings.empty());
+}
+
+TEST_CASE("a study's later replications start from their point's replication 0, read from its record") {
+  const std::string text = R"(
+[study]
+base = "small.toml"
+replications = 3
+[study.max_rate]
+[[axis]]
+key = "policy.placement"
+values = ["linear", "gem"]
+)";
+  const StudySpec s = load_study_text(text, "study.toml", EPSIM_TEST_DATA_DIR);
+  const StudyPlan plan = plan_study(s);
+  REQUIRE(max_rate_waves(s, plan));
+  const std::vector<std::string> keys{"k0", "k1", "k2", "k3", "k4", "k5"};
+  std::map<std::string, RunRecord> done;
+  done["k0"].metrics = {{"max_rate_rps", 15.0}, {"max_rate_censored", 0.0}, {"max_rate_bracket_high_rps", 16.0}};
+  done["k3"].metrics = {{"max_rate_rps", 36.0}, {"max_rate_censored", 1.0}};  // censored: no bracket
+  REQUIRE(!max_rate_prior(s, plan, 0, keys, done).has_value());               // replication 0 itself
+  for (const std::int64_t run : {1, 2}) {
+    const std::optional<SloPrior> p = max_rate_prior(s, plan, run, keys, done);
+    REQUIRE(p.has_value());
+    REQUIRE(p->low_rps == 15.0);
+    REQUIRE(p->high_rps == 16.0);
+  }
+  REQUIRE(!max_rate_prior(s, plan, 4, keys, done).has_value());
+  done["k0"].error = "point 0 replication 0: failed";
+  REQUIRE(!max_rate_prior(s, plan, 1, keys, done).has_value());
+  done.erase("k0");
+  REQUIRE(!max_rate_prior(s, plan, 1, keys, done).has_value());
+  // No waves with one replication, or a fixed grid of rates (no bracket search to start).
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    return t.replace(t.find(from), from.size(), to);
+  };
+  const StudySpec one =
+      load_study_text(replace("replications = 3", "replications = 1"), "study.toml", EPSIM_TEST_DATA_DIR);
+  REQUIRE(!max_rate_waves(one, plan_study(one)));
+  const StudySpec grid = load_study_text(replace("[study.max_rate]\n", "[study.max_rate]\nrates = [1.0, 2.0]\n"),
+                                         "study.toml", EPSIM_TEST_DATA_DIR);
+  REQUIRE(!max_rate_waves(grid, plan_study(grid)));
 }
