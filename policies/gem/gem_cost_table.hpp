@@ -32,6 +32,9 @@ class GemCostTable {
   double at(int g, std::size_t level, std::size_t tokens) const {
     return table_[(static_cast<std::size_t>(g) * levels_ + level) * stride_ + tokens];
   }
+  /// GPU g's rows: C_g(tokens, level) is gpu_rows(g)[level * stride() + tokens] for tokens < width().
+  const double* gpu_rows(int g) const { return table_.data() + static_cast<std::size_t>(g) * levels_ * stride_; }
+  std::size_t stride() const { return stride_; }
   /// Curve evaluations made so far (each entry once).
   std::int64_t evaluations() const { return evaluations_; }
 

@@ -87,6 +87,7 @@ class Search {
     rest_.assign(T_ + 1, 0.0);
     order_.assign(T_, 0);
     slot_.assign(G * static_cast<std::size_t>(cap_), empty_);
+    pairs_.reserve(G * (G - 1) / 2);
     build_table();
   }
 
@@ -131,81 +132,167 @@ class Search {
   }
 
   // Algorithm 3: commit the best cross-GPU swap while any improves; stop after one that gains < min_gain.
+  // The best swap is the largest drop, the first in (a, b, i, j) order among equal drops. Pairs are
+  // searched by falling bound (the drop of a perfect swap between them), so the best is usually found
+  // in the first pairs and the bound rules out the rest; a pair whose bound only ties the best is still
+  // searched when it comes first in that order, so the answer is the one the plain order gives.
   int refine(double min_gain) {
     int swaps = 0;
     for (;;) {
       const double s_prev = score();
-      double best_drop = 0.0;
-      int best_a = -1;
-      int best_b = -1;
+      pairs_.clear();
       for (int a = 0; a < p_.gpus; ++a) {
         for (int b = a + 1; b < p_.gpus; ++b) {
-          // The slowest of the other GPUs bounds every step's max from below whatever a and b swap.
-          // Steps where a or b is the straggler come first: only there can a swap gain, so a losing
-          // candidate is usually cut off after them.
-          std::size_t k = 0;
-          for (std::size_t t = 0; t < T_; ++t) {
-            mab_[t] = slowest_without(t, a, b);
-            if (mab_[t] < top_[t].v[0]) {
-              order_[k++] = t;
-            }
-          }
-          if (k == 0) {
-            continue;  // neither is ever the straggler: no swap between them can lower any step's max
-          }
-          for (std::size_t t = 0; t < T_; ++t) {
-            if (!(mab_[t] < top_[t].v[0])) {
-              order_[k++] = t;
-            }
-          }
-          rest_[T_] = 0.0;
-          for (std::size_t q = T_; q-- > 0;) {
-            rest_[q] = rest_[q + 1] + mab_[order_[q]];
-          }
-          if (s_prev - rest_[0] <= best_drop) {
-            continue;  // not even a perfect swap between a and b could beat the best found
-          }
-          for (int i = a * cap_; i < (a + 1) * cap_; ++i) {
-            for (int j = b * cap_; j < (b + 1) * cap_; ++j) {
-              const int ea = slot_[static_cast<std::size_t>(i)];
-              const int eb = slot_[static_cast<std::size_t>(j)];
-              if (ea == eb) {
-                continue;  // two empty slots
-              }
-              const double limit = s_prev - best_drop;
-              double acc = 0.0;
-              bool beaten = true;
-              for (std::size_t q = 0; q < T_; ++q) {
-                const std::size_t t = order_[q];
-                const double d = x(eb, t) - x(ea, t);
-                const int da = on(eb, t) - on(ea, t);  // 0 whenever d is
-                const double ca = d == 0.0 ? c(a, t) : cost(a, n(a, t) + d, act(a, t) + da);
-                const double cb = d == 0.0 ? c(b, t) : cost(b, n(b, t) - d, act(b, t) - da);
-                acc += std::max({mab_[t], ca, cb});
-                if (acc + rest_[q + 1] >= limit) {
-                  beaten = false;
-                  break;
-                }
-              }
-              if (beaten && s_prev - acc > 1e-12 * s_prev) {  // not a rounding artefact of a no-op
-                best_drop = s_prev - acc;
-                best_a = i;
-                best_b = j;
-              }
-            }
+          if (prepare_pair(a, b) && s_prev - rest_[0] > 0.0) {
+            pairs_.push_back({s_prev - rest_[0], a, b});
           }
         }
       }
-      if (best_a < 0) {
+      std::sort(pairs_.begin(), pairs_.end(), [](const PairBound& x, const PairBound& y) {
+        return x.bound != y.bound ? x.bound > y.bound : std::pair(x.a, x.b) < std::pair(y.a, y.b);
+      });
+      Best best;
+      for (const PairBound& pair : pairs_) {
+        if (pair.bound < best.drop) {
+          break;  // not even a perfect swap between a and b could match the best found
+        }
+        const bool ties = best.i < 0 || std::pair(pair.a, pair.b) < std::pair(best.i / cap_, best.j / cap_);
+        if (pair.bound == best.drop && !ties) {
+          continue;  // at best a tie that comes later in the order
+        }
+        prepare_pair(pair.a, pair.b);
+        // The candidates' loop runs on local pointers: through the members the compiler kept
+        // reloading them from memory (it cannot rule out aliasing).
+        if (table_width_ > 0) {
+          const TableCost cost_a{table_.gpu_rows(pair.a), table_.stride(), aware_, table_width_, this, pair.a};
+          const TableCost cost_b{table_.gpu_rows(pair.b), table_.stride(), aware_, table_width_, this, pair.b};
+          best_pair(pair.a, pair.b, s_prev, ties, cost_a, cost_b, best);
+        } else {
+          const CurveCost cost_a{this, pair.a};
+          const CurveCost cost_b{this, pair.b};
+          best_pair(pair.a, pair.b, s_prev, ties, cost_a, cost_b, best);
+        }
+      }
+      if (best.i < 0) {
         break;  // no swap improves the score
       }
-      apply_swap(best_a, best_b);
+      apply_swap(best.i, best.j);
       ++swaps;
-      if (best_drop / s_prev < min_gain) {
+      if (best.drop / s_prev < min_gain) {
         break;
       }
     }
     return swaps;
+  }
+
+  // C_g(n, a) read from GPU g's rows of the cost table (the curves beyond its width).
+  struct TableCost {
+    const double* rows;
+    std::size_t stride;
+    bool aware;
+    std::size_t width;
+    const Search* search;
+    int g;
+    double operator()(double tokens, int active) const {
+      if (tokens <= static_cast<double>(width - 1)) {
+        return rows[(aware ? static_cast<std::size_t>(active) * stride : 0) + static_cast<std::size_t>(tokens)];
+      }
+      return search->cost(g, tokens, active);
+    }
+  };
+  // C_g(n, a) from the curves (fractional loads).
+  struct CurveCost {
+    const Search* search;
+    int g;
+    double operator()(double tokens, int active) const { return search->cost(g, tokens, active); }
+  };
+
+  // The best swap found so far: slots i (on GPU i / cap) and j, and the score it drops.
+  struct Best {
+    double drop = 0.0;
+    int i = -1;
+    int j = -1;
+  };
+  struct PairBound {
+    double bound;
+    int a;
+    int b;
+  };
+
+  // The slowest of the other GPUs bounds every step's max from below whatever a and b swap. Steps where
+  // a or b is the straggler come first in order_: only there can a swap gain, so a losing candidate is
+  // usually cut off after them; rest_[q] sums the bounds of order_[q..]. False when neither is ever
+  // the straggler (no swap between them can lower any step's max).
+  bool prepare_pair(int a, int b) {
+    std::size_t k = 0;
+    for (std::size_t t = 0; t < T_; ++t) {
+      mab_[t] = slowest_without(t, a, b);
+      if (mab_[t] < top_[t].v[0]) {
+        order_[k++] = t;
+      }
+    }
+    if (k == 0) {
+      return false;
+    }
+    for (std::size_t t = 0; t < T_; ++t) {
+      if (!(mab_[t] < top_[t].v[0])) {
+        order_[k++] = t;
+      }
+    }
+    rest_[T_] = 0.0;
+    for (std::size_t q = T_; q-- > 0;) {
+      rest_[q] = rest_[q + 1] + mab_[order_[q]];
+    }
+    return true;
+  }
+
+  // The swaps between GPUs a and b (prepare_pair done) that beat `best`, in (i, j) order. With `ties`
+  // (this pair comes before best's in the plain order) one that equals best's drop replaces it too.
+  template <class CostA, class CostB>
+  void best_pair(int a, int b, double s_prev, bool ties, const CostA& cost_a, const CostB& cost_b, Best& best) const {
+    const std::size_t T = T_;
+    const double* n_a = n_.data() + static_cast<std::size_t>(a) * T;
+    const double* n_b = n_.data() + static_cast<std::size_t>(b) * T;
+    const double* c_a = c_.data() + static_cast<std::size_t>(a) * T;
+    const double* c_b = c_.data() + static_cast<std::size_t>(b) * T;
+    const int* act_a = act_.data() + static_cast<std::size_t>(a) * T;
+    const int* act_b = act_.data() + static_cast<std::size_t>(b) * T;
+    const double* mab = mab_.data();
+    const double* rest = rest_.data();
+    const std::size_t* order = order_.data();
+    const int* slots = slot_.data();
+    for (int i = a * cap_; i < (a + 1) * cap_; ++i) {
+      const int ea = slots[i];
+      const double* x_a = x_.data() + static_cast<std::size_t>(ea) * T;
+      for (int j = b * cap_; j < (b + 1) * cap_; ++j) {
+        const int eb = slots[j];
+        if (ea == eb) {
+          continue;  // two empty slots
+        }
+        const double* x_b = x_.data() + static_cast<std::size_t>(eb) * T;
+        const double limit = s_prev - best.drop;
+        double acc = 0.0;
+        bool beaten = true;
+        for (std::size_t q = 0; q < T; ++q) {
+          const std::size_t t = order[q];
+          const double d = x_b[t] - x_a[t];
+          const int da = (x_b[t] > 0.0 ? 1 : 0) - (x_a[t] > 0.0 ? 1 : 0);  // 0 whenever d is
+          const double ca = d == 0.0 ? c_a[t] : cost_a(n_a[t] + d, act_a[t] + da);
+          const double cb = d == 0.0 ? c_b[t] : cost_b(n_b[t] - d, act_b[t] - da);
+          acc += std::max({mab[t], ca, cb});
+          if (ties ? acc + rest[q + 1] > limit : acc + rest[q + 1] >= limit) {
+            beaten = false;
+            break;
+          }
+        }
+        const double drop = s_prev - acc;
+        if (beaten && (drop > best.drop || (ties && drop == best.drop)) &&
+            drop > 1e-12 * s_prev) {  // not a rounding artefact of a no-op
+          best = {drop, i, j};
+          ties = false;  // best is now this pair's: later candidates must beat it
+        }
+      }
+    }
   }
 
   double score() const {
@@ -346,6 +433,7 @@ class Search {
   std::size_t table_width_ = 0;     // token counts table_ answers for in this layer (0 = none)
   std::vector<std::size_t> order_;  // step order of the pair under evaluation
   std::vector<Top> top_;
+  std::vector<PairBound> pairs_;  // refine's pairs with their bounds
   std::vector<int> slot_, used_;
 };
 

@@ -189,7 +189,8 @@ class RunTest(RunCase):
         self.assertIs(signal.getsignal(signal.SIGINT), signal.default_int_handler)
 
     def test_gil_released_while_simulating(self):
-        cfg = epsim.Config.load(SMALL, {"workload.num_requests": 4000, "workload.rate_rps": 40.0})
+        # Long enough (> 0.2 s) for the counting thread to show whether the GIL is free: ~0.5 s here.
+        cfg = epsim.Config.load(SMALL, {"workload.num_requests": 16000, "workload.rate_rps": 40.0})
         counts = [0]
         stop = threading.Event()
 
