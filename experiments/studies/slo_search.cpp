@@ -209,6 +209,8 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
                                   std::vector<SloProbe>& probes, const std::function<void(const SloProbe&)>& on_probe,
                                   const std::optional<SloPrior>& prior) {
   ReplicationSearch s(o, replication, prober, probes, on_probe);
+  const bool warm = o.rates.empty() && prior && prior->low_rps > 0.0 && prior->high_rps > prior->low_rps;
+  const double first = warm ? prior->low_rps : start_rps;
   // The short search: a grid, or bracketing then bisection. `lo` passed, `hi` failed (0 / NaN: none).
   double lo = 0.0;
   double hi = std::numeric_limits<double>::quiet_NaN();
@@ -223,8 +225,6 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
     // Bracketing. From the config's rate: doubling up while probes pass, halving down while they fail.
     // From an earlier replication's bracket [L, H): L, then H (or downwards L - (H - L)), then steps that
     // double away from them, never below half the last failing rate (the cold search's own step).
-    const bool warm = prior && prior->low_rps > 0.0 && prior->high_rps > prior->low_rps;
-    const double first = warm ? prior->low_rps : start_rps;
     double step = warm ? prior->high_rps - prior->low_rps : 0.0;
     const auto next_step = [&] {
       const double now = step;
@@ -269,15 +269,23 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
     ++failed;
   }
   if (confirmed == 0.0 && o.rates.empty()) {
-    // Halving down to a millionth of the start rate (a while loop: no floating-point loop counter).
-    double rate = hi / 2.0;
-    while (rate >= start_rps * 1e-6) {
+    // Down with long probes to a millionth of the start: halving, or from a prior by its bracket's width,
+    // doubling (never less than halving): a warm search has few passed rates to fall back on, and its
+    // answer moves by about that width across seeds (a while loop: no floating-point loop counter).
+    double down_step = warm ? prior->high_rps - prior->low_rps : 0.0;
+    const auto next_down = [&](double from) {
+      const double r = warm ? std::max(from - down_step, from / 2.0) : from / 2.0;
+      down_step *= 2.0;
+      return r;
+    };
+    double rate = next_down(hi);
+    while (rate >= first * 1e-6) {
       if (s.long_probe(rate)) {
         confirmed = rate;
         break;
       }
       hi = rate;
-      rate /= 2.0;
+      rate = next_down(rate);
     }
   }
   // The short probes proved optimistic: the search goes on between the two with long probes only.

@@ -183,6 +183,18 @@ TEST_CASE("a later replication starts from an earlier one's bracket: its two end
   REQUIRE(rates_of(probes, false) == std::vector<double>{26, 24, 20, 22, 21, 20.5, 20.25});
   REQUIRE(below.max_rate_rps == 20.0);
   REQUIRE(below.bracket_high_rps == 20.25);
+  // A queueing cliff the short probes miss: 26 passes short, 28 fails; 26 fails its long probe and no
+  // lower rate passed a short one, so the long probes step down by the prior's width: 24 holds, and
+  // (26 - 24) / 26 = 7.7 % is within a 10 % tolerance.
+  o.tolerance = 0.1;
+  probes.clear();
+  const SloReplication cliff_below = search_replication(o, 10.0, 1, cliff(27.0, 25.0), probes, {}, prior);
+  REQUIRE(rates_of(probes, false) == std::vector<double>{26, 28});
+  REQUIRE(rates_of(probes, true) == std::vector<double>{26, 24});
+  REQUIRE(cliff_below.max_rate_rps == 24.0);
+  REQUIRE(cliff_below.bracket_high_rps == 26.0);
+  REQUIRE(cliff_below.failed_confirmations == 1);
+  o.tolerance = 0.02;
   // Far below: the steps never shrink below halving (26, 24, 20, 12, 6 fail, then the cold search's halves).
   probes.clear();
   const SloReplication far = search_replication(o, 10.0, 1, cliff(2.0, 2.0), probes, {}, prior);
