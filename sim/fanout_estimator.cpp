@@ -44,7 +44,23 @@ void FanoutEstimator::update(int moe_layer, std::int64_t step, std::span<const s
   const bool moved = placed_[l] != placement.phy2log;
   const bool due = refreshed_at_[l] < 0 || step - refreshed_at_[l] >= refresh_steps_;
   if ((moved || due) && total > 0) {
-    if (!source.sample_tokens(moe_layer, sampler_, rng_, tokens_)) {
+    if (leader_ != nullptr && leader_->model_sampled_at_[l] == step && leader_->rng_before_[l] == rng_ &&
+        leader_->placed_[l] == placement.phy2log) {
+      // The very tokens the leader drew (same generator state, same source step, same placement): its
+      // weights, and the generator where the draw would have left it.
+      gpu_weight_[l] = leader_->gpu_weight_[l];  // same size after the first time: no allocation
+      node_weight_[l] = leader_->node_weight_[l];
+      placed_[l] = placement.phy2log;
+      rng_ = leader_->rng_after_[l];
+      refreshed_at_[l] = step;
+      apply(moe_layer, slot_tokens, placement);
+      return;
+    }
+    if (records_) {
+      rng_before_[l] = rng_;
+    }
+    const bool from_model = source.sample_tokens(moe_layer, sampler_, rng_, tokens_);
+    if (!from_model) {
       for (std::size_t e = 0; e < weights_.size(); ++e) {
         weights_[e] = static_cast<double>(expert_tokens[e]);
       }
@@ -56,8 +72,22 @@ void FanoutEstimator::update(int moe_layer, std::int64_t step, std::span<const s
     }
     learn(moe_layer, tokens_, placement);
     refreshed_at_[l] = step;
+    if (records_) {
+      // Counts-based samples read the half's own counts: a follower cannot share them.
+      model_sampled_at_[l] = from_model ? step : -1;
+      rng_after_[l] = rng_;
+    }
   }
   apply(moe_layer, slot_tokens, placement);
+}
+
+void FanoutEstimator::follow(FanoutEstimator& first) {
+  const std::size_t layers = refreshed_at_.size();
+  first.records_ = true;
+  first.model_sampled_at_.assign(layers, -1);
+  first.rng_before_.assign(layers, first.rng_);
+  first.rng_after_.assign(layers, first.rng_);
+  leader_ = &first;
 }
 
 void FanoutEstimator::learn(int moe_layer, std::span<const std::int32_t> token_experts,
