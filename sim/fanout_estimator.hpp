@@ -65,7 +65,7 @@ class FanoutEstimator {
   std::vector<std::int32_t> tokens_;                           // workspace: the sample's expert ids
   std::vector<double> slot_pairs_, holders_;                   // workspaces: per slot
   std::vector<std::int32_t> expected_slots_;                   // compute(): the sample's pairs per slot
-  Eigen::ArrayXd gpu_fanout_, node_fanout_, pairs_gpu_, pairs_node_, miss_gpu_, miss_node_, mult_gpu_, mult_node_;
+  Eigen::ArrayXd gpu_fanout_, node_fanout_, miss_gpu_, miss_node_, mult_gpu_, mult_node_;
   std::vector<int> touched_gpus_, touched_nodes_;
   // follow(): the leader records, per MoE layer, its last re-sampling from the source's token model (step,
   // generator state before and after); the follower copies the weights when its own state matches.
