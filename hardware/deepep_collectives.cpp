@@ -22,7 +22,9 @@ DeepEpNormal::DeepEpNormal(const Topology& group, const EpCommConfig& comm)
       alpha_ns_(comm.alpha_us * 1e3),
       sm_cap_gbps_(static_cast<double>(comm.comm_sms) * comm.sm_gbps) {
   traffic_.resize(topo_.num_gpus());
+  unit_.resize(topo_.num_gpus());
   node_tokens_.setZero(topo_.nodes());
+  node_gpu_tokens_.setZero(topo_.nodes());
   rail_share_.setZero(topo_.gpus_per_node());
   gpu_tokens_.setZero(topo_.num_gpus());
 }
@@ -43,16 +45,19 @@ void DeepEpNormal::separable(const EpTraffic& t) {
     node_tokens_ *= *t.node_fanout;
   }
   const double all_nodes = node_tokens_.sum();
+  for (int n = 0; n < topo_.nodes(); ++n) {
+    double sum = 0.0;  // in GPU order, once per node (not once per GPU of it)
+    for (int h = n * gpn; h < (n + 1) * gpn; ++h) {
+      sum += gpu_tokens_(h);
+    }
+    node_gpu_tokens_(n) = sum;
+  }
   for (int g = 0; g < gpus; ++g) {
     const int n = topo_.node_of(g);
     const double held = rail_share_(g % gpn);  // rail r's tokens sit on g once they reach node n
-    double node_gpu_tokens = 0.0;
-    for (int h = n * gpn; h < (n + 1) * gpn; ++h) {
-      node_gpu_tokens += gpu_tokens_(h);
-    }
     traffic_.send_inter(g) = share(g) * (all_nodes - node_tokens_(n));
     traffic_.recv_inter(g) = node_tokens_(n) * (held - share(g));
-    traffic_.send_intra(g) = held * (node_gpu_tokens - gpu_tokens_(g));
+    traffic_.send_intra(g) = held * (node_gpu_tokens_(n) - gpu_tokens_(g));
     traffic_.recv_intra(g) = gpu_tokens_(g) * (1.0 - held);
   }
 }
@@ -86,13 +91,15 @@ void DeepEpNormal::per_origin(const EpTraffic& t) {
   }
 }
 
-CollectiveCost DeepEpNormal::ep_exchange(const EpTraffic& t, double token_bytes) {
+void DeepEpNormal::flows(const EpTraffic& t) {
   if (t.pair_matrix != nullptr) {
     per_origin(t);
   } else {
     separable(t);
   }
-  traffic_.scale(token_bytes);
+}
+
+CollectiveCost DeepEpNormal::priced() const {
   CollectiveCost c = all_to_all_cost(topo_, traffic_, alpha_ns_);
   if (sm_cap_gbps_ > 0.0 && c.time_ns > 0.0) {
     // Every byte a GPU sends, over RDMA or forwarded over NVLink, passes through its channels' SMs.
@@ -100,6 +107,26 @@ CollectiveCost DeepEpNormal::ep_exchange(const EpTraffic& t, double token_bytes)
     c.time_ns = std::max(c.time_ns, alpha_ns_ + sm_ns);
   }
   return c;
+}
+
+CollectiveCost DeepEpNormal::ep_exchange(const EpTraffic& t, double token_bytes) {
+  flows(t);
+  traffic_.scale(token_bytes);
+  return priced();
+}
+
+CollectiveModel::ExchangePair DeepEpNormal::ep_exchange_pair(const EpTraffic& t, double dispatch_bytes,
+                                                             double combine_bytes) {
+  // The same numbers as two ep_exchange calls (combine first): the flows scaled from one copy.
+  flows(t);
+  unit_ = traffic_;  // equal sizes: no allocation
+  ExchangePair p;
+  traffic_.scale(combine_bytes);
+  p.combine = priced();
+  traffic_ = unit_;
+  traffic_.scale(dispatch_bytes);
+  p.dispatch = priced();
+  return p;
 }
 
 DeepEpLowLatency::DeepEpLowLatency(const Topology& group, const EpCommConfig& comm)

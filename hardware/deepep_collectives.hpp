@@ -32,18 +32,24 @@ class DeepEpNormal final : public DeepEpBase {
  public:
   DeepEpNormal(const Topology& group, const EpCommConfig& comm);
   CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override;
-  /// The last exchange's per-GPU traffic (tests, observability).
+  /// The flows once, priced at both token sizes (the traffic is linear in the bytes; the cost is not).
+  ExchangePair ep_exchange_pair(const EpTraffic& traffic, double dispatch_bytes, double combine_bytes) override;
+  /// The last exchange's per-GPU traffic (tests, observability; after a pair, the dispatch's).
   const PerGpuTraffic& traffic() const { return traffic_; }
 
  private:
+  // Per-GPU token copies (not bytes) of `t` into traffic_.
+  void flows(const EpTraffic& t);
   void separable(const EpTraffic& t);
   void per_origin(const EpTraffic& t);
+  // The cost of traffic_ (in bytes).
+  CollectiveCost priced() const;
 
   Topology topo_;
   double alpha_ns_;
-  double sm_cap_gbps_;  // 0 = no SM limit
-  PerGpuTraffic traffic_;
-  Eigen::ArrayXd node_tokens_, rail_share_, gpu_tokens_;  // D_n, a_r, D_g
+  double sm_cap_gbps_;                                                      // 0 = no SM limit
+  PerGpuTraffic traffic_, unit_;                                            // unit_: a pair's flows in token copies
+  Eigen::ArrayXd node_tokens_, rail_share_, gpu_tokens_, node_gpu_tokens_;  // D_n, a_r, D_g, sum of D_g over n
 };
 
 /// Low-latency mode: every token-expert pair is one message to the expert's GPU (RDMA across nodes,
@@ -68,6 +74,10 @@ class DeepEpAuto final : public DeepEpBase {
   DeepEpAuto(const Topology& group, const EpCommConfig& comm);
   CollectiveCost ep_exchange(const EpTraffic& traffic, double token_bytes) override {
     return traffic.step_prefills ? normal_.ep_exchange(traffic, token_bytes) : low_.ep_exchange(traffic, token_bytes);
+  }
+  ExchangePair ep_exchange_pair(const EpTraffic& traffic, double dispatch_bytes, double combine_bytes) override {
+    return traffic.step_prefills ? normal_.ep_exchange_pair(traffic, dispatch_bytes, combine_bytes)
+                                 : low_.ep_exchange_pair(traffic, dispatch_bytes, combine_bytes);
   }
 
  private:

@@ -23,10 +23,10 @@ FanoutEstimator::FanoutEstimator(const models::ModelSpec& model, const hardware:
   placed_.resize(layers);
   weights_.assign(static_cast<std::size_t>(model.routed_experts), 0.0);
   tokens_.assign(static_cast<std::size_t>(samples) * static_cast<std::size_t>(top_k_), 0);
-  for (Eigen::ArrayXd* a : {&gpu_fanout_, &pairs_gpu_, &miss_gpu_, &mult_gpu_}) {
+  for (Eigen::ArrayXd* a : {&gpu_fanout_, &miss_gpu_, &mult_gpu_}) {
     a->setOnes(gpus_);
   }
-  for (Eigen::ArrayXd* a : {&node_fanout_, &pairs_node_, &miss_node_, &mult_node_}) {
+  for (Eigen::ArrayXd* a : {&node_fanout_, &miss_node_, &mult_node_}) {
     a->setOnes(group.nodes());
   }
   touched_gpus_.reserve(static_cast<std::size_t>(gpus_));
@@ -44,7 +44,23 @@ void FanoutEstimator::update(int moe_layer, std::int64_t step, std::span<const s
   const bool moved = placed_[l] != placement.phy2log;
   const bool due = refreshed_at_[l] < 0 || step - refreshed_at_[l] >= refresh_steps_;
   if ((moved || due) && total > 0) {
-    if (!source.sample_tokens(moe_layer, sampler_, rng_, tokens_)) {
+    if (leader_ != nullptr && leader_->model_sampled_at_[l] == step && leader_->rng_before_[l] == rng_ &&
+        leader_->placed_[l] == placement.phy2log) {
+      // The very tokens the leader drew (same generator state, same source step, same placement): its
+      // weights, and the generator where the draw would have left it.
+      gpu_weight_[l] = leader_->gpu_weight_[l];  // same size after the first time: no allocation
+      node_weight_[l] = leader_->node_weight_[l];
+      placed_[l] = placement.phy2log;
+      rng_ = leader_->rng_after_[l];
+      refreshed_at_[l] = step;
+      apply(moe_layer, slot_tokens, placement);
+      return;
+    }
+    if (records_) {
+      rng_before_[l] = rng_;
+    }
+    const bool from_model = source.sample_tokens(moe_layer, sampler_, rng_, tokens_);
+    if (!from_model) {
       for (std::size_t e = 0; e < weights_.size(); ++e) {
         weights_[e] = static_cast<double>(expert_tokens[e]);
       }
@@ -56,8 +72,22 @@ void FanoutEstimator::update(int moe_layer, std::int64_t step, std::span<const s
     }
     learn(moe_layer, tokens_, placement);
     refreshed_at_[l] = step;
+    if (records_) {
+      // Counts-based samples read the half's own counts: a follower cannot share them.
+      model_sampled_at_[l] = from_model ? step : -1;
+      rng_after_[l] = rng_;
+    }
   }
   apply(moe_layer, slot_tokens, placement);
+}
+
+void FanoutEstimator::follow(FanoutEstimator& first) {
+  const std::size_t layers = refreshed_at_.size();
+  first.records_ = true;
+  first.model_sampled_at_.assign(layers, -1);
+  first.rng_before_.assign(layers, first.rng_);
+  first.rng_after_.assign(layers, first.rng_);
+  leader_ = &first;
 }
 
 void FanoutEstimator::learn(int moe_layer, std::span<const std::int32_t> token_experts,
@@ -137,26 +167,32 @@ void FanoutEstimator::learn(int moe_layer, std::span<const std::int32_t> token_e
 void FanoutEstimator::apply(int moe_layer, std::span<const std::int32_t> slot_tokens,
                             const policies::LayerPlacement& placement) {
   const auto l = static_cast<std::size_t>(moe_layer);
-  const std::vector<double>& gw = gpu_weight_[l];
-  const std::vector<double>& nw = node_weight_[l];
-  gpu_fanout_.setZero();
-  node_fanout_.setZero();
-  pairs_gpu_.setZero();
-  pairs_node_.setZero();
-  for (int s = 0; s < placement.num_slots(); ++s) {
-    const auto pairs = static_cast<double>(slot_tokens[static_cast<std::size_t>(s)]);
-    if (pairs <= 0.0 || placement.phy2log[static_cast<std::size_t>(s)] < 0) {
-      continue;
+  const double* gw = gpu_weight_[l].data();
+  const double* nw = node_weight_[l].data();
+  const int* logical = placement.phy2log.data();
+  const int per_gpu = placement.slots_per_gpu;
+  // Slots lie GPU by GPU and GPUs node by node: running sums per GPU and per node add the same terms in
+  // the same order as sums over all slots would, without indexing the outputs per slot.
+  for (Eigen::Index n = 0; n < node_fanout_.size(); ++n) {
+    double node_sum = 0.0;
+    double node_pairs = 0.0;
+    for (int g = static_cast<int>(n) * gpus_per_node_; g < (static_cast<int>(n) + 1) * gpus_per_node_; ++g) {
+      double gpu_sum = 0.0;
+      double gpu_pairs = 0.0;
+      for (int s = g * per_gpu; s < (g + 1) * per_gpu; ++s) {
+        const auto pairs = static_cast<double>(slot_tokens[static_cast<std::size_t>(s)]);
+        if (pairs <= 0.0 || logical[s] < 0) {
+          continue;
+        }
+        gpu_sum += pairs * gw[s];
+        node_sum += pairs * nw[s];
+        gpu_pairs += pairs;
+        node_pairs += pairs;
+      }
+      gpu_fanout_(g) = gpu_pairs > 0.0 ? gpu_sum / gpu_pairs : 1.0;
     }
-    const int g = placement.gpu_of_slot(s);
-    const int n = g / gpus_per_node_;
-    gpu_fanout_(g) += pairs * gw[static_cast<std::size_t>(s)];
-    node_fanout_(n) += pairs * nw[static_cast<std::size_t>(s)];
-    pairs_gpu_(g) += pairs;
-    pairs_node_(n) += pairs;
+    node_fanout_(n) = node_pairs > 0.0 ? node_sum / node_pairs : 1.0;
   }
-  gpu_fanout_ = (pairs_gpu_ > 0.0).select(gpu_fanout_ / pairs_gpu_.max(1e-300), 1.0);
-  node_fanout_ = (pairs_node_ > 0.0).select(node_fanout_ / pairs_node_.max(1e-300), 1.0);
 }
 
 void FanoutEstimator::compute(std::span<const std::int32_t> token_experts, const policies::LayerPlacement& placement,

@@ -48,6 +48,11 @@ class FanoutEstimator {
   /// (tests, `epsim cost`). Exact for them: distinct tokens = sum over tokens of P(reach).
   void compute(std::span<const std::int32_t> token_experts, const policies::LayerPlacement& placement,
                Eigen::ArrayXd& gpu_out, Eigen::ArrayXd& node_out);
+  /// Lets this estimator take `first`'s learned weights instead of re-sampling them, whenever it would
+  /// have drawn exactly `first`'s tokens: two-batch overlap's halves start from one seed, re-sample at the
+  /// same steps from the source's token model (which reads the step, not the half), so their samples match.
+  /// `first` must outlive this estimator and update each layer of a step before this one does.
+  void follow(FanoutEstimator& first);
 
  private:
   int top_k_, gpus_, gpus_per_node_, samples_, refresh_steps_;
@@ -60,8 +65,14 @@ class FanoutEstimator {
   std::vector<std::int32_t> tokens_;                           // workspace: the sample's expert ids
   std::vector<double> slot_pairs_, holders_;                   // workspaces: per slot
   std::vector<std::int32_t> expected_slots_;                   // compute(): the sample's pairs per slot
-  Eigen::ArrayXd gpu_fanout_, node_fanout_, pairs_gpu_, pairs_node_, miss_gpu_, miss_node_, mult_gpu_, mult_node_;
+  Eigen::ArrayXd gpu_fanout_, node_fanout_, miss_gpu_, miss_node_, mult_gpu_, mult_node_;
   std::vector<int> touched_gpus_, touched_nodes_;
+  // follow(): the leader records, per MoE layer, its last re-sampling from the source's token model (step,
+  // generator state before and after); the follower copies the weights when its own state matches.
+  FanoutEstimator* leader_ = nullptr;
+  bool records_ = false;
+  std::vector<std::int64_t> model_sampled_at_;  // per MoE layer, -1 = never (or not from the token model)
+  std::vector<core::Rng> rng_before_, rng_after_;
 };
 
 }  // namespace epsim::serving

@@ -53,6 +53,12 @@ MicroBatchPricer::MicroBatchPricer(const PricerInputs& in)
   origin_counts_.assign(static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(model_.routed_experts), 0);
 }
 
+void MicroBatchPricer::follow_fanout(MicroBatchPricer& first) {
+  if (fanout_ && first.fanout_) {
+    fanout_->follow(*first.fanout_);
+  }
+}
+
 double MicroBatchPricer::kernel(int local_gpu, const hardware::KernelWork& w) {
   // A GPU with no tokens for a kernel does not launch it.
   if (w.tokens <= 0.0) {

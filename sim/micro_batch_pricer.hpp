@@ -71,6 +71,9 @@ class MicroBatchPricer {
   std::span<const std::int32_t> step_loads() const { return step_loads_; }
   /// The last pass's tail (LM head after the last combine, slowest GPU), ns.
   double tail_ns() const { return tail_ns_; }
+  /// A pricer built from the same inputs as `first` and run after it in each step (two-batch overlap's
+  /// second half) takes `first`'s fan-out samples where they are the ones it would draw (FanoutEstimator::follow).
+  void follow_fanout(MicroBatchPricer& first);
 
  private:
   double kernel(int local_gpu, const hardware::KernelWork& w);

@@ -39,6 +39,9 @@ TwoBatchOverlapSchedule::TwoBatchOverlapSchedule(const PricerInputs& in, double 
       gpus_(in.topology.num_gpus()),
       halves_{{MicroBatchPricer(one_pass(in)), MicroBatchPricer(one_pass(in))}},
       layers_{{HalfLayers(gpus_, in.model.num_moe_layers()), HalfLayers(gpus_, in.model.num_moe_layers())}} {
+  // Both halves start their fan-out samples from one seed and re-sample at the same steps: the second
+  // reuses the first's draws instead of repeating them (exact: FanoutEstimator::follow checks the state).
+  halves_[1].follow_fanout(halves_[0]);
   busy_ns_.setZero(gpus_);
   sum_local_.setZero(gpus_);
   sum_expert_.setZero(gpus_);

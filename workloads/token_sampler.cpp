@@ -20,6 +20,7 @@ TokenSampler::TokenSampler(int experts, int top_k, int groups, int topk_group)
   picked_groups_.reserve(static_cast<std::size_t>(groups));
   picked_mass_.reserve(static_cast<std::size_t>(groups));
   taken_.assign(static_cast<std::size_t>(experts), 0);
+  group_taken_.assign(static_cast<std::size_t>(groups), 0);
 }
 
 void TokenSampler::set_weights(std::span<const double> weights) {
@@ -47,14 +48,14 @@ void TokenSampler::draw(core::Rng& rng, std::span<std::int32_t> out) {
     for (int i = 0; i < topk_group_; ++i) {
       double left = 0.0;
       for (int g = 0; g < groups_; ++g) {
-        if (std::find(picked_groups_.begin(), picked_groups_.end(), g) == picked_groups_.end()) {
+        if (group_taken_[static_cast<std::size_t>(g)] == 0) {
           left += group_mass_[static_cast<std::size_t>(g)];
         }
       }
       double x = u01(rng) * left;
       int chosen = -1;
       for (int g = 0; g < groups_; ++g) {
-        if (std::find(picked_groups_.begin(), picked_groups_.end(), g) != picked_groups_.end()) {
+        if (group_taken_[static_cast<std::size_t>(g)] != 0) {
           continue;
         }
         chosen = g;  // the last eligible one catches rounding and massless leftovers
@@ -64,6 +65,10 @@ void TokenSampler::draw(core::Rng& rng, std::span<std::int32_t> out) {
         }
       }
       picked_groups_.push_back(chosen);
+      group_taken_[static_cast<std::size_t>(chosen)] = 1;
+    }
+    for (const int g : picked_groups_) {
+      group_taken_[static_cast<std::size_t>(g)] = 0;
     }
   }
   double total = 0.0;
@@ -86,9 +91,14 @@ void TokenSampler::draw(core::Rng& rng, std::span<std::int32_t> out) {
         ++i;
       }
       const int g = picked_groups_[i];
-      const auto first = cdf_.begin() + static_cast<std::ptrdiff_t>(g) * group_size_;
-      const auto last = first + group_size_;
-      e = static_cast<int>(std::min(std::upper_bound(first, last, x), last - 1) - cdf_.begin());
+      // upper_bound by counting: the group's prefix is non-decreasing, so the entries <= x are exactly
+      // those before the first > x; a branch-free count beats a binary search's mispredicted branches.
+      const double* cdf = cdf_.data() + static_cast<std::ptrdiff_t>(g) * group_size_;
+      int below = 0;
+      for (int c = 0; c < group_size_; ++c) {
+        below += cdf[c] <= x ? 1 : 0;
+      }
+      e = g * group_size_ + std::min(below, group_size_ - 1);
     } else {
       for (const int g : picked_groups_) {
         for (int c = g * group_size_; c < (g + 1) * group_size_ && e < 0; ++c) {

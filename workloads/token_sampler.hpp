@@ -29,6 +29,7 @@ class TokenSampler {
   std::vector<double> cdf_;         // [expert] cumulative weight inside its group (group-local prefix)
   std::vector<double> group_mass_;  // [group]
   std::vector<int> picked_groups_;  // this token's groups
+  std::vector<char> group_taken_;   // [group] picked for this token (no search of picked_groups_)
   std::vector<double> picked_mass_;
   std::vector<char> taken_;  // [expert] already drawn for this token
 };

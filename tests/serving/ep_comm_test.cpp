@@ -25,6 +25,7 @@
 #include "sim/fanout_estimator.hpp"
 #include "sim/overlap_schedule.hpp"
 #include "sim/simulator.hpp"
+#include "workloads/routing_source.hpp"
 #include "workloads/token_sampler.hpp"
 
 using namespace epsim;
@@ -473,4 +474,103 @@ TEST_CASE("node-limited routing: DeepSeek-V3's 4-of-8 groups reach at most 4 nod
   }
   CHECK(most <= 4);
   CHECK(most >= 3);  // the limit binds: tokens do spread over several nodes
+}
+
+namespace {
+// A token model whose weights change with the step (as topics drift): sample_tokens reads the step only.
+class SteppedTokenModel final : public workloads::RoutingSource {
+ public:
+  explicit SteppedTokenModel(int experts) : weights_(static_cast<std::size_t>(experts)) {}
+  int num_moe_layers() const override { return 2; }
+  int num_experts() const override { return static_cast<int>(weights_.size()); }
+  int top_k() const override { return 4; }
+  void set_step(std::int64_t step) {
+    for (std::size_t e = 0; e < weights_.size(); ++e) {
+      weights_[e] = 1.0 + static_cast<double>((e * 7 + static_cast<std::size_t>(step)) % 11);
+    }
+  }
+  void sample(int /*layer*/, std::int64_t /*tokens*/, std::span<std::int32_t> /*out*/) override {}
+  bool sample_tokens(int /*layer*/, workloads::TokenSampler& sampler, core::Rng& rng,
+                     std::span<std::int32_t> out) override {
+    sampler.set_weights(weights_);
+    const auto k = static_cast<std::size_t>(sampler.top_k());
+    for (std::size_t i = 0; i < out.size() / k; ++i) {
+      sampler.draw(rng, out.subspan(i * k, k));
+    }
+    return true;
+  }
+
+ private:
+  std::vector<double> weights_;
+};
+}  // namespace
+
+TEST_CASE("a fan-out estimator that follows another gives exactly what it computes alone") {
+  // Two-batch overlap's halves: the same seed, the same steps; a step can leave one half without tokens
+  // in a layer (it does not re-sample then), after which the two draw differently and must not share.
+  const models::ModelSpec m = moe(32, 4, 4, 2, 2);
+  const hardware::Topology topo(2, 4, hardware::LinkSpec{100.0, 1.0}, hardware::LinkSpec{10.0, 2.0});
+  core::Rng place_rng(5);
+  const policies::LayerPlacement placement = shuffled_placement(32, 8, place_rng);
+  SteppedTokenModel source(32);
+  serving::FanoutEstimator lead(m, topo, 64, 3, core::Rng(9));
+  serving::FanoutEstimator alone(m, topo, 64, 3, core::Rng(9));
+  serving::FanoutEstimator follower(m, topo, 64, 3, core::Rng(9));
+  follower.follow(lead);
+  std::vector<std::int32_t> slots(32);
+  std::vector<std::int32_t> experts(32);
+  std::vector<std::int32_t> none(32, 0);
+  for (std::int64_t step = 0; step < 40; ++step) {
+    source.set_step(step);
+    for (int layer = 0; layer < 2; ++layer) {
+      for (std::size_t s = 0; s < slots.size(); ++s) {
+        slots[s] = static_cast<std::int32_t>((s * 3 + static_cast<std::size_t>(step + layer)) % 5);
+        experts[static_cast<std::size_t>(placement.phy2log[s])] = slots[s];
+      }
+      lead.update(layer, step, slots, experts, placement, source);
+      // The second half has no tokens in layer 1 at step 9, when it was due: from then on it draws alone.
+      const bool empty = step == 9 && layer == 1;
+      follower.update(layer, step, slots, empty ? none : experts, placement, source);
+      alone.update(layer, step, slots, empty ? none : experts, placement, source);
+      for (Eigen::Index g = 0; g < 8; ++g) {
+        INFO(fmt::format("step {} layer {} gpu {}", step, layer, g));
+        CHECK(follower.gpu_fanout()(g) == alone.gpu_fanout()(g));
+      }
+      for (Eigen::Index n = 0; n < 2; ++n) {
+        CHECK(follower.node_fanout()(n) == alone.node_fanout()(n));
+      }
+    }
+  }
+}
+
+TEST_CASE("DeepEP normal prices a dispatch and combine pair exactly as two exchanges") {
+  const hardware::Topology topo(2, 4, hardware::LinkSpec{100.0, 1.0}, hardware::LinkSpec{10.0, 2.0});
+  const hardware::EpCommConfig comm = hardware::algorithm_defaults(hardware::DispatchAlgorithm::deepep_normal);
+  hardware::DeepEpNormal pair(topo, comm);
+  hardware::DeepEpNormal single(topo, comm);
+  Eigen::ArrayXd share(8);
+  Eigen::ArrayXd pairs(8);
+  Eigen::ArrayXd gpu_fan(8);
+  Eigen::ArrayXd node_fan(2);
+  share << 0.1, 0.2, 0.05, 0.15, 0.1, 0.1, 0.2, 0.1;
+  pairs << 30, 0, 12, 55, 7, 19, 40, 3;
+  gpu_fan << 0.9, 1.0, 0.7, 0.8, 0.95, 0.6, 0.85, 1.0;
+  node_fan << 0.5, 0.7;
+  Eigen::MatrixXd matrix = Eigen::MatrixXd::Zero(8, 8);
+  for (int o = 0; o < 8; ++o) {
+    matrix.row(o) = (share(o) * pairs).matrix().transpose();
+  }
+  for (const bool per_origin : {false, true}) {
+    const hardware::EpTraffic t{&share, &pairs, per_origin ? &matrix : nullptr, &gpu_fan, &node_fan, true};
+    const hardware::CollectiveModel::ExchangePair p = pair.ep_exchange_pair(t, 7168.0, 14336.0);
+    const hardware::CollectiveCost combine = single.ep_exchange(t, 14336.0);
+    const hardware::CollectiveCost dispatch = single.ep_exchange(t, 7168.0);
+    CHECK(p.combine.time_ns == combine.time_ns);
+    CHECK(p.combine.intra_bytes == combine.intra_bytes);
+    CHECK(p.combine.inter_bytes == combine.inter_bytes);
+    CHECK(p.dispatch.time_ns == dispatch.time_ns);
+    CHECK(p.dispatch.intra_bytes == dispatch.intra_bytes);
+    CHECK(p.dispatch.inter_bytes == dispatch.inter_bytes);
+    CHECK((pair.traffic().send_inter == single.traffic().send_inter).all());
+  }
 }
