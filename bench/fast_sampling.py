@@ -26,10 +26,10 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from bench_child import EP64, run_child
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--build", default="build/release", help="build directory holding epsim (default build/release)")
@@ -41,15 +41,6 @@ epsim = os.path.join(args.build, "epsim")
 if not os.path.exists(epsim):
     sys.exit(f"fast_sampling.py: {epsim} not found; build the release preset first")
 
-# bench/run_all.py's speed section, copied (step_loop_bench's base: prompts ~1,024 and outputs ~256 tokens,
-# lognormal; 4,096 batch tokens, 128 seats).
-step_base = ('[run]\nseed = 1\nmax_sim_time_s = 3600.0\n'
-             '[workload.prompt_tokens]\ndistribution = "lognormal"\nmean = 1024\ncv = 0.5\nmin = 16\nmax = 8192\n'
-             '[workload.output_tokens]\ndistribution = "lognormal"\nmean = 256\ncv = 0.5\nmin = 8\nmax = 2048\n'
-             '[scheduler]\nmax_batch_tokens = 4096\nmax_running_requests = 128\nstep_overhead_us = 200.0\n'
-             '[slo]\nttft_ms = 2000.0\ntpot_ms = 60.0\n')
-ep64 = step_base + ('[model]\npreset = "deepseek-v3"\n[cluster]\npreset = "hgx-h200"\nnodes = 8\n'
-                    '[workload]\nrate_rps = {rate}\nnum_requests = {n}\n')
 # Prefill-heavy: long prompts in large batches, so most conditional binomials (tokens x top-8 picks of a
 # rank over 256 experts) have variance >= 25 and are drawn from the normal.
 prefill = ('[run]\nseed = 1\nmax_sim_time_s = 3600.0\n'
@@ -60,8 +51,8 @@ prefill = ('[run]\nseed = 1\nmax_sim_time_s = 3600.0\n'
            '[model]\npreset = "deepseek-v3"\n[cluster]\npreset = "hgx-h200"\nnodes = 8\n'
            '[workload]\nrate_rps = 8\nnum_requests = 1000\n')
 workloads = [
-    ("DeepSeek-V3 EP64 (64 x H200), sustainable 2.2 req/s, 1,000 requests", ep64.format(rate=2.2, n=1000)),
-    ("DeepSeek-V3 EP64, overloaded 60 req/s, 4,000 requests", ep64.format(rate=60, n=4000)),
+    ("DeepSeek-V3 EP64 (64 x H200), sustainable 2.2 req/s, 1,000 requests", EP64.format(rate=2.2, n=1000)),
+    ("DeepSeek-V3 EP64, overloaded 60 req/s, 4,000 requests", EP64.format(rate=60, n=4000)),
     ("DeepSeek-V3 EP64, prefill-heavy: prompts ~8,192 tokens, 32 output tokens, 8,192 batch tokens, "
      "8 req/s, 1,000 requests (SLO: TTFT <= 8 s, TPOT <= 1 s)", prefill),
 ]
@@ -96,22 +87,8 @@ def t_quantile(df):
 
 def run(cmd, timeout=3600):
     """Runs cmd; returns (its output, its CPU seconds from wait4's rusage of the child)."""
-    with tempfile.TemporaryFile("w+") as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid == p.pid:
-                break
-            if time.monotonic() > deadline:
-                p.kill()
-                sys.exit(f"fast_sampling.py: {' '.join(cmd)} ran past {timeout} s")
-            time.sleep(0.02)
-        out.seek(0)
-        text = out.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"fast_sampling.py: {' '.join(cmd)} failed:\n{text}")
-    return text, usage.ru_utime + usage.ru_stime
+    text, _, _, cpu = run_child(cmd, "fast_sampling.py", timeout)
+    return text, cpu
 
 
 def one_run(toml_text, mode, seed):

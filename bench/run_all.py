@@ -15,10 +15,10 @@ example study as shipped: tens of CPU minutes per build) only when named.
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
+
+from bench_child import EP64, STEP_BASE, run_child
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.join(here, "..")
@@ -39,25 +39,7 @@ rows = []  # (benchmark, measured, target, status)
 
 def run(cmd, timeout=3600):
     """Runs cmd; returns (its output, wall seconds, its own peak RSS in MiB, its CPU seconds, from wait4)."""
-    with tempfile.TemporaryFile("w+") as out:
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True)
-        deadline = t0 + timeout
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid == p.pid:
-                break
-            if time.monotonic() > deadline:
-                p.kill()
-                sys.exit(f"run_all.py: {' '.join(cmd)} ran past {timeout} s")
-            time.sleep(0.02)
-        wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read()
-    if p.returncode != 0:
-        sys.exit(f"run_all.py: {' '.join(cmd)} failed:\n{text}")
-    return text, wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
+    return run_child(cmd, "run_all.py", timeout)
 
 
 def row(name, measured, target="", met=None):
@@ -123,27 +105,20 @@ def fmt_x(r):
 
 # Issue 40's targets: CPU time of whole processes, simulated seconds per CPU second.
 # step_loop_bench's base (prompts ~1,024 and outputs ~256 tokens, lognormal; 4,096 batch tokens, 128 seats).
-step_base = ('[run]\nseed = 1\nmax_sim_time_s = 3600.0\n'
-             '[workload.prompt_tokens]\ndistribution = "lognormal"\nmean = 1024\ncv = 0.5\nmin = 16\nmax = 8192\n'
-             '[workload.output_tokens]\ndistribution = "lognormal"\nmean = 256\ncv = 0.5\nmin = 8\nmax = 2048\n'
-             '[scheduler]\nmax_batch_tokens = 4096\nmax_running_requests = 128\nstep_overhead_us = 200.0\n'
-             '[slo]\nttft_ms = 2000.0\ntpot_ms = 60.0\n')
-ep64 = step_base + ('[model]\npreset = "deepseek-v3"\n[cluster]\npreset = "hgx-h200"\nnodes = 8\n'
-                    '[workload]\nrate_rps = {rate}\nnum_requests = {n}\n')
 if "speed" in sections:
-    sustainable = paired(lambda b: epsim_run(ep64.format(rate=2.2, n=1000), binary=b))
+    sustainable = paired(lambda b: epsim_run(EP64.format(rate=2.2, n=1000), binary=b))
     row(f"DeepSeek-V3 EP64 (64 x H200), sustainable 2.2 req/s (SLO {sustainable['after']['slo']:.0f} %), 1,000 requests",
         before_after(sustainable, fmt_x),
         ">= 500x", x_cpu(sustainable["after"]) >= 500)
-    overloaded = paired(lambda b: epsim_run(ep64.format(rate=60, n=4000), binary=b))
+    overloaded = paired(lambda b: epsim_run(EP64.format(rate=60, n=4000), binary=b))
     row("DeepSeek-V3 EP64, overloaded 60 req/s, 4,000 requests (step_loop_bench's workload)",
         before_after(overloaded, fmt_x), ">= 400x", x_cpu(overloaded["after"]) >= 400)
     # Issue 40's opt-in approximate mode on the same run (its error: bench/fast_sampling.py).
-    fast = paired(lambda b: epsim_run(ep64.format(rate=60, n=4000), ['routing.sampling="fast"'], binary=b))
+    fast = paired(lambda b: epsim_run(EP64.format(rate=60, n=4000), ['routing.sampling="fast"'], binary=b))
     row('the same overloaded run with routing.sampling = "fast" (opt-in approximate mode)',
         before_after(fast, fmt_x), ">= 1,000x", x_cpu(fast["after"]) >= 1000)
     deepep = ["communication.algorithm=\"deepep_normal\"", "communication.overlap=\"two_batch\""]
-    tbo = paired(lambda b: epsim_run(ep64.format(rate=60, n=4000), deepep, binary=b))
+    tbo = paired(lambda b: epsim_run(EP64.format(rate=60, n=4000), deepep, binary=b))
     ratio = {k: (tbo[k]["cpu"] / overloaded[k]["cpu"] if tbo[k] else None) for k in tbo}
     row("DeepEP normal + two-batch overlap: CPU against the same run without them",
         f"{ratio['after']:.2f}x" + (f"; before: {ratio['before']:.2f}x" if ratio["before"] else ""), "<= 1.5x",
@@ -152,7 +127,7 @@ if "speed" in sections:
     r = paired(lambda b: epsim_run(disagg, binary=b))
     row("examples/deployments/sglang-disaggregated.toml", before_after(r, fmt_x), ">= 200x",
         x_cpu(r["after"]) >= 200)
-    nvl72 = step_base + ('[model]\npreset = "deepseek-v3"\n[cluster]\npreset = "gb200-nvl72"\nnodes = 1\n'
+    nvl72 = STEP_BASE + ('[model]\npreset = "deepseek-v3"\n[cluster]\npreset = "gb200-nvl72"\nnodes = 1\n'
                          '[parallel]\nredundant_experts = 32\n[workload]\nrate_rps = 80\nnum_requests = 4000\n')
     r = paired(lambda b: epsim_run(nvl72, binary=b))
     row("DeepSeek-V3 on a GB200 NVL72 rack (EP72, 32 redundant), 80 req/s, 4,000 requests", before_after(r, fmt_x),
@@ -173,10 +148,10 @@ if "speed" in sections:
     with tempfile.TemporaryDirectory() as d:
         cfg = os.path.join(d, "ep64.toml")
         with open(cfg, "w") as f:
-            f.write(ep64.format(rate=2.2, n=1000))
+            f.write(EP64.format(rate=2.2, n=1000))
         trace = os.path.join(d, "t.trace")
         run([epsim, "trace", "gen", cfg, "--out", trace, "--steps", "4000", "--tokens", "64"])
-        replay = paired(lambda b: epsim_run(ep64.format(rate=2.2, n=1000),
+        replay = paired(lambda b: epsim_run(EP64.format(rate=2.2, n=1000),
                                             ["routing.source=trace", f'routing.trace_file="{trace}"'], binary=b))
     row("trace replay (64-token steps) at the sustainable load: x real time per CPU s against synthetic",
         before_after(replay, fmt_x), "replay >= synthetic",

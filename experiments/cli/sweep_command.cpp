@@ -188,6 +188,41 @@ std::vector<std::pair<std::string, std::string>> output_files(const StudySpec& s
   return files;
 }
 
+// This rank's share of the pending runs. With max-rate waves, each point's replication 0 runs first
+// (wave 0) and the point's other replications (wave 1) start their searches from its bracket, read
+// from the journal once every rank's wave 0 is in it. Each wave is dealt over the ranks by index.
+std::vector<RunRecord> run_pending(const StudySpec& spec, const StudyPlan& plan, const Pending& pending,
+                                   const MpiWorld& world, const std::filesystem::path& dir, Journal& journal,
+                                   const RunnerOptions& o) {
+  const bool waves = max_rate_waves(spec, plan);
+  const auto mine_in = [&](int wave) {
+    std::vector<std::int64_t> mine;
+    std::size_t n = 0;
+    for (const std::int64_t run : pending.runs) {
+      const int of = waves && plan.run(run).replication > 0 ? 1 : 0;
+      if (of == wave && n++ % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank())) {
+        mine.push_back(run);
+      }
+    }
+    return mine;
+  };
+  std::vector<RunRecord> ran = execute_runs(spec, plan, mine_in(0), dir, journal, o);
+  if (!waves) {
+    return ran;
+  }
+  (void)world.all(true);  // every rank's wave 0 is in the journal before any rank reads it
+  const std::map<std::string, RunRecord> firsts = Journal::load(dir);
+  const std::vector<std::int64_t> mine = mine_in(1);
+  std::vector<std::optional<SloPrior>> priors;
+  priors.reserve(mine.size());
+  for (const std::int64_t run : mine) {
+    priors.push_back(max_rate_prior(spec, plan, run, pending.keys, firsts));
+  }
+  std::vector<RunRecord> more = execute_runs(spec, plan, mine, dir, journal, o, priors);
+  ran.insert(ran.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  return ran;
+}
+
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -246,21 +281,6 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   }
   const Pending pending = pending_runs(spec, plan, done, dir);
   const auto reused = plan.runs() - static_cast<std::int64_t>(pending.runs.size());
-  // With max-rate waves, each point's replication 0 runs first (wave 0): the point's other replications
-  // (wave 1) start their searches from its bracket. Each wave is dealt over the ranks by index.
-  const bool waves = max_rate_waves(spec, plan);
-  const auto wave_of = [&](std::int64_t run) { return waves && plan.run(run).replication > 0 ? 1 : 0; };
-  const auto mine_in = [&](int wave) {
-    std::vector<std::int64_t> mine;
-    std::size_t n = 0;
-    for (const std::int64_t run : pending.runs) {
-      if (wave_of(run) == wave &&
-          n++ % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank())) {
-        mine.push_back(run);
-      }
-    }
-    return mine;
-  };
   if (root) {
     err << fmt::format("epsim sweep: {} points x {} replications = {} runs; {} from the journal, {} to run{}\n",
                        plan.points.size(), plan.replications, plan.runs(), reused, pending.runs.size(),
@@ -272,20 +292,8 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   o.jobs = a.jobs;
   o.progress = root && a.progress != "none" ? &err : nullptr;
   o.terminal = a.progress == "bar" || (a.progress == "auto" && ::isatty(STDERR_FILENO) != 0);
-  std::vector<RunRecord> ran = execute_runs(spec, plan, mine_in(0), dir, journal, o);
-  if (waves) {
-    (void)world.all(true);  // every rank's wave 0 is in the journal before any rank reads it
-    const std::map<std::string, RunRecord> firsts = Journal::load(dir);
-    const std::vector<std::int64_t> mine = mine_in(1);
-    std::vector<std::optional<SloPrior>> priors;
-    priors.reserve(mine.size());
-    for (const std::int64_t run : mine) {
-      priors.push_back(max_rate_prior(spec, plan, run, pending.keys, firsts));
-    }
-    std::vector<RunRecord> more = execute_runs(spec, plan, mine, dir, journal, o, priors);
-    ran.insert(ran.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  }
-  const std::map<std::string, RunRecord> by_key = gather_records(world, ran, done);
+  const std::map<std::string, RunRecord> by_key =
+      gather_records(world, run_pending(spec, plan, pending, world, dir, journal, o), done);
   if (!root) {
     return 0;
   }

@@ -101,6 +101,25 @@ void check_options(const ExperimentConfig& cfg, const SloSearchOptions& o) {
   }
 }
 
+// The rates a search steps through away from a probe. Cold (from the config's rate): doubling up and
+// halving down. Warm (from an earlier replication's bracket, of width w): w, 2w, 4w ... away, never
+// less than halving down (the cold search's own step), as across seeds the answer moves by about w.
+class RateSteps {
+ public:
+  explicit RateSteps(std::optional<double> width) : warm_(width.has_value()), step_(width.value_or(0.0)) {}
+  double up(double from) { return warm_ ? from + next() : from * 2.0; }
+  double down(double from) { return warm_ ? std::max(from - next(), from / 2.0) : from / 2.0; }
+
+ private:
+  double next() {
+    const double now = step_;
+    step_ *= 2.0;
+    return now;
+  }
+  bool warm_;
+  double step_;
+};
+
 // The search's state for one replication: the probes it ran and what they say.
 class ReplicationSearch {
  public:
@@ -211,6 +230,7 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
   ReplicationSearch s(o, replication, prober, probes, on_probe);
   const bool warm = o.rates.empty() && prior && prior->low_rps > 0.0 && prior->high_rps > prior->low_rps;
   const double first = warm ? prior->low_rps : start_rps;
+  const std::optional<double> width = warm ? std::optional<double>(prior->high_rps - prior->low_rps) : std::nullopt;
   // The short search: a grid, or bracketing then bisection. `lo` passed, `hi` failed (0 / NaN: none).
   double lo = 0.0;
   double hi = std::numeric_limits<double>::quiet_NaN();
@@ -222,25 +242,17 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
     }
     std::tie(lo, hi) = curve_bracket(o.rates, attainment, o.target);
   } else {
-    // Bracketing. From the config's rate: doubling up while probes pass, halving down while they fail.
-    // From an earlier replication's bracket [L, H): L, then H (or downwards L - (H - L)), then steps that
-    // double away from them, never below half the last failing rate (the cold search's own step).
-    double step = warm ? prior->high_rps - prior->low_rps : 0.0;
-    const auto next_step = [&] {
-      const double now = step;
-      step *= 2.0;
-      return now;
-    };
-    const auto up = [&](double from) { return warm ? from + next_step() : from * 2.0; };
-    const auto down = [&](double from) { return warm ? std::max(from - next_step(), from / 2.0) : from / 2.0; };
+    // Bracketing: up while probes pass, or down while they fail, from the config's rate or from the
+    // prior's low end [L, H) (then H is the first step up and L - (H - L) the first down).
+    RateSteps steps(width);
     if (s.short_probe(first)) {
       lo = first;
-      for (hi = up(lo); s.short_probe(hi); hi = up(lo)) {
+      for (hi = steps.up(lo); s.short_probe(hi); hi = steps.up(lo)) {
         lo = hi;
       }
     } else {
       hi = first;
-      for (lo = down(hi); !s.short_probe(lo); lo = down(hi)) {
+      for (lo = steps.down(hi); !s.short_probe(lo); lo = steps.down(hi)) {
         hi = lo;
         if (lo < first * 1e-6) {
           lo = 0.0;
@@ -269,23 +281,17 @@ SloReplication search_replication(const SloSearchOptions& o, double start_rps, i
     ++failed;
   }
   if (confirmed == 0.0 && o.rates.empty()) {
-    // Down with long probes to a millionth of the start: halving, or from a prior by its bracket's width,
-    // doubling (never less than halving): a warm search has few passed rates to fall back on, and its
-    // answer moves by about that width across seeds (a while loop: no floating-point loop counter).
-    double down_step = warm ? prior->high_rps - prior->low_rps : 0.0;
-    const auto next_down = [&](double from) {
-      const double r = warm ? std::max(from - down_step, from / 2.0) : from / 2.0;
-      down_step *= 2.0;
-      return r;
-    };
-    double rate = next_down(hi);
+    // Down with long probes to a millionth of the start, by the bracketing's steps afresh: a warm search
+    // has few passed rates to fall back on (a while loop: no floating-point loop counter).
+    RateSteps back(width);
+    double rate = back.down(hi);
     while (rate >= first * 1e-6) {
       if (s.long_probe(rate)) {
         confirmed = rate;
         break;
       }
       hi = rate;
-      rate = next_down(rate);
+      rate = back.down(rate);
     }
   }
   // The short probes proved optimistic: the search goes on between the two with long probes only.
