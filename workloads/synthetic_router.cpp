@@ -50,11 +50,14 @@ SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t) {
   c.temporal_group_size = static_cast<int>(t.integer("temporal_group_size", 2, "experts per bursty group", {1, 64}));
   c.burst_fraction = t.real("burst_fraction", c.burst_fraction, "share of steps a group bursts", {0.0, 1.0, true});
   c.burst_mean_steps = t.real("burst_mean_steps", c.burst_mean_steps, "mean burst length in steps", {1.0, 1e6});
-  static constexpr std::array<core::Choice<bool>, 2> k_sampling{{{"exact", false}, {"fast", true}}};
-  c.fast_sampling = t.choice<bool>("sampling", false,
-                                   "exact multinomial draws, or fast: conditional binomials of variance >= 25 from "
-                                   "their moment-matched normal",
-                                   k_sampling);
+  static constexpr std::array<core::Choice<RoutingSampling>, 3> k_sampling{
+      {{"exact", RoutingSampling::exact}, {"poisson", RoutingSampling::poisson}, {"fast", RoutingSampling::fast}}};
+  c.sampling = t.choice<RoutingSampling>(
+      "sampling", RoutingSampling::exact,
+      "large multinomial draws: exact (conditional binomials), poisson (exact too, Poissonised and vectorised: "
+      "other random numbers, faster with AVX2 or AVX-512), or fast (conditional binomials of variance >= 25 from their "
+      "moment-matched normal, approximate)",
+      k_sampling);
   c.burst_multiplier = t.real("burst_multiplier", c.burst_multiplier,
                               "in a burst each member takes this x the uniform share", core::k_positive);
   if (t.documenting()) {
@@ -110,7 +113,9 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
       ranking_(static_cast<std::size_t>(moe_layers) * static_cast<std::size_t>(experts)),
       rng_(streams.stream("routing")),
       burst_rng_(streams.stream("routing-bursts")),
-      drift_rng_(streams.stream("routing-drift")) {
+      drift_rng_(streams.stream("routing-drift")),
+      // The instruction set (and EPSIM_ISA) is read only by runs that use the vector kernels.
+      poisson_(cfg.sampling == RoutingSampling::poisson ? core::active_isa() : core::Isa::baseline) {
   if (top_k < 1 || top_k > experts) {
     throw core::Error("SyntheticRouter: need 1 <= top_k <= experts");
   }
@@ -489,7 +494,12 @@ void SyntheticRouter::sample_counts(int layer, std::int64_t tokens, std::span<st
     }
   }
   water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
-  multinomial_capped(rng_, tokens * top_k_, tokens, mixed_, ranking(layer), out, alias_, cfg_.fast_sampling);
+  const std::int64_t picks = tokens * top_k_;
+  if (cfg_.sampling == RoutingSampling::poisson && picks > 4 * static_cast<std::int64_t>(experts_)) {
+    poisson_.draw_capped(rng_, picks, tokens, mixed_, ranking(layer), out);
+    return;
+  }
+  multinomial_capped(rng_, picks, tokens, mixed_, ranking(layer), out, alias_, cfg_.sampling == RoutingSampling::fast);
 }
 
 void SyntheticRouter::expected_coselection(int layer, core::Time t, std::span<double> out) const {

@@ -21,9 +21,15 @@
 #include "core/params.hpp"
 #include "core/random_streams.hpp"
 #include "workloads/multinomial.hpp"
+#include "workloads/poisson_multinomial.hpp"
 #include "workloads/routing_source.hpp"
 
 namespace epsim::workloads {
+
+/// How a layer whose picks far outnumber its experts draws its counts: exact by conditional binomials;
+/// poisson: exact as well, by Poissonisation, vectorised (other random numbers, faster); fast: conditional
+/// binomials of variance >= 25 from their moment-matched normal (approximate, opt-in).
+enum class RoutingSampling : std::uint8_t { exact, poisson, fast };
 
 struct SyntheticRouterConfig {
   double zipf_exponent = 0.4;                  ///< prefill skew s in p ~ 1 / rank^s (0 = uniform)
@@ -44,10 +50,10 @@ struct SyntheticRouterConfig {
   double drift_time_constant_s = 30.0;   ///< random walk: mean-reversion time
   int temporal_groups = 0;               ///< bursty groups per layer
   int temporal_group_size = 2;
-  double burst_fraction = 0.17;   ///< share of steps a group is bursting
-  double burst_mean_steps = 4.0;  ///< mean burst length in steps
-  double burst_multiplier = 3.0;  ///< in a burst, each member takes this x the uniform share
-  bool fast_sampling = false;     ///< draw large conditional binomials from their normal (docs)
+  double burst_fraction = 0.17;                       ///< share of steps a group is bursting
+  double burst_mean_steps = 4.0;                      ///< mean burst length in steps
+  double burst_multiplier = 3.0;                      ///< in a burst, each member takes this x the uniform share
+  RoutingSampling sampling = RoutingSampling::exact;  ///< how a layer's many picks are drawn (docs/routing.md)
 };
 
 SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t);
@@ -148,6 +154,7 @@ class SyntheticRouter final : public RoutingSource {
   core::Rng rng_;  // counts
   core::Rng burst_rng_;
   core::Rng drift_rng_;
+  PoissonMultinomial poisson_;  // large draws with sampling = "poisson"
 };
 
 }  // namespace epsim::workloads

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 40's opt-in approximate routing mode, routing.sampling = "fast", end to end: over a few seeds its
-// headline means agree with exact sampling's within the seeds' own spread, and it is never the default.
-// (The draws' means and variances: tests/workloads/synthetic_router_test.cpp; the mode's measured speed
-// and error on DeepSeek-V3 EP64: bench/fast_sampling.py and bench/README.md.)
+// Issue 40's opt-in routing modes end to end, routing.sampling = "fast" (approximate) and "poisson" (exact): over a few
+// seeds its headline means agree with exact sampling's within the seeds' own spread, and it is never the default. (The
+// draws' means and variances: tests/workloads/synthetic_router_test.cpp; the mode's measured speed and error on
+// DeepSeek-V3 EP64: bench/fast_sampling.py and bench/README.md.)
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -31,9 +31,8 @@ nlohmann::json run_small(int seed, const std::string& sampling) {
   return nlohmann::json::parse(experiments::summary_json(cfg, sim.run()))["metrics"];
 }
 
-}  // namespace
-
-TEST_CASE("fast sampling's headline means agree with exact within the seed spread") {
+// A mode's headline means against exact sampling's over a few seeds.
+void check_agrees_with_exact(const std::string& mode) {
   const int seeds = 8;
   // Headline metrics of summary.json, as JSON pointers into "metrics".
   const std::vector<std::string> metrics{
@@ -44,7 +43,7 @@ TEST_CASE("fast sampling's headline means agree with exact within the seed sprea
   int differing_runs = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     const auto e = run_small(seed, "exact");
-    const auto f = run_small(seed, "fast");
+    const auto f = run_small(seed, mode);
     differing_runs += e != f ? 1 : 0;
     for (std::size_t m = 0; m < metrics.size(); ++m) {
       exact[m].add(e.at(nlohmann::json::json_pointer(metrics[m])).get<double>());
@@ -64,13 +63,27 @@ TEST_CASE("fast sampling's headline means agree with exact within the seed sprea
   }
 }
 
+}  // namespace
+
+TEST_CASE("fast sampling's headline means agree with exact within the seed spread") {
+  check_agrees_with_exact("fast");
+}
+
+// The Poissonised draw is exact: other random numbers, the same distribution.
+TEST_CASE("poisson sampling's headline means agree with exact within the seed spread") {
+  check_agrees_with_exact("poisson");
+}
+
 TEST_CASE("fast sampling is opt-in: an empty routing section samples exactly") {
   // A model and a GPU are the required sections; [routing] itself stays empty.
   const std::string k_model = "[model]\npreset = \"mixtral-8x7b\"\n[gpu]\npreset = \"h100\"\n";
   const auto empty = experiments::load_config_text(k_model + "[routing]\n", "empty-routing", {});
-  CHECK_FALSE(empty.routing.synthetic.fast_sampling);
+  CHECK(empty.routing.synthetic.sampling == workloads::RoutingSampling::exact);
   const auto fast = experiments::load_config_text(k_model + "[routing]\nsampling = \"fast\"\n", "fast-routing", {});
-  CHECK(fast.routing.synthetic.fast_sampling);
+  CHECK(fast.routing.synthetic.sampling == workloads::RoutingSampling::fast);
   const auto exact = experiments::load_config_text(k_model + "[routing]\nsampling = \"exact\"\n", "exact-routing", {});
-  CHECK_FALSE(exact.routing.synthetic.fast_sampling);
+  CHECK(exact.routing.synthetic.sampling == workloads::RoutingSampling::exact);
+  const auto poisson =
+      experiments::load_config_text(k_model + "[routing]\nsampling = \"poisson\"\n", "poisson-routing", {});
+  CHECK(poisson.routing.synthetic.sampling == workloads::RoutingSampling::poisson);
 }

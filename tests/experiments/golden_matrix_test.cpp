@@ -148,6 +148,13 @@ TEST_CASE("golden: trace replay", "[golden]") {
   std::filesystem::remove(trace);
 }
 
+// The vectorised Poisson kernels (small.toml's prefills draw their counts by Poissonisation). CTest runs
+// this case once per instruction set as well (experiments_tests:golden_poisson_on_<set>, EPSIM_ISA): one
+// golden for every path.
+TEST_CASE("golden: poisson sampling", "[golden]") {
+  check_golden("poisson_sampling", "small.toml", {"routing.sampling=\"poisson\""});
+}
+
 TEST_CASE("golden: port-model collectives", "[golden]") {
   check_golden("ports", "small.toml", {"cluster.collective_model=ports"});
 }

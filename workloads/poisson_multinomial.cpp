@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "workloads/poisson_multinomial.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "workloads/multinomial.hpp"
+
+namespace epsim::workloads {
+
+void PoissonMultinomial::draw(core::Rng& rng, std::int64_t picks, std::span<const double> p,
+                              std::span<std::int32_t> out) {
+  if (out.size() != p.size()) {
+    throw core::Error(fmt::format("poisson multinomial: {} probabilities but {} outputs", p.size(), out.size()));
+  }
+  double total = 0.0;
+  for (const double x : p) {
+    total += x;
+  }
+  if (!(total > 0.0) || !std::isfinite(total)) {
+    throw core::Error(
+        fmt::format("poisson multinomial: expected probabilities with a positive finite sum, got {}", total));
+  }
+  std::fill(out.begin(), out.end(), 0);
+  mean_.resize(p.size());
+  counts_.resize(p.size());
+  const auto n = static_cast<std::int64_t>(p.size());
+  std::int64_t left = picks;
+  // Past four picks per category a Poisson round beats one alias pick per pick.
+  while (left > 4 * n) {
+    const double m = static_cast<double>(left) - 2.0 * std::sqrt(static_cast<double>(left));
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      mean_[i] = m * (p[i] / total);
+    }
+    std::int64_t sum = 0;
+    for (;;) {
+      draws_.draw(rng, mean_, counts_, isa_);
+      ++rounds_;
+      sum = 0;
+      for (const std::int64_t c : counts_) {
+        sum += c;
+      }
+      if (sum <= left) {
+        break;
+      }
+      ++redraws_;
+    }
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      out[i] += static_cast<std::int32_t>(counts_[i]);
+    }
+    left -= sum;
+  }
+  if (left > 0) {
+    alias_.build(p);
+    for (std::int64_t i = 0; i < left; ++i) {
+      ++out[static_cast<std::size_t>(alias_.draw(rng))];
+    }
+  }
+}
+
+void PoissonMultinomial::draw_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
+                                     std::span<const int> order, std::span<std::int32_t> out) {
+  draw(rng, picks, p, out);
+  std::int64_t overflow = 0;
+  for (std::int32_t& c : out) {
+    if (c > cap) {
+      overflow += c - cap;
+      c = static_cast<std::int32_t>(cap);
+    }
+  }
+  place_overflow(overflow, cap, order, out);
+}
+
+}  // namespace epsim::workloads
