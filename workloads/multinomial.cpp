@@ -65,10 +65,11 @@ void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, st
 }
 
 void multinomial_capped_unsorted(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
-                                 std::span<std::int32_t> out, AliasTable& alias, std::vector<int>& order) {
+                                 std::span<std::int32_t> out, AliasTable& alias, std::vector<int>& order,
+                                 bool approximate) {
   std::int64_t overflow = 0;
   if (picks > 4 * static_cast<std::int64_t>(p.size())) {
-    overflow = binomial_chain(rng, picks, cap, p, {}, out, false);
+    overflow = binomial_chain(rng, picks, cap, p, {}, out, approximate);
   } else {
     alias.build(p);
     std::fill(out.begin(), out.end(), 0);
@@ -82,18 +83,33 @@ void multinomial_capped_unsorted(core::Rng& rng, std::int64_t picks, std::int64_
     }
   }
   if (overflow > 0) {
-    // Most probable first, ties to the lower index (a stable sort by probability, without its buffer).
-    order.resize(p.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      order[i] = static_cast<int>(i);
-    }
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      const double pa = p[static_cast<std::size_t>(a)];
-      const double pb = p[static_cast<std::size_t>(b)];
-      return pa > pb || (pa == pb && a < b);
-    });
+    sort_by_probability(p, order);
     place_overflow(overflow, cap, order, out);
   }
+}
+
+void sort_by_probability(std::span<const double> p, std::vector<int>& order) {
+  // A stable sort by probability, without its buffer.
+  order.resize(p.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = static_cast<int>(i);
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const double pa = p[static_cast<std::size_t>(a)];
+    const double pb = p[static_cast<std::size_t>(b)];
+    return pa > pb || (pa == pb && a < b);
+  });
+}
+
+std::int64_t clip_at_cap(std::span<std::int32_t> out, std::int64_t cap) {
+  std::int64_t overflow = 0;
+  for (std::int32_t& c : out) {
+    if (c > cap) {
+      overflow += c - cap;
+      c = static_cast<std::int32_t>(cap);
+    }
+  }
+  return overflow;
 }
 
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,

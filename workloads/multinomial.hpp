@@ -13,6 +13,12 @@
 
 namespace epsim::workloads {
 
+/// How a layer whose picks far outnumber its experts draws its counts (routing.sampling, synthetic or
+/// replayed): exact by conditional binomials; poisson: exact as well, by Poissonisation, vectorised
+/// (workloads/poisson_multinomial.hpp: other random numbers, faster with AVX2 or AVX-512); fast:
+/// conditional binomials of variance >= 25 from their moment-matched normal (approximate, opt-in).
+enum class RoutingSampling : std::uint8_t { exact, poisson, fast };
+
 /// Draws picks one by one from the alias table for small draws (picks <= 4 x categories) and by
 /// conditional binomials otherwise; both are exact multinomial draws. `alias` is a reusable workspace.
 /// With `approximate`, a conditional binomial B(n, q) whose variance n q (1 - q) is at least 25 is drawn as
@@ -27,8 +33,15 @@ void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, st
 /// the conditional binomials walk): categories in index order, and only when a count was clipped at `cap`
 /// is `order` sorted (most probable first, ties to the lower index) to place the clipped picks. For
 /// distributions that change every step (trace replay), where sorting each layer cost a third of the run.
+/// `approximate` as for multinomial_capped.
 void multinomial_capped_unsorted(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
-                                 std::span<std::int32_t> out, AliasTable& alias, std::vector<int>& order);
+                                 std::span<std::int32_t> out, AliasTable& alias, std::vector<int>& order,
+                                 bool approximate = false);
+
+/// Categories most probable first, ties to the lower index (the order clipped picks are placed in).
+void sort_by_probability(std::span<const double> p, std::vector<int>& order);
+/// Clips every count at `cap`; returns the picks clipped off.
+std::int64_t clip_at_cap(std::span<std::int32_t> out, std::int64_t cap);
 
 /// Places `overflow` picks clipped at `cap` on the earliest categories of `order` that still have room.
 void place_overflow(std::int64_t overflow, std::int64_t cap, std::span<const int> order, std::span<std::int32_t> out);

@@ -64,14 +64,7 @@ void PoissonMultinomial::draw(core::Rng& rng, std::int64_t picks, std::span<cons
 void PoissonMultinomial::draw_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
                                      std::span<const int> order, std::span<std::int32_t> out) {
   draw(rng, picks, p, out);
-  std::int64_t overflow = 0;
-  for (std::int32_t& c : out) {
-    if (c > cap) {
-      overflow += c - cap;
-      c = static_cast<std::int32_t>(cap);
-    }
-  }
-  place_overflow(overflow, cap, order, out);
+  place_overflow(clip_at_cap(out, cap), cap, order, out);
 }
 
 }  // namespace epsim::workloads

@@ -18,6 +18,7 @@ RoutingConfig parse_routing_section(core::ParamTable& root, const RoutingShape& 
   c.source = routing.choice<RoutingSourceKind>("source", RoutingSourceKind::synthetic,
                                                "routing source: synthetic generator or a trace", k_sources);
   c.synthetic = parse_synthetic_router(routing);
+  c.trace.sampling = c.synthetic.sampling;  // one key for both sources' large draws
   c.trace.file = routing.string("trace_file", "", "trace: the routing trace to replay (epsim trace gen / convert)");
   c.trace.loop = routing.boolean("trace_loop", true, "trace: start again at the end (false: the run stops there)");
   c.trace.expert_groups = static_cast<int>(shape.expert_groups);

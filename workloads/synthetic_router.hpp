@@ -26,11 +26,6 @@
 
 namespace epsim::workloads {
 
-/// How a layer whose picks far outnumber its experts draws its counts: exact by conditional binomials;
-/// poisson: exact as well, by Poissonisation, vectorised (other random numbers, faster); fast: conditional
-/// binomials of variance >= 25 from their moment-matched normal (approximate, opt-in).
-enum class RoutingSampling : std::uint8_t { exact, poisson, fast };
-
 struct SyntheticRouterConfig {
   double zipf_exponent = 0.4;                  ///< prefill skew s in p ~ 1 / rank^s (0 = uniform)
   std::optional<double> decode_zipf_exponent;  ///< decode skew (none: the prefill's)

@@ -14,7 +14,11 @@ namespace epsim::workloads {
 
 TraceRoutingSource::TraceRoutingSource(const TraceReplayConfig& cfg, int moe_layers, int experts, int top_k,
                                        const core::RandomStreams& streams)
-    : cfg_(cfg), reader_(cfg.file), rng_(streams.stream("routing")) {
+    : cfg_(cfg),
+      reader_(cfg.file),
+      rng_(streams.stream("routing")),
+      // The instruction set (and EPSIM_ISA) is read only by runs that use the vector kernels.
+      poisson_(cfg.sampling == RoutingSampling::poisson ? core::active_isa() : core::Isa::baseline) {
   const trace::Header& h = reader_.header();
   if (static_cast<int>(h.moe_layers()) != moe_layers || static_cast<int>(h.experts()) != experts ||
       static_cast<int>(h.top_k()) != top_k) {
@@ -95,7 +99,15 @@ void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::i
     p_[e] = sum > 0.0 ? l.expert_tokens(static_cast<int>(e)) / sum : 1.0 / static_cast<double>(p_.size());
   }
   water_fill_cap(p_, 1.0 / static_cast<double>(top_k()));
-  multinomial_capped_unsorted(rng_, picks, tokens, p_, out, alias_, order_);
+  if (cfg_.sampling == RoutingSampling::poisson && picks > 4 * static_cast<std::int64_t>(p_.size())) {
+    poisson_.draw(rng_, picks, p_, out);
+    if (const std::int64_t overflow = clip_at_cap(out, tokens); overflow > 0) {
+      sort_by_probability(p_, order_);
+      place_overflow(overflow, tokens, order_, out);
+    }
+    return;
+  }
+  multinomial_capped_unsorted(rng_, picks, tokens, p_, out, alias_, order_, cfg_.sampling == RoutingSampling::fast);
 }
 
 bool TraceRoutingSource::origin_counts(int layer, int origins, std::int64_t tokens, std::span<std::int32_t> out) {

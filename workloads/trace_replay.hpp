@@ -3,9 +3,9 @@
 // Replays a routing trace: each engine step takes the trace's next step (streamed from disk). When the
 // simulated batch has a different token count than the recorded step, the step's expert distribution is
 // resampled: one multinomial draw of tokens x top_k picks with the recorded shares (capped at the token
-// count). At the end the trace loops or stops (the simulation then ends). Per-origin counts, when the
-// trace has them for as many origins as the EP group has GPUs and the token counts match, are offered to
-// the engine for the dispatch traffic. For a group-limited model (expert_groups, topk_group) and a trace
+// count), large ones as routing.sampling says. At the end the trace loops or stops (the simulation then ends).
+// Per-origin counts, when the trace has them for as many origins as the EP group has GPUs and the token counts match,
+// are offered to the engine for the dispatch traffic. For a group-limited model (expert_groups, topk_group) and a trace
 // with per-token expert ids, every recorded token's groups are counted on the first pass: a measured
 // trace that breaks the limit is still data, so it is reported (group_limit_report), not refused.
 #include <optional>
@@ -15,6 +15,7 @@
 #include "core/random_streams.hpp"
 #include "workloads/group_limit.hpp"
 #include "workloads/multinomial.hpp"
+#include "workloads/poisson_multinomial.hpp"
 #include "workloads/recorded_picks.hpp"
 #include "workloads/routing_source.hpp"
 #include "workloads/trace_io.hpp"
@@ -26,6 +27,8 @@ struct TraceReplayConfig {
   bool loop = true;       ///< at the end, start again (else the routing source is exhausted)
   int expert_groups = 1;  ///< the model's group limit (from [model], not [routing]); topk_group < expert_groups
   int topk_group = 1;     ///< turns the check on
+  /// How a resampled step's large draws are made (routing.sampling, as for synthetic routing).
+  RoutingSampling sampling = RoutingSampling::exact;
 };
 
 class TraceRoutingSource final : public RoutingSource {
@@ -56,6 +59,7 @@ class TraceRoutingSource final : public RoutingSource {
   std::vector<int> order_;
   AliasTable alias_;
   RecordedPicks recorded_;
+  PoissonMultinomial poisson_;
   std::optional<GroupLimitCounter> groups_;  ///< set when the model is group limited and the trace has ids
   GroupLimitReport group_report_;
 };

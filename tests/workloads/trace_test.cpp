@@ -2,8 +2,10 @@
 // Routing traces: round trip, malformed input, streaming with flat memory, replay, import/export, stats.
 #include <unistd.h>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -228,6 +230,60 @@ TEST_CASE("replay copies matching steps, resamples others, loops or stops") {
   REQUIRE(once.exhausted());
   REQUIRE_THROWS_WITH(TraceRoutingSource(rc, 2, 32, 2, core::RandomStreams(5)),
                       Contains("the trace has 2 MoE layers x 16 experts, top-2; the model has 2 x 32, top-2"));
+  fs::remove(p);
+}
+
+TEST_CASE("replay's large resampled draws follow routing.sampling and keep the recorded shares") {
+  const fs::path p = tmp("replay_sampling.trace");
+  SyntheticRouter router(SyntheticRouterConfig{}, 1, 16, 2, core::RandomStreams(8));
+  SynthesisOptions o;
+  o.steps = 1;
+  o.tokens = 400;
+  generate_trace(p, router, "m", o);
+  std::vector<double> share(16);
+  {
+    TraceReader r(p);
+    trace::Step s;
+    REQUIRE(r.next(s));
+    const auto& c = s.layers(0).expert_tokens();
+    const double total = std::accumulate(c.begin(), c.end(), 0.0);
+    for (std::size_t e = 0; e < share.size(); ++e) {
+      share[e] = c[static_cast<int>(e)] / total;
+    }
+  }
+  // 3,000 tokens x top-2 = 6,000 picks over 16 experts: the large path. No share reaches 1/2, so the
+  // mean of each count is 6,000 x its recorded share.
+  REQUIRE(*std::max_element(share.begin(), share.end()) < 0.4);
+  std::map<RoutingSampling, std::vector<std::int32_t>> first;
+  for (const RoutingSampling mode : {RoutingSampling::exact, RoutingSampling::poisson, RoutingSampling::fast}) {
+    TraceReplayConfig rc;
+    rc.file = p.string();
+    rc.sampling = mode;
+    TraceRoutingSource replay(rc, 1, 16, 2, core::RandomStreams(9));
+    std::vector<std::int32_t> counts(16);
+    std::vector<double> sum(16, 0.0);
+    const int draws = 2000;
+    for (int d = 0; d < draws; ++d) {
+      replay.begin_step(StepContext{});
+      replay.sample(0, 3000, counts);
+      REQUIRE(std::accumulate(counts.begin(), counts.end(), 0) == 6000);
+      REQUIRE(*std::max_element(counts.begin(), counts.end()) <= 3000);
+      if (d == 0) {
+        first[mode] = counts;
+      }
+      for (std::size_t e = 0; e < 16; ++e) {
+        sum[e] += counts[e];
+      }
+    }
+    for (std::size_t e = 0; e < 16; ++e) {
+      const double sd = std::sqrt(6000.0 * share[e] * (1.0 - share[e]) / draws);
+      INFO("mode " << static_cast<int>(mode) << ", expert " << e);
+      CHECK(std::abs(sum[e] / draws - 6000.0 * share[e]) <= 4.5 * sd + 1e-9);
+    }
+  }
+  // The modes draw differently (each is in use), from the same stream.
+  CHECK(first[RoutingSampling::poisson] != first[RoutingSampling::exact]);
+  CHECK(first[RoutingSampling::fast] != first[RoutingSampling::exact]);
   fs::remove(p);
 }
 
