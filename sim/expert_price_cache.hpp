@@ -4,7 +4,7 @@
 // (two pow calls), yet in decode a handful of (padded tokens, tokens, activated experts) keys recur. A
 // direct-mapped table per price class (hardware/cost_model.hpp) returns the exact kernel_ns computed on
 // the key's first miss, so results keep every bit; GPUs without a class (drifting speeds) are priced
-// directly. Sized once at construction: nothing allocates in the step loop.
+// directly. Sized once at construction by the GPU count: nothing allocates in the step loop.
 #include <cstdint>
 #include <vector>
 
@@ -37,10 +37,10 @@ class ExpertPriceCache {
   };
   double direct_ns(int local_gpu, std::int64_t padded, std::int64_t tokens, std::int32_t activated) const;
 
-  static constexpr int k_index_bits = 12;
   const models::ModelSpec& model_;
   const hardware::CostModel& cost_;
   int first_gpu_;
+  int index_bits_;          // the table holds 2^index_bits_ entries
   std::vector<int> class_;  // per local GPU
   std::vector<Entry> table_;
   std::int64_t misses_ = 0;

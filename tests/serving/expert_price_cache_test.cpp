@@ -94,3 +94,17 @@ TEST_CASE("one price class prices a key once, drifting speeds never memoised", "
   }
   CHECK(direct_only.misses() == 0);
 }
+
+TEST_CASE("a pricer of 1024 GPUs with its larger table still prices bit for bit", "[sim][pricing]") {
+  const models::ModelSpec m = models::load_model_preset("deepseek-v3");
+  hardware::VariabilityConfig dynamics;
+  // Four speed classes over 1,024 GPUs (every fourth GPU alike).
+  std::vector<double> factors(1024);
+  for (std::size_t g = 0; g < factors.size(); ++g) {
+    factors[g] = 0.85 + 0.05 * static_cast<double>(g % 4);
+  }
+  hardware::RooflineCostModel cost(hardware::load_gpu_preset("h200"), factors, dynamics, core::RandomStreams(3));
+  serving::ExpertPriceCache cache(m, cost, 0, 1024);
+  CHECK(mismatches(cache, cost, m, 0, 1024) == 0);
+  CHECK(cache.misses() > 0);
+}
