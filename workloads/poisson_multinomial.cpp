@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 #include "workloads/multinomial.hpp"
@@ -15,6 +16,9 @@ void PoissonMultinomial::draw(core::Rng& rng, std::int64_t picks, std::span<cons
                               std::span<std::int32_t> out) {
   if (out.size() != p.size()) {
     throw core::Error(fmt::format("poisson multinomial: {} probabilities but {} outputs", p.size(), out.size()));
+  }
+  if (picks < 0 || picks > std::numeric_limits<std::int32_t>::max()) {
+    throw core::Error(fmt::format("poisson multinomial: {} picks, expected 0 to 2^31 - 1", picks));
   }
   double total = 0.0;
   for (const double x : p) {

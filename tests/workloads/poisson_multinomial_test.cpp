@@ -167,11 +167,13 @@ TEST_CASE("the capped Poissonised draw clips like multinomial_capped, and every 
   }
 }
 
-TEST_CASE("the Poissonised multinomial refuses probabilities without a positive finite sum") {
+TEST_CASE("the Poissonised multinomial refuses probabilities without a positive finite sum and bad pick counts") {
   workloads::PoissonMultinomial sampler;
   epsim::core::Rng rng(1);
   std::vector<std::int32_t> out(2);
   CHECK_THROWS_AS(sampler.draw(rng, 100, std::vector<double>{0.0, 0.0}, out), epsim::core::Error);
   CHECK_THROWS_AS(sampler.draw(rng, 100, std::vector<double>{1.0, INFINITY}, out), epsim::core::Error);
   CHECK_THROWS_AS(sampler.draw(rng, 100, std::vector<double>{1.0}, out), epsim::core::Error);
+  CHECK_THROWS_AS(sampler.draw(rng, -1, std::vector<double>{1.0, 1.0}, out), epsim::core::Error);
+  CHECK_THROWS_AS(sampler.draw(rng, std::int64_t{1} << 31, std::vector<double>{1.0, 1.0}, out), epsim::core::Error);
 }
