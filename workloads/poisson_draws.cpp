@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/error.hpp"
 #include "core/lane_math.hpp"
@@ -71,78 +72,173 @@ template <class D>
   }
 }
 
-// Means from 10 up: PTRS, round r of a lane taking its uniforms U, V at its counters + 2r and + 2r + 1.
+// Buffers of the PTRS rounds (PoissonDraws owns them): per large category its parameters, then the
+// categories still drawing, those whose round needs the exact test, and what that test needs of them.
+struct PtrsWork {
+  double* lam;
+  double* loglam;
+  double* a;
+  double* b;
+  double* inv_alpha;
+  double* v_r;
+  std::int32_t* active;  // positions into `large` (and the parameter arrays)
+  std::int32_t* next;
+  std::int32_t* slow;
+  double* slow_k;  // the round's k, |U| margin and V by place in its list (n + 8 slots each)
+  double* slow_us;
+  double* slow_v;
+};
+
+// v[pos[0..n)], padded; round 0's positions are 0, 1, 2...: a plain load then.
 template <class D>
-[[gnu::always_inline]] inline void ptrs_block(std::uint64_t key, const double* means, const std::int32_t* index, int n,
-                                              std::int64_t* out, const double* log_fact) {
-  using I = lane::IntOf<D>;
-  const Block<D> blk(means, index, n);
-  const D lam = blk.mean;
-  D slam;
-  for (int j = 0; j < lane::Lanes<D>::width; ++j) {
-    slam[j] = std::sqrt(lam[j]);  // correctly rounded on every path
+[[gnu::always_inline]] inline D gather(const double* v, const std::int32_t* pos, int n, double pad, bool in_order) {
+  constexpr int W = lane::Lanes<D>::width;
+  D x = lane::splat<D>(pad);
+  if (in_order && n == W) {
+    std::memcpy(&x, v + pos[0], sizeof x);
+    return x;
   }
-  const D loglam = lane::log(lam);
-  const D b = 0.931 + 2.53 * slam;
-  const D a = -0.059 + 0.02483 * b;
-  const D inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
-  const D v_r = 0.9277 - 3.6224 / (b - 2.0);
-  I active = blk.real;
-  D result = lane::splat<D>(0.0);
-  for (std::uint64_t round = 0; any(active); ++round) {
-    const D uu = lane::uniforms_at<D>(key, blk.counter + 2 * round) - 0.5;
-    const D vv = lane::uniforms_at<D>(key, blk.counter + (2 * round + 1));
-    const D us = 0.5 - lane::abs(uu);
-    const D k = lane::floor((2.0 * a / us + b) * uu + lam + 0.43);
-    const I fast = (us >= 0.07) & (vv <= v_r);
-    I accept = fast;
-    const I reject = (k < 0.0) | ((us < 0.013) & (vv > us));
-    const I slow = active & ~fast & ~reject;
-    if (any(slow)) {
-      const D kk = k < 0.0 ? 0.0 : k;
+  for (int j = 0; j < n; ++j) {
+    x[j] = v[pos[j]];
+  }
+  return x;
+}
+
+// Means from 10 up: PTRS. Round r of a category takes its uniforms U, V at its counters + 2r and + 2r + 1,
+// so the rounds may batch the categories still drawing in any grouping: each round runs the cheap
+// squeeze over all of them, then the exact test (logs and log k!) only over those that need it, in full
+// vectors.
+template <class D>
+[[gnu::always_inline]] inline void ptrs_all(std::uint64_t key, const double* means, std::span<const std::int32_t> large,
+                                            std::int64_t* out, const double* log_fact, const PtrsWork& w) {
+  using I = lane::IntOf<D>;
+  using U = typename lane::Lanes<D>::U;
+  constexpr int W = lane::Lanes<D>::width;
+  const auto count = static_cast<int>(large.size());
+  for (int i = 0; i < count; i += W) {  // the parameters, once per category
+    const int n = std::min(W, count - i);
+    D lam = lane::splat<D>(10.0);
+    for (int j = 0; j < n; ++j) {
+      lam[j] = means[large[static_cast<std::size_t>(i) + static_cast<std::size_t>(j)]];
+    }
+    D slam;
+    for (int j = 0; j < W; ++j) {
+      slam[j] = std::sqrt(lam[j]);  // correctly rounded on every path
+    }
+    const D b = 0.931 + 2.53 * slam;
+    const D a = -0.059 + 0.02483 * b;
+    const D loglam = lane::log(lam);
+    const D inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+    const D v_r = 0.9277 - 3.6224 / (b - 2.0);
+    for (int j = 0; j < n; ++j) {
+      w.lam[i + j] = lam[j];
+      w.loglam[i + j] = loglam[j];
+      w.a[i + j] = a[j];
+      w.b[i + j] = b[j];
+      w.inv_alpha[i + j] = inv_alpha[j];
+      w.v_r[i + j] = v_r[j];
+      w.active[i + j] = i + j;
+    }
+  }
+  std::int32_t* active = w.active;
+  std::int32_t* next = w.next;
+  int n_active = count;
+  for (std::uint64_t round = 0; n_active > 0; ++round) {
+    int n_next = 0;
+    int n_slow = 0;
+    for (int i = 0; i < n_active; i += W) {
+      const int n = std::min(W, n_active - i);
+      const std::int32_t* pos = active + i;
+      U counter{};
+      for (int j = 0; j < n; ++j) {
+        counter[j] = static_cast<std::uint64_t>(large[static_cast<std::size_t>(pos[j])]) << 32;
+      }
+      const bool in_order = round == 0;
+      const D lam = gather<D>(w.lam, pos, n, 10.0, in_order);
+      const D a = gather<D>(w.a, pos, n, 1.0, in_order);
+      const D b = gather<D>(w.b, pos, n, 10.0, in_order);
+      const D v_r = gather<D>(w.v_r, pos, n, 0.5, in_order);
+      const D uu = lane::uniforms_at<D>(key, counter + 2 * round) - 0.5;
+      const D vv = lane::uniforms_at<D>(key, counter + (2 * round + 1));
+      const D us = 0.5 - lane::abs(uu);
+      const D k = lane::floor((2.0 * a / us + b) * uu + lam + 0.43);
+      const I fast = (us >= 0.07) & (vv <= v_r);
+      const I reject = (k < 0.0) | ((us < 0.013) & (vv > us));
+      // Branch-free: every lane writes its k (a lane not done now is written again when it is) and its
+      // entries of both lists, and only the list it belongs to grows.
+      // The round's k, |U| margin and V by place in the list (whole vectors: W slots past the end are
+      // allocated), the exact test's lanes by place.
+      std::memcpy(w.slow_k + i, &k, sizeof k);
+      std::memcpy(w.slow_us + i, &us, sizeof us);
+      std::memcpy(w.slow_v + i, &vv, sizeof vv);
+      for (int j = 0; j < n; ++j) {
+        out[large[static_cast<std::size_t>(pos[j])]] = static_cast<std::int64_t>(k[j]);
+        const bool is_fast = fast[j] != 0;
+        const bool is_rejected = !is_fast && reject[j] != 0;
+        next[n_next] = pos[j];
+        w.slow[n_slow] = i + j;
+        n_next += is_rejected ? 1 : 0;
+        n_slow += !is_fast && !is_rejected ? 1 : 0;
+      }
+    }
+    for (int i = 0; i < n_slow; i += W) {
+      const int n = std::min(W, n_slow - i);
+      std::int32_t pos[W];  // the categories' positions, from their places in this round's list
+      for (int j = 0; j < n; ++j) {
+        pos[j] = active[w.slow[i + j]];
+      }
+      const std::int32_t* place = w.slow + i;
+      const D lam = gather<D>(w.lam, pos, n, 10.0, false);
+      const D loglam = gather<D>(w.loglam, pos, n, 2.0, false);
+      const D a = gather<D>(w.a, pos, n, 1.0, false);
+      const D b = gather<D>(w.b, pos, n, 10.0, false);
+      const D inv_alpha = gather<D>(w.inv_alpha, pos, n, 1.0, false);
+      const D k = gather<D>(w.slow_k, place, n, 0.0, false);
+      const D us = gather<D>(w.slow_us, place, n, 0.25, false);
+      const D vv = gather<D>(w.slow_v, place, n, 0.5, false);
       const D us2 = us * us;
       // log(V inv_alpha / (a / us^2 + b)) <= -lam + k log lam - log k!
       const D lhs = lane::log(vv * inv_alpha * us2 / (a + b * us2));
-      const D rhs = -lam + kk * loglam - lane::log_factorial(kk, log_fact);
-      accept |= slow & (lhs <= rhs);
+      const D rhs = -lam + k * loglam - lane::log_factorial(k, log_fact);
+      const I accept = lhs <= rhs;
+      for (int j = 0; j < n; ++j) {
+        out[large[static_cast<std::size_t>(pos[j])]] = static_cast<std::int64_t>(k[j]);
+        next[n_next] = pos[j];
+        n_next += accept[j] != 0 ? 0 : 1;
+      }
     }
-    const I done = active & accept;
-    result = done != 0 ? k : result;
-    active &= ~done;
-  }
-  for (int j = 0; j < n; ++j) {
-    out[index[j]] = static_cast<std::int64_t>(result[j]);
+    std::swap(active, next);
+    n_active = n_next;
   }
 }
 
 template <class D>
 [[gnu::always_inline]] inline void draw_all(std::uint64_t key, const double* mean, std::span<const std::int32_t> small,
-                                            std::span<const std::int32_t> large, std::int64_t* out) {
+                                            std::span<const std::int32_t> large, std::int64_t* out,
+                                            const PtrsWork& work) {
   constexpr auto W = static_cast<std::size_t>(lane::Lanes<D>::width);
-  const double* log_fact = lane::log_factorial_table();
   for (std::size_t i = 0; i < small.size(); i += W) {
     invert_block<D>(key, mean, small.data() + i, static_cast<int>(std::min(W, small.size() - i)), out);
   }
-  for (std::size_t i = 0; i < large.size(); i += W) {
-    ptrs_block<D>(key, mean, large.data() + i, static_cast<int>(std::min(W, large.size() - i)), out, log_fact);
-  }
+  ptrs_all<D>(key, mean, large, out, lane::log_factorial_table(), work);
 }
 
 // One copy per instruction set, each at its natural width; the kernels are inlined into each and
 // compiled for its target.
 void draw_baseline(std::uint64_t key, const double* mean, std::span<const std::int32_t> small,
-                   std::span<const std::int32_t> large, std::int64_t* out) {
-  draw_all<lane::Vd2>(key, mean, small, large, out);
+                   std::span<const std::int32_t> large, std::int64_t* out, const PtrsWork& work) {
+  draw_all<lane::Vd2>(key, mean, small, large, out, work);
 }
 #if defined(__x86_64__)
 [[gnu::target("avx2")]] void draw_avx2(std::uint64_t key, const double* mean, std::span<const std::int32_t> small,
-                                       std::span<const std::int32_t> large, std::int64_t* out) {
-  draw_all<lane::Vd4>(key, mean, small, large, out);
+                                       std::span<const std::int32_t> large, std::int64_t* out, const PtrsWork& work) {
+  draw_all<lane::Vd4>(key, mean, small, large, out, work);
 }
 [[gnu::target("avx512f,avx512dq,avx512vl")]] void draw_avx512(std::uint64_t key, const double* mean,
                                                               std::span<const std::int32_t> small,
-                                                              std::span<const std::int32_t> large, std::int64_t* out) {
-  draw_all<lane::Vd8>(key, mean, small, large, out);
+                                                              std::span<const std::int32_t> large, std::int64_t* out,
+                                                              const PtrsWork& work) {
+  draw_all<lane::Vd8>(key, mean, small, large, out, work);
 }
 #endif
 
@@ -173,17 +269,25 @@ void PoissonDraws::draw(core::Rng& rng, std::span<const double> mean, std::span<
     throw core::Error(fmt::format("poisson draws: this CPU does not support {}", core::isa_name(isa)));
   }
   const std::uint64_t key = rng();
+  const std::size_t n = large_.size();
+  params_.resize(6 * n);
+  lists_.resize(3 * n);
+  const std::size_t m = n + 8;  // whole vectors are stored past a list's end
+  slow_.resize(3 * m);
+  const PtrsWork work{params_.data(),         params_.data() + n,     params_.data() + 2 * n, params_.data() + 3 * n,
+                      params_.data() + 4 * n, params_.data() + 5 * n, lists_.data(),          lists_.data() + n,
+                      lists_.data() + 2 * n,  slow_.data(),           slow_.data() + m,       slow_.data() + 2 * m};
   switch (isa) {
 #if defined(__x86_64__)
     case core::Isa::avx512:
-      draw_avx512(key, mean.data(), small_, large_, out.data());
+      draw_avx512(key, mean.data(), small_, large_, out.data(), work);
       return;
     case core::Isa::avx2:
-      draw_avx2(key, mean.data(), small_, large_, out.data());
+      draw_avx2(key, mean.data(), small_, large_, out.data(), work);
       return;
 #endif
     default:
-      draw_baseline(key, mean.data(), small_, large_, out.data());
+      draw_baseline(key, mean.data(), small_, large_, out.data(), work);
   }
 }
 

@@ -27,6 +27,9 @@ class PoissonDraws {
  private:
   std::vector<std::int32_t> small_;  // indices of means in (0, 10)
   std::vector<std::int32_t> large_;  // indices of means >= 10
+  std::vector<double> params_;       // PTRS: six parameters per large mean
+  std::vector<std::int32_t> lists_;  // PTRS: the categories drawing, the next round's, the exact tests'
+  std::vector<double> slow_;         // PTRS: what the exact tests need (k, |U| margin, V)
 };
 
 }  // namespace epsim::workloads
