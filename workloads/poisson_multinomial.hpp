@@ -2,11 +2,11 @@
 #pragma once
 // An exact multinomial draw of many picks by Poissonisation, for layers whose picks far outnumber the
 // experts (prefill steps): independent X_e ~ Poisson(m p_e) with m = N - 2 sqrt(N) a little under the N
-// picks, drawn four lanes at a time (workloads/poisson_draws.hpp); redrawn whole when their sum S
+// picks, drawn in vector lanes (workloads/poisson_draws.hpp); redrawn whole when their sum S
 // passes N (about 2 % of the time); then the N - S picks left are drawn the same way (or one by one from
 // an alias table once few are left) and added. Given S = s the X_e are Multinomial(s, p), and the sum of
 // independent multinomials over the same p is Multinomial(N, p): exact, like the conditional binomials it
-// replaces (docs/routing.md, routing.sampling = "poisson"), with other random numbers.
+// replaces (docs/workloads.md, routing.sampling = "poisson"), with other random numbers.
 #include <cstdint>
 #include <span>
 #include <vector>

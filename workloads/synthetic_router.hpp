@@ -48,7 +48,7 @@ struct SyntheticRouterConfig {
   double burst_fraction = 0.17;                       ///< share of steps a group is bursting
   double burst_mean_steps = 4.0;                      ///< mean burst length in steps
   double burst_multiplier = 3.0;                      ///< in a burst, each member takes this x the uniform share
-  RoutingSampling sampling = RoutingSampling::exact;  ///< how a layer's many picks are drawn (docs/routing.md)
+  RoutingSampling sampling = RoutingSampling::exact;  ///< how a layer's many picks are drawn (docs/workloads.md)
 };
 
 SyntheticRouterConfig parse_synthetic_router(core::ParamTable& t);
