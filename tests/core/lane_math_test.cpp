@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/isa.hpp"
+#include "core/lane_random.hpp"
 
 namespace lane = epsim::core::lane;
 
@@ -75,4 +76,40 @@ TEST_CASE("instruction sets have names, the baseline always runs, EPSIM_ISA name
   CHECK_FALSE(epsim::core::parse_isa("sse9").has_value());
   CHECK(epsim::core::isa_supported(Isa::baseline));
   CHECK(epsim::core::isa_supported(epsim::core::active_isa()));
+}
+
+TEST_CASE("counter uniforms are uniform, and the U and V of one round are uncorrelated") {
+  // 400,000 uniforms at counters 2r and 2r + 1 of 200,000 lanes' rounds (the pairs PTRS takes).
+  std::vector<double> bins(100, 0.0);
+  double sum_uv = 0.0;
+  double sum_u = 0.0;
+  double sum_v = 0.0;
+  const int pairs = 200000;
+  for (int i = 0; i < pairs; i += 2) {
+    epsim::core::lane::Vu2 base;
+    base[0] = (static_cast<std::uint64_t>(i) << 32);
+    base[1] = (static_cast<std::uint64_t>(i + 1) << 32) + 6;  // another lane, its round 3
+    const auto u = lane::uniforms_at<lane::Vd2>(0x1234567887654321ULL, base);
+    const auto v = lane::uniforms_at<lane::Vd2>(0x1234567887654321ULL, base + 1);
+    for (int j = 0; j < 2; ++j) {
+      REQUIRE(u[j] > 0.0);
+      REQUIRE(u[j] < 1.0);
+      bins[static_cast<std::size_t>(u[j] * 100.0)] += 1.0;
+      bins[static_cast<std::size_t>(v[j] * 100.0)] += 1.0;
+      sum_uv += u[j] * v[j];
+      sum_u += u[j];
+      sum_v += v[j];
+    }
+  }
+  // Chi-square on 100 bins, 99 degrees of freedom: 1e-4 upper quantile ~ 154.
+  double x2 = 0.0;
+  const double expected = 2.0 * pairs / 100.0;
+  for (const double b : bins) {
+    x2 += (b - expected) * (b - expected) / expected;
+  }
+  CHECK(x2 < 154.0);
+  // Correlation of U and V: standard error 1 / sqrt(pairs).
+  const double n = pairs;
+  const double cov = sum_uv / n - (sum_u / n) * (sum_v / n);
+  CHECK(std::abs(cov / (1.0 / 12.0)) < 4.5 / std::sqrt(n));
 }
