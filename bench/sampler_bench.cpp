@@ -52,10 +52,7 @@ int main() {
       });
       std::string line = fmt::format("zipf {:.1f}, {:>7} picks: binomial chain {:>7.0f} ns ({:.1f} ns per category)",
                                      zipf, picks, chain_ns, chain_ns / experts);
-      for (const core::Isa isa : core::k_all_isas) {
-        if (!core::isa_supported(isa)) {
-          continue;
-        }
+      for (const core::Isa isa : core::supported_isas()) {
         workloads::PoissonMultinomial sampler(isa);
         core::Rng r2(1);
         const double ns = cpu_ns_per_call(calls, [&] {
@@ -72,10 +69,7 @@ int main() {
     const std::vector<double> means(static_cast<std::size_t>(experts), mean);
     std::vector<std::int64_t> counts(static_cast<std::size_t>(experts));
     std::string line = fmt::format("Poisson kernel, mean {:>6.0f}:", mean);
-    for (const core::Isa isa : core::k_all_isas) {
-      if (!core::isa_supported(isa)) {
-        continue;
-      }
+    for (const core::Isa isa : core::supported_isas()) {
       workloads::PoissonDraws draws;
       core::Rng rng(3);
       const double ns = cpu_ns_per_call(8000, [&] {

@@ -3,32 +3,35 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdlib>
+#include <span>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/named.hpp"
 
 namespace epsim::core {
 
+namespace {
+
+struct NamedIsa {
+  std::string_view name;
+  Isa isa;
+};
+constexpr std::array<NamedIsa, 3> k_names{{{"baseline", Isa::baseline}, {"avx2", Isa::avx2}, {"avx512", Isa::avx512}}};
+static_assert(k_names[0].isa == Isa::baseline && k_names[1].isa == Isa::avx2 && k_names[2].isa == Isa::avx512,
+              "isa_name indexes the table by the enum's value");
+
+}  // namespace
+
 std::string_view isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::avx2:
-      return "avx2";
-    case Isa::avx512:
-      return "avx512";
-    case Isa::baseline:
-      break;
-  }
-  return "baseline";
+  return k_names[static_cast<std::size_t>(isa)].name;
 }
 
 std::optional<Isa> parse_isa(std::string_view name) {
-  for (const Isa isa : k_all_isas) {
-    if (isa_name(isa) == name) {
-      return isa;
-    }
-  }
-  return std::nullopt;
+  const NamedIsa* found = find_named(std::span<const NamedIsa>(k_names), name);
+  return found != nullptr ? std::optional<Isa>(found->isa) : std::nullopt;
 }
 
 bool isa_supported(Isa isa) {
@@ -48,6 +51,16 @@ bool isa_supported(Isa isa) {
 #endif
 }
 
+std::vector<Isa> supported_isas() {
+  std::vector<Isa> out;
+  for (const Isa isa : k_all_isas) {
+    if (isa_supported(isa)) {
+      out.push_back(isa);
+    }
+  }
+  return out;
+}
+
 namespace {
 
 Isa choose_isa() {
@@ -61,12 +74,7 @@ Isa choose_isa() {
     }
     return *isa;
   }
-  for (const Isa isa : {Isa::avx512, Isa::avx2}) {
-    if (isa_supported(isa)) {
-      return isa;
-    }
-  }
-  return Isa::baseline;
+  return supported_isas().back();  // the baseline always runs
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace epsim::core {
 
@@ -17,6 +18,8 @@ std::string_view isa_name(Isa isa);
 std::optional<Isa> parse_isa(std::string_view name);
 /// Whether this CPU runs `isa`'s kernels (AVX2 needs AVX2; AVX-512 needs F, DQ and VL).
 bool isa_supported(Isa isa);
+/// The sets of k_all_isas this CPU runs, narrowest first (tests and benchmarks run each).
+std::vector<Isa> supported_isas();
 /// The widest supported path, or EPSIM_ISA's when set; read once. Throws core::Error naming the variable
 /// when it names no path or one this CPU lacks.
 Isa active_isa();

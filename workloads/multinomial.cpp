@@ -68,7 +68,7 @@ void multinomial_capped_unsorted(core::Rng& rng, std::int64_t picks, std::int64_
                                  std::span<std::int32_t> out, AliasTable& alias, std::vector<int>& order,
                                  bool approximate) {
   std::int64_t overflow = 0;
-  if (picks > 4 * static_cast<std::int64_t>(p.size())) {
+  if (is_large_draw(picks, p.size())) {
     overflow = binomial_chain(rng, picks, cap, p, {}, out, approximate);
   } else {
     alias.build(p);
@@ -114,7 +114,7 @@ std::int64_t clip_at_cap(std::span<std::int32_t> out, std::int64_t cap) {
 
 void multinomial_capped(core::Rng& rng, std::int64_t picks, std::int64_t cap, std::span<const double> p,
                         std::span<const int> order, std::span<std::int32_t> out, AliasTable& alias, bool approximate) {
-  if (picks > 4 * static_cast<std::int64_t>(p.size())) {
+  if (is_large_draw(picks, p.size())) {
     multinomial_capped(rng, picks, cap, p, order, out, approximate);
     return;
   }

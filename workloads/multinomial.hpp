@@ -19,6 +19,12 @@ namespace epsim::workloads {
 /// conditional binomials of variance >= 25 from their moment-matched normal (approximate, opt-in).
 enum class RoutingSampling : std::uint8_t { exact, poisson, fast };
 
+/// A draw of more than four picks per category: there one conditional binomial (or Poisson variate) per
+/// category costs less than one alias pick per pick, so the large-draw methods take over.
+inline bool is_large_draw(std::int64_t picks, std::size_t categories) {
+  return picks > 4 * static_cast<std::int64_t>(categories);
+}
+
 /// Draws picks one by one from the alias table for small draws (picks <= 4 x categories) and by
 /// conditional binomials otherwise; both are exact multinomial draws. `alias` is a reusable workspace.
 /// With `approximate`, a conditional binomial B(n, q) whose variance n q (1 - q) is at least 25 is drawn as

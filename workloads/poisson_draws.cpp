@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/lane_math.hpp"
@@ -72,8 +73,9 @@ template <class D>
   }
 }
 
-// Buffers of the PTRS rounds (PoissonDraws owns them): per large category its parameters, then the
-// categories still drawing, those whose round needs the exact test, and what that test needs of them.
+// Buffers of the PTRS rounds (PoissonDraws owns them): per large category its parameters; the categories
+// still drawing (positions into `large` and the parameter arrays), the next round's, and the places in the
+// round's list of those that need the exact test; the round's k, |U| margin and V by place in its list.
 struct PtrsWork {
   double* lam;
   double* loglam;
@@ -81,13 +83,14 @@ struct PtrsWork {
   double* b;
   double* inv_alpha;
   double* v_r;
-  std::int32_t* active;  // positions into `large` (and the parameter arrays)
+  std::int32_t* active;
   std::int32_t* next;
-  std::int32_t* slow;
-  double* slow_k;  // the round's k, |U| margin and V by place in its list (n + 8 slots each)
-  double* slow_us;
-  double* slow_v;
+  std::int32_t* exact;
+  double* round_k;  // k_widest_lanes slots past the list's end: whole vectors are stored
+  double* round_us;
+  double* round_v;
 };
+constexpr std::size_t k_widest_lanes = lane::Lanes<lane::Vd8>::width;
 
 // v[pos[0..n)], padded; round 0's positions are 0, 1, 2...: a plain load then.
 template <class D>
@@ -104,18 +107,13 @@ template <class D>
   return x;
 }
 
-// Means from 10 up: PTRS. Round r of a category takes its uniforms U, V at its counters + 2r and + 2r + 1,
-// so the rounds may batch the categories still drawing in any grouping: each round runs the cheap
-// squeeze over all of them, then the exact test (logs and log k!) only over those that need it, in full
-// vectors.
+// PTRS's constants of every large category, once per draw; every category starts in the first round.
 template <class D>
-[[gnu::always_inline]] inline void ptrs_all(std::uint64_t key, const double* means, std::span<const std::int32_t> large,
-                                            std::int64_t* out, const double* log_fact, const PtrsWork& w) {
-  using I = lane::IntOf<D>;
-  using U = typename lane::Lanes<D>::U;
+[[gnu::always_inline]] inline void ptrs_parameters(const double* means, std::span<const std::int32_t> large,
+                                                   const PtrsWork& w) {
   constexpr int W = lane::Lanes<D>::width;
   const auto count = static_cast<int>(large.size());
-  for (int i = 0; i < count; i += W) {  // the parameters, once per category
+  for (int i = 0; i < count; i += W) {
     const int n = std::min(W, count - i);
     D lam = lane::splat<D>(10.0);
     for (int j = 0; j < n; ++j) {
@@ -140,75 +138,107 @@ template <class D>
       w.active[i + j] = i + j;
     }
   }
+}
+
+// One round's candidate k and squeeze for the `n_active` categories of `active`: accepted ones are done,
+// rejected ones go to `next`, the rest to w.exact (by place). Branch-free: every lane writes its k (one
+// not done now is written again when it is) and its entry of both lists; only its own list grows.
+// Returns (next's length, w.exact's length).
+template <class D>
+[[gnu::always_inline]] inline std::pair<int, int> ptrs_squeeze(std::uint64_t key, std::span<const std::int32_t> large,
+                                                               std::uint64_t round, const std::int32_t* active,
+                                                               int n_active, std::int32_t* next, std::int64_t* out,
+                                                               const PtrsWork& w) {
+  using I = lane::IntOf<D>;
+  using U = typename lane::Lanes<D>::U;
+  constexpr int W = lane::Lanes<D>::width;
+  int n_next = 0;
+  int n_exact = 0;
+  for (int i = 0; i < n_active; i += W) {
+    const int n = std::min(W, n_active - i);
+    const std::int32_t* pos = active + i;
+    U counter{};
+    for (int j = 0; j < n; ++j) {
+      counter[j] = static_cast<std::uint64_t>(large[static_cast<std::size_t>(pos[j])]) << 32;
+    }
+    const bool in_order = round == 0;
+    const D lam = gather<D>(w.lam, pos, n, 10.0, in_order);
+    const D a = gather<D>(w.a, pos, n, 1.0, in_order);
+    const D b = gather<D>(w.b, pos, n, 10.0, in_order);
+    const D v_r = gather<D>(w.v_r, pos, n, 0.5, in_order);
+    const D uu = lane::uniforms_at<D>(key, counter + 2 * round) - 0.5;
+    const D vv = lane::uniforms_at<D>(key, counter + (2 * round + 1));
+    const D us = 0.5 - lane::abs(uu);
+    const D k = lane::floor((2.0 * a / us + b) * uu + lam + 0.43);
+    const I fast = (us >= 0.07) & (vv <= v_r);
+    const I reject = (k < 0.0) | ((us < 0.013) & (vv > us));
+    std::memcpy(w.round_k + i, &k, sizeof k);
+    std::memcpy(w.round_us + i, &us, sizeof us);
+    std::memcpy(w.round_v + i, &vv, sizeof vv);
+    for (int j = 0; j < n; ++j) {
+      out[large[static_cast<std::size_t>(pos[j])]] = static_cast<std::int64_t>(k[j]);
+      const bool is_fast = fast[j] != 0;
+      const bool is_rejected = !is_fast && reject[j] != 0;
+      next[n_next] = pos[j];
+      w.exact[n_exact] = i + j;
+      n_next += is_rejected ? 1 : 0;
+      n_exact += !is_fast && !is_rejected ? 1 : 0;
+    }
+  }
+  return {n_next, n_exact};
+}
+
+// The exact test, log(V inv_alpha / (a / us^2 + b)) <= -lam + k log lam - log k!, for the round's
+// w.exact places of `active`, in full vectors; the rejected go to `next`. Returns next's new length.
+template <class D>
+[[gnu::always_inline]] inline int ptrs_exact(std::span<const std::int32_t> large, const std::int32_t* active,
+                                             int n_exact, std::int32_t* next, int n_next, std::int64_t* out,
+                                             const double* log_fact, const PtrsWork& w) {
+  using I = lane::IntOf<D>;
+  constexpr int W = lane::Lanes<D>::width;
+  for (int i = 0; i < n_exact; i += W) {
+    const int n = std::min(W, n_exact - i);
+    std::int32_t pos[W];  // the categories' positions, from their places in this round's list
+    for (int j = 0; j < n; ++j) {
+      pos[j] = active[w.exact[i + j]];
+    }
+    const std::int32_t* place = w.exact + i;
+    const D lam = gather<D>(w.lam, pos, n, 10.0, false);
+    const D loglam = gather<D>(w.loglam, pos, n, 2.0, false);
+    const D a = gather<D>(w.a, pos, n, 1.0, false);
+    const D b = gather<D>(w.b, pos, n, 10.0, false);
+    const D inv_alpha = gather<D>(w.inv_alpha, pos, n, 1.0, false);
+    const D k = gather<D>(w.round_k, place, n, 0.0, false);
+    const D us = gather<D>(w.round_us, place, n, 0.25, false);
+    const D vv = gather<D>(w.round_v, place, n, 0.5, false);
+    const D us2 = us * us;
+    const D lhs = lane::log(vv * inv_alpha * us2 / (a + b * us2));
+    const D rhs = -lam + k * loglam - lane::log_factorial(k, log_fact);
+    const I accept = lhs <= rhs;
+    for (int j = 0; j < n; ++j) {
+      out[large[static_cast<std::size_t>(pos[j])]] = static_cast<std::int64_t>(k[j]);
+      next[n_next] = pos[j];
+      n_next += accept[j] != 0 ? 0 : 1;
+    }
+  }
+  return n_next;
+}
+
+// Means from 10 up: PTRS. Round r of a category takes its uniforms U, V at its counters + 2r and + 2r + 1,
+// so the rounds may batch the categories still drawing in any grouping: each round runs the cheap
+// squeeze over all of them, then the exact test (logs and log k!) only over those that need it, in full
+// vectors.
+template <class D>
+[[gnu::always_inline]] inline void ptrs_all(std::uint64_t key, const double* means, std::span<const std::int32_t> large,
+                                            std::int64_t* out, const double* log_fact, const PtrsWork& w) {
+  ptrs_parameters<D>(means, large, w);
   std::int32_t* active = w.active;
   std::int32_t* next = w.next;
-  int n_active = count;
+  int n_active = static_cast<int>(large.size());
   for (std::uint64_t round = 0; n_active > 0; ++round) {
-    int n_next = 0;
-    int n_slow = 0;
-    for (int i = 0; i < n_active; i += W) {
-      const int n = std::min(W, n_active - i);
-      const std::int32_t* pos = active + i;
-      U counter{};
-      for (int j = 0; j < n; ++j) {
-        counter[j] = static_cast<std::uint64_t>(large[static_cast<std::size_t>(pos[j])]) << 32;
-      }
-      const bool in_order = round == 0;
-      const D lam = gather<D>(w.lam, pos, n, 10.0, in_order);
-      const D a = gather<D>(w.a, pos, n, 1.0, in_order);
-      const D b = gather<D>(w.b, pos, n, 10.0, in_order);
-      const D v_r = gather<D>(w.v_r, pos, n, 0.5, in_order);
-      const D uu = lane::uniforms_at<D>(key, counter + 2 * round) - 0.5;
-      const D vv = lane::uniforms_at<D>(key, counter + (2 * round + 1));
-      const D us = 0.5 - lane::abs(uu);
-      const D k = lane::floor((2.0 * a / us + b) * uu + lam + 0.43);
-      const I fast = (us >= 0.07) & (vv <= v_r);
-      const I reject = (k < 0.0) | ((us < 0.013) & (vv > us));
-      // Branch-free: every lane writes its k (a lane not done now is written again when it is) and its
-      // entries of both lists, and only the list it belongs to grows.
-      // The round's k, |U| margin and V by place in the list (whole vectors: W slots past the end are
-      // allocated), the exact test's lanes by place.
-      std::memcpy(w.slow_k + i, &k, sizeof k);
-      std::memcpy(w.slow_us + i, &us, sizeof us);
-      std::memcpy(w.slow_v + i, &vv, sizeof vv);
-      for (int j = 0; j < n; ++j) {
-        out[large[static_cast<std::size_t>(pos[j])]] = static_cast<std::int64_t>(k[j]);
-        const bool is_fast = fast[j] != 0;
-        const bool is_rejected = !is_fast && reject[j] != 0;
-        next[n_next] = pos[j];
-        w.slow[n_slow] = i + j;
-        n_next += is_rejected ? 1 : 0;
-        n_slow += !is_fast && !is_rejected ? 1 : 0;
-      }
-    }
-    for (int i = 0; i < n_slow; i += W) {
-      const int n = std::min(W, n_slow - i);
-      std::int32_t pos[W];  // the categories' positions, from their places in this round's list
-      for (int j = 0; j < n; ++j) {
-        pos[j] = active[w.slow[i + j]];
-      }
-      const std::int32_t* place = w.slow + i;
-      const D lam = gather<D>(w.lam, pos, n, 10.0, false);
-      const D loglam = gather<D>(w.loglam, pos, n, 2.0, false);
-      const D a = gather<D>(w.a, pos, n, 1.0, false);
-      const D b = gather<D>(w.b, pos, n, 10.0, false);
-      const D inv_alpha = gather<D>(w.inv_alpha, pos, n, 1.0, false);
-      const D k = gather<D>(w.slow_k, place, n, 0.0, false);
-      const D us = gather<D>(w.slow_us, place, n, 0.25, false);
-      const D vv = gather<D>(w.slow_v, place, n, 0.5, false);
-      const D us2 = us * us;
-      // log(V inv_alpha / (a / us^2 + b)) <= -lam + k log lam - log k!
-      const D lhs = lane::log(vv * inv_alpha * us2 / (a + b * us2));
-      const D rhs = -lam + k * loglam - lane::log_factorial(k, log_fact);
-      const I accept = lhs <= rhs;
-      for (int j = 0; j < n; ++j) {
-        out[large[static_cast<std::size_t>(pos[j])]] = static_cast<std::int64_t>(k[j]);
-        next[n_next] = pos[j];
-        n_next += accept[j] != 0 ? 0 : 1;
-      }
-    }
+    const auto [n_next, n_exact] = ptrs_squeeze<D>(key, large, round, active, n_active, next, out, w);
+    n_active = ptrs_exact<D>(large, active, n_exact, next, n_next, out, log_fact, w);
     std::swap(active, next);
-    n_active = n_next;
   }
 }
 
@@ -272,7 +302,7 @@ void PoissonDraws::draw(core::Rng& rng, std::span<const double> mean, std::span<
   const std::size_t n = large_.size();
   params_.resize(6 * n);
   lists_.resize(3 * n);
-  const std::size_t m = n + 8;  // whole vectors are stored past a list's end
+  const std::size_t m = n + k_widest_lanes;  // whole vectors are stored past a list's end
   slow_.resize(3 * m);
   const PtrsWork work{params_.data(),         params_.data() + n,     params_.data() + 2 * n, params_.data() + 3 * n,
                       params_.data() + 4 * n, params_.data() + 5 * n, lists_.data(),          lists_.data() + n,

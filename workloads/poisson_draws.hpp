@@ -29,7 +29,7 @@ class PoissonDraws {
   std::vector<std::int32_t> large_;  // indices of means >= 10
   std::vector<double> params_;       // PTRS: six parameters per large mean
   std::vector<std::int32_t> lists_;  // PTRS: the categories drawing, the next round's, the exact tests'
-  std::vector<double> slow_;         // PTRS: what the exact tests need (k, |U| margin, V)
+  std::vector<double> slow_;         // PTRS: each round's k, |U| margin and V, for the exact tests
 };
 
 }  // namespace epsim::workloads

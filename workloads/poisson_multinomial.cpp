@@ -31,10 +31,8 @@ void PoissonMultinomial::draw(core::Rng& rng, std::int64_t picks, std::span<cons
   std::fill(out.begin(), out.end(), 0);
   mean_.resize(p.size());
   counts_.resize(p.size());
-  const auto n = static_cast<std::int64_t>(p.size());
   std::int64_t left = picks;
-  // Past four picks per category a Poisson round beats one alias pick per pick.
-  while (left > 4 * n) {
+  while (is_large_draw(left, p.size())) {
     const double m = static_cast<double>(left) - 2.0 * std::sqrt(static_cast<double>(left));
     for (std::size_t i = 0; i < p.size(); ++i) {
       mean_[i] = m * (p[i] / total);

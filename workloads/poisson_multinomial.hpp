@@ -14,6 +14,7 @@
 #include "core/isa.hpp"
 #include "core/random_streams.hpp"
 #include "workloads/alias_table.hpp"
+#include "workloads/multinomial.hpp"
 #include "workloads/poisson_draws.hpp"
 
 namespace epsim::workloads {
@@ -21,6 +22,10 @@ namespace epsim::workloads {
 class PoissonMultinomial {
  public:
   explicit PoissonMultinomial(core::Isa isa = core::active_isa()) : isa_(isa) {}
+  /// For a routing source drawing as `sampling` says: the instruction set (and EPSIM_ISA) is read only when
+  /// it is "poisson", so other runs never depend on it.
+  explicit PoissonMultinomial(RoutingSampling sampling)
+      : PoissonMultinomial(sampling == RoutingSampling::poisson ? core::active_isa() : core::Isa::baseline) {}
   /// Multinomial(picks, p / sum p) into `out` (p non-negative with a positive sum; out.size() == p.size()).
   void draw(core::Rng& rng, std::int64_t picks, std::span<const double> p, std::span<std::int32_t> out);
   /// The same draw with every count clipped at `cap` and the clipped picks placed as multinomial_capped

@@ -114,8 +114,7 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
       rng_(streams.stream("routing")),
       burst_rng_(streams.stream("routing-bursts")),
       drift_rng_(streams.stream("routing-drift")),
-      // The instruction set (and EPSIM_ISA) is read only by runs that use the vector kernels.
-      poisson_(cfg.sampling == RoutingSampling::poisson ? core::active_isa() : core::Isa::baseline) {
+      poisson_(cfg.sampling) {
   if (top_k < 1 || top_k > experts) {
     throw core::Error("SyntheticRouter: need 1 <= top_k <= experts");
   }
@@ -495,7 +494,7 @@ void SyntheticRouter::sample_counts(int layer, std::int64_t tokens, std::span<st
   }
   water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
   const std::int64_t picks = tokens * top_k_;
-  if (cfg_.sampling == RoutingSampling::poisson && picks > 4 * static_cast<std::int64_t>(experts_)) {
+  if (cfg_.sampling == RoutingSampling::poisson && is_large_draw(picks, mixed_.size())) {
     poisson_.draw_capped(rng_, picks, tokens, mixed_, ranking(layer), out);
     return;
   }

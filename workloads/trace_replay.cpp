@@ -14,11 +14,7 @@ namespace epsim::workloads {
 
 TraceRoutingSource::TraceRoutingSource(const TraceReplayConfig& cfg, int moe_layers, int experts, int top_k,
                                        const core::RandomStreams& streams)
-    : cfg_(cfg),
-      reader_(cfg.file),
-      rng_(streams.stream("routing")),
-      // The instruction set (and EPSIM_ISA) is read only by runs that use the vector kernels.
-      poisson_(cfg.sampling == RoutingSampling::poisson ? core::active_isa() : core::Isa::baseline) {
+    : cfg_(cfg), reader_(cfg.file), rng_(streams.stream("routing")), poisson_(cfg.sampling) {
   const trace::Header& h = reader_.header();
   if (static_cast<int>(h.moe_layers()) != moe_layers || static_cast<int>(h.experts()) != experts ||
       static_cast<int>(h.top_k()) != top_k) {
@@ -86,7 +82,7 @@ void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::i
   const std::int64_t picks = tokens * top_k();
   const std::span<const std::uint32_t> counts(l.expert_tokens().data(),
                                               static_cast<std::size_t>(l.expert_tokens_size()));
-  if (picks <= 4 * static_cast<std::int64_t>(counts.size())) {
+  if (!is_large_draw(picks, counts.size())) {
     const std::uint32_t most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
     if (recorded_.build(counts) &&
         static_cast<std::uint64_t>(most) * static_cast<std::uint64_t>(top_k()) <= recorded_.entries()) {
@@ -99,7 +95,7 @@ void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::i
     p_[e] = sum > 0.0 ? l.expert_tokens(static_cast<int>(e)) / sum : 1.0 / static_cast<double>(p_.size());
   }
   water_fill_cap(p_, 1.0 / static_cast<double>(top_k()));
-  if (cfg_.sampling == RoutingSampling::poisson && picks > 4 * static_cast<std::int64_t>(p_.size())) {
+  if (cfg_.sampling == RoutingSampling::poisson && is_large_draw(picks, p_.size())) {
     poisson_.draw(rng_, picks, p_, out);
     if (const std::int64_t overflow = clip_at_cap(out, tokens); overflow > 0) {
       sort_by_probability(p_, order_);

@@ -15,20 +15,6 @@
 using epsim::core::Isa;
 namespace workloads = epsim::workloads;
 
-namespace {
-
-std::vector<Isa> supported_isas() {
-  std::vector<Isa> out;
-  for (const Isa isa : epsim::core::k_all_isas) {
-    if (epsim::core::isa_supported(isa)) {
-      out.push_back(isa);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("the Poissonised multinomial fits the exact multinomial probabilities of every outcome") {
   // 40 picks over 3 categories: 861 outcomes, each with its exact probability; 40 > 4 x 3, so Poisson
   // rounds draw most picks and the alias table the rest.
@@ -47,7 +33,7 @@ TEST_CASE("the Poissonised multinomial fits the exact multinomial probabilities 
                                     a * std::log(p[0]) + b * std::log(p[1]) + c * std::log(p[2]));
     }
   }
-  for (const Isa isa : supported_isas()) {
+  for (const Isa isa : epsim::core::supported_isas()) {
     workloads::PoissonMultinomial sampler(isa);
     epsim::core::Rng rng(2024);
     const int draws = 100000;
@@ -137,7 +123,7 @@ TEST_CASE("the capped Poissonised draw clips like multinomial_capped, and every 
   const std::vector<double> p{9.0, 0.4, 0.3, 0.2, 0.1};
   const std::vector<int> order{0, 1, 2, 3, 4};
   std::vector<std::int32_t> first;
-  for (const Isa isa : supported_isas()) {
+  for (const Isa isa : epsim::core::supported_isas()) {
     workloads::PoissonMultinomial uncapped(isa);
     workloads::PoissonMultinomial capped(isa);
     epsim::core::Rng a(11);
