@@ -20,7 +20,7 @@ namespace {
 
 // nlohmann's message less its "[json.exception.parse_error.101] " tag: "parse error at line 3, column 1:
 // syntax error while parsing object - unexpected end of input; expected '}'".
-std::string parse_message(const nlohmann::json::parse_error& e) {
+std::string parse_message(const nlohmann::json::exception& e) {
   std::string what = e.what();
   if (const std::size_t tag_end = what.find("] ");
       what.starts_with("[json.exception") && tag_end != std::string::npos) {
@@ -68,6 +68,8 @@ HfModelTable derive_hf_model(std::string_view json_text, const std::string& sour
     root = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::parse_error& e) {
     throw core::Error(fmt::format("{}: invalid JSON at byte {}: {}", source, e.byte, parse_message(e)));
+  } catch (const nlohmann::json::exception& e) {  // valid syntax it cannot hold: a number past double's range
+    throw core::Error(fmt::format("{}: invalid JSON: {}", source, parse_message(e)));
   }
   if (!root.is_object()) {
     throw core::Error(

@@ -281,6 +281,9 @@ TEST_CASE("a truncated or malformed config.json names the file and the position"
   const std::string cut = derive_error(text.substr(0, text.find("\"num_hidden_layers\"") + 10));
   CHECK_THAT(cut, Contains("cfg.json: invalid JSON at byte "));
   CHECK_THAT(cut, Contains("missing closing quote"));
+  // Valid syntax past double's range is nlohmann's out_of_range, not a parse error: still a clear error.
+  CHECK(derive_error("{\"hidden_size\": 1e400}") ==
+        "cfg.json: invalid JSON: number overflow parsing '1e400'");
 }
 
 TEST_CASE("a wrong type or a missing required field names the field") {
