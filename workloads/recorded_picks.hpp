@@ -40,14 +40,14 @@ class RecordedPicks {
   /// unusable, when they sum to 0 or to more than k_max_entries.
   bool build(std::span<const std::uint32_t> counts);
   /// One category, with probability counts[e] / sum exactly.
-  int draw(core::Rng& rng) const { return ids_[uniform_below(rng, ids_.size())]; }
-  std::size_t entries() const { return ids_.size(); }
+  int draw(core::Rng& rng) const { return ids_[uniform_below(rng, entries_)]; }
+  std::size_t entries() const { return entries_; }
   /// The expanded record: counts[0] zeros, then counts[1] ones, and so on.
-  std::span<const std::uint16_t> expanded() const { return ids_; }
+  std::span<const std::uint16_t> expanded() const { return {ids_.data(), entries_}; }
 
  private:
-  std::vector<std::uint16_t> ids_;
-  std::vector<std::uint32_t> starts_;  // build's workspace: categories whose run starts at each entry
+  std::vector<std::uint16_t> ids_;  // entries_ entries, then build's padding
+  std::size_t entries_ = 0;
 };
 
 /// Tallies `picks` draws of `table` into `out` (size = the categories), at most `cap` per category; picks

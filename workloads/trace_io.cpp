@@ -32,6 +32,12 @@ void put_varint(std::ofstream& out, std::uint64_t v) {
 }  // namespace
 
 void validate_step(const trace::Header& h, const trace::Step& s, const std::string& where) {
+  std::vector<std::uint32_t> id_counts;
+  validate_step(h, s, where, id_counts);
+}
+
+void validate_step(const trace::Header& h, const trace::Step& s, const std::string& where,
+                   std::vector<std::uint32_t>& id_counts) {
   const auto fail = [&](int layer, const std::string& what) {
     return core::Error(layer < 0 ? fmt::format("{}: step {}: {}", where, s.index(), what)
                                  : fmt::format("{}: step {}, layer {}: {}", where, s.index(), layer, what));
@@ -78,16 +84,16 @@ void validate_step(const trace::Header& h, const trace::Step& s, const std::stri
         throw fail(
             l, fmt::format("has {} token expert ids, expected tokens x top_k = {}", layer.token_experts_size(), picks));
       }
-      std::vector<std::uint32_t> counts(h.experts(), 0);
+      id_counts.assign(h.experts(), 0);
       for (const std::uint32_t id : layer.token_experts()) {
         if (id >= h.experts()) {
           throw fail(l, fmt::format("expert id {} out of range [0, {})", id, h.experts()));
         }
-        ++counts[id];
+        ++id_counts[id];
       }
       for (std::uint32_t e = 0; e < h.experts(); ++e) {
-        if (counts[e] != layer.expert_tokens(static_cast<int>(e))) {
-          throw fail(l, fmt::format("expert {}: {} token ids, expert count is {}", e, counts[e],
+        if (id_counts[e] != layer.expert_tokens(static_cast<int>(e))) {
+          throw fail(l, fmt::format("expert {}: {} token ids, expert count is {}", e, id_counts[e],
                                     layer.expert_tokens(static_cast<int>(e))));
         }
       }
@@ -249,7 +255,7 @@ bool TraceReader::next(trace::Step& step) {
   if (!read_message(step, true)) {
     return false;
   }
-  validate_step(header_, step, path_.string());
+  validate_step(header_, step, path_.string(), id_counts_);
   ++steps_read_;
   return true;
 }

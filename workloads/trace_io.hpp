@@ -65,6 +65,7 @@ class TraceReader {
   std::string buffer_;
   trace::Header header_;
   std::int64_t steps_read_ = 0;
+  std::vector<std::uint32_t> id_counts_;  // validate_step's workspace: no allocation per step
 };
 
 /// Bounds on a trace header's shape, far beyond any model, so that a corrupt header cannot make a
@@ -74,5 +75,8 @@ inline constexpr std::uint32_t k_max_trace_experts = 65536;
 
 /// Checks a step against its header; throws core::Error("<where>: step N, layer L: ...").
 void validate_step(const trace::Header& h, const trace::Step& s, const std::string& where);
+/// The same, tallying token ids in `id_counts` (resized to the experts; reused by a reader's every step).
+void validate_step(const trace::Header& h, const trace::Step& s, const std::string& where,
+                   std::vector<std::uint32_t>& id_counts);
 
 }  // namespace epsim::workloads

@@ -77,15 +77,14 @@ void TraceRoutingSource::sample(int layer, std::int64_t tokens, std::span<std::i
     return;
   }
   // Resample the recorded shares to the simulated token count. Small draws pick recorded picks uniformly
-  // (exact shares, no table of doubles to build); a record whose shares exceed 1 / top_k (water-filled
-  // below) or large draws take the conditional binomials.
+  // (exact shares, no table of doubles to build); large draws take the conditional binomials. No recorded
+  // share exceeds 1 / top_k, so none needs water-filling here: the reader's validate_step checked every
+  // count against the step's tokens and their sum against tokens x top_k.
   const std::int64_t picks = tokens * top_k();
   const std::span<const std::uint32_t> counts(l.expert_tokens().data(),
                                               static_cast<std::size_t>(l.expert_tokens_size()));
   if (!is_large_draw(picks, counts.size())) {
-    const std::uint32_t most = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-    if (recorded_.build(counts) &&
-        static_cast<std::uint64_t>(most) * static_cast<std::uint64_t>(top_k()) <= recorded_.entries()) {
+    if (recorded_.build(counts)) {
       tally_recorded(rng_, recorded_, picks, tokens, counts, out, order_);
       return;
     }

@@ -66,13 +66,15 @@ TEST_CASE("a record expands to each category's count of entries, in order, empty
   core::Rng rng(4);
   workloads::RecordedPicks table;
   for (int trial = 0; trial < 200; ++trial) {
-    // 1 to 300 categories, a third of them empty (the first and last ones often), counts up to 9.
+    // 1 to 300 categories, a third of them empty (the first and last ones often), counts up to 9, or up
+    // to 40 in every other trial (runs longer than build's 8-entry blocks).
     const auto n = static_cast<std::size_t>(1 + workloads::uniform_below(rng, 300));
     std::vector<std::uint32_t> counts(n);
     std::vector<std::uint16_t> naive;
     for (std::size_t e = 0; e < n; ++e) {
-      counts[e] =
-          workloads::uniform_below(rng, 3) == 0 ? 0 : static_cast<std::uint32_t>(1 + workloads::uniform_below(rng, 9));
+      counts[e] = workloads::uniform_below(rng, 3) == 0
+                      ? 0
+                      : static_cast<std::uint32_t>(1 + workloads::uniform_below(rng, trial % 2 == 0 ? 9 : 40));
       naive.insert(naive.end(), counts[e], static_cast<std::uint16_t>(e));
     }
     if (naive.empty()) {
