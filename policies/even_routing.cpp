@@ -6,9 +6,17 @@
 namespace epsim::policies {
 
 void EvenRouting::route(const StepLayerLoad& load, const LayerPlacement& placement, RoutedLoad& out) {
-  std::fill(out.slot_tokens.begin(), out.slot_tokens.end(), 0);
   out.per_origin = false;
   out.all_gather_dispatch = false;
+  if (placement.max_replicas == 1 && placement.num_slots() == placement.num_experts) {
+    // One replica an expert and no empty slot: slots and experts are in bijection, so routing is a gather
+    // (no clearing, no per-expert span).
+    for (std::size_t s = 0; s < out.slot_tokens.size(); ++s) {
+      out.slot_tokens[s] = load.expert_tokens[static_cast<std::size_t>(placement.phy2log[s])];
+    }
+    return;
+  }
+  std::fill(out.slot_tokens.begin(), out.slot_tokens.end(), 0);
   for (int e = 0; e < placement.num_experts; ++e) {
     const std::int32_t n = load.expert_tokens[static_cast<std::size_t>(e)];
     const std::span<const int> slots = placement.replicas(e);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <numeric>
+#include <random>
 
 #include "core/error.hpp"
 #include "policies/even_routing.hpp"
@@ -63,6 +66,35 @@ TEST_CASE("even routing splits over replicas, remainders to the lowest ranks") {
   even.route(StepLayerLoad{load}, l, out);
   // expert 0 (slots 0, 4): 4, 3; expert 1 (slot 1): 5; expert 2 (slots 2, 3, 5): 4, 3, 3.
   REQUIRE(out.slot_tokens == std::vector<std::int32_t>{4, 5, 4, 3, 3, 3});
+}
+
+TEST_CASE("even routing with one replica an expert puts each expert's tokens on its slot") {
+  // Shuffled bijections (the gather path), then the same with an empty slot (the general path): every
+  // slot gets its expert's tokens, an empty slot none, whatever the slot held before.
+  std::mt19937 shuffle(3);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int experts = 8 + trial % 5;
+    const bool empty_slot = trial % 2 == 1;
+    std::vector<int> phy2log(static_cast<std::size_t>(experts));
+    std::iota(phy2log.begin(), phy2log.end(), 0);
+    if (empty_slot) {
+      phy2log.push_back(-1);
+    }
+    std::shuffle(phy2log.begin(), phy2log.end(), shuffle);
+    const int slots = static_cast<int>(phy2log.size());
+    const int gpus = slots % 2 == 0 ? 2 : 1;
+    const LayerPlacement l = make_layer_placement(experts, gpus, slots / gpus, phy2log);
+    std::vector<std::int32_t> load(static_cast<std::size_t>(experts));
+    for (int e = 0; e < experts; ++e) {
+      load[static_cast<std::size_t>(e)] = 3 * e + trial;
+    }
+    RoutedLoad out{std::vector<std::int32_t>(static_cast<std::size_t>(slots), -7)};
+    EvenRouting().route(StepLayerLoad{load}, l, out);
+    for (int s = 0; s < slots; ++s) {
+      const int e = phy2log[static_cast<std::size_t>(s)];
+      CHECK(out.slot_tokens[static_cast<std::size_t>(s)] == (e < 0 ? 0 : load[static_cast<std::size_t>(e)]));
+    }
+  }
 }
 
 TEST_CASE("registries list their policies and reject unknown names with the valid ones") {
