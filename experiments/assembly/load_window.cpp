@@ -46,6 +46,17 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   warm.policy.placement_options = std::make_shared<const toml::table>();
   warm.policy.rebalance = policies::RebalanceConfig{};
   warm.policy.needs = policies::declared_needs(warm.policy, cfg.source);  // linear's: no window of its own
+  // A generated arrival process goes on for as long as the window needs: the run's own request count and
+  // simulated time (a max-rate probe's: ~1,000 prefill-only requests, seconds) may hold fewer steps than
+  // the window, and the last of them drain the queue instead of serving the offered load. The warm-up
+  // stops at its step budget below. A replayed file or a conversation file ends where it ends.
+  const bool from_file = warm.workload.arrivals.kind == workloads::ArrivalConfig::Kind::replay ||
+                         warm.workload.sessions.kind == workloads::SessionConfig::Kind::sharegpt;
+  if (!from_file) {
+    warm.workload.num_requests = 0;
+    warm.workload.duration_s = 0.0;
+    warm.serving.max_sim_time_s = core::k_max_time_s;
+  }
   for (serving::PoolSpec& pool : warm.pools) {
     pool.policy = warm.policy;
   }
@@ -71,19 +82,26 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
       static_cast<std::size_t>(cfg.model.num_moe_layers()) * static_cast<std::size_t>(cfg.model.routed_experts);
   if (steps->size() < static_cast<std::size_t>(keep) * per_step) {
     // Pools of different EP sizes hand requests to each other: the recorded group's steps are too few
-    // however many requests are served, so only the synthetic window helps there.
+    // however long the warm-up serves, so only the synthetic window helps there. Otherwise the replayed
+    // file's requests (or conversations) ended.
     const bool mixed_ep = std::any_of(cfg.pools.begin(), cfg.pools.end(), [&](const serving::PoolSpec& p) {
       return p.shape.ep_size != cfg.pools.front().shape.ep_size;
     });
+    std::string why;
+    std::string other_fix = ", or lower policy.load_window_skip_steps / load_window_steps";
+    if (mixed_ep) {
+      why = " (its pools differ in EP size, so the warm-up records one pool's share of the steps)";
+      other_fix.clear();
+    } else if (from_file) {
+      why = " (the replayed file's requests ended)";
+      other_fix += ", or replay a longer file";
+    }
     throw core::ConfigError(
         cfg.source, "policy.load_window",
-        fmt::format(
-            "the warm-up run served only {} steps after its {} ramp-up steps, fewer than the {} of the load "
-            "window{}: set policy.load_window = \"synthetic\" (a window drawn from the routing model, no "
-            "warm-up run){}",
-            steps->size() / per_step, skip, keep,
-            mixed_ep ? " (its pools differ in EP size, so the warm-up records one pool's share of the steps)" : "",
-            mixed_ep ? "" : ", or lower policy.load_window_skip_steps / load_window_steps, or serve more requests"));
+        fmt::format("the warm-up run served only {} steps after its {} ramp-up steps, fewer than the {} of the load "
+                    "window{}: set policy.load_window = \"synthetic\" (a window drawn from the routing model, no "
+                    "warm-up run){}",
+                    steps->size() / per_step, skip, keep, why, other_fix));
   }
   LoadWindow w;
   w.total.assign(per_step, 0.0);
