@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# docs/reproductions.md's generated blocks are what the reproduction studies give with this build: each
+# study is run as shipped and scripts/gen-reproductions.sh --check compares (it prints the difference
+# and fails on any).   doc_test.sh EPSIM REPO_ROOT
+set -euo pipefail
+epsim=$1
+root=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for study in director-load; do
+  "$epsim" sweep "$root/experiments/reproductions/$study.toml" --out "$out/$study" -j 2 --progress none >/dev/null
+done
+bash "$root/scripts/gen-reproductions.sh" --check "$out"
