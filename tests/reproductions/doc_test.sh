@@ -8,7 +8,7 @@ epsim=$1
 root=$2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for study in director-load; do
+for study in $(bash "$root/scripts/gen-reproductions.sh" --list); do
   "$epsim" sweep "$root/experiments/reproductions/$study.toml" --out "$out/$study" -j 2 --progress none >/dev/null
 done
 bash "$root/scripts/gen-reproductions.sh" --check "$out"
