@@ -13,11 +13,11 @@
 #   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where the doc's blocks are
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
-# Studies: director-load, metro and grace-affinity (experiments/reproductions/NAME.toml).
+# Studies: director-load, metro, grace-affinity and gem (experiments/reproductions/NAME.toml).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-studies=(director-load metro grace-affinity)
+studies=(director-load metro grace-affinity gem)
 mode=write
 case "${1:-}" in
   --run) mode=run; shift ;;
@@ -203,7 +203,77 @@ def grace_affinity():
                      f"{', '.join(size) if size else 'none'}: **{v}** over the range.")
     return lines
 
-tables = {"director-load": director_load, "metro": metro, "grace-affinity": grace_affinity}
+# Student's t, 0.975 quantile, by degrees of freedom (a 95 % two-sided interval over replications).
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086}
+
+def interval(xs):
+    n = len(xs)
+    m = sum(xs) / n
+    sd = (sum((x - m) ** 2 for x in xs) / (n - 1)) ** 0.5
+    h = T975[n - 1] * sd / n ** 0.5
+    return m, m - h, m + h
+
+def runs(name):
+    with open(os.path.join(out, name, "runs.csv"), newline="") as h:
+        return list(csv.DictReader(h))
+
+def gem():
+    name = "gem"
+    v = {}
+    models = []
+    for r in runs(name):
+        if r["model"] not in models:
+            models.append(r["model"])
+        v[(r["model"], r["variability"], r["policy"], int(r["replication"]))] = r
+    reps = sorted({k[3] for k in v})
+    def change(model, var, policy, metric, base="linear"):
+        """Per replication, the % change of policy against base (paired: same seeds)."""
+        return [100 * (float(v[(model, var, policy, i)][metric]) / float(v[(model, var, base, i)][metric]) - 1) for i in reps]
+    def mean_models(var, metric):
+        per = [change(m, var, "gem", metric) for m in models]
+        return [sum(p[i] for p in per) / len(per) for i in range(len(reps))]
+    def best(var, metric):
+        scored = [(interval(change(m, var, "gem", metric)), m) for m in models]
+        return min(scored)
+    def pc(t):
+        return f"{t[0]:+.2f} % [{t[1]:+.2f}, {t[2]:+.2f}]"
+    def verdict(paper, t):
+        if not (t[2] < 0 if paper < 0 else t[1] > 0):
+            return "does not"
+        return "reproduces" if abs(t[0] - paper) <= 0.3 * abs(paper) else "direction only"
+    rows = []
+    paper_mean = {"high": -7.9, "moderate": -5.9, "low": -1.5}
+    paper_best = {"high": -16.5, "moderate": -10.4, "low": -4.5}
+    for var in ("high", "moderate", "low"):
+        t = interval(mean_models(var, "e2e_ms.mean"))
+        rows.append((f"E2E latency vs linear, {var} variability, mean of the {len(models)} models", f"{paper_mean[var]:+.1f} %",
+                     pc(t), verdict(paper_mean[var], t)))
+        b, m = best(var, "e2e_ms.mean")
+        rows.append((f"... the model with the largest gain ({m}; the paper's: Mixtral-8x22B)", f"{paper_best[var]:+.1f} %",
+                     pc(b), verdict(paper_best[var], b)))
+    if "qwen3-30b-a3b" in models:
+        t = interval(change("qwen3-30b-a3b", "high", "gem", "e2e_ms.mean"))
+        rows.append(("Qwen3-30B-A3B, high", "about -1.5 %", pc(t), verdict(-1.5, t)))
+    hi = mean_models("high", "e2e_ms.mean")
+    lo = mean_models("low", "e2e_ms.mean")
+    t = interval([l - h for h, l in zip(hi, lo)])
+    rows.append(("what variability adds: gain at high minus gain at low, mean of the models, points", "+6.4",
+                 f"{t[0]:+.2f} [{t[1]:+.2f}, {t[2]:+.2f}]", verdict(6.4, t)))
+    t = interval(mean_models("high", "inter_token_ms.p90"))
+    rows.append(("p90 TPOT vs linear, high, mean of the models", "-9.1 %", pc(t), verdict(-9.1, t)))
+    b, m = best("high", "inter_token_ms.p90")
+    rows.append((f"... the model with the largest gain ({m})", "-16.9 %", pc(b), verdict(-16.9, b)))
+    if "llama-4-scout" in models:
+        t = interval(change("llama-4-scout", "high", "gem", "e2e_ms.mean"))
+        rows.append(("Llama-4-Scout, high: GEM vs linear", "-7.1 %", pc(t), verdict(-7.1, t)))
+        t = interval(change("llama-4-scout", "high", "gem", "e2e_ms.mean", base="eplb"))
+        rows.append(("... GEM vs EPLB", "-6.2 %", pc(t), verdict(-6.2, t)))
+    lines = ["| claim | paper | epsim | verdict |", "| --- | --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return lines
+
+tables = {"director-load": director_load, "metro": metro, "grace-affinity": grace_affinity, "gem": gem}
 text = open(doc).read().split("\n")
 res, inside, seen = [], False, set()
 for line in text:
