@@ -24,6 +24,7 @@ NetworkGraph::NetworkGraph(const ClusterSpec& s)
       gpus_per_node_(s.gpus_per_node),
       overhead_ns_(s.collective_overhead_us * 1e3),
       scale_up_(s.scale_up_link),
+      mesh_(s.scale_up == ScaleUp::mesh),
       inter_bw_per_gpu_(s.nic_link.effective_gbps() * s.nics_per_node / s.gpus_per_node) {
   // GPUs first, so GPU g is vertex g.
   for (int g = 0; g < gpus_; ++g) {
@@ -275,6 +276,12 @@ Topology NetworkGraph::port_view() const {
   LinkSpec intra{scale_up_.effective_gbps(), (intra_latency_ns_ + overhead_ns_) / 1e3, 1.0, scale_up_.nvls_gbps};
   intra.nccl_hw = scale_up_.nccl_hw;
   intra.nccl_ll_max_gbps = scale_up_.nccl_ll_max_gbps;
+  if (mesh_ && gpus_per_node_ > 1) {
+    // A GPU's port on a mesh is its links to every peer: spread traffic (an all-to-all, a collective's
+    // channels over disjoint rings) uses them all at once, where a single pair link would charge one.
+    intra.mesh_peers = gpus_per_node_ - 1;
+    intra.bw_gbps *= intra.mesh_peers;
+  }
   return Topology(
       nodes, gpus_per_node_, intra,
       LinkSpec{inter_bw_per_gpu_ > 0.0 ? inter_bw_per_gpu_ : 1.0, (inter_latency_ns_ + overhead_ns_) / 1e3});

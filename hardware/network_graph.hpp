@@ -94,6 +94,7 @@ class NetworkGraph {
   int gpus_per_node_;
   double overhead_ns_;
   LinkSpec scale_up_;
+  bool mesh_;  // scale-up links join GPU pairs (Infinity Fabric), not GPUs to a switch
   double inter_bw_per_gpu_;
   std::vector<Vertex> vertices_;
   std::vector<Arc> arcs_;

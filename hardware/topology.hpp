@@ -19,6 +19,9 @@ struct LinkSpec {
   /// one node (tuning.cc llMaxBws, by GPU generation; 0 = none): nccl_tuning.hpp.
   NcclHw nccl_hw = NcclHw::nvlink;
   double nccl_ll_max_gbps = 0.0;
+  /// On a full mesh (Infinity Fabric), the peer links a GPU's port stands for: bw_gbps is their sum, and a
+  /// collective over g GPUs of the node reaches min(g - 1, mesh_peers) of them. 0: a switch or PCIe port.
+  int mesh_peers = 0;
   double effective_gbps() const { return bw_gbps * efficiency; }
 };
 

@@ -83,7 +83,7 @@ TEST_CASE("per-request metrics recomputed from requests.csv match the summary") 
   REQUIRE(j["metrics"]["ttft_ms"]["p90"].get<double>() == Approx(p90).epsilon(1e-9));
 }
 
-TEST_CASE("graph and port collective models: close on switch + rail fabrics, far apart on a mesh") {
+TEST_CASE("graph and port collective models: close on switch + rail fabrics and on a mesh") {
   const auto run = [](const std::vector<std::string>& sets) {
     const auto cfg = experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml", sets);
     serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
@@ -103,8 +103,14 @@ TEST_CASE("graph and port collective models: close on switch + rail fabrics, far
   g.emplace_back("cluster.collective_model=graph");
   auto p = mesh;
   p.emplace_back("cluster.collective_model=ports");
-  // The ports model sees 64 GB/s per GPU (one pair link) where the mesh offers one per peer.
-  REQUIRE(run(g).comm_fraction < 0.9 * run(p).comm_fraction);
+  // The ports model sees a GPU's port as its links to its 3 peers together (3 x 64 GB/s): the runs stay
+  // close, and the graph's exchange is never the faster (a pair link cannot lend its capacity to
+  // another pair's traffic, which the port model's sum does under skew).
+  const auto on_graph = run(g);
+  const auto on_ports = run(p);
+  REQUIRE(on_graph.mean_step_ms == Approx(on_ports.mean_step_ms).epsilon(0.02));
+  REQUIRE(on_graph.comm_fraction >= on_ports.comm_fraction);
+  REQUIRE(on_graph.comm_fraction < 1.25 * on_ports.comm_fraction);
 }
 
 TEST_CASE("tokens.csv lists every token and its gaps give each request's TPOT") {

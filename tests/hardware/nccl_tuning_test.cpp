@@ -127,3 +127,31 @@ TEST_CASE("the HGX H100 preset gives NCCL the fabric the hand values use") {
   CHECK_THROWS_WITH(epsim::hardware::nccl_all_reduce_on(graph.port_view(), 9, 8.0),
                     "an all-reduce needs 2 GPUs or more, at most the cluster's");
 }
+
+TEST_CASE("on a full mesh (8 x MI300X) the rings use every peer link the collective's GPUs have") {
+  // RCCL spreads an all-reduce's channels over disjoint rings, one peer link each (AMD's MI300X xGMI
+  // blog), so its bus bandwidth is the links between the GPUs taking part: 7 for the node, 3 for 4 GPUs.
+  const epsim::hardware::ClusterSpec spec = epsim::hardware::load_cluster_preset("mi300x-8");
+  const epsim::hardware::NetworkGraph graph(spec);
+  const double pair_gbps = spec.scale_up_link.effective_gbps();
+  const epsim::hardware::LinkSpec intra = graph.port_view().intra();
+  CHECK(intra.mesh_peers == 7);
+  CHECK(intra.effective_gbps() == Approx(7.0 * pair_gbps));
+  CHECK(epsim::hardware::nccl_fabric(graph.port_view()).bus_gbps == Approx(7.0 * pair_gbps));
+  for (const double bytes : {8.0, 8e6, 1.0737e9}) {
+    for (const int gpus : {2, 4, 8}) {
+      // The same all-reduce on a switch port of the bandwidth of those links.
+      epsim::hardware::LinkSpec as_switch = intra;
+      as_switch.mesh_peers = 0;
+      as_switch.bw_gbps = intra.bw_gbps * (gpus - 1) / 7.0;
+      INFO(bytes << " bytes over " << gpus << " GPUs");
+      CHECK(epsim::hardware::intra_node_all_reduce_ns(intra, gpus, bytes) ==
+            Approx(epsim::hardware::intra_node_all_reduce_ns(as_switch, gpus, bytes)).epsilon(1e-12));
+      CHECK(epsim::hardware::nccl_all_reduce_on(graph.port_view(), gpus, bytes).time_ns ==
+            Approx(epsim::hardware::intra_node_all_reduce_ns(as_switch, gpus, bytes)).epsilon(1e-12));
+    }
+  }
+  // At 1 GiB the bandwidth term rules: 8 GPUs move 2 x 7/8 of the bytes over 7 links, not over one.
+  const double t8 = epsim::hardware::intra_node_all_reduce_ns(intra, 8, 1.0737e9);
+  CHECK(t8 == Approx(2.0 * 7.0 / 8.0 * 1.0737e9 / (7.0 * pair_gbps)).epsilon(0.02));
+}

@@ -87,12 +87,13 @@ TEST_CASE("skewed all-to-all: the most loaded link decides, inside a node NVLink
   r(1, 3) = 1e6;
   r(2, 3) = 1e6;
   REQUIRE(coster.cost(r).time_ns == Approx(5000.0 + 6000.0 + 2e6 / (50.0 * 0.94)));
-  // A full mesh has one link per pair: 6.4 MB to one peer takes 100 us at 64 GB/s, however idle the rest.
+  // A full mesh has one link per pair: 6.4 MB to one peer takes 133 us at 64 x 0.75 GB/s (AMD's usable
+  // 48 GB/s per xGMI link), however idle the rest.
   const NetworkGraph mesh(cluster("mi300x-8", "nodes = 1"));
   CollectiveCoster mc(mesh);
   Eigen::MatrixXd x = Eigen::MatrixXd::Zero(8, 8);
   x(0, 1) = 6.4e6;
-  REQUIRE(mc.cost(x).time_ns == Approx(5000.0 + 700.0 + 100000.0));
+  REQUIRE(mc.cost(x).time_ns == Approx(5000.0 + 700.0 + 6.4e6 / (64.0 * 0.75)));
 }
 
 TEST_CASE("the port model equals the graph on the engine's rank-1 dispatch traffic (switch + rail)") {
