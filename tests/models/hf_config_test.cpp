@@ -282,8 +282,7 @@ TEST_CASE("a truncated or malformed config.json names the file and the position"
   CHECK_THAT(cut, Contains("cfg.json: invalid JSON at byte "));
   CHECK_THAT(cut, Contains("missing closing quote"));
   // Valid syntax past double's range is nlohmann's out_of_range, not a parse error: still a clear error.
-  CHECK(derive_error("{\"hidden_size\": 1e400}") ==
-        "cfg.json: invalid JSON: number overflow parsing '1e400'");
+  CHECK(derive_error("{\"hidden_size\": 1e400}") == "cfg.json: invalid JSON: number overflow parsing '1e400'");
 }
 
 TEST_CASE("a wrong type or a missing required field names the field") {
