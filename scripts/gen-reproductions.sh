@@ -13,11 +13,11 @@
 #   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where the doc's blocks are
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
-# Studies: director-load, metro, grace-affinity, gem and vibe (experiments/reproductions/NAME.toml).
+# Studies: director-load, director, metro, grace-affinity, gem and vibe (experiments/reproductions/NAME.toml).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-studies=(director-load metro grace-affinity gem vibe)
+studies=(director-load director metro grace-affinity gem vibe)
 mode=write
 case "${1:-}" in
   --run) mode=run; shift ;;
@@ -331,7 +331,64 @@ def verdict_range(paper, ts):
         return "reproduces"
     return "direction only" if same else "does not"
 
-tables = {"director-load": director_load, "metro": metro, "grace-affinity": grace_affinity, "gem": gem,
+def director():
+    name = "director"
+    cells = {}
+    gpus = []
+    for r in points(name):
+        if r["gpus"] not in gpus:
+            gpus.append(r["gpus"])
+        cells.setdefault((r["gpus"], r["policy"]), {})[r["metric"]] = r
+    v = {}
+    for r in runs(name):
+        v[(r["gpus"], r["policy"], int(r["replication"]))] = float(r["e2e_ms.mean"])
+    reps = sorted({k[2] for k in v})
+    def change(g, policy, base):
+        """The paired % change of E2E against `base`, and in how many replications it is lower."""
+        xs = [100 * (v[(g, policy, i)] / v[(g, base, i)] - 1) for i in reps]
+        return interval(xs), sum(1 for x in xs if x < 0)
+    def cell(g, policy, base):
+        t, lower = change(g, policy, base)
+        return f"{fmt(t)}, lower in {lower} of {len(reps)}", t
+    rows = []
+    # DIRECTOR (quantized predictor) against offline: the paper's -11 % at 4 GPUs; at 8 only "on the
+    # curve from -11 % to -48 %" (the band's ends, each side 30 % wider, count as its size).
+    for g in gpus:
+        c, t = cell(g, "director", "offline")
+        if g == "4":
+            verdict = verdict_range(-11.0, [t])
+        else:
+            inside = -48.0 * 1.3 <= t[0] <= -11.0 * 0.7
+            verdict = ("reproduces" if inside else "direction only") if t[2] < 0 else "does not"
+        rows.append((f"DIRECTOR vs offline, E2E, {g} GPUs", "-11 %" if g == "4" else "between -11 and -48 %", c, verdict))
+    for g in gpus:
+        c, t = cell(g, "reactive", "offline")
+        # The paper: offline "generally outperforms" reactive, so reactive's change is positive.
+        rows.append((f"reactive vs offline, E2E, {g} GPUs", "offline ahead", c,
+                     "direction only" if t[1] > 0 else "does not"))
+    for g in gpus:
+        c, t = cell(g, "director", "reactive")
+        rows.append((f"DIRECTOR vs reactive, E2E, {g} GPUs", "DIRECTOR ahead", c,
+                     "direction only" if t[2] < 0 else "does not"))
+    for g in gpus:
+        for policy, paper, lo, hi in (("director", "gap 1-6 % (quantized)", 1.0, 6.0),
+                                      ("director-cascade", "gap 3-7 % (cascade)", 3.0, 7.0)):
+            c, t = cell(g, policy, "director-oracle")
+            inside = lo * 0.7 <= t[0] <= hi * 1.3 and t[1] > 0
+            shown = {"director": "DIRECTOR, quantized", "director-cascade": "DIRECTOR, cascade"}[policy]
+            rows.append((f"{shown} vs oracle predictor, E2E, {g} GPUs", paper, c,
+                         "reproduces" if inside else ("direction only" if t[1] > 0 else "does not")))
+    for g in gpus:
+        m = cells[(g, "director")]
+        moves = float(m["rebalancing.expert_moves"]["mean"])
+        reopt = float(m["rebalancing.reoptimisations"]["mean"])
+        rows.append((f"experts moved per re-optimisation, {g} GPUs", "not reported",
+                     f"{moves / reopt:,.0f}" if reopt > 0 else "-", "not comparable"))
+    lines = ["| claim | paper | epsim | verdict |", "| --- | --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return lines
+
+tables = {"director-load": director_load, "director": director, "metro": metro, "grace-affinity": grace_affinity, "gem": gem,
           "vibe": vibe}
 text = open(doc).read().split("\n")
 res, inside, seen = [], False, set()
