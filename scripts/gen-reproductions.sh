@@ -14,11 +14,12 @@
 #   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where the doc's blocks are
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
-# Studies: director-load, director, metro, grace-affinity, gem and vibe (experiments/reproductions/NAME.toml).
+# Studies: director-load, director, metro, grace-affinity, gem, gem-load and vibe
+# (experiments/reproductions/NAME.toml).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-studies=(director-load director metro grace-affinity gem vibe)
+studies=(director-load director metro grace-affinity gem gem-load vibe)
 mode=write
 case "${1:-}" in
   --run) mode=run; shift ;;
