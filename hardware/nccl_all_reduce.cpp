@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hardware/nccl_all_reduce.hpp"
 
-#include <algorithm>
-
 #include "core/error.hpp"
 
 namespace epsim::hardware {
@@ -15,9 +13,7 @@ namespace {
 NcclFabric node_fabric(const LinkSpec& intra, int gpus_on_node) {
   NcclFabric f;
   f.hw = intra.nccl_hw;
-  f.bus_gbps = intra.mesh_peers > 0
-                   ? intra.effective_gbps() * std::min(gpus_on_node - 1, intra.mesh_peers) / intra.mesh_peers
-                   : intra.effective_gbps();
+  f.bus_gbps = among(intra, gpus_on_node).effective_gbps();
   f.nvls_gbps = intra.nvls_gbps;
   f.ll_max_gbps = intra.nccl_ll_max_gbps;
   f.net_latency_us = 0.0;  // NCCL's InfiniBand plugin reports none: its network hop constants carry it

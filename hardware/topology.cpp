@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hardware/topology.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace epsim::hardware {
@@ -10,6 +12,16 @@ Topology::Topology(int nodes, int gpus_per_node, LinkSpec intra, LinkSpec inter)
   if (nodes < 1 || gpus_per_node < 1) {
     throw core::Error("Topology: need at least one node and one GPU per node");
   }
+}
+
+LinkSpec among(const LinkSpec& intra, int gpus) {
+  if (intra.mesh_peers <= 0 || gpus - 1 >= intra.mesh_peers) {
+    return intra;
+  }
+  LinkSpec l = intra;
+  l.mesh_peers = std::max(gpus - 1, 0);
+  l.bw_gbps = intra.bw_gbps * l.mesh_peers / intra.mesh_peers;
+  return l;
 }
 
 LinkSpec parse_link(core::ParamTable& t, LinkSpec defaults) {

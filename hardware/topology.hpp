@@ -45,4 +45,8 @@ class Topology {
 /// Parses a link table (`bw_gbps`, `latency_us`) with the given defaults.
 LinkSpec parse_link(core::ParamTable& t, LinkSpec defaults);
 
+/// A node's scale-up port as `gpus` of its GPUs see it among themselves: on a mesh, only their links to
+/// each other (min(gpus - 1, mesh_peers) of the port's peer links); a switch port is the same for any group.
+LinkSpec among(const LinkSpec& intra, int gpus);
+
 }  // namespace epsim::hardware

@@ -76,7 +76,8 @@ PoolParts colocated_pool(int gpus, int ep_size, policies::Placement placement,
 hardware::Topology group_topology(const hardware::Topology& cluster, int ep_size) {
   const int per_node = cluster.gpus_per_node();
   if (ep_size <= per_node) {
-    return hardware::Topology(1, ep_size, cluster.intra(), cluster.inter());
+    // A group inside a mesh node reaches only its own GPUs' links.
+    return hardware::Topology(1, ep_size, hardware::among(cluster.intra(), ep_size), cluster.inter());
   }
   return hardware::Topology(ep_size / per_node, per_node, cluster.intra(), cluster.inter());
 }

@@ -574,3 +574,20 @@ TEST_CASE("DeepEP normal prices a dispatch and combine pair exactly as two excha
     CHECK((pair.traffic().send_inter == single.traffic().send_inter).all());
   }
 }
+
+TEST_CASE("an EP group inside a mesh node sees only its own GPUs' links, a switch port stays whole") {
+  // 8 x MI300X: a GPU's port is 7 peer links of 64 x 0.75 GB/s; EP4 on one node reaches 3 of them.
+  const hardware::NetworkGraph mesh(cluster("mi300x-8", 1, 8));
+  const hardware::Topology whole = serving::group_topology(mesh.port_view(), 8);
+  const hardware::Topology half = serving::group_topology(mesh.port_view(), 4);
+  CHECK(whole.intra().mesh_peers == 7);
+  CHECK(whole.intra().effective_gbps() == Approx(7 * 64.0 * 0.75));
+  CHECK(half.intra().mesh_peers == 3);
+  CHECK(half.intra().effective_gbps() == Approx(3 * 64.0 * 0.75));
+  CHECK(hardware::among(half.intra(), 2).effective_gbps() == Approx(64.0 * 0.75));
+  // NVSwitch: every GPU one port to the switch, whatever the group.
+  const hardware::NetworkGraph hgx(cluster("hgx-h200", 1, 8));
+  CHECK(serving::group_topology(hgx.port_view(), 4).intra().effective_gbps() ==
+        Approx(hgx.port_view().intra().effective_gbps()));
+  CHECK(serving::group_topology(hgx.port_view(), 4).intra().mesh_peers == 0);
+}
