@@ -2,16 +2,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # Regenerates docs/reproductions.md's generated blocks from the reproduction studies' outputs, so that
 # their figures and verdicts cannot go stale (issue 41). Each block is
-#   <!-- BEGIN generated: reproduction NAME -->
-#   ...the table and verdict formatted from DIR/NAME/points.csv...
+#   <!-- BEGIN generated: scripts/gen-reproductions.sh NAME -->
+#   ...the table and verdict formatted from DIR/NAME's points.csv (and runs.csv, max_rate.csv)...
 #   <!-- END generated -->
-# and the prose outside the blocks is kept as written (re-read it against the new tables). Verdicts use
+# spliced in by scripts/splice-generated.sh; the prose outside the blocks is kept as written (re-read it
+# against the new tables). Verdicts use
 # fixed words: reproduces (the direction, and the size within 30 % of the paper's, at every comparable
 # setting), direction only, does not, not comparable. The tables and verdicts are scripts/gen_reproductions.py
 # (its unit tests: tests/reproductions/test_gen_reproductions.py).
 #   scripts/gen-reproductions.sh DIR            blocks from DIR/NAME (epsim sweep outputs)
 #   scripts/gen-reproductions.sh --run DIR [EPSIM]   first runs the studies into DIR (-j 2)
-#   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where the doc's blocks are
+#   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where a block of the doc is
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
 # Studies: director-load, director, metro, grace-affinity, gem, gem-load and vibe
@@ -41,4 +42,13 @@ for s in "${studies[@]}"; do
   [ -f "$dir/$s/points.csv" ] || { echo "gen-reproductions: no $dir/$s/points.csv (run the study, or --run)" >&2; exit 2; }
 done
 
-python3 "$root/scripts/gen_reproductions.py" "$root/docs/reproductions.md" "$dir" "$mode"
+check=()
+if [ $mode = check ]; then check=(--check); fi
+block=$(mktemp)
+trap 'rm -f "$block"' EXIT
+for s in "${studies[@]}"; do
+  python3 "$root/scripts/gen_reproductions.py" "$dir" "$s" >"$block"
+  bash "$root/scripts/splice-generated.sh" "${check[@]}" "$root/docs/reproductions.md" "$block" \
+    "gen-reproductions.sh $s" "docs/reproductions.md's table of $s.toml's outputs"
+done
+echo "gen-reproductions: ${#studies[@]} tables $([ $mode = check ] && echo "match $dir" || echo "written from $dir")"

@@ -1,15 +1,48 @@
 # SPDX-License-Identifier: Apache-2.0
 """docs/reproductions.md's generated tables from the reproduction studies' outputs (issue 41), with
 verdicts in fixed words: reproduces, direction only, does not, not comparable. scripts/gen-reproductions.sh
-runs it; tests/reproductions/test_gen_reproductions.py checks its arithmetic and verdict rules by hand.
-    python3 scripts/gen_reproductions.py DOC OUT_DIR write|check"""
-import csv, difflib, os, re, sys
+runs it per study and splices each table into the doc (scripts/splice-generated.sh);
+tests/reproductions/test_gen_reproductions.py checks its arithmetic and verdict rules by hand.
+    python3 scripts/gen_reproductions.py OUT_DIR NAME     prints the table of OUT_DIR/NAME's outputs"""
+import csv
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "experiments", "reproductions"))
+import paired  # noqa: E402  (its Student-t interval over replications)
 
 out = "."  # the studies' output folder: main() sets it
+
 
 def points(name):
     with open(os.path.join(out, name, "points.csv"), newline="") as h:
         return list(csv.DictReader(h))
+
+
+def runs(name):
+    with open(os.path.join(out, name, "runs.csv"), newline="") as h:
+        return list(csv.DictReader(h))
+
+
+def cells_by(rows, *axes):
+    """{(level of each axis): {metric: row}} of a points.csv, and each axis's levels in file order."""
+    cells = {}
+    levels = [[] for _ in axes]
+    for r in rows:
+        key = tuple(r[a] for a in axes)
+        for i, k in enumerate(key):
+            if k not in levels[i]:
+                levels[i].append(k)
+        cells.setdefault(key, {})[r["metric"]] = r
+    return cells, levels
+
+
+def interval(xs):
+    """Mean and 95 % Student-t interval over replications: (mean, low, high)."""
+    m, h = paired.interval(xs)
+    return m, m - h, m + h
+
 
 def rel(r, base):
     """A paired difference as a change in % of the baseline's mean, with its 95 % interval likewise."""
@@ -17,39 +50,58 @@ def rel(r, base):
     d, lo, hi = (100 * float(r[k]) / b for k in ("baseline_diff", "baseline_diff_ci95_low", "baseline_diff_ci95_high"))
     return d, lo, hi
 
+
 def fmt(t):
     return f"{t[0]:+.1f} % [{t[1]:+.1f}, {t[2]:+.1f}]"
 
-def verdict(paper, changes):
-    """The fixed words for changes (mean, low, high) in % against the paper's `paper` %: reproduces when every
-    change lies in the paper's direction (its 95 % interval excluding 0) and within 30 % of the paper's size;
-    direction only when every change lies in its direction; does not otherwise."""
-    same = all((t[2] < 0) if paper < 0 else (t[1] > 0) for t in changes)
-    if same and all(abs(t[0] - paper) <= 0.3 * abs(paper) for t in changes):
-        return "reproduces"
-    return "direction only" if same else "does not"
+
+def verdict(paper, changes, direction=None):
+    """The fixed words for changes (mean, low, high) in %. `paper` is the paper's change in %, a band (a, b)
+    of them (its ends, each 30 % wider, count as its size), or None when the paper states only a direction
+    (`direction`: -1 lower, +1 higher). Reproduces: every change in the paper's direction (its 95 % interval
+    excluding 0) and within 30 % of the paper's size; direction only: every change in its direction; does
+    not: otherwise."""
+    if paper is None:
+        sign = direction
+    else:
+        sign = -1 if (min(paper) if isinstance(paper, tuple) else paper) < 0 else 1
+    if not all((t[2] < 0) if sign < 0 else (t[1] > 0) for t in changes):
+        return "does not"
+    if paper is None:
+        return "direction only"
+    if isinstance(paper, tuple):
+        small, large = sorted(abs(p) for p in paper)
+        sized = all(0.7 * small <= abs(t[0]) <= 1.3 * large for t in changes)
+    else:
+        sized = all(abs(t[0] - paper) <= 0.3 * abs(paper) for t in changes)
+    return "reproduces" if sized else "direction only"
+
+
+def claims_table(rows):
+    """Rows of (claim, paper, epsim, verdict) as a table."""
+    return ["| claim | paper | epsim | verdict |", "| --- | --- | --- | --- |"] + \
+        [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+
 
 def director_load():
-    name = "director-load"
-    cells = {}
-    for r in points(name):
-        cells.setdefault(r["interval"], {}).setdefault(r["policy"], {})[r["metric"]] = r
+    cells, (intervals, _) = cells_by(points("director-load"), "interval", "policy")
     # Queueing shows in offline's TTFT: a batch that waits for the one before it starts late. Stable: within
     # 10 % of the TTFT at the lightest load (the study's last, longest interval), where no batch waits.
-    lightest = float(list(cells.values())[-1]["offline"]["ttft_ms.mean"]["mean"])
+    lightest = float(cells[(intervals[-1], "offline")]["ttft_ms.mean"]["mean"])
     lines = ["| batch interval / offline's service time | offline's mean TTFT, ms | DIRECTOR vs offline: E2E | "
              "mean step | reactive vs offline: E2E | mean step |",
              "| --- | --- | --- | --- | --- | --- |"]
     stable = []
-    for interval, pol in cells.items():
-        off = pol["offline"]
+    for level in intervals:
+        off = cells[(level, "offline")]
         ttft = float(off["ttft_ms.mean"]["mean"])
-        d = {p: {m: rel(pol[p][m], off[m]) for m in ("e2e_ms.mean", "mean_step_ms")} for p in ("director", "reactive")}
-        lines.append(f"| {interval} | {ttft:.1f} | {fmt(d['director']['e2e_ms.mean'])} | "
+        d = {p: {m: rel(cells[(level, p)][m], off[m]) for m in ("e2e_ms.mean", "mean_step_ms")}
+             for p in ("director", "reactive")}
+        lines.append(f"| {level} | {ttft:.1f} | {fmt(d['director']['e2e_ms.mean'])} | "
                      f"{fmt(d['director']['mean_step_ms'])} | {fmt(d['reactive']['e2e_ms.mean'])} | "
                      f"{fmt(d['reactive']['mean_step_ms'])} |")
         if ttft <= 1.1 * lightest:
-            stable.append((interval, d["director"]["e2e_ms.mean"]))
+            stable.append((level, d["director"]["e2e_ms.mean"]))
     lo = min(g[0] for _, g in stable)
     hi = max(g[0] for _, g in stable)
     v = verdict(-11.0, [g for _, g in stable])
@@ -59,10 +111,7 @@ def director_load():
     return lines
 
 def metro():
-    name = "metro"
-    cells = {}
-    for r in points(name):
-        cells.setdefault(r["setup"], {}).setdefault(r["policy"], {})[r["metric"]] = r
+    cells, (setups, _) = cells_by(points("metro"), "setup", "policy")
     # 1. TPOT and throughput against EPLB's even routing over the replication ratio (the paper's ratios
     # were lost with its text: the whole sweep is shown, no ratio is chosen).
     lines = ["| replication ratio | decode-heavy: TPOT | total token throughput | prefill-heavy: TPOT | "
@@ -72,10 +121,10 @@ def metro():
         row = [ratio.rstrip("0").rstrip(".") + "x"]
         for kind in ("dec", "pre"):
             setup = f"{kind}-B256-r{ratio}"
-            if setup not in cells:
+            if setup not in setups:
                 row += ["-", "-"]
                 continue
-            m, e = cells[setup]["metro"], cells[setup]["eplb"]
+            m, e = cells[(setup, "metro")], cells[(setup, "eplb")]
             t = rel(m["tpot_ms.mean"], e["tpot_ms.mean"])
             row += [fmt(t), fmt(rel(m["output_tokens_per_s"], e["output_tokens_per_s"]))]
             if kind == "dec":
@@ -83,19 +132,19 @@ def metro():
         lines.append("| " + " | ".join(row) + " |")
     lo = min(t[0] for t in tpot_changes)
     hi = max(t[0] for t in tpot_changes)
-    same = all(t[2] < 0 for t in tpot_changes)
+    # The size follows the ratio, which the paper does not state: only the direction is judged.
     lines += ["", f"Decode-heavy TPOT change over the ratios swept: {hi:+.1f} to {lo:+.1f} % against the paper's -11 "
-              f"to -22 % at ratios it does not state: **{'direction only' if same else 'does not'}** (the size "
+              f"to -22 % at ratios it does not state: **{verdict(None, tpot_changes, direction=-1)}** (the size "
               "follows the ratio; any band is matched at some ratio)."]
     # 2. Decode throughput at a TPOT limit, over every limit the batch-size sweep resolves: each policy's
     # best B / TPOT among the batches whose mean TPOT is within the limit (replication 1.5).
     tp = {}
-    for setup, pol in cells.items():
+    for setup in setups:
         mb = re.match(r"dec-B(\d+)-r1\.500$", setup)
         if not mb:
             continue
         for policy in ("eplb", "metro"):
-            tpot = float(pol[policy]["tpot_ms.mean"]["mean"])
+            tpot = float(cells[(setup, policy)]["tpot_ms.mean"]["mean"])
             tp.setdefault(policy, []).append((tpot, int(mb.group(1)) / tpot * 1e3))
     limits = sorted({t for v in tp.values() for t, _ in v})
     def best(policy, limit):
@@ -117,18 +166,9 @@ def metro():
     return lines
 
 def grace_affinity():
-    name = "grace-affinity"
-    cells = {}
-    models, spreads = [], []
-    for r in points(name):
-        if r["model"] not in models:
-            models.append(r["model"])
-        if r["spread"] not in spreads:
-            spreads.append(r["spread"])
-        cells.setdefault((r["model"], r["spread"]), {}).setdefault(r["variant"], {})[r["metric"]] = r
+    cells, (models, spreads, _) = cells_by(points("grace-affinity"), "model", "spread", "variant")
     def change(model, spread, variant, metric):
-        c = cells[(model, spread)]
-        return rel(c[variant][metric], c["vanilla"][metric])
+        return rel(cells[(model, spread, variant)][metric], cells[(model, spread, "vanilla")][metric])
     def cell(spread, variant, metric):
         out = []
         for m in models:
@@ -152,10 +192,10 @@ def grace_affinity():
                          ("traffic_gb.intra_node", "intra-node traffic")):
         direction, size = [], []
         for sp in spreads:
-            ts = [change(m, sp, "hg", metric) for m in models]
-            if all(t[2] < 0 for t in ts):
+            words = [verdict(p, [change(m, sp, "hg", metric)]) for m, p in zip(models, paper[metric])]
+            if "does not" not in words:
                 direction.append(sp)
-                if all(abs(t[0] - p) <= 0.3 * abs(p) for t, p in zip(ts, paper[metric])):
+                if all(w == "reproduces" for w in words):
                     size.append(sp)
         if len(size) == len(spreads):
             v = "reproduces"
@@ -167,21 +207,6 @@ def grace_affinity():
                      f"{', '.join(direction) if direction else 'none'}; within 30 % of the paper for all three at "
                      f"{', '.join(size) if size else 'none'}: **{v}** over the range.")
     return lines
-
-# Student's t, 0.975 quantile, by degrees of freedom (a 95 % two-sided interval over replications).
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086}
-
-def interval(xs):
-    n = len(xs)
-    m = sum(xs) / n
-    sd = (sum((x - m) ** 2 for x in xs) / (n - 1)) ** 0.5
-    h = T975[n - 1] * sd / n ** 0.5
-    return m, m - h, m + h
-
-def runs(name):
-    with open(os.path.join(out, name, "runs.csv"), newline="") as h:
-        return list(csv.DictReader(h))
 
 def gem():
     name = "gem"
@@ -230,33 +255,20 @@ def gem():
         rows.append(("Llama-4-Scout, high: GEM vs linear", "-7.1 %", pc(t), verdict(-7.1, [t])))
         t = interval(change("llama-4-scout", "high", "gem", "e2e_ms.mean", base="eplb"))
         rows.append(("... GEM vs EPLB", "-6.2 %", pc(t), verdict(-6.2, [t])))
-    lines = ["| claim | paper | epsim | verdict |", "| --- | --- | --- | --- |"]
-    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
-    return lines
+    return claims_table(rows)
 
 def vibe():
     name = "vibe"
     with open(os.path.join(out, name, "max_rate.csv"), newline="") as h:
         mr = {r["policy"]: r for r in csv.DictReader(h)}
-    cells = {}
-    rates = []
-    for r in points(name):
-        rate = r["workload.rate_rps"]
-        if rate not in rates:
-            rates.append(rate)
-        cells.setdefault((r["policy"], rate), {})[r["metric"]] = r
-    def rate_row(policy, paper, paper_pct, size_given=True):
-        """The paper's change of the max rate against EPLB; without a stated size only its direction counts."""
+    cells, (_, rates) = cells_by(points(name), "policy", "workload.rate_rps")
+    def rate_row(policy, paper, paper_pct, direction=None):
+        """The paper's change of the max rate against EPLB (paper_pct None: only its direction is stated)."""
         r = mr[policy]
         e = float(mr["eplb"]["max_rate_rps"])
         censored = any(m.get("censored", "") not in ("", "0", "false") for m in (r, mr["eplb"]))
         d = tuple(100 * float(r[k]) / e for k in ("baseline_diff", "baseline_diff_ci95_low", "baseline_diff_ci95_high"))
-        if censored:
-            v = "not comparable"
-        elif size_given:
-            v = verdict(paper_pct, [d])
-        else:
-            v = "direction only" if ((d[2] < 0) if paper_pct < 0 else (d[1] > 0)) else "does not"
+        v = "not comparable" if censored else verdict(paper_pct, [d], direction)
         shown = {"vibe": "ViBE"}.get(policy, policy)
         return (f"max rate at 90 % SLO attainment, {shown} vs EPLB", paper, f"{fmt(d)} (EPLB {e:.1f} req/s)", v)
     def over_rates(policy, metric):
@@ -275,23 +287,16 @@ def vibe():
         judged = [min(ts, key=lambda t: t[0])] if up_to else ts
         return (f"{what}, ViBE vs EPLB, over the {len(ts)} rates", paper,
                 f"{lo:+.1f} to {hi:+.1f} % ({sig} of {len(ts)} intervals exclude 0)", verdict(paper_pct, judged))
-    rows = [rate_row("vibe", "+15 % (Qwen3)", 15.0), rate_row("linear", "EPLB ahead", -1.0, size_given=False)]
+    rows = [rate_row("vibe", "+15 % (Qwen3)", 15.0), rate_row("linear", "EPLB ahead", None, direction=-1)]
     rows += [range_row("P90 TTFT", "ttft_ms.p90", "up to -10 % (Qwen3)", -10.0, True),
              range_row("P99 TTFT", "ttft_ms.p99", "up to -30 % (Qwen3)", -30.0, True),
              range_row("per-layer straggler gap", "straggler_gap_us.mean", "a further -19.6 % (median, DeepSeek-V3)", -19.6, False),
              range_row("barrier idle", "barrier_idle_fraction", "-41 %", -41.0, False)]
-    lines = ["| claim | paper | epsim | verdict |", "| --- | --- | --- | --- |"]
-    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
-    return lines
+    return claims_table(rows)
 
 def director():
     name = "director"
-    cells = {}
-    gpus = []
-    for r in points(name):
-        if r["gpus"] not in gpus:
-            gpus.append(r["gpus"])
-        cells.setdefault((r["gpus"], r["policy"]), {})[r["metric"]] = r
+    cells, (gpus, _) = cells_by(points(name), "gpus", "policy")
     v = {}
     for r in runs(name):
         v[(r["gpus"], r["policy"], int(r["replication"]))] = float(r["e2e_ms.mean"])
@@ -305,50 +310,34 @@ def director():
         return f"{fmt(t)}, lower in {lower} of {len(reps)}", t
     rows = []
     # DIRECTOR (quantized predictor) against offline: the paper's -11 % at 4 GPUs; at 8 only "on the
-    # curve from -11 % to -48 %" (the band's ends, each side 30 % wider, count as its size).
+    # curve from -11 % to -48 %" (a band).
     for g in gpus:
         c, t = cell(g, "director", "offline")
-        if g == "4":
-            word = verdict(-11.0, [t])
-        else:
-            inside = -48.0 * 1.3 <= t[0] <= -11.0 * 0.7
-            word = ("reproduces" if inside else "direction only") if t[2] < 0 else "does not"
+        word = verdict(-11.0 if g == "4" else (-11.0, -48.0), [t])
         rows.append((f"DIRECTOR vs offline, E2E, {g} GPUs", "-11 %" if g == "4" else "between -11 and -48 %", c, word))
     for g in gpus:
         c, t = cell(g, "reactive", "offline")
         # The paper: offline "generally outperforms" reactive, so reactive's change is positive.
-        rows.append((f"reactive vs offline, E2E, {g} GPUs", "offline ahead", c,
-                     "direction only" if t[1] > 0 else "does not"))
+        rows.append((f"reactive vs offline, E2E, {g} GPUs", "offline ahead", c, verdict(None, [t], direction=+1)))
     for g in gpus:
         c, t = cell(g, "director", "reactive")
-        rows.append((f"DIRECTOR vs reactive, E2E, {g} GPUs", "DIRECTOR ahead", c,
-                     "direction only" if t[2] < 0 else "does not"))
+        rows.append((f"DIRECTOR vs reactive, E2E, {g} GPUs", "DIRECTOR ahead", c, verdict(None, [t], direction=-1)))
     for g in gpus:
         for policy, paper, lo, hi in (("director", "gap 1-6 % (quantized)", 1.0, 6.0),
                                       ("director-cascade", "gap 3-7 % (cascade)", 3.0, 7.0)):
             c, t = cell(g, policy, "director-oracle")
-            inside = lo * 0.7 <= t[0] <= hi * 1.3 and t[1] > 0
             shown = {"director": "DIRECTOR, quantized", "director-cascade": "DIRECTOR, cascade"}[policy]
-            rows.append((f"{shown} vs oracle predictor, E2E, {g} GPUs", paper, c,
-                         "reproduces" if inside else ("direction only" if t[1] > 0 else "does not")))
+            rows.append((f"{shown} vs oracle predictor, E2E, {g} GPUs", paper, c, verdict((lo, hi), [t])))
     for g in gpus:
         m = cells[(g, "director")]
         moves = float(m["rebalancing.expert_moves"]["mean"])
         reopt = float(m["rebalancing.reoptimisations"]["mean"])
         rows.append((f"experts moved per re-optimisation, {g} GPUs", "not reported",
                      f"{moves / reopt:,.0f}" if reopt > 0 else "-", "not comparable"))
-    lines = ["| claim | paper | epsim | verdict |", "| --- | --- | --- | --- |"]
-    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
-    return lines
+    return claims_table(rows)
 
 def gem_load():
-    name = "gem-load"
-    cells = {}
-    setups = []
-    for r in points(name):
-        if r["setup"] not in setups:
-            setups.append(r["setup"])
-        cells.setdefault((r["setup"], r["policy"]), {})[r["metric"]] = r
+    cells, (setups, _) = cells_by(points("gem-load"), "setup", "policy")
     lines = ["| model | load (x linear's max rate) | linear's mean TTFT, ms | GEM vs linear: E2E | mean step |",
              "| --- | --- | --- | --- | --- |"]
     qwen = []
@@ -368,42 +357,17 @@ def gem_load():
     return lines
 
 
+TABLES = {"director-load": director_load, "director": director, "metro": metro, "grace-affinity": grace_affinity,
+          "gem": gem, "gem-load": gem_load, "vibe": vibe}
+
+
 def main(argv):
     global out
-    doc, out, mode = argv[1], argv[2], argv[3]
-    tables = {"director-load": director_load, "director": director, "gem-load": gem_load, "metro": metro, "grace-affinity": grace_affinity, "gem": gem,
-              "vibe": vibe}
-    text = open(doc).read().split("\n")
-    res, inside, seen = [], False, set()
-    for line in text:
-        m = re.match(r"^<!-- BEGIN generated: reproduction (\S+) -->$", line)
-        if m:
-            if m.group(1) not in tables:
-                sys.exit(f"gen-reproductions: unknown block {m.group(1)}")
-            res.append(line)
-            seen.add(m.group(1))
-            res.extend(tables[m.group(1)]())
-            inside = True
-        elif line == "<!-- END generated -->" and inside:
-            res.append(line)
-            inside = False
-        elif not inside:
-            res.append(line)
-    if inside:
-        sys.exit("gen-reproductions: a block without its END")
-    missing = set(tables) - seen
-    if missing:
-        sys.exit(f"gen-reproductions: docs/reproductions.md lacks the blocks {sorted(missing)}")
-    if mode == "check":
-        diff = list(difflib.unified_diff(text, res, "docs/reproductions.md", "from " + out, lineterm=""))
-        if diff:
-            print("\n".join(diff))
-            sys.exit("gen-reproductions: docs/reproductions.md differs from the outputs (scripts/gen-reproductions.sh DIR)")
-        print(f"gen-reproductions: docs/reproductions.md matches {out}")
-    else:
-        open(doc + ".tmp", "w").write("\n".join(res))
-        os.replace(doc + ".tmp", doc)
-        print(f"gen-reproductions: {len(seen)} blocks regenerated in {doc}")
+    if len(argv) != 3 or argv[2] not in TABLES:
+        sys.exit(f"usage: gen_reproductions.py OUT_DIR NAME (NAME: {', '.join(TABLES)})")
+    out = argv[1]
+    print("\n".join(TABLES[argv[2]]()))
+
 
 if __name__ == "__main__":
     main(sys.argv)

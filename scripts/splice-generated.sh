@@ -4,7 +4,8 @@
 # rest of DOC kept as written), or with --check changes nothing and fails when the block differs. The
 # doc generators (gen-slo-doc.sh, gen-accuracy-doc.sh) share it, so their pages cannot go stale the same way.
 #   scripts/splice-generated.sh [--check] DOC BLOCK SCRIPT WHAT
-# WHAT names the generated part in the failure message ("docs/serving.md's SLO-search figures").
+# WHAT names the generated part in the failure message ("docs/serving.md's SLO-search figures"). A script
+# with several blocks in one doc names each after its own name ("gen-reproductions.sh metro").
 set -euo pipefail
 check=0
 if [ "${1:-}" = "--check" ]; then
@@ -23,7 +24,7 @@ awk -v begin="$begin" -v block="$block" '
 ' "$doc" >"$out"
 if [ $check = 1 ]; then
   diff -u "$doc" "$out" >&2 || {
-    echo "FAILED: $what are stale: run scripts/$script" >&2
+    echo "FAILED: $what are stale: run scripts/${script%% *}" >&2
     exit 1
   }
 else

@@ -89,4 +89,5 @@ def main():
     return paired(*args, expect)
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,6 +39,24 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(g.verdict(15.0, [(14.0, 12.0, 16.0), (16.0, 15.0, 17.0)]), "reproduces")
         self.assertEqual(g.verdict(15.0, [(14.0, 12.0, 16.0), (3.0, 1.0, 5.0)]), "direction only")
 
+    def test_bands_and_directions(self):
+        # A band of -11 to -48 %: sized between 0.7 x 11 = 7.7 and 1.3 x 48 = 62.4 points.
+        self.assertEqual(g.verdict((-11.0, -48.0), [(-11.1, -14.3, -7.9)]), "reproduces")
+        self.assertEqual(g.verdict((-11.0, -48.0), [(-5.0, -7.0, -3.0)]), "direction only")
+        self.assertEqual(g.verdict((1.0, 6.0), [(0.2, -0.5, 0.8)]), "does not")
+        self.assertEqual(g.verdict((3.0, 7.0), [(2.2, 1.0, 3.0)]), "reproduces")
+        # Only a direction stated: never more than "direction only".
+        self.assertEqual(g.verdict(None, [(2.0, 1.0, 3.0)], direction=+1), "direction only")
+        self.assertEqual(g.verdict(None, [(-2.4, -5.1, 0.4)], direction=+1), "does not")
+        self.assertEqual(g.verdict(None, [(-9.0, -11.0, -7.0)], direction=-1), "direction only")
+
+    def test_cells_by_keeps_file_order(self):
+        rows = [{"a": "2", "b": "x", "metric": "m", "mean": "1"}, {"a": "1", "b": "y", "metric": "m", "mean": "2"}]
+        cells, (a_levels, b_levels) = g.cells_by(rows, "a", "b")
+        self.assertEqual(a_levels, ["2", "1"])
+        self.assertEqual(b_levels, ["x", "y"])
+        self.assertEqual(cells[("1", "y")]["m"]["mean"], "2")
+
 
 class TablesTest(unittest.TestCase):
     def test_rel_is_the_paired_difference_over_the_baseline_mean(self):
