@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hardware/nccl_all_reduce.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace epsim::hardware {
@@ -23,8 +25,8 @@ NcclFabric node_fabric(const LinkSpec& intra, int gpus_on_node) {
 
 }  // namespace
 
-NcclFabric nccl_fabric(const Topology& ports) {
-  NcclFabric f = node_fabric(ports.intra(), ports.gpus_per_node());
+NcclFabric nccl_fabric(const Topology& ports, int gpus) {
+  NcclFabric f = node_fabric(ports.intra(), std::min(gpus, ports.gpus_per_node()));
   f.net_bus_gbps = ports.gpus_per_node() * ports.inter().effective_gbps();
   return f;
 }
@@ -35,11 +37,7 @@ NcclCost nccl_all_reduce_on(const Topology& ports, int gpus, double bytes) {
     throw core::Error("an all-reduce needs 2 GPUs or more, at most the cluster's");
   }
   const int nodes = (gpus + per_node - 1) / per_node;
-  NcclFabric f = nccl_fabric(ports);
-  if (nodes == 1) {
-    f.bus_gbps = node_fabric(ports.intra(), gpus).bus_gbps;  // a part of a mesh node: its GPUs' links only
-  }
-  return nccl_all_reduce(f, gpus, nodes, bytes);
+  return nccl_all_reduce(nccl_fabric(ports, gpus), gpus, nodes, bytes);
 }
 
 NcclCost intra_node_all_reduce(const LinkSpec& intra, int gpus, double bytes) {

@@ -12,8 +12,9 @@
 
 namespace epsim::hardware {
 
-/// What NCCL's model needs of `ports` (a port view: NetworkGraph::port_view()).
-NcclFabric nccl_fabric(const Topology& ports);
+/// What NCCL's model needs of `ports` (a port view: NetworkGraph::port_view()) for a collective over its
+/// first `gpus` GPUs (on a mesh node, fewer GPUs than the node reach fewer of its links).
+NcclFabric nccl_fabric(const Topology& ports, int gpus);
 
 /// NCCL's all-reduce of `bytes` per GPU over the first `gpus` GPUs of `ports` (2 or more; past one node,
 /// spread over as few nodes as hold them), with the algorithm and protocol NCCL picks.

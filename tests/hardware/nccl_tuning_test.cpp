@@ -111,7 +111,7 @@ TEST_CASE("NCCL across H100 nodes: tree LL for small messages, NVLS tree (or the
 
 TEST_CASE("the HGX H100 preset gives NCCL the fabric the hand values use") {
   const epsim::hardware::NetworkGraph graph(epsim::hardware::load_cluster_preset("hgx-h100"));
-  const NcclFabric f = epsim::hardware::nccl_fabric(graph.port_view());
+  const NcclFabric f = epsim::hardware::nccl_fabric(graph.port_view(), 8);
   CHECK(f.bus_gbps == Approx(369.0));
   CHECK(f.nvls_gbps == Approx(274.0));
   CHECK(f.ll_max_gbps == Approx(141.0));
@@ -137,7 +137,7 @@ TEST_CASE("on a full mesh (8 x MI300X) the rings use every peer link the collect
   const epsim::hardware::LinkSpec intra = graph.port_view().intra();
   CHECK(intra.mesh_peers == 7);
   CHECK(intra.effective_gbps() == Approx(7.0 * pair_gbps));
-  CHECK(epsim::hardware::nccl_fabric(graph.port_view()).bus_gbps == Approx(7.0 * pair_gbps));
+  CHECK(epsim::hardware::nccl_fabric(graph.port_view(), 8).bus_gbps == Approx(7.0 * pair_gbps));
   for (const double bytes : {8.0, 8e6, 1.0737e9}) {
     for (const int gpus : {2, 4, 8}) {
       // The same all-reduce on a switch port of the bandwidth of those links.
