@@ -31,95 +31,106 @@ NetworkGraph::NetworkGraph(const ClusterSpec& s)
     add_vertex(VertexKind::gpu, g / s.gpus_per_node);
   }
   const bool multi_node = s.nodes > 1 && s.scale_out != ScaleOut::none;
-  const bool nic_per_gpu = s.nics_per_node == s.gpus_per_node;
   std::vector<int> nics;  // [node * nics_per_node + i]
   for (int n = 0; n < s.nodes; ++n) {
-    const int first = n * s.gpus_per_node;
-    int host = -1;
-    // Scale-up fabric.
-    if (s.scale_up == ScaleUp::switch_fabric) {
-      const int sw = add_vertex(VertexKind::scale_up_switch, n);
-      for (int i = 0; i < s.gpus_per_node; ++i) {
-        add_link(first + i, sw, s.scale_up_link);
-      }
-    } else if (s.scale_up == ScaleUp::mesh) {
-      for (int i = 0; i < s.gpus_per_node; ++i) {
-        for (int j = i + 1; j < s.gpus_per_node; ++j) {
-          add_link(first + i, first + j, s.scale_up_link);
-        }
-      }
-    } else {
-      host = add_vertex(VertexKind::host, n);
-      for (int i = 0; i < s.gpus_per_node; i += s.gpus_per_pcie_switch) {
-        if (s.gpus_per_pcie_switch == 1) {
-          add_link(first + i, host, s.scale_up_link);
-          continue;
-        }
-        const int sw = add_vertex(VertexKind::pcie_switch, n);
-        for (int k = 0; k < s.gpus_per_pcie_switch; ++k) {
-          add_link(first + i + k, sw, s.scale_up_link);
-        }
-        add_link(sw, host, s.pcie_link);
-      }
-    }
-    if (!multi_node) {
-      continue;
-    }
-    // NICs: one per GPU behind its own PCIe link, or shared ones on the host.
-    for (int i = 0; i < s.nics_per_node; ++i) {
-      const int nic = add_vertex(VertexKind::nic, n);
-      nics.push_back(nic);
-      if (nic_per_gpu) {
-        add_link(first + i, nic, s.pcie_link);
-      } else {
-        if (host < 0) {
-          host = add_vertex(VertexKind::host, n);
-          for (int g = 0; g < s.gpus_per_node; ++g) {
-            add_link(first + g, host, s.pcie_link);
-          }
-        }
-        add_link(host, nic, s.pcie_link);
-      }
+    const int host = add_scale_up(s, n);
+    if (multi_node) {
+      add_nics(s, n, host, nics);
     }
   }
   if (multi_node) {
-    // Leaves, then one non-blocking spine whose links carry a leaf's downlink bandwidth / oversubscription.
-    std::vector<int> leaf_of_nic(nics.size());
-    std::vector<int> leaves;
-    std::vector<int> leaf_ports;
-    if (s.scale_out == ScaleOut::rail) {
-      for (int r = 0; r < s.nics_per_node; ++r) {
-        leaves.push_back(add_vertex(VertexKind::leaf, -1));
-        leaf_ports.push_back(s.nodes);
-      }
-      for (std::size_t k = 0; k < nics.size(); ++k) {
-        leaf_of_nic[k] = static_cast<int>(k % static_cast<std::size_t>(s.nics_per_node));
-      }
-    } else {
-      for (std::size_t k = 0; k < nics.size(); ++k) {
-        const auto leaf = static_cast<int>(k / static_cast<std::size_t>(s.leaf_radix));
-        if (leaf == static_cast<int>(leaves.size())) {
-          leaves.push_back(add_vertex(VertexKind::leaf, -1));
-          leaf_ports.push_back(0);
-        }
-        leaf_of_nic[k] = leaf;
-        ++leaf_ports[static_cast<std::size_t>(leaf)];
-      }
-    }
-    for (std::size_t k = 0; k < nics.size(); ++k) {
-      add_link(nics[k], leaves[static_cast<std::size_t>(leaf_of_nic[k])], s.nic_link);
-    }
-    if (leaves.size() > 1) {
-      const int spine = add_vertex(VertexKind::spine, -1);
-      for (std::size_t l = 0; l < leaves.size(); ++l) {
-        const LinkSpec up{s.nic_link.bw_gbps * leaf_ports[l] / s.oversubscription, s.nic_link.latency_us,
-                          s.nic_link.efficiency};
-        add_link(leaves[l], spine, up);
-      }
-    }
+    add_scale_out(s, nics);
   }
   index_arcs();
   find_largest_latencies();
+}
+
+int NetworkGraph::add_scale_up(const ClusterSpec& s, int n) {
+  const int first = n * s.gpus_per_node;
+  int host = -1;
+  if (s.scale_up == ScaleUp::switch_fabric) {
+    const int sw = add_vertex(VertexKind::scale_up_switch, n);
+    for (int i = 0; i < s.gpus_per_node; ++i) {
+      add_link(first + i, sw, s.scale_up_link);
+    }
+  } else if (s.scale_up == ScaleUp::mesh) {
+    for (int i = 0; i < s.gpus_per_node; ++i) {
+      for (int j = i + 1; j < s.gpus_per_node; ++j) {
+        add_link(first + i, first + j, s.scale_up_link);
+      }
+    }
+  } else {
+    host = add_vertex(VertexKind::host, n);
+    for (int i = 0; i < s.gpus_per_node; i += s.gpus_per_pcie_switch) {
+      if (s.gpus_per_pcie_switch == 1) {
+        add_link(first + i, host, s.scale_up_link);
+        continue;
+      }
+      const int sw = add_vertex(VertexKind::pcie_switch, n);
+      for (int k = 0; k < s.gpus_per_pcie_switch; ++k) {
+        add_link(first + i + k, sw, s.scale_up_link);
+      }
+      add_link(sw, host, s.pcie_link);
+    }
+  }
+  return host;
+}
+
+void NetworkGraph::add_nics(const ClusterSpec& s, int n, int host, std::vector<int>& nics) {
+  const int first = n * s.gpus_per_node;
+  const bool nic_per_gpu = s.nics_per_node == s.gpus_per_node;
+  for (int i = 0; i < s.nics_per_node; ++i) {
+    const int nic = add_vertex(VertexKind::nic, n);
+    nics.push_back(nic);
+    if (nic_per_gpu) {
+      add_link(first + i, nic, s.pcie_link);
+    } else {
+      if (host < 0) {
+        host = add_vertex(VertexKind::host, n);
+        for (int g = 0; g < s.gpus_per_node; ++g) {
+          add_link(first + g, host, s.pcie_link);
+        }
+      }
+      add_link(host, nic, s.pcie_link);
+    }
+  }
+}
+
+void NetworkGraph::add_scale_out(const ClusterSpec& s, const std::vector<int>& nics) {
+  // Leaves, then one non-blocking spine whose links carry a leaf's downlink bandwidth / oversubscription.
+  std::vector<int> leaf_of_nic(nics.size());
+  std::vector<int> leaves;
+  std::vector<int> leaf_ports;
+  if (s.scale_out == ScaleOut::rail) {
+    for (int r = 0; r < s.nics_per_node; ++r) {
+      leaves.push_back(add_vertex(VertexKind::leaf, -1));
+      leaf_ports.push_back(s.nodes);
+    }
+    for (std::size_t k = 0; k < nics.size(); ++k) {
+      leaf_of_nic[k] = static_cast<int>(k % static_cast<std::size_t>(s.nics_per_node));
+    }
+  } else {
+    for (std::size_t k = 0; k < nics.size(); ++k) {
+      const auto leaf = static_cast<int>(k / static_cast<std::size_t>(s.leaf_radix));
+      if (leaf == static_cast<int>(leaves.size())) {
+        leaves.push_back(add_vertex(VertexKind::leaf, -1));
+        leaf_ports.push_back(0);
+      }
+      leaf_of_nic[k] = leaf;
+      ++leaf_ports[static_cast<std::size_t>(leaf)];
+    }
+  }
+  for (std::size_t k = 0; k < nics.size(); ++k) {
+    add_link(nics[k], leaves[static_cast<std::size_t>(leaf_of_nic[k])], s.nic_link);
+  }
+  if (leaves.size() > 1) {
+    const int spine = add_vertex(VertexKind::spine, -1);
+    for (std::size_t l = 0; l < leaves.size(); ++l) {
+      const LinkSpec up{s.nic_link.bw_gbps * leaf_ports[l] / s.oversubscription, s.nic_link.latency_us,
+                        s.nic_link.efficiency};
+      add_link(leaves[l], spine, up);
+    }
+  }
 }
 
 void NetworkGraph::index_arcs() {

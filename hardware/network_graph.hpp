@@ -80,6 +80,12 @@ class NetworkGraph {
   };
   int add_vertex(VertexKind kind, int node);
   void add_link(int a, int b, const LinkSpec& link);
+  // Node `node`'s scale-up fabric (switch, mesh or PCIe tree); returns its host vertex, -1 if none yet.
+  int add_scale_up(const ClusterSpec& s, int node);
+  // Node `node`'s NICs (one per GPU behind its own PCIe link, or shared ones on the host), appended to `nics`.
+  void add_nics(const ClusterSpec& s, int node, int host, std::vector<int>& nics);
+  // The leaves the NICs attach to and the spine over them.
+  void add_scale_out(const ClusterSpec& s, const std::vector<int>& nics);
   void index_arcs();
   void start_search(Search& s, int src) const;
   /// Expands the search until GPU `dst` is reached (true) or nothing is left (false).
