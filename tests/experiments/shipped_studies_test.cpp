@@ -6,12 +6,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "experiments/assembly/load_window.hpp"
+#include "experiments/cli/study_preview.hpp"
 #include "experiments/studies/slo_search.hpp"
 #include "experiments/studies/study_plan.hpp"
 #include "experiments/studies/study_spec.hpp"
@@ -40,12 +39,7 @@ std::vector<fs::path> shipped_studies() {
   std::vector<fs::path> files;
   for (const char* dir : {"/experiments/reproductions", "/examples/studies"}) {
     for (const fs::directory_entry& e : fs::directory_iterator(std::string(EPSIM_SOURCE_DIR) + dir)) {
-      if (e.path().extension() != ".toml") {
-        continue;
-      }
-      std::ifstream in(e.path());
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (text.find("\n[study]") != std::string::npos || text.starts_with("[study]")) {
+      if (e.path().extension() == ".toml" && experiments::is_study_file(e.path().string())) {
         files.push_back(e.path());
       }
     }
