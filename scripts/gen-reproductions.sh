@@ -6,10 +6,9 @@
 #   ...the table and verdict formatted from DIR/NAME's points.csv (and runs.csv, max_rate.csv)...
 #   <!-- END generated -->
 # spliced in by scripts/splice-generated.sh; the prose outside the blocks is kept as written (re-read it
-# against the new tables). Verdicts use
-# fixed words: reproduces (the direction, and the size within 30 % of the paper's, at every comparable
-# setting), direction only, does not, not comparable. The tables and verdicts are scripts/gen_reproductions.py
-# (its unit tests: tests/reproductions/test_gen_reproductions.py).
+# against the new tables). Verdicts use fixed words: reproduces (the direction, and the size within 30 %
+# of the paper's, at every comparable setting), direction only, does not, not comparable. The tables and
+# verdicts are scripts/gen_reproductions.py (unit tests: tests/reproductions/test_gen_reproductions.py).
 #   scripts/gen-reproductions.sh DIR            blocks from DIR/NAME (epsim sweep outputs)
 #   scripts/gen-reproductions.sh --run DIR [EPSIM]   first runs the studies into DIR (-j 2)
 #   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where a block of the doc is
@@ -26,8 +25,9 @@ case "${1:-}" in
   --run) mode=run; shift ;;
   --check) mode=check; shift ;;
   --list) printf '%s\n' "${studies[@]}"; exit 0 ;;
+  -h|--help) sed -n '2,/^[^#]/p' "$0" | sed '$d'; exit 0 ;;  # the header comment
 esac
-[ $# -ge 1 ] || { echo "usage: gen-reproductions.sh [--run|--check] DIR [EPSIM] | --list" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: gen-reproductions.sh [--run|--check] DIR [EPSIM] | --list | --help" >&2; exit 2; }
 dir=$1
 epsim=${2:-$root/build/release/epsim}
 
