@@ -26,11 +26,12 @@ void expand_rebalance_shorthand(toml::table& config) {
 
 RebalanceConfig parse_rebalance(core::ParamTable& policy) {
   // "auto" is no mode of its own: it asks the trigger for its default.
-  static constexpr std::array<core::Choice<std::optional<MigrationMode>>, 4> k_migrations{
+  static constexpr std::array<core::Choice<std::optional<MigrationMode>>, 5> k_migrations{
       {{"auto", std::nullopt},
        {"stop_the_world", MigrationMode::stop_the_world},
        {"overlapped", MigrationMode::overlapped},
-       {"compute_phases", MigrationMode::compute_phases}}};
+       {"compute_phases", MigrationMode::compute_phases},
+       {"layer_by_layer", MigrationMode::layer_by_layer}}};
   const Registry<TriggerFactory>& registry = trigger_registry();
   auto t = policy.table("rebalance",
                         "re-placement during serving: the trigger, its options and how weights migrate "
@@ -45,12 +46,20 @@ RebalanceConfig parse_rebalance(core::ParamTable& policy) {
   }
   const std::optional<MigrationMode> migration = t.choice<std::optional<MigrationMode>>(
       "migration", std::nullopt,
-      "how expert weights move: serving stops (stop_the_world), goes on with the old placement (overlapped), or "
-      "they move only in the compute phases of steps (compute_phases, DIRECTOR's); auto = the trigger's default",
+      "how expert weights move: serving stops (stop_the_world), goes on with the old placement (overlapped), "
+      "they move only in the compute phases of steps (compute_phases, DIRECTOR's), or one layer after another "
+      "while serving goes on, each layer switching when its experts land (layer_by_layer, vLLM's async EPLB and "
+      "TensorRT-LLM's online EPLB); auto = the trigger's default",
       k_migrations);
   c.migration_max_bytes_per_step = t.real("migration_max_gb_per_step", 0.0,
                                           "compute_phases: GB one step may move (0 = no bound)", core::k_non_negative) *
                                    1e9;
+  c.migration_layer_overhead_ns =
+      t.real("migration_layer_overhead_ms", 0.0,
+             "network modes: fixed engine time per layer whose experts move (a layer's send/receive batch, its "
+             "synchronisation and buffer copies), on top of the transfers (0 = transfer-bound; docs/policies.md)",
+             core::RealBounds{0.0, 60000.0, false}) *
+      1e6;
   c.trigger = registry.create(c.trigger_name, t);  // parses the trigger's own options and finishes the table
   c.migration = migration.value_or(c.trigger ? c.trigger->default_migration() : MigrationMode::stop_the_world);
   return c;

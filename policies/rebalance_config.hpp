@@ -22,6 +22,7 @@ struct RebalanceConfig {
   std::shared_ptr<const TriggerFactory> trigger;  ///< null: static placement
   MigrationMode migration = MigrationMode::stop_the_world;
   double migration_max_bytes_per_step = 0.0;  ///< compute_phases: bytes one step may move (0 = no bound)
+  double migration_layer_overhead_ns = 0.0;   ///< network modes: fixed engine time per layer whose experts move
 };
 
 /// Reads [policy.rebalance] of `policy` (the table is finished by the trigger's parser).

@@ -19,6 +19,7 @@ enum class MigrationMode : std::uint8_t {
   stop_the_world,  ///< the group stops serving until every changed expert has landed
   overlapped,      ///< serving goes on with the old placement until they land
   compute_phases,  ///< they move only in the compute phases of the group's steps (DIRECTOR's schedule)
+  layer_by_layer,  ///< one layer after another while serving goes on; each layer switches when its own land
 };
 
 /// What a trigger is made from: the placed group's input (shape, load window, its GPUs' cost curves,

@@ -46,6 +46,13 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
     }
     return;
   }
+  if (settings_.mode == policies::MigrationMode::layer_by_layer) {
+    m.layer_moves = moves;  // plan_migration lists them layer by layer
+    m.next_move = 0;
+    m.next_layer = 0;
+    start_next_layer(m, current, group, gpu_offset, observers);
+    return;
+  }
   m.moves_pending = static_cast<int>(moves.size());
   if (settings_.mode == policies::MigrationMode::stop_the_world) {
     m.paused = true;
@@ -56,23 +63,93 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
   auto resume_shared = std::make_shared<std::function<void()>>(std::move(resume));
   const core::Time started = engine_.now();
   const double total_bytes = settings_.expert_bytes * static_cast<double>(moves.size());
+  int layers_moved = 0;
+  for (std::size_t i = 0; i < moves.size(); ++i) {
+    layers_moved += i == 0 || moves[i].layer != moves[i - 1].layer ? 1 : 0;  // listed layer by layer
+  }
+  // The engine's fixed time per moved layer follows the transfers (they are one batch per layer in the
+  // engines, each then synchronised and copied into place).
+  const auto overhead = static_cast<core::Time>(std::llround(settings_.layer_overhead_ns * layers_moved));
+  const auto finish = [this, mp, cp, resume_shared, group, observers, started, total_bytes] {
+    const core::Time done = engine_.now();
+    for (Observer* o : observers) {
+      o->on_migration(group, started, done, total_bytes);
+    }
+    *cp = std::move(*mp->incoming);  // between steps, or under a step priced on the old one
+    mp->incoming.reset();
+    if (mp->paused) {
+      stall_ns_ += static_cast<double>(done - mp->paused_at);
+      mp->paused = false;
+      (*resume_shared)();
+    }
+  };
   for (const policies::ExpertMove& mv : moves) {
     ++expert_moves_;
     bytes_ += settings_.expert_bytes;
     transfers_->start(gpu_offset + mv.from_gpu, gpu_offset + mv.to_gpu, settings_.expert_bytes,
-                      [this, mp, cp, resume_shared, group, observers, started, total_bytes](core::Time done) {
+                      [this, mp, overhead, finish](core::Time /*landed*/) {
                         if (--mp->moves_pending > 0) {
                           return;
                         }
-                        for (Observer* o : observers) {
-                          o->on_migration(group, started, done, total_bytes);
+                        if (overhead > 0) {
+                          engine_.schedule_after(overhead, finish);
+                        } else {
+                          finish();
                         }
-                        *cp = std::move(*mp->incoming);  // between steps, or under a step priced on the old one
-                        mp->incoming.reset();
-                        if (mp->paused) {
-                          stall_ns_ += static_cast<double>(done - mp->paused_at);
-                          mp->paused = false;
-                          (*resume_shared)();
+                      });
+  }
+}
+
+void WeightMigration::start_next_layer(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
+                                       std::span<Observer* const> observers) {
+  if (!m.incoming) {
+    return;  // nothing in progress
+  }
+  const int layer =
+      m.next_move < m.layer_moves.size() ? m.layer_moves[m.next_move].layer : static_cast<int>(current.layers.size());
+  for (; m.next_layer < layer; ++m.next_layer) {
+    // Layers without moves (or whose moves just landed) take their new rows: same experts per slot.
+    current.layers[static_cast<std::size_t>(m.next_layer)] =
+        std::move(m.incoming->layers[static_cast<std::size_t>(m.next_layer)]);
+  }
+  if (m.next_move >= m.layer_moves.size()) {
+    m.incoming.reset();
+    m.layer_moves.clear();
+    return;
+  }
+  std::size_t end = m.next_move;
+  while (end < m.layer_moves.size() && m.layer_moves[end].layer == layer) {
+    ++end;
+  }
+  const std::size_t first = m.next_move;
+  m.next_move = end;
+  m.moves_pending = static_cast<int>(end - first);
+  const core::Time started = engine_.now();
+  const double layer_bytes = settings_.expert_bytes * static_cast<double>(end - first);
+  GroupMigration* mp = &m;
+  policies::Placement* cp = &current;
+  const auto finish = [this, mp, cp, group, gpu_offset, observers, started, layer_bytes, layer] {
+    for (Observer* o : observers) {
+      o->on_migration(group, started, engine_.now(), layer_bytes);
+    }
+    mp->next_layer = layer + 1;
+    cp->layers[static_cast<std::size_t>(layer)] = std::move(mp->incoming->layers[static_cast<std::size_t>(layer)]);
+    start_next_layer(*mp, *cp, group, gpu_offset, observers);
+  };
+  for (std::size_t i = first; i < end; ++i) {
+    const policies::ExpertMove& mv = m.layer_moves[i];
+    ++expert_moves_;
+    bytes_ += settings_.expert_bytes;
+    transfers_->start(gpu_offset + mv.from_gpu, gpu_offset + mv.to_gpu, settings_.expert_bytes,
+                      [this, mp, finish](core::Time /*landed*/) {
+                        if (--mp->moves_pending > 0) {
+                          return;
+                        }
+                        if (settings_.layer_overhead_ns > 0.0) {
+                          engine_.schedule_after(static_cast<core::Time>(std::llround(settings_.layer_overhead_ns)),
+                                                 finish);
+                        } else {
+                          finish();
                         }
                       });
   }

@@ -4,7 +4,9 @@
 // timed transfers over the network while the group stops (stop_the_world) or keeps serving on the old
 // placement (overlapped), or they move only in the compute phases of the group's steps, at their pair's
 // link bandwidth and at most so many bytes a step (compute_phases, DIRECTOR's schedule). The new
-// placement takes effect once every moved expert has landed, always between steps.
+// placement takes effect once every moved expert has landed, always between steps; layer_by_layer moves
+// one layer's experts at a time while serving goes on, and each layer takes its new placement as soon
+// as its own experts have landed (vLLM's async EPLB, TensorRT-LLM's online EPLB).
 #include <functional>
 #include <optional>
 #include <span>
@@ -14,6 +16,7 @@
 #include "core/event_queue.hpp"
 #include "hardware/topology.hpp"
 #include "hardware/transfer_network.hpp"
+#include "policies/migration.hpp"
 #include "policies/placement.hpp"
 #include "policies/trigger_factory.hpp"
 #include "sim/observer.hpp"
@@ -24,6 +27,7 @@ struct MigrationSettings {
   policies::MigrationMode mode = policies::MigrationMode::stop_the_world;
   double max_bytes_per_step = 0.0;  ///< compute_phases: bytes one step may move (0 = no bound)
   double expert_bytes = 0.0;        ///< weights of one expert copy
+  double layer_overhead_ns = 0.0;   ///< network modes: fixed time per layer whose experts move
 };
 
 /// One EP group's migration in progress.
@@ -34,8 +38,11 @@ struct GroupMigration {
     double left_bytes = 0.0;
     double bytes_per_ns = 0.0;
   };
-  std::vector<Move> compute_moves;  ///< compute-phase moves still under way
-  bool paused = false;              ///< stop-the-world: the group serves no step meanwhile
+  std::vector<Move> compute_moves;                ///< compute-phase moves still under way
+  std::vector<policies::ExpertMove> layer_moves;  ///< layer_by_layer: every move, in layer order
+  std::size_t next_move = 0;                      ///< layer_by_layer: the first move of the next layer
+  int next_layer = 0;                             ///< layer_by_layer: the first layer not yet switched
+  bool paused = false;                            ///< stop-the-world: the group serves no step meanwhile
   core::Time paused_at = 0;
 
   bool active() const { return incoming.has_value(); }
@@ -64,6 +71,11 @@ class WeightMigration {
   double stall_ns() const { return stall_ns_; }
 
  private:
+  // layer_by_layer: switches the layers before the next one with moves, then starts that layer's moves
+  // (or, with none left, finishes the migration).
+  void start_next_layer(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
+                        std::span<Observer* const> observers);
+
   core::Engine& engine_;
   hardware::TransferNetwork* transfers_;
   MigrationSettings settings_;
