@@ -23,8 +23,9 @@
 
 namespace {
 
-constexpr std::array<const char*, 7> k_study_files{"study.json",       "runs.csv",     "points.csv", "scaling.csv",
-                                                   "distribution.csv", "max_rate.csv", "ranking.csv"};
+constexpr std::array<const char*, 9> k_study_files{"study.json",  "runs.csv",         "points.csv",
+                                                   "scaling.csv", "distribution.csv", "max_rate.csv",
+                                                   "ranking.csv", "rebalance.csv",    "break_even.csv"};
 constexpr std::array<const char*, 5> k_run_files{"summary.json", "requests.csv", "steps.csv", "events.csv",
                                                  "gpu_layers.csv"};
 

@@ -58,6 +58,13 @@ ReportSection study_section(const StudyInput& s) {
   if (s.max_rate.has_value()) {
     sec.tables_html += "<h3>Max sustainable rate (max_rate.csv)</h3>\n" + csv_table_html(*s.max_rate, 200);
   }
+  if (s.break_even.has_value()) {
+    sec.tables_html +=
+        "<h3>Break-even interval of rebalancing (break_even.csv)</h3>\n" + csv_table_html(*s.break_even, 200);
+  }
+  if (s.rebalance.has_value()) {
+    sec.tables_html += "<h3>Rebalancing against off (rebalance.csv)</h3>\n" + csv_table_html(*s.rebalance, 400);
+  }
   if (s.ranking.has_value()) {
     sec.tables_html += "<h3>Ranking by the objective (ranking.csv)</h3>\n" + csv_table_html(*s.ranking, 200);
   }

@@ -86,6 +86,8 @@ StudyInput load_study(const fs::path& dir, const std::string& label) {
                optional_csv(dir / "distribution.csv"),
                optional_csv(dir / "max_rate.csv"),
                optional_csv(dir / "ranking.csv"),
+               optional_csv(dir / "rebalance.csv"),
+               optional_csv(dir / "break_even.csv"),
                {},
                {},
                {},

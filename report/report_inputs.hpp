@@ -34,6 +34,8 @@ struct StudyInput {
   std::optional<CsvTable> distribution;
   std::optional<CsvTable> max_rate;
   std::optional<CsvTable> ranking;
+  std::optional<CsvTable> rebalance;        ///< rebalance.csv (a rebalance study)
+  std::optional<CsvTable> break_even;       ///< break_even.csv (a rebalance study)
   std::vector<std::string> axes;            ///< axis names, in order (columns of runs.csv and points.csv)
   std::vector<std::string> report_metrics;  ///< study.json's report metrics (older files: the headline ones)
   std::string kind;

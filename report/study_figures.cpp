@@ -10,6 +10,7 @@
 
 #include "core/csv_lines.hpp"
 #include "core/metric_kind.hpp"
+#include "report/rebalance_figures.hpp"
 #include "report/request_samples.hpp"
 #include "report/vega_specs.hpp"
 
@@ -489,6 +490,8 @@ std::vector<Figure> study_figures(const StudyInput& study) {
   rate_curves(study, out);
   max_rate(study, out);
   scaling(study, out);
+  std::vector<Figure> rebalance = rebalance_figures(study);
+  out.insert(out.end(), std::make_move_iterator(rebalance.begin()), std::make_move_iterator(rebalance.end()));
   numeric_axis_curves(study, out);
   monte_carlo(study, out);
   recovery(study, out);

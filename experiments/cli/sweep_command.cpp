@@ -24,6 +24,7 @@
 #include "experiments/cli/command_line.hpp"
 #include "experiments/cli/study_preview.hpp"
 #include "experiments/studies/mpi_world.hpp"
+#include "experiments/studies/rebalance_report.hpp"
 #include "experiments/studies/study_journal.hpp"
 #include "experiments/studies/study_json.hpp"
 #include "experiments/studies/study_plan.hpp"
@@ -147,8 +148,9 @@ std::map<std::string, RunRecord> gather_records(const MpiWorld& world, const std
 
 // Every name a study's set of results may have (its manifest says which it has), "runs" (the saved runs'
 // folder) included.
-constexpr std::array<std::string_view, 8> k_study_outputs{
-    "runs.csv", "points.csv", "scaling.csv", "distribution.csv", "max_rate.csv", "ranking.csv", "study.json", "runs"};
+constexpr std::array<std::string_view, 10> k_study_outputs{
+    "runs.csv",    "points.csv",    "scaling.csv",    "distribution.csv", "max_rate.csv",
+    "ranking.csv", "rebalance.csv", "break_even.csv", "study.json",       "runs"};
 
 // The lock file a sweep holds in its directory while it runs.
 constexpr const char* k_lock_name = ".epsim-sweep.lock";
@@ -183,6 +185,10 @@ std::vector<std::pair<std::string, std::string>> output_files(const StudySpec& s
   }
   if (spec.objective) {
     files.emplace_back("ranking.csv", ranking_csv(spec, plan, records));
+  }
+  if (spec.rebalance) {
+    files.emplace_back("rebalance.csv", rebalance_csv(spec, plan, records));
+    files.emplace_back("break_even.csv", break_even_csv(spec, plan, records));
   }
   files.emplace_back("study.json", study_json(spec, plan, records, timings));
   return files;
@@ -334,7 +340,7 @@ int sweep_command(const std::vector<std::string>& args, std::ostream& out, std::
   for (const auto& [name, content] : files) {
     names.push_back(name);
   }
-  out << study_table(spec, plan, records);
+  out << study_table(spec, plan, records) << break_even_lines(spec, plan, records);
   out << fmt::format("wall time {:.1f} s, CPU {:.1f} s; {} in {}\n", timings.wall_s, timings.cpu_s,
                      fmt::join(names, ", "), dir.string());
   return 0;

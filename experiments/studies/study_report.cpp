@@ -15,6 +15,7 @@
 #include "experiments/studies/probe_limits.hpp"
 #include "experiments/studies/scaling_series.hpp"
 #include "experiments/studies/slo_search.hpp"
+#include "experiments/studies/study_values.hpp"
 
 namespace epsim::experiments {
 namespace {
@@ -62,39 +63,9 @@ std::vector<std::string> metric_names(const StudyRecords& records) {
   return names;
 }
 
-// One value per replication of `point` (NaN where a run lacks the metric).
-std::vector<double> values_of(const StudyPlan& plan, const StudyRecords& records, int point,
-                              const std::string& metric) {
-  std::vector<double> out;
-  out.reserve(static_cast<std::size_t>(plan.replications));
-  for (std::int64_t r = 0; r < plan.replications; ++r) {
-    out.push_back(metric_value(records[static_cast<std::size_t>(point * plan.replications + r)].metrics, metric));
-  }
-  return out;
-}
-
-std::vector<double> finite(const std::vector<double>& v) {
-  std::vector<double> out;
-  std::copy_if(v.begin(), v.end(), std::back_inserter(out), [](double x) { return !std::isnan(x); });
-  return out;
-}
-
 // A metric's values summarized within its kind's range (metric_kind.hpp).
 core::SampleSummary summary_of(const std::vector<double>& x, const std::string& metric) {
   return core::summarize_sample(finite(x), core::metric_kind(metric));
-}
-
-// The pairs (x[r], base[r]) where both are known.
-core::SampleSummary paired(const std::vector<double>& x, const std::vector<double>& base, core::MetricKind kind) {
-  std::vector<double> a;
-  std::vector<double> b;
-  for (std::size_t r = 0; r < x.size() && r < base.size(); ++r) {
-    if (!std::isnan(x[r]) && !std::isnan(base[r])) {
-      a.push_back(x[r]);
-      b.push_back(base[r]);
-    }
-  }
-  return core::summarize_paired_difference(a, b, kind);
 }
 
 // The axes that move together with axis `a` (its zip partner and everything zipped with either).

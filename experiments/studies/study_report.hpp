@@ -7,13 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/studies/study_journal.hpp"
-#include "experiments/studies/study_plan.hpp"
+#include "experiments/studies/study_values.hpp"
 
 namespace epsim::experiments {
-
-/// Every run's record, indexed by run.
-using StudyRecords = std::vector<RunRecord>;
 
 std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);
 std::string points_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRecords& records);

@@ -22,10 +22,11 @@
 namespace epsim::experiments {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, StudyKind>, 4> k_kinds{{{"grid", StudyKind::grid},
+constexpr std::array<std::pair<std::string_view, StudyKind>, 5> k_kinds{{{"grid", StudyKind::grid},
                                                                          {"whatif", StudyKind::whatif},
                                                                          {"montecarlo", StudyKind::montecarlo},
-                                                                         {"compare", StudyKind::compare}}};
+                                                                         {"compare", StudyKind::compare},
+                                                                         {"rebalance", StudyKind::rebalance}}};
 
 bool has_control(const std::string& s) {
   return core::has_control_characters(s);
@@ -371,6 +372,9 @@ std::vector<std::string> default_report(StudyKind kind) {
       return {"ttft_ms.p90", "mean_step_ms", "straggler_gap_us.mean", "slo.goodput_rps"};
     case StudyKind::compare:
       return {"slo.attainment", "slo.goodput_rps", "ttft_ms.p90", "tpot_ms.p90"};
+    case StudyKind::rebalance:
+      return {"output_tokens_per_s",    "tpot_ms.p90",         "ttft_ms.p90", "gpu_balancedness",
+              "rebalancing.rebalances", "rebalancing.stall_ms"};
     case StudyKind::grid:
       break;
   }
@@ -487,6 +491,46 @@ std::vector<StudyAxis> parse_axes(Reader& rd, const toml::table& file) {
   return s.axes;
 }
 
+// A rebalance study's own axes after the file's: redundant slots (when swept), then the schedules, whose
+// first level, rebalancing off, is the baseline. The base must leave [policy.rebalance] to the sweep.
+void add_rebalance_axes(Reader& rd, const toml::table& study, StudySpec& s) {
+  if (s.kind != StudyKind::rebalance) {
+    if (study.contains("rebalance")) {
+      rd.fail("study.rebalance", "only a study of kind = \"rebalance\" takes [study.rebalance]");
+    }
+    return;
+  }
+  s.rebalance = parse_rebalance_sweep(study, rd.source());
+  if (const toml::node* policy = s.base.get("policy");
+      policy && policy->is_table() && policy->as_table()->contains("rebalance")) {
+    rd.fail("study.base", fmt::format("{} sets policy.rebalance, which a rebalance study sets at every point: give its "
+                                      "options in [study.rebalance] options = {{ ... }}",
+                                      s.base_source));
+  }
+  for (const StudyAxis& a : s.axes) {
+    if (a.name == k_schedule_axis || a.name == k_slots_axis) {
+      rd.fail("axis",
+              fmt::format("\"{}\" is the name of an axis a rebalance study makes; name yours otherwise", a.name));
+    }
+  }
+  const RebalanceSweep& r = *s.rebalance;
+  if (!r.slots.empty()) {
+    StudyAxis slots{k_slots_axis, {}, {}};
+    for (const std::int64_t n : r.slots) {
+      toml::table parallel{{"redundant_experts", n}};
+      slots.levels.push_back(
+          AxisLevel{fmt::format("{}", n), toml::table{{"parallel", std::move(parallel)}}, {}, static_cast<double>(n)});
+    }
+    s.axes.push_back(std::move(slots));
+  }
+  StudyAxis schedule{k_schedule_axis, {}, {}};
+  for (auto& [label, overrides] : schedule_levels(r)) {
+    schedule.levels.push_back(AxisLevel{label, std::move(overrides), {}, std::nullopt});
+  }
+  s.axes.push_back(std::move(schedule));
+  check_point_count(rd, s.axes);
+}
+
 // The baseline level (compare / montecarlo: policy=linear when there is one) and the rate axis.
 void resolve_baseline_and_rate_axis(Reader& rd, const toml::table& study, StudySpec& s) {
   const std::string p = "study.";
@@ -504,6 +548,8 @@ void resolve_baseline_and_rate_axis(Reader& rd, const toml::table& study, StudyS
       rd.fail(p + "baseline", fmt::format("axis \"{}\" has no level \"{}\"", axis->name, label));
     }
     s.baseline = {axis->name, label};
+  } else if (s.kind == StudyKind::rebalance) {
+    s.baseline = {k_schedule_axis, k_rebalance_off};
   } else if (s.kind == StudyKind::montecarlo || s.kind == StudyKind::compare) {
     const auto policy = axis_named("policy");
     if (policy != s.axes.end() && std::any_of(policy->levels.begin(), policy->levels.end(),
@@ -581,12 +627,12 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
   const std::string p = "study.";
   rd.only(*study, p,
           {"kind", "base", "replications", "vary", "common_random_numbers", "baseline", "report", "save_runs",
-           "max_rate", "objective", "rate_axis", "slo_target"});
+           "max_rate", "objective", "rate_axis", "slo_target", "rebalance"});
   const std::string kind =
-      rd.get<std::string>(*study, p, "kind", "grid, whatif, montecarlo or compare").value_or("grid");
+      rd.get<std::string>(*study, p, "kind", "grid, whatif, montecarlo, compare or rebalance").value_or("grid");
   const auto k = std::find_if(k_kinds.begin(), k_kinds.end(), [&](const auto& e) { return e.first == kind; });
   if (k == k_kinds.end()) {
-    rd.fail(p + "kind", fmt::format("unknown kind \"{}\"; valid: grid, whatif, montecarlo, compare", kind));
+    rd.fail(p + "kind", fmt::format("unknown kind \"{}\"; valid: grid, whatif, montecarlo, compare, rebalance", kind));
   }
   s.kind = k->second;
 
@@ -615,6 +661,7 @@ StudySpec load_study_text(std::string_view text, const std::string& source, cons
   }
 
   s.axes = parse_axes(rd, file);
+  add_rebalance_axes(rd, *study, s);
   std::int64_t points = 1;
   for (const StudyAxis& a : s.axes) {
     points *= a.zip_with.empty() ? static_cast<std::int64_t>(a.levels.size()) : 1;  // <= k_max_study_points

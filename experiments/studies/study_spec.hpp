@@ -12,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/assembly/replication.hpp"
+#include "experiments/studies/rebalance_sweep.hpp"
 #include "experiments/studies/slo_search.hpp"
 
 namespace epsim::experiments {
@@ -21,6 +22,7 @@ enum class StudyKind : std::uint8_t {
   whatif,      ///< setups as bundles: scaling curves vs GPUs / EP size, per-GPU figures
   montecarlo,  ///< cluster draws x policies: distributions and recovery vs a baseline
   compare,     ///< policies x a common rate grid: attainment vs rate, max sustainable rate
+  rebalance,   ///< rebalancing off vs interval x migration mode x redundant slots: is it worth it?
 };
 
 /// The most points a study may have (the product of its axes' sizes, checked before anything is
@@ -74,8 +76,9 @@ struct StudySpec {
   std::string rate_axis;    ///< compare: the axis whose levels are arrival rates (attainment-vs-rate curves)
   double slo_target = 0.9;  ///< compare: the attainment the max rate from the rate grid must keep
   std::optional<StudyObjective> objective;
-  std::vector<std::string> report;  ///< metrics of the printed table
-  bool save_runs = false;           ///< write each run's summary.json under DIR/runs/
+  std::vector<std::string> report;          ///< metrics of the printed table
+  bool save_runs = false;                   ///< write each run's summary.json under DIR/runs/
+  std::optional<RebalanceSweep> rebalance;  ///< rebalance: the sweep its last axes came from
 };
 
 /// Loads and checks a study file; errors name the file, the key and what was expected.

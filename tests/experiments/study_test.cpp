@@ -451,6 +451,8 @@ TEST_CASE("settings that have no effect are warned about, not ignored") {
   REQUIRE(warnings({"policy.routing=metro", "policy.placement=eplb", "parallel.redundant_experts=4"}).empty());
   // Redundant slots under a one-copy placement stay empty.
   REQUIRE_THAT(warnings({"parallel.redundant_experts=4"}).at(0), Contains("stay empty"));
+  // ... unless the periodic trigger re-solves EPLB over every slot later.
+  REQUIRE(warnings({"parallel.redundant_experts=4", "policy.rebalance=periodic"}).empty());
   // The CLI prints them on stderr.
   const Cli v = cli({"validate", small, "--set", "policy.routing=grace"});
   REQUIRE(v.code == 0);

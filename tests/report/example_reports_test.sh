@@ -5,7 +5,7 @@
 # usage: example_reports_test.sh EPSIM PROJECT_DIR full|reduced [STUDY...]
 #   full     the studies as shipped (CTest label `full`: ~10 min on 2 cores, run by CI on its own)
 #   reduced  the same axes, policies and figures with 2 replications and a quarter of each run's
-#            duration (CTest `example_report_<study>`, label slow: the README's test command)
+#            duration or requests (CTest `example_report_<study>`, label slow: the README's test command)
 # STUDY names (file stems) pick studies; none: every study.
 set -euo pipefail
 epsim=$1
@@ -48,7 +48,10 @@ text = open(sys.argv[1]).read()
 text, n_rep = re.subn(r"(?m)^replications = \d+", "replications = 2", text)
 quarter = lambda m: "duration_s = %g" % (float(m.group(1)) / 4)
 text, n_dur = re.subn(r"(?m)^duration_s = ([0-9.]+)", quarter, text)
-assert n_rep == 1 and n_dur == 1, "study changed shape: update example_reports_test.sh's reduction"
+# A study sized by a request count instead (rebalance.toml: a closed batch) keeps a quarter of it.
+quarter_requests = lambda m: "num_requests = %d" % max(1, int(m.group(1)) // 4)
+text, n_req = re.subn(r"(?m)^num_requests = ([1-9][0-9]*)", quarter_requests, text)
+assert n_rep == 1 and n_dur + n_req == 1, "study changed shape: update example_reports_test.sh's reduction"
 open(sys.argv[2], "w").write(text)
 PY
     study=$work/$name.reduced.toml
