@@ -43,8 +43,19 @@ const Registry<PlacementPolicy>& placement_registry() {
                 t.boolean("distinct_per_gpu", false,
                           "at most one replica of an expert per GPU (engines that map expert -> slot per device: "
                           "vllm-ascend; `place --format vllm-ascend` turns it on)");
+            static constexpr std::array<core::Choice<EplbVariant>, 2> k_variants{
+                {{"reference", EplbVariant::reference}, {"biased", EplbVariant::biased}}};
+            const EplbVariant variant = t.choice<EplbVariant>(
+                "variant", EplbVariant::reference,
+                "reference (DeepSeek's) or biased (ROCm/ATOM's: the redundant slots / GPUs hottest experts on every "
+                "GPU, the rest by the reference's replication and packing)",
+                k_variants);
+            if (variant == EplbVariant::biased && distinct) {
+              t.fail("variant",
+                     "the biased variant puts its hottest experts on every GPU: it has no distinct_per_gpu form");
+            }
             t.finish();
-            return std::make_unique<EplbPlacement>(distinct);
+            return std::make_unique<EplbPlacement>(distinct ? EplbVariant::distinct_per_gpu : variant);
           });
     r.add("gem",
           "GEM: per layer, minimise sum over window steps of the slowest GPU's C_g(tokens); greedy heaviest-first "

@@ -512,7 +512,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
                        p.layers.size(), experts, f.num_gpus, f.num_replicas, vm["out"].as<std::string>(),
                        engine_format != nullptr ? std::string(engine_format->loader) : std::string("epsim"));
     if (auto_distinct) {
-      const policies::Placement plain = policies::EplbPlacement(false).place(in);
+      const policies::Placement plain = policies::EplbPlacement().place(in);
       out << fmt::format(
           "{} keeps one slot per expert and device: EPLB's distinct variant (--option distinct_per_gpu=true), "
           "max / mean GPU load {} (EPLB as DeepSeek ships it: {}; mean over layers, worst layer)\n",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // EPLB against hand-derived outputs of DeepSeek's reference (the README example of deepseek-ai/EPLB,
 // ties, all-zero loads) and invariants on random inputs.
+#include <toml++/toml.h>
 #include <algorithm>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <boost/random/uniform_real_distribution.hpp>
@@ -9,10 +10,13 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/params.hpp"
 #include "core/random_streams.hpp"
+#include "policies/eplb/biased_eplb.hpp"
 #include "policies/eplb/eplb.hpp"
 #include "policies/eplb/eplb_placement.hpp"
 #include "policies/linear_placement.hpp"
+#include "policies/registry.hpp"
 
 using namespace epsim::policies;
 using Catch::Contains;
@@ -297,4 +301,42 @@ TEST_CASE("EPLB at Kimi-K2's 384 experts on 72 GPUs: the 48 slots that round up 
     INFO("expert " << e);
     REQUIRE(l.logcnt[static_cast<std::size_t>(e)] == (e >= 100 && e < 148 ? 2 : 1));
   }
+}
+
+TEST_CASE("ATOM's biased EPLB: the hottest experts on every GPU, the rest by replication and packing, by hand") {
+  // 4 experts on 2 GPUs of 3 slots: K = (6 - 4) / 2 = 1 hot expert, expert 0 (load 10), on both GPUs. The
+  // rest, experts 1, 2, 3 (loads 1, 5, 2), take 4 slots: one each and a second for expert 2 (5 / 1 is the
+  // largest load per copy). Their slot loads 1, 2.5, 2, 2.5 pack by weight (2.5, 2.5, 2, 1) onto the
+  // lightest GPU with room: expert 2's copies one per GPU, expert 3 to GPU 0 (ties: the lower GPU), expert 1
+  // to GPU 1. GPU loads 5 + 2.5 + 2 = 9.5 and 5 + 2.5 + 1 = 8.5.
+  std::vector<int> phy2log;
+  std::vector<int> rank;
+  eplb::biased_layer({10.0F, 1.0F, 5.0F, 2.0F}, 6, 2, phy2log, rank);
+  REQUIRE(phy2log == std::vector<int>{0, 2, 3, 0, 2, 1});
+  REQUIRE(rank == std::vector<int>{0, 0, 0, 1, 1, 0});
+  // No redundancy: K = 0, the reference's global replication and packing alone.
+  eplb::biased_layer({10.0F, 1.0F, 5.0F, 2.0F}, 4, 2, phy2log, rank);
+  REQUIRE(std::count(phy2log.begin(), phy2log.end(), 0) == 1);
+  // Every expert has a slot; the hot ones one per GPU, at replica rank = the GPU.
+  std::vector<float> w(16);
+  for (std::size_t e = 0; e < w.size(); ++e) {
+    w[e] = static_cast<float>((e * 7) % 16 + 1);
+  }
+  eplb::biased_layer(w, 24, 4, phy2log, rank);  // K = 2: experts 9 and 2 (loads 16 and 15), hottest first
+  for (int g = 0; g < 4; ++g) {
+    REQUIRE(phy2log[static_cast<std::size_t>(g * 6)] == 9);
+    REQUIRE(phy2log[static_cast<std::size_t>(g * 6 + 1)] == 2);
+    REQUIRE(rank[static_cast<std::size_t>(g * 6)] == g);
+  }
+  for (int e = 0; e < 16; ++e) {
+    REQUIRE(std::count(phy2log.begin(), phy2log.end(), e) >= 1);
+  }
+  REQUIRE_THROWS_WITH(eplb::biased_layer(w, 10, 4, phy2log, rank), Contains("multiple of the 4 GPUs"));
+  // In the registry: variant = "biased", which has no distinct form.
+  const toml::table biased = toml::parse("variant = \"biased\"");
+  epsim::core::ParamTable t({epsim::core::ParamLayer{&biased, "f.toml"}}, "policy.placement_options");
+  REQUIRE(placement_registry().create("eplb", t) != nullptr);
+  const toml::table both = toml::parse("variant = \"biased\"\ndistinct_per_gpu = true");
+  epsim::core::ParamTable t2({epsim::core::ParamLayer{&both, "f.toml"}}, "policy.placement_options");
+  REQUIRE_THROWS_WITH(placement_registry().create("eplb", t2), Contains("no distinct_per_gpu form"));
 }
