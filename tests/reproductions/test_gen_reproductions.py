@@ -88,6 +88,103 @@ class TablesTest(unittest.TestCase):
         self.assertIn("-3.0 to -3.0 %", lines[-1])
         self.assertTrue(lines[-1].endswith("**direction only**."))
 
+    def test_size_verdict_widens_the_measured_band_by_30_percent(self):
+        self.assertEqual(g.size_verdict((260.0, 420.0), 398.0), "reproduces")
+        self.assertEqual(g.size_verdict((260.0, 420.0), 546.0), "reproduces")   # 1.3 x 420
+        self.assertEqual(g.size_verdict((260.0, 420.0), 547.0), "does not")
+        self.assertEqual(g.size_verdict(1800.0, 1260.0), "reproduces")          # 0.7 x 1800
+        self.assertEqual(g.size_verdict(1800.0, 1259.0), "does not")
+
+    def test_rebalance_engines_stall_per_rearrangement(self):
+        # Each measurement's stall over its rearrangements, transfers only and with the fitted overhead.
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "rebalance-engines"))
+            stalls = {"vllm-43219-gb200": (1, 31.0, 900.0), "vllm-28369-h100": (2, 16.0, 800.0),
+                      "vllm-47206-mi355x": (4, 140.0, 1700.0), "sglang-6739-assumed": (3, 660.0, 3300.0),
+                      "vllm-50647-assumed": (2, 1370.0, 3000.0)}
+            with open(os.path.join(d, "rebalance-engines", "runs.csv"), "w", newline="") as h:
+                w = csv.writer(h)
+                w.writerow(["measurement", "policy.rebalance.migration_layer_overhead_ms", "rebalancing.rebalances",
+                            "rebalancing.stall_ms"])
+                for name, (n, bare, fitted) in stalls.items():
+                    w.writerow([name, "0", n, bare])
+                    w.writerow([name, "15", n, fitted])
+            g.out = d
+            lines = g.rebalance_engines()
+        self.assertEqual(lines[2], "| vLLM PR #43219, DeepSeek-R1 on 32 GB200, sync EPLB | 910 ms | 31 ms | 900 ms | "
+                                   "fitted here (in sample) |")
+        self.assertTrue(lines[3].endswith("| 260 ms-420 ms | 8 ms | 400 ms | reproduces |"))
+        self.assertTrue(lines[4].endswith("| 35 ms | 425 ms | does not |"))
+        self.assertTrue(lines[5].endswith("| 1.80 s | 220 ms | 1.10 s | not comparable (does not at the assumed setup) |"))
+        # 24 x 1.5 s = 36 s on a 463.11 s run: 499.11 / 463.11 = 1.08x.
+        self.assertTrue(lines[6].endswith("add 36 s to the 463 s run: 1.08x slower, not 3.17x) |"))
+
+    def test_rebalance_atom_gains_and_the_skews_that_meet_them(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "rebalance-atom"))
+            fields = ["routing.zipf_exponent", "placement", "metric", "mean", "baseline_diff", "baseline_diff_ci95_low",
+                      "baseline_diff_ci95_high"]
+            # Linear at 10 req/s; gains in % at each exponent: rearrangement only, naive, biased, biased local.
+            gains = {"0.4": (9.0, 10.0, 10.0, 12.0), "0.6": (18.0, 22.0, 22.0, 30.0), "0.8": (35.0, 41.0, 41.0, 44.0)}
+            rows = []
+            for z, gs in gains.items():
+                rows.append([z, "linear", "throughput_rps", 10.0, 0, 0, 0])
+                rows.append([z, "linear", "gpu_balancedness", 0.8, 0, 0, 0])
+                for p, gain in zip(("rearrangement-only", "naive-64", "biased-64", "biased-64-local"), gs):
+                    rows.append([z, p, "throughput_rps", 10.0 + gain / 10, gain / 10, gain / 10 - 0.1, gain / 10 + 0.1])
+            with open(os.path.join(d, "rebalance-atom", "points.csv"), "w", newline="") as h:
+                w = csv.writer(h)
+                w.writerow(fields)
+                w.writerows(rows)
+            g.out = d
+            lines = g.rebalance_atom()
+        self.assertEqual(lines[2], "| 0.4 | 0.800 | +9.0 % [+8.0, +10.0] | +10.0 % [+9.0, +11.0] | +10.0 % [+9.0, +11.0] | "
+                                   "+12.0 % [+11.0, +13.0] |")
+        # 9 of 16.7 is outside 30 %: direction only. Within 30 % (of 16.7, 24.4, 34.0: from 11.7, 17.1, 23.8 up to
+        # 21.7, 31.7, 44.2): rearrangement 18 at 0.6; naive 22 at 0.6; biased 41 at 0.8; biased local 30 and 44.
+        self.assertIn("rearrangement-only +9.0 % against ATOM's +16.7 %: **direction only**", lines[-1])
+        self.assertIn("rearrangement-only 0.6; naive-64 0.6; biased-64 0.8; biased-64-local 0.6, 0.8; the three of "
+                      "ATOM at once (either biased): 0.6.", lines[-1])
+        self.assertIn("Biased over naive: +0.0 to +0.0 points with an even split, +2.0 to +8.0 with hot tokens kept local",
+                      lines[-1])
+    def test_paired_change_pairs_replications_and_scales_by_the_baseline(self):
+        # Differences a - b per replication: -1, -2, -3 (mean -2, sd 1, half-width 4.303 / sqrt(3)); b's mean 20.
+        rows = [{"replication": str(r), "v": v, "m": str(x)} for r, v, x in
+                ((0, "a", 9), (0, "b", 10), (1, "a", 18), (1, "b", 20), (2, "a", 27), (2, "b", 30), (3, "a", 99))]
+        m, lo, hi = g.paired_change(rows, {"v": "a"}, {"v": "b"}, "m")
+        half = 4.303 / 3 ** 0.5
+        self.assertAlmostEqual(m, -10.0)
+        self.assertAlmostEqual(lo, 100 * (-2 - half) / 20)
+        self.assertAlmostEqual(hi, 100 * (-2 + half) / 20)
+        # Per-replication ratios: 9/10, 18/20, 27/30 are all -10 %: no spread.
+        for x in g.ratio_change(rows, {"v": "a"}, {"v": "b"}, "m"):
+            self.assertAlmostEqual(x, -10.0)
+        self.assertEqual(g.worst(["reproduces", "direction only", "reproduces"]), "direction only")
+        self.assertEqual(g.worst(["reproduces", "does not"]), "does not")
+
+    def test_metro_activated_against_even_exact_and_no_replication(self):
+        # Two replications; ratio 1.5: EPLB 20 / 22 activated, metro 14 / 15, exact 13 / 14; TPOT metro 9 / 10
+        # against no replication (ratio 1.0, EPLB) 10 / 10.
+        runs = []
+        for rep, (e, m, x, t) in enumerate(((20, 14, 13, 9), (22, 15, 14, 10))):
+            for ratio, policy, act, tpot in (("1.000", "eplb", 16, 10), ("1.500", "eplb", e, 12),
+                                             ("1.500", "metro", m, t), ("1.500", "metro-exact", x, t)):
+                runs.append([str(rep), ratio, policy, act, tpot])
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "metro-activated"))
+            with open(os.path.join(d, "metro-activated", "runs.csv"), "w", newline="") as h:
+                w = csv.writer(h)
+                w.writerow(["replication", "ratio", "policy", "activated_experts.max_per_gpu", "tpot_ms.mean"])
+                w.writerows(runs)
+            g.out = d
+            lines = g.metro_activated()
+        # metro - EPLB: -6, -7 (mean -6.5 of 21: -31.0 %); metro - exact: +1, +1 (of 13.5: +7.4 %, no spread);
+        # TPOT: -1, 0 (of 10: -5.0 %, its interval includes 0: does not).
+        self.assertTrue(lines[2].startswith("| 1.5x | -31.0 % ["))
+        self.assertIn("| +7.4 % [+7.4, +7.4] |", lines[2])
+        self.assertIn("fewer experts on the busiest GPU than even routing", lines[-1])
+        self.assertTrue(lines[-1].endswith("**does not**."))
+
 
 if __name__ == "__main__":
     unittest.main()
