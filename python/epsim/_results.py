@@ -12,7 +12,7 @@ from ._tables import read_table
 
 # A run's files and a study's, as `epsim run` and `epsim sweep` name them (docs/outputs.md, docs/studies.md).
 RUN_TABLES = ("requests", "steps", "tokens", "layers", "events", "gpu_layers")
-STUDY_TABLES = ("runs", "points", "scaling", "distribution", "max_rate", "ranking")
+STUDY_TABLES = ("runs", "points", "scaling", "distribution", "max_rate", "ranking", "rebalance", "break_even")
 
 
 class Summary(dict):
@@ -75,7 +75,8 @@ class Result:
 
 class StudyResult:
     """One study: study.json as `study`, its tables (runs, points and the study kind's own: scaling,
-    distribution, max_rate, ranking; None where the kind has none) also in `tables`, the saved runs (with
+    distribution, max_rate, ranking, rebalance, break_even; None where the kind has none) also in `tables`,
+    the saved runs (with
     save_runs) as Results by name ("p0000-r000"), the files' text, the directory, and the table the CLI
     prints (`text`, from sweep())."""
 

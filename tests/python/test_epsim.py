@@ -307,6 +307,16 @@ class CommandsTest(Workdir):
         back = epsim.load_results(self.tmp / "two")
         self.assertEqual(back.files["runs.csv"], two.files["runs.csv"])
 
+    def test_a_rebalance_sweep_has_its_tables(self):
+        study = self.tmp / "rebalance.toml"
+        study.write_text("[study]\nkind = \"rebalance\"\nbase = \"" + str(Path(ROOT) / SMALL) + "\"\n"
+                         "replications = 2\n[study.rebalance]\ninterval_steps = [20, 80]\n")
+        r = epsim.sweep(study)
+        self.assertEqual(len(r.rebalance), 3)  # off and the two intervals
+        self.assertEqual(list(r.break_even["migration"]), ["stop_the_world"])
+        self.assertIsNone(r.scaling)
+        self.assertIn("break-even interval (throughput against rebalancing off):", r.text)
+
     def test_sweep_errors_are_the_clis(self):
         bad = self.tmp / "bad.toml"
         bad.write_text("[study]\nkind = \"grid\"\nreplications = 0\n")
