@@ -35,8 +35,13 @@ std::size_t cells(std::string_view input, std::initializer_list<int> extents) {
 }
 }  // namespace
 
-LoadWindow::LoadWindow(int layers, int experts, std::vector<double> total, std::vector<double> per_step)
-    : layers_(layers), experts_(experts), total_(std::move(total)), per_step_(std::move(per_step)) {
+LoadWindow::LoadWindow(int layers, int experts, std::vector<double> total, std::vector<double> per_step,
+                       std::vector<std::uint8_t> prefill_steps)
+    : layers_(layers),
+      experts_(experts),
+      total_(std::move(total)),
+      per_step_(std::move(per_step)),
+      prefill_steps_(std::move(prefill_steps)) {
   const std::size_t matrix = cells("load window", {layers, experts});
   if (total_.size() != matrix) {
     throw core::Error(
@@ -49,6 +54,10 @@ LoadWindow::LoadWindow(int layers, int experts, std::vector<double> total, std::
                     layers, experts, matrix, per_step_.size()));
   }
   steps_ = per_step_.empty() ? 0 : static_cast<int>(per_step_.size() / matrix);
+  if (!prefill_steps_.empty() && prefill_steps_.size() != static_cast<std::size_t>(steps_)) {
+    throw core::Error(fmt::format("placement input load window: expected a kind for each of its {} steps, got {}",
+                                  steps_, prefill_steps_.size()));
+  }
 }
 
 Coactivation::Coactivation(int layers, int experts, std::vector<double> counts)

@@ -5,6 +5,7 @@
 // buffer and checks its sizes against the shape once, in its constructor, with an error naming the
 // input; after that a policy indexes it without re-checking. Cost curves are CostCurves itself.
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -16,7 +17,8 @@ class LoadWindow {
  public:
   /// `total` must hold layers x experts values; `per_step` none or a whole number of such matrices
   /// (their count is steps()). Throws core::Error otherwise.
-  LoadWindow(int layers, int experts, std::vector<double> total, std::vector<double> per_step = {});
+  LoadWindow(int layers, int experts, std::vector<double> total, std::vector<double> per_step = {},
+             std::vector<std::uint8_t> prefill_steps = {});
 
   int layers() const { return layers_; }
   int experts() const { return experts_; }
@@ -33,6 +35,10 @@ class LoadWindow {
   double step(int t, int l, int e) const { return per_step_[at(t, l, e)]; }
   /// The per-step window, [step][layer][expert] row-major (empty when steps() is 0).
   const std::vector<double>& per_step() const { return per_step_; }
+  /// Whether each step's kind is known: a prefill pass (more prompt than decode tokens, as the engine
+  /// formed it) or a decode step. Known for a warm-up run's window only.
+  bool has_phases() const { return !prefill_steps_.empty(); }
+  bool prefills(int t) const { return prefill_steps_[static_cast<std::size_t>(t)] != 0; }
 
  private:
   std::size_t cols() const { return static_cast<std::size_t>(experts_); }
@@ -46,6 +52,7 @@ class LoadWindow {
   int steps_ = 0;
   std::vector<double> total_;
   std::vector<double> per_step_;
+  std::vector<std::uint8_t> prefill_steps_;  // per step: 1 = a prefill pass (empty: unknown)
 };
 
 /// Co-selection counts over a profiling window, [layer][expert][expert]: how many tokens chose both

@@ -46,8 +46,9 @@ struct PlacementInput {
   // missing input and the need that supplies it: a policy never re-checks its inputs by hand.
 
   /// The load window (need: load_window; per step: step_window). `per_step` may be empty.
-  void set_load_window(std::vector<double> total, std::vector<double> per_step = {}) {
-    load_window_.emplace(num_layers, num_experts, std::move(total), std::move(per_step));
+  void set_load_window(std::vector<double> total, std::vector<double> per_step = {},
+                       std::vector<std::uint8_t> prefill_steps = {}) {
+    load_window_.emplace(num_layers, num_experts, std::move(total), std::move(per_step), std::move(prefill_steps));
   }
   /// Cost curves of the group's GPUs (need: cost_curves); throws core::Error when null or for another
   /// number of GPUs.

@@ -77,6 +77,14 @@ const Registry<PlacementPolicy>& placement_registry() {
           "randomised iterative rounding; W from origin_load (else expert_load spread evenly); one copy per expert",
           [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
             DirectorOptions o = parse_director_options(t);
+            static constexpr std::array<core::Choice<DirectorWindow>, 2> k_windows{
+                {{"sum", DirectorWindow::sum}, {"pass_kinds", DirectorWindow::pass_kinds}}};
+            o.window = t.choice<DirectorWindow>(
+                "window", DirectorWindow::sum,
+                "W of the load window: sum = the paper's one W, the window's summed loads; pass_kinds = as the "
+                "online modes price work, the window's prefill passes and decode steps as two kinds, each its mean "
+                "per step",
+                k_windows);
             t.finish();
             return std::make_unique<DirectorPlacement>(o);
           });

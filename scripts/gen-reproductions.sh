@@ -14,13 +14,13 @@
 #   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where a block of the doc is
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
-# Studies: director-load, director, director-ablation, metro, metro-activated, grace-affinity, grace, gem,
-# gem-load, vibe, rebalance-engines and rebalance-atom (experiments/reproductions/NAME.toml).
+# Studies: director-load, director, director-ablation, director-why, metro, metro-activated, grace-affinity,
+# grace, gem, gem-load, vibe, rebalance-engines and rebalance-atom (experiments/reproductions/NAME.toml).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-studies=(director-load director director-ablation metro metro-activated grace-affinity grace gem gem-load vibe
-         rebalance-engines rebalance-atom)
+studies=(director-load director director-ablation director-why metro metro-activated grace-affinity grace gem
+         gem-load vibe rebalance-engines rebalance-atom)
 mode=write
 case "${1:-}" in
   --run) mode=run; shift ;;

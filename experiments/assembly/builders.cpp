@@ -89,7 +89,7 @@ policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const
                       "(profile_pool_windows before build_simulation)",
                       spec.name));
     }
-    in.set_load_window(window->total, window->steps);
+    in.set_load_window(window->total, window->steps, window->prefill_steps);
   }
   if (needs.coactivation) {
     in.set_coactivation(profile_coactivation(cfg, pool));

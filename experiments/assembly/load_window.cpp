@@ -21,17 +21,20 @@ namespace {
 // Records the expert loads of the steps after the first `skip`, up to `keep` steps, never re-places.
 class LoadRecorder final : public policies::RebalanceTrigger {
  public:
-  LoadRecorder(std::shared_ptr<std::vector<double>> out, std::int64_t skip, std::int64_t keep)
-      : out_(std::move(out)), skip_(skip), keep_(keep) {}
+  LoadRecorder(std::shared_ptr<std::vector<double>> out, std::shared_ptr<std::vector<std::uint8_t>> prefills,
+               std::int64_t skip, std::int64_t keep)
+      : out_(std::move(out)), prefills_(std::move(prefills)), skip_(skip), keep_(keep) {}
   std::optional<policies::Placement> on_step(const policies::RebalanceView& view) override {
     if (seen_++ >= skip_ && seen_ <= skip_ + keep_) {
       out_->insert(out_->end(), view.expert_tokens.begin(), view.expert_tokens.end());
+      prefills_->push_back(view.prefill_tokens > view.decode_tokens ? 1 : 0);  // the reactive trigger's rule
     }
     return std::nullopt;
   }
 
  private:
   std::shared_ptr<std::vector<double>> out_;
+  std::shared_ptr<std::vector<std::uint8_t>> prefills_;
   std::int64_t skip_;
   std::int64_t keep_;
   std::int64_t seen_ = 0;
@@ -68,11 +71,13 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
     parts.network = std::make_shared<const hardware::NetworkGraph>(cfg.cluster);
   }
   auto steps = std::make_shared<std::vector<double>>();
+  auto prefills = std::make_shared<std::vector<std::uint8_t>>();
   // One recorder, on the group the placement is made for (a pool's first group): its steps are a
   // consecutive sequence.
   for (serving::PoolParts& pool : parts.pools) {
-    pool.make_rebalance = [steps, skip, keep, target](int group) -> std::unique_ptr<policies::RebalanceTrigger> {
-      return group == target ? std::make_unique<LoadRecorder>(steps, skip, keep) : nullptr;
+    pool.make_rebalance = [steps, prefills, skip, keep,
+                           target](int group) -> std::unique_ptr<policies::RebalanceTrigger> {
+      return group == target ? std::make_unique<LoadRecorder>(steps, prefills, skip, keep) : nullptr;
     };
   }
   const int groups = std::max(1, serving::total_groups(cfg.pools));
@@ -106,6 +111,7 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   LoadWindow w;
   w.total.assign(per_step, 0.0);
   w.steps = std::move(*steps);
+  w.prefill_steps = std::move(*prefills);
   for (std::size_t i = 0; i < w.steps.size(); ++i) {
     w.total[i % per_step] += w.steps[i];
   }

@@ -4,6 +4,7 @@
 // first steps, steps recorded by a warm-up run with the linear placement, or synthetic steps; and the
 // co-selection counts GRACE's affinity is made of.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -14,6 +15,8 @@ namespace epsim::experiments {
 struct LoadWindow {
   std::vector<double> total;  ///< tokens per expert over the window, [layer][expert]
   std::vector<double> steps;  ///< step by step, [step][layer][expert]
+  /// Per step: 1 when it was a prefill pass (more prompt than decode tokens); a warm-up's only.
+  std::vector<std::uint8_t> prefill_steps;
 };
 /// The load window of the policy of `group`'s pool (its load_window): the trace's first `steps` steps, a warm-up run's
 /// real steps after its ramp-up, or as many synthetic steps of `tokens` tokens drawn by a router of its own (same hot

@@ -12,6 +12,49 @@
 
 namespace epsim::policies {
 
+namespace {
+
+// The window's steps as the online modes price work: prefill passes and decode steps as two kinds (one
+// when the window holds one), each W the kind's mean per step, counted by its steps; every GPU holds 1/G
+// of each expert's tokens. A window whose step kinds are unknown (a trace's, a synthetic one) is one kind.
+void pass_kinds_from_window(const LoadWindow& win, std::size_t gpus, DirectorProblem& p) {
+  const auto L = static_cast<std::size_t>(p.layers);
+  const auto E = static_cast<std::size_t>(p.experts);
+  const int steps = win.steps();
+  std::array<double, 2> count{0.0, 0.0};  // prefill passes, decode steps
+  std::vector<int> kind(static_cast<std::size_t>(steps), 1);
+  for (int t = 0; t < steps; ++t) {
+    kind[static_cast<std::size_t>(t)] = win.has_phases() && win.prefills(t) ? 0 : 1;
+    count[static_cast<std::size_t>(kind[static_cast<std::size_t>(t)])] += 1.0;
+  }
+  std::array<int, 2> index{0, 0};  // kind -> pass index of the problem
+  p.pass_weight.clear();
+  for (int k = 0; k < 2; ++k) {
+    if (count[static_cast<std::size_t>(k)] > 0.0) {
+      index[static_cast<std::size_t>(k)] = static_cast<int>(p.pass_weight.size());
+      p.pass_weight.push_back(count[static_cast<std::size_t>(k)]);
+    }
+  }
+  p.passes = static_cast<int>(p.pass_weight.size());
+  p.workload.assign(static_cast<std::size_t>(p.passes) * L * gpus * E, 0.0);
+  const auto w = core::grid(p.workload, static_cast<std::size_t>(p.passes), L, gpus, E);
+  for (int t = 0; t < steps; ++t) {
+    const auto k = static_cast<std::size_t>(kind[static_cast<std::size_t>(t)]);
+    const auto q = static_cast<std::size_t>(index[k]);
+    const double scale = 1.0 / (count[k] * static_cast<double>(gpus));
+    for (std::size_t l = 0; l < L; ++l) {
+      for (std::size_t i = 0; i < E; ++i) {
+        const double tokens = win.step(t, static_cast<int>(l), static_cast<int>(i)) * scale;
+        for (std::size_t j = 0; j < gpus; ++j) {
+          w(q, l, j, i) += tokens;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions& opt) {
   DirectorProblem p;
   p.layers = in.num_layers;
@@ -30,6 +73,8 @@ DirectorProblem director_problem(const PlacementInput& in, const DirectorOptions
       p.pass_weight = origin.pass_weight();
     }
     p.workload = origin.values();
+  } else if (G > 0 && opt.window == DirectorWindow::pass_kinds && in.load_window().has_steps()) {
+    pass_kinds_from_window(in.load_window(), G, p);
   } else if (G > 0) {
     // No origins known: every GPU holds 1/G of each expert's tokens (uniform data parallel attention).
     p.workload.assign(L * G * E, 0.0);

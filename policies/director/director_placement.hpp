@@ -10,6 +10,7 @@
 //  - online proactive (DIRECTOR): W predicted for the queued requests (routing_predictor.hpp);
 //  - online reactive: W observed in the previous batch;
 //  - offline static: W summed over a historical trace (sum_workloads), optimised once and kept.
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,12 +23,20 @@
 
 namespace epsim::policies {
 
+/// How the offline placement reads its load window (with no per-origin load given).
+enum class DirectorWindow : std::uint8_t {
+  sum,         ///< the paper's: one W, the window's summed loads (sum_workloads of a historical trace)
+  pass_kinds,  ///< as the online modes price: the window's prefill passes and decode steps as two kinds,
+               ///< each W its mean per pass, counted by its steps
+};
+
 struct DirectorOptions {
   DirectorLpOptions lp;
   DirectorRoundingOptions rounding;
   double bytes_per_token = 4096.0;  ///< d: a BF16 hidden state of 2048 (DeepSeek-V2-Lite)
   double intra_node_gbps = 400.0;   ///< link bandwidth within a node when the input gives none (GB/s)
   double inter_node_gbps = 50.0;    ///< across nodes (GB/s)
+  DirectorWindow window = DirectorWindow::sum;
 };
 
 /// The largest EP group DIRECTOR optimises in about a minute of one core: its time grows ~4-10x per

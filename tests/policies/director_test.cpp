@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DIRECTOR (paper 002): the latency model, the LP relaxation against brute force over every placement
 // on tiny instances, the rounding (capacity, LP bound <= rounded objective), the routing predictor.
+#include <toml++/toml.h>
 #include <algorithm>
 #include <boost/random/uniform_int_distribution.hpp>
 #include <boost/random/uniform_real_distribution.hpp>
@@ -465,4 +466,39 @@ TEST_CASE("DIRECTOR predictor: Table II presets") {
   CHECK(predictor_accuracy(PredictorKind::quantized, "deepseek-v2-lite") == Approx(0.9568));
   CHECK(predictor_accuracy(PredictorKind::cascade) == Approx(0.84715));
   CHECK(predictor_accuracy(PredictorKind::quantized) == Approx(0.9423));
+}
+
+TEST_CASE("DIRECTOR offline with window = pass_kinds: the window's prefill passes and decode steps, each per step") {
+  // 1 layer, 2 experts, 2 GPUs. Window steps: a prefill pass (100 and 20 tokens), two decode steps (4 / 0
+  // and 2 / 2). pass_kinds: prefill W = (100, 20) / 2 GPUs, counted once; decode W = the mean (3, 1) / 2,
+  // counted twice. sum (the paper's): one W, the total (106, 22) / 2.
+  core::Rng rng(5);
+  PlacementInput in = PlacementInput::shape(1, 2, 2, 1, 1);
+  in.set_cost_curves(convex_curves(2, rng));
+  in.set_load_window({106.0, 22.0}, {100.0, 20.0, 4.0, 0.0, 2.0, 2.0}, {1, 0, 0});
+  DirectorOptions o;
+  o.window = DirectorWindow::pass_kinds;
+  const DirectorProblem kinds = director_problem(in, o);
+  REQUIRE(kinds.passes == 2);
+  REQUIRE(kinds.pass_weight == std::vector<double>{1.0, 2.0});
+  // [pass][layer][origin][expert]
+  REQUIRE(kinds.workload == std::vector<double>{50.0, 10.0, 50.0, 10.0, 1.5, 0.5, 1.5, 0.5});
+  const DirectorProblem summed = director_problem(in, DirectorOptions{});
+  REQUIRE(summed.passes == 1);
+  REQUIRE(summed.workload == std::vector<double>{53.0, 11.0, 53.0, 11.0});
+  // Step kinds unknown (a trace's window): one kind, the mean per step.
+  PlacementInput trace = PlacementInput::shape(1, 2, 2, 1, 1);
+  trace.set_cost_curves(convex_curves(2, rng));
+  trace.set_load_window({106.0, 22.0}, {100.0, 20.0, 4.0, 0.0, 2.0, 2.0});
+  const DirectorProblem one = director_problem(trace, o);
+  REQUIRE(one.passes == 1);
+  REQUIRE(one.pass_weight == std::vector<double>{3.0});
+  REQUIRE(one.workload[0] == Approx(106.0 / 3.0 / 2.0));
+  // A kind per step or none.
+  CHECK_THROWS_WITH(trace.set_load_window({1.0, 1.0}, {1.0, 1.0}, {1, 0}),
+                    Catch::Contains("a kind for each of its 1 steps"));
+  // In the registry: placement_options.window.
+  const toml::table opts = toml::parse("window = \"pass_kinds\"");
+  core::ParamTable t({core::ParamLayer{&opts, "f.toml"}}, "policy.placement_options");
+  REQUIRE(placement_registry().create("director", t) != nullptr);
 }

@@ -185,6 +185,29 @@ class TablesTest(unittest.TestCase):
         self.assertIn("fewer experts on the busiest GPU than even routing", lines[-1])
         self.assertTrue(lines[-1].endswith("**does not**."))
 
+    def test_director_why_by_routing_and_offline_window(self):
+        # Offline 100 ms everywhere; reactive 90 / 97 (summed / by kind), DIRECTOR 85 / 95, two replications
+        # with the same values: changes -10 / -3 % and -15 / -5 %, no spread.
+        rows = []
+        for rep in ("0", "1"):
+            for routing in ("drifting", "stationary"):
+                for window, (re, di) in (("sum", (90, 85)), ("pass_kinds", (97, 95))):
+                    for policy, e2e in (("offline", 100), ("reactive", re), ("director", di)):
+                        rows.append([rep, routing, window, policy, e2e])
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "director-why"))
+            with open(os.path.join(d, "director-why", "runs.csv"), "w", newline="") as h:
+                w = csv.writer(h)
+                w.writerow(["replication", "routing", "window", "policy", "e2e_ms.mean"])
+                w.writerows(rows)
+            g.out = d
+            lines = g.director_why()
+        self.assertEqual(lines[2], "| drifting | -10.0 % [-10.0, -10.0] | -15.0 % [-15.0, -15.0] | -3.0 % [-3.0, -3.0] | "
+                                   "-5.0 % [-5.0, -5.0] |")
+        self.assertIn("-10.0 to -10.0 % with the paper's summed W, -3.0 to -3.0 %", lines[-1])
+        # Reactive ahead of offline where the paper has it behind: does not.
+        self.assertTrue(lines[-1].endswith("**does not** with the fair pricing."))
+
 
 if __name__ == "__main__":
     unittest.main()
