@@ -15,12 +15,13 @@
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
 # Studies: director-load, director, director-ablation, director-why, metro, metro-activated, grace-affinity,
-# grace, gem, gem-load, vibe, rebalance-engines and rebalance-atom (experiments/reproductions/NAME.toml).
+# grace, gem, gem-load, vibe, rebalance-engines, rebalance-kimi and rebalance-atom
+# (experiments/reproductions/NAME.toml).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 studies=(director-load director director-ablation director-why metro metro-activated grace-affinity grace gem
-         gem-load vibe rebalance-engines rebalance-atom)
+         gem-load vibe rebalance-engines rebalance-kimi rebalance-atom)
 mode=write
 case "${1:-}" in
   --run) mode=run; shift ;;

@@ -208,6 +208,24 @@ class TablesTest(unittest.TestCase):
         # Reactive ahead of offline where the paper has it behind: does not.
         self.assertTrue(lines[-1].endswith("**does not** with the fair pricing."))
 
+    def test_rebalance_kimi_takes_the_point_nearest_24_rearrangements(self):
+        header = ["point", "scheduler.max_running_requests", "policy.rebalance.migration_layer_overhead_ms",
+                  "migration", "interval_steps", "rebalances", "throughput_change", "throughput_change_ci95_low",
+                  "throughput_change_ci95_high", "gpu_balancedness"]
+        rows = [[0, 16, 15, "off", "", "", "", "", "", 0.745],
+                [1, 16, 15, "stop_the_world", 22, 27, -0.56, -0.60, -0.52, 0.833],
+                [2, 16, 15, "stop_the_world", 88, 6, -0.19, -0.20, -0.18, 0.821]]
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "rebalance-kimi"))
+            with open(os.path.join(d, "rebalance-kimi", "rebalance.csv"), "w", newline="") as h:
+                w = csv.writer(h)
+                w.writerow(header)
+                w.writerows(rows)
+            g.out = d
+            lines = g.rebalance_kimi()
+        # 27 is nearest 24; -56 % is within 30 % of -68.7 % (|-56 + 68.7| = 12.7 <= 20.6) and significant.
+        self.assertEqual(lines[2], "| 16 | 15 ms | 22 | 27 | 0.745 -> 0.833 | -56.0 % [-60.0, -52.0] | **reproduces** |")
+
 
 if __name__ == "__main__":
     unittest.main()
