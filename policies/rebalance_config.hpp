@@ -23,6 +23,7 @@ struct RebalanceConfig {
   MigrationMode migration = MigrationMode::stop_the_world;
   double migration_max_bytes_per_step = 0.0;  ///< compute_phases: bytes one step may move (0 = no bound)
   double migration_layer_overhead_ns = 0.0;   ///< network modes: fixed engine time per layer whose experts move
+  int migration_layers_per_chunk = 1;         ///< chunked: consecutive layers moved at one step boundary
 };
 
 /// Reads [policy.rebalance] of `policy` (the table is finished by the trigger's parser).

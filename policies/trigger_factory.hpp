@@ -20,6 +20,7 @@ enum class MigrationMode : std::uint8_t {
   overlapped,      ///< serving goes on with the old placement until they land
   compute_phases,  ///< they move only in the compute phases of the group's steps (DIRECTOR's schedule)
   layer_by_layer,  ///< one layer after another while serving goes on; each layer switches when its own land
+  chunked,         ///< chunks of layers, each stopping the group, one chunk per step boundary (SGLang, ATOM)
 };
 
 /// What a trigger is made from: the placed group's input (shape, load window, its GPUs' cost curves,

@@ -482,6 +482,10 @@ void Simulator::on_step_end(Group& g) {
   if (migration_ && !g.migration.compute_moves.empty()) {
     migration_->advance(g.migration, g.placement, g.index, g.last.start_ns, g.executor.compute_windows(), observers_);
   }
+  if (migration_ && g.migration.chunk_waiting) {
+    // A chunked migration moves its next chunk at this step boundary, stopping the group meanwhile.
+    migration_->next_chunk(g.migration, g.placement, g.index, g.gpu_offset, observers_);
+  }
   if (g.trigger) {
     maybe_rebalance(g);
   }

@@ -46,11 +46,16 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
     }
     return;
   }
-  if (settings_.mode == policies::MigrationMode::layer_by_layer) {
+  if (settings_.mode == policies::MigrationMode::layer_by_layer || settings_.mode == policies::MigrationMode::chunked) {
     m.layer_moves = moves;  // plan_migration lists them layer by layer
     m.next_move = 0;
     m.next_layer = 0;
-    start_next_layer(m, current, group, gpu_offset, observers);
+    if (settings_.mode == policies::MigrationMode::chunked) {
+      m.resume = std::move(resume);
+      start_chunk(m, current, group, gpu_offset, observers);
+    } else {
+      start_next_layer(m, current, group, gpu_offset, observers);
+    }
     return;
   }
   m.moves_pending = static_cast<int>(moves.size());
@@ -152,6 +157,97 @@ void WeightMigration::start_next_layer(GroupMigration& m, policies::Placement& c
                           finish();
                         }
                       });
+  }
+}
+
+void WeightMigration::next_chunk(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
+                                 std::span<Observer* const> observers) {
+  m.chunk_waiting = false;
+  start_chunk(m, current, group, gpu_offset, observers);
+}
+
+void WeightMigration::start_chunk(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
+                                  std::span<Observer* const> observers) {
+  if (!m.incoming) {
+    return;  // nothing in progress
+  }
+  const auto layers = static_cast<int>(current.layers.size());
+  const int per_chunk = std::max(settings_.layers_per_chunk, 1);
+  // Chunks without moves switch at once; the first chunk with moves stops the group.
+  while (true) {
+    const int chunk_end = std::min(m.next_layer + per_chunk, layers);
+    std::size_t end = m.next_move;
+    while (end < m.layer_moves.size() && m.layer_moves[end].layer < chunk_end) {
+      ++end;
+    }
+    if (end == m.next_move) {
+      for (; m.next_layer < chunk_end; ++m.next_layer) {
+        current.layers[static_cast<std::size_t>(m.next_layer)] =
+            std::move(m.incoming->layers[static_cast<std::size_t>(m.next_layer)]);
+      }
+      if (m.next_layer >= layers) {
+        m.incoming.reset();
+        m.layer_moves.clear();
+        return;
+      }
+      continue;
+    }
+    const std::size_t first = m.next_move;
+    m.next_move = end;
+    m.moves_pending = static_cast<int>(end - first);
+    int layers_moved = 0;
+    for (std::size_t i = first; i < end; ++i) {
+      layers_moved += i == first || m.layer_moves[i].layer != m.layer_moves[i - 1].layer ? 1 : 0;
+    }
+    m.paused = true;
+    m.paused_at = engine_.now();
+    const core::Time started = engine_.now();
+    const double chunk_bytes = settings_.expert_bytes * static_cast<double>(end - first);
+    const auto overhead = static_cast<core::Time>(std::llround(settings_.layer_overhead_ns * layers_moved));
+    GroupMigration* mp = &m;
+    policies::Placement* cp = &current;
+    const auto finish = [this, mp, cp, group, observers, started, chunk_bytes, chunk_end, layers] {
+      const core::Time done = engine_.now();
+      for (Observer* o : observers) {
+        o->on_migration(group, started, done, chunk_bytes);
+      }
+      for (; mp->next_layer < chunk_end; ++mp->next_layer) {
+        cp->layers[static_cast<std::size_t>(mp->next_layer)] =
+            std::move(mp->incoming->layers[static_cast<std::size_t>(mp->next_layer)]);
+      }
+      stall_ns_ += static_cast<double>(done - mp->paused_at);
+      mp->paused = false;
+      if (mp->next_move < mp->layer_moves.size()) {
+        mp->chunk_waiting = true;  // the group serves a step first
+      } else {
+        for (; mp->next_layer < layers; ++mp->next_layer) {
+          cp->layers[static_cast<std::size_t>(mp->next_layer)] =
+              std::move(mp->incoming->layers[static_cast<std::size_t>(mp->next_layer)]);
+        }
+        mp->incoming.reset();
+        mp->layer_moves.clear();
+      }
+      if (mp->resume) {
+        mp->resume();
+      }
+    };
+    for (std::size_t i = first; i < end; ++i) {
+      const policies::ExpertMove& mv = m.layer_moves[i];
+      ++expert_moves_;
+      bytes_ += settings_.expert_bytes;
+      transfers_->start(gpu_offset + mv.from_gpu, gpu_offset + mv.to_gpu, settings_.expert_bytes,
+                        [this, mp, overhead, finish](core::Time /*landed*/) {
+                          if (--mp->moves_pending > 0) {
+                            return;
+                          }
+                          if (overhead > 0) {
+                            engine_.schedule_after(overhead, finish);
+                          } else {
+                            finish();
+                          }
+                        });
+    }
+    return;
   }
 }
 

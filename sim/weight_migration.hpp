@@ -6,7 +6,9 @@
 // link bandwidth and at most so many bytes a step (compute_phases, DIRECTOR's schedule). The new
 // placement takes effect once every moved expert has landed, always between steps; layer_by_layer moves
 // one layer's experts at a time while serving goes on, and each layer takes its new placement as soon
-// as its own experts have landed (vLLM's async EPLB, TensorRT-LLM's online EPLB).
+// as its own experts have landed (vLLM's async EPLB, TensorRT-LLM's online EPLB); chunked stops the group
+// for a chunk of consecutive layers at a time, one chunk at each step boundary, serving a step between
+// chunks (SGLang's and ATOM's layers per chunk).
 #include <functional>
 #include <optional>
 #include <span>
@@ -28,6 +30,7 @@ struct MigrationSettings {
   double max_bytes_per_step = 0.0;  ///< compute_phases: bytes one step may move (0 = no bound)
   double expert_bytes = 0.0;        ///< weights of one expert copy
   double layer_overhead_ns = 0.0;   ///< network modes: fixed time per layer whose experts move
+  int layers_per_chunk = 1;         ///< chunked: consecutive layers moved at one step boundary
 };
 
 /// One EP group's migration in progress.
@@ -42,6 +45,8 @@ struct GroupMigration {
   std::vector<policies::ExpertMove> layer_moves;  ///< layer_by_layer: every move, in layer order
   std::size_t next_move = 0;                      ///< layer_by_layer: the first move of the next layer
   int next_layer = 0;                             ///< layer_by_layer: the first layer not yet switched
+  bool chunk_waiting = false;                     ///< chunked: the next chunk starts at the next step's end
+  std::function<void()> resume;                   ///< chunked: lets the stopped group serve again
   bool paused = false;                            ///< stop-the-world: the group serves no step meanwhile
   core::Time paused_at = 0;
 
@@ -65,6 +70,10 @@ class WeightMigration {
   void advance(GroupMigration& m, policies::Placement& current, int group, core::Time step_start,
                std::span<const std::pair<double, double>> windows, std::span<Observer* const> observers);
 
+  /// Chunked: starts the next chunk (call at a step boundary while `m.chunk_waiting`).
+  void next_chunk(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
+                  std::span<Observer* const> observers);
+
   std::int64_t rebalances() const { return rebalances_; }
   std::int64_t expert_moves() const { return expert_moves_; }
   double bytes() const { return bytes_; }
@@ -75,6 +84,10 @@ class WeightMigration {
   // (or, with none left, finishes the migration).
   void start_next_layer(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
                         std::span<Observer* const> observers);
+  // chunked: switches the chunks without moves, then stops the group and starts the next chunk's moves
+  // (or, with none left, finishes the migration).
+  void start_chunk(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
+                   std::span<Observer* const> observers);
 
   core::Engine& engine_;
   hardware::TransferNetwork* transfers_;

@@ -117,7 +117,8 @@ serving::SimulationParts build_simulation(const ExperimentConfig& cfg, const Poo
   p.state_bytes_per_request = models::state_bytes_per_request(cfg.model);
   p.forecast_work = forecast;
   p.migration = {cfg.policy.rebalance.migration, cfg.policy.rebalance.migration_max_bytes_per_step,
-                 models::expert_weight_bytes(cfg.model), cfg.policy.rebalance.migration_layer_overhead_ns};
+                 models::expert_weight_bytes(cfg.model), cfg.policy.rebalance.migration_layer_overhead_ns,
+                 cfg.policy.rebalance.migration_layers_per_chunk};
   p.cost = std::move(cost);
   const auto layers = static_cast<int>(cfg.model.num_moe_layers());
   const auto experts = static_cast<int>(cfg.model.routed_experts);

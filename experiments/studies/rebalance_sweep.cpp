@@ -79,7 +79,7 @@ RebalanceSweep parse_rebalance_sweep(const toml::table& study, const std::string
     const auto error = [&] {
       return core::ConfigError(source, std::string(k_prefix) + "migration",
                                fmt::format("expected a non-empty list of distinct migration modes (stop_the_world, "
-                                           "overlapped, compute_phases, layer_by_layer), at most {}",
+                                           "overlapped, compute_phases, layer_by_layer, chunked), at most {}",
                                            k_max_rebalance_levels));
     };
     if (!a || a->empty() || a->size() > k_max_rebalance_levels) {

@@ -207,7 +207,7 @@ TEST_CASE("config errors name the file, the key and what was expected") {
       {good_config(),
        {"policy.rebalance.trigger=periodic", "policy.rebalance.min_gain=0.1"},
        "--set: policy.rebalance.min_gain: unknown key; valid keys here are: interval_steps, migration, "
-       "migration_layer_overhead_ms, migration_max_gb_per_step, trigger, window_steps"},
+       "migration_layer_overhead_ms, migration_layers_per_chunk, migration_max_gb_per_step, trigger, window_steps"},
       {good_config(),
        {"policy.rebalance=periodic", "policy.rebalance.migration=teleport"},
        "--set: policy.rebalance.migration: unknown value \"teleport\"; valid values are: auto, stop_the_world, "

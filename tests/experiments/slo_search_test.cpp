@@ -216,4 +216,13 @@ TEST_CASE("periodic rebalancing charges each moved expert's bytes, stalls only w
   REQUIRE(overlapped.expert_moves > 0);
   REQUIRE(overlapped.migration_stall_ms == 0.0);
   REQUIRE(overlapped.summary.requests_finished == 40);
+  // Layer by layer never stops serving; chunks of one layer stop it once per moved layer, a step apart.
+  const auto layered = run("layer_by_layer");
+  REQUIRE(layered.expert_moves > 0);
+  REQUIRE(layered.migration_stall_ms == 0.0);
+  REQUIRE(layered.summary.requests_finished == 40);
+  const auto chunked = run("chunked");
+  REQUIRE(chunked.expert_moves > 0);
+  REQUIRE(chunked.migration_stall_ms > 0.0);
+  REQUIRE(chunked.summary.requests_finished == 40);
 }

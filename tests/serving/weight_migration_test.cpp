@@ -153,4 +153,47 @@ TEST_CASE("layer by layer migration switches each layer when its experts land an
     REQUIRE(obs.seen == std::vector<std::pair<core::Time, core::Time>>{{0, k_first}, {k_first, 2 * k_first}});
     REQUIRE(lbl.stall_ns() == 0.0);
   }
+
+  SECTION("chunked: a chunk of layers stops the group, the next waits for a step boundary") {
+    core::Engine engine;
+    hardware::TransferNetwork net(engine, graph);
+    serving::MigrationSettings one_layer{policies::MigrationMode::chunked, 0.0, k_bytes};
+    one_layer.layers_per_chunk = 1;
+    serving::WeightMigration mig(engine, &net, one_layer);
+    serving::GroupMigration m;
+    policies::Placement current = placement(false, false);
+    int resumed = 0;
+    mig.start(m, current, placement(true, true), 0, 0, topo, {}, [&] { ++resumed; });
+    REQUIRE(m.paused);
+    engine.run();
+    REQUIRE(engine.now() == k_layer_ns);  // layer 0's swap alone
+    REQUIRE_FALSE(m.paused);
+    REQUIRE(resumed == 1);
+    REQUIRE(m.chunk_waiting);
+    REQUIRE(current.layers[0].phy2log == std::vector<int>{1, 0});
+    REQUIRE(current.layers[1].phy2log == std::vector<int>{0, 1});
+    // A step of 5 us is served; at its end the next chunk stops the group again.
+    engine.run_until(k_layer_ns + 5000);
+    mig.next_chunk(m, current, 0, 0, {});
+    REQUIRE(m.paused);
+    engine.run();
+    REQUIRE(current.layers[1].phy2log == std::vector<int>{1, 0});
+    REQUIRE_FALSE(m.active());
+    REQUIRE(resumed == 2);
+    REQUIRE(mig.stall_ns() == 2 * k_layer_ns);
+  }
+
+  SECTION("chunked with every layer in one chunk is stop the world") {
+    core::Engine engine;
+    hardware::TransferNetwork net(engine, graph);
+    serving::MigrationSettings all{policies::MigrationMode::chunked, 0.0, k_bytes};
+    all.layers_per_chunk = 2;
+    serving::WeightMigration mig(engine, &net, all);
+    serving::GroupMigration m;
+    policies::Placement current = placement(false, false);
+    mig.start(m, current, placement(true, true), 0, 0, topo, {}, [] {});
+    engine.run();
+    REQUIRE_FALSE(m.active());
+    REQUIRE(mig.stall_ns() == 1000 + 444445);
+  }
 }
