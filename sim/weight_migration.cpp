@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <utility>
 
 #include "core/error.hpp"
 #include "policies/migration.hpp"
@@ -58,7 +60,6 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
     }
     return;
   }
-  m.moves_pending = static_cast<int>(moves.size());
   if (settings_.mode == policies::MigrationMode::stop_the_world) {
     m.paused = true;
     m.paused_at = engine_.now();
@@ -68,41 +69,65 @@ void WeightMigration::start(GroupMigration& m, policies::Placement& current, pol
   auto resume_shared = std::make_shared<std::function<void()>>(std::move(resume));
   const core::Time started = engine_.now();
   const double total_bytes = settings_.expert_bytes * static_cast<double>(moves.size());
-  int layers_moved = 0;
-  for (std::size_t i = 0; i < moves.size(); ++i) {
-    layers_moved += i == 0 || moves[i].layer != moves[i - 1].layer ? 1 : 0;  // listed layer by layer
-  }
-  // The engine's fixed time per moved layer follows the transfers (they are one batch per layer in the
-  // engines, each then synchronised and copied into place).
-  const auto overhead = static_cast<core::Time>(std::llround(settings_.layer_overhead_ns * layers_moved));
-  const auto finish = [this, mp, cp, resume_shared, group, observers, started, total_bytes] {
+  m.layer_moves = moves;
+  launch(m, 0, moves.size(), gpu_offset, [this, mp, cp, resume_shared, group, observers, started, total_bytes] {
     const core::Time done = engine_.now();
     for (Observer* o : observers) {
       o->on_migration(group, started, done, total_bytes);
     }
     *cp = std::move(*mp->incoming);  // between steps, or under a step priced on the old one
     mp->incoming.reset();
+    mp->layer_moves.clear();
     if (mp->paused) {
       stall_ns_ += static_cast<double>(done - mp->paused_at);
       mp->paused = false;
       (*resume_shared)();
     }
-  };
-  for (const policies::ExpertMove& mv : moves) {
+  });
+}
+
+void WeightMigration::launch(GroupMigration& m, std::size_t first, std::size_t end, int gpu_offset,
+                             std::function<void()> finish) {
+  int layers_moved = 0;
+  for (std::size_t i = first; i < end; ++i) {
+    layers_moved += i == first || m.layer_moves[i].layer != m.layer_moves[i - 1].layer ? 1 : 0;  // layer by layer
+  }
+  // The engine's fixed time per moved layer follows the transfers (they are one batch per layer in the
+  // engines, each then synchronised and copied into place).
+  const auto overhead = static_cast<core::Time>(std::llround(settings_.layer_overhead_ns * layers_moved));
+  m.moves_pending = static_cast<int>(end - first);
+  auto done = std::make_shared<std::function<void()>>(std::move(finish));
+  GroupMigration* mp = &m;
+  for (std::size_t i = first; i < end; ++i) {
+    const policies::ExpertMove& mv = m.layer_moves[i];
     ++expert_moves_;
     bytes_ += settings_.expert_bytes;
     transfers_->start(gpu_offset + mv.from_gpu, gpu_offset + mv.to_gpu, settings_.expert_bytes,
-                      [this, mp, overhead, finish](core::Time /*landed*/) {
+                      [this, mp, overhead, done](core::Time /*landed*/) {
                         if (--mp->moves_pending > 0) {
                           return;
                         }
                         if (overhead > 0) {
-                          engine_.schedule_after(overhead, finish);
+                          engine_.schedule_after(overhead, [done] { (*done)(); });
                         } else {
-                          finish();
+                          (*done)();
                         }
                       });
   }
+}
+
+void WeightMigration::switch_layers(GroupMigration& m, policies::Placement& current, int until) {
+  // Layers without moves, or whose moves have landed, take their new rows.
+  for (; m.next_layer < until; ++m.next_layer) {
+    current.layers[static_cast<std::size_t>(m.next_layer)] =
+        std::move(m.incoming->layers[static_cast<std::size_t>(m.next_layer)]);
+  }
+}
+
+void WeightMigration::finish_layers(GroupMigration& m, policies::Placement& current) {
+  switch_layers(m, current, static_cast<int>(current.layers.size()));
+  m.incoming.reset();
+  m.layer_moves.clear();
 }
 
 void WeightMigration::start_next_layer(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
@@ -110,54 +135,28 @@ void WeightMigration::start_next_layer(GroupMigration& m, policies::Placement& c
   if (!m.incoming) {
     return;  // nothing in progress
   }
-  const int layer =
-      m.next_move < m.layer_moves.size() ? m.layer_moves[m.next_move].layer : static_cast<int>(current.layers.size());
-  for (; m.next_layer < layer; ++m.next_layer) {
-    // Layers without moves (or whose moves just landed) take their new rows: same experts per slot.
-    current.layers[static_cast<std::size_t>(m.next_layer)] =
-        std::move(m.incoming->layers[static_cast<std::size_t>(m.next_layer)]);
-  }
   if (m.next_move >= m.layer_moves.size()) {
-    m.incoming.reset();
-    m.layer_moves.clear();
+    finish_layers(m, current);
     return;
   }
+  const int layer = m.layer_moves[m.next_move].layer;
+  switch_layers(m, current, layer);
   std::size_t end = m.next_move;
   while (end < m.layer_moves.size() && m.layer_moves[end].layer == layer) {
     ++end;
   }
-  const std::size_t first = m.next_move;
-  m.next_move = end;
-  m.moves_pending = static_cast<int>(end - first);
+  const std::size_t first = std::exchange(m.next_move, end);
   const core::Time started = engine_.now();
   const double layer_bytes = settings_.expert_bytes * static_cast<double>(end - first);
   GroupMigration* mp = &m;
   policies::Placement* cp = &current;
-  const auto finish = [this, mp, cp, group, gpu_offset, observers, started, layer_bytes, layer] {
+  launch(m, first, end, gpu_offset, [this, mp, cp, group, gpu_offset, observers, started, layer_bytes, layer] {
     for (Observer* o : observers) {
       o->on_migration(group, started, engine_.now(), layer_bytes);
     }
-    mp->next_layer = layer + 1;
-    cp->layers[static_cast<std::size_t>(layer)] = std::move(mp->incoming->layers[static_cast<std::size_t>(layer)]);
+    switch_layers(*mp, *cp, layer + 1);
     start_next_layer(*mp, *cp, group, gpu_offset, observers);
-  };
-  for (std::size_t i = first; i < end; ++i) {
-    const policies::ExpertMove& mv = m.layer_moves[i];
-    ++expert_moves_;
-    bytes_ += settings_.expert_bytes;
-    transfers_->start(gpu_offset + mv.from_gpu, gpu_offset + mv.to_gpu, settings_.expert_bytes,
-                      [this, mp, finish](core::Time /*landed*/) {
-                        if (--mp->moves_pending > 0) {
-                          return;
-                        }
-                        if (settings_.layer_overhead_ns > 0.0) {
-                          engine_.schedule_after(static_cast<core::Time>(std::llround(settings_.layer_overhead_ns)),
-                                                 finish);
-                        } else {
-                          finish();
-                        }
-                      });
-  }
+  });
 }
 
 void WeightMigration::next_chunk(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,
@@ -174,81 +173,45 @@ void WeightMigration::start_chunk(GroupMigration& m, policies::Placement& curren
   const auto layers = static_cast<int>(current.layers.size());
   const int per_chunk = std::max(settings_.layers_per_chunk, 1);
   // Chunks without moves switch at once; the first chunk with moves stops the group.
-  while (true) {
-    const int chunk_end = std::min(m.next_layer + per_chunk, layers);
-    std::size_t end = m.next_move;
+  int chunk_end = m.next_layer;
+  std::size_t end = m.next_move;
+  while (end == m.next_move) {
+    if (m.next_layer >= layers) {
+      finish_layers(m, current);
+      return;
+    }
+    chunk_end = std::min(m.next_layer + per_chunk, layers);
     while (end < m.layer_moves.size() && m.layer_moves[end].layer < chunk_end) {
       ++end;
     }
     if (end == m.next_move) {
-      for (; m.next_layer < chunk_end; ++m.next_layer) {
-        current.layers[static_cast<std::size_t>(m.next_layer)] =
-            std::move(m.incoming->layers[static_cast<std::size_t>(m.next_layer)]);
-      }
-      if (m.next_layer >= layers) {
-        m.incoming.reset();
-        m.layer_moves.clear();
-        return;
-      }
-      continue;
+      switch_layers(m, current, chunk_end);
     }
-    const std::size_t first = m.next_move;
-    m.next_move = end;
-    m.moves_pending = static_cast<int>(end - first);
-    int layers_moved = 0;
-    for (std::size_t i = first; i < end; ++i) {
-      layers_moved += i == first || m.layer_moves[i].layer != m.layer_moves[i - 1].layer ? 1 : 0;
-    }
-    m.paused = true;
-    m.paused_at = engine_.now();
-    const core::Time started = engine_.now();
-    const double chunk_bytes = settings_.expert_bytes * static_cast<double>(end - first);
-    const auto overhead = static_cast<core::Time>(std::llround(settings_.layer_overhead_ns * layers_moved));
-    GroupMigration* mp = &m;
-    policies::Placement* cp = &current;
-    const auto finish = [this, mp, cp, group, observers, started, chunk_bytes, chunk_end, layers] {
-      const core::Time done = engine_.now();
-      for (Observer* o : observers) {
-        o->on_migration(group, started, done, chunk_bytes);
-      }
-      for (; mp->next_layer < chunk_end; ++mp->next_layer) {
-        cp->layers[static_cast<std::size_t>(mp->next_layer)] =
-            std::move(mp->incoming->layers[static_cast<std::size_t>(mp->next_layer)]);
-      }
-      stall_ns_ += static_cast<double>(done - mp->paused_at);
-      mp->paused = false;
-      if (mp->next_move < mp->layer_moves.size()) {
-        mp->chunk_waiting = true;  // the group serves a step first
-      } else {
-        for (; mp->next_layer < layers; ++mp->next_layer) {
-          cp->layers[static_cast<std::size_t>(mp->next_layer)] =
-              std::move(mp->incoming->layers[static_cast<std::size_t>(mp->next_layer)]);
-        }
-        mp->incoming.reset();
-        mp->layer_moves.clear();
-      }
-      if (mp->resume) {
-        mp->resume();
-      }
-    };
-    for (std::size_t i = first; i < end; ++i) {
-      const policies::ExpertMove& mv = m.layer_moves[i];
-      ++expert_moves_;
-      bytes_ += settings_.expert_bytes;
-      transfers_->start(gpu_offset + mv.from_gpu, gpu_offset + mv.to_gpu, settings_.expert_bytes,
-                        [this, mp, overhead, finish](core::Time /*landed*/) {
-                          if (--mp->moves_pending > 0) {
-                            return;
-                          }
-                          if (overhead > 0) {
-                            engine_.schedule_after(overhead, finish);
-                          } else {
-                            finish();
-                          }
-                        });
-    }
-    return;
   }
+  const std::size_t first = std::exchange(m.next_move, end);
+  m.paused = true;
+  m.paused_at = engine_.now();
+  const core::Time started = engine_.now();
+  const double chunk_bytes = settings_.expert_bytes * static_cast<double>(end - first);
+  GroupMigration* mp = &m;
+  policies::Placement* cp = &current;
+  launch(m, first, end, gpu_offset, [this, mp, cp, group, observers, started, chunk_bytes, chunk_end] {
+    const core::Time done = engine_.now();
+    for (Observer* o : observers) {
+      o->on_migration(group, started, done, chunk_bytes);
+    }
+    switch_layers(*mp, *cp, chunk_end);
+    stall_ns_ += static_cast<double>(done - mp->paused_at);
+    mp->paused = false;
+    if (mp->next_move < mp->layer_moves.size()) {
+      mp->chunk_waiting = true;  // the group serves a step first
+    } else {
+      finish_layers(*mp, *cp);
+    }
+    if (mp->resume) {
+      mp->resume();
+    }
+  });
 }
 
 void WeightMigration::advance(GroupMigration& m, policies::Placement& current, int group, core::Time step_start,

@@ -42,9 +42,9 @@ struct GroupMigration {
     double bytes_per_ns = 0.0;
   };
   std::vector<Move> compute_moves;                ///< compute-phase moves still under way
-  std::vector<policies::ExpertMove> layer_moves;  ///< layer_by_layer: every move, in layer order
-  std::size_t next_move = 0;                      ///< layer_by_layer: the first move of the next layer
-  int next_layer = 0;                             ///< layer_by_layer: the first layer not yet switched
+  std::vector<policies::ExpertMove> layer_moves;  ///< network modes: every move, in layer order
+  std::size_t next_move = 0;                      ///< layer_by_layer, chunked: the first move not started
+  int next_layer = 0;                             ///< layer_by_layer, chunked: the first layer not switched
   bool chunk_waiting = false;                     ///< chunked: the next chunk starts at the next step's end
   std::function<void()> resume;                   ///< chunked: lets the stopped group serve again
   bool paused = false;                            ///< stop-the-world: the group serves no step meanwhile
@@ -80,6 +80,13 @@ class WeightMigration {
   double stall_ns() const { return stall_ns_; }
 
  private:
+  // Starts moves [first, end) of m.layer_moves as transfers; once the last has landed and the engine's
+  // time for their layers has passed, runs `finish`.
+  void launch(GroupMigration& m, std::size_t first, std::size_t end, int gpu_offset, std::function<void()> finish);
+  // The incoming placement's layers [m.next_layer, until) replace the current ones.
+  static void switch_layers(GroupMigration& m, policies::Placement& current, int until);
+  // Every remaining layer switches; the migration is over.
+  static void finish_layers(GroupMigration& m, policies::Placement& current);
   // layer_by_layer: switches the layers before the next one with moves, then starts that layer's moves
   // (or, with none left, finishes the migration).
   void start_next_layer(GroupMigration& m, policies::Placement& current, int group, int gpu_offset,

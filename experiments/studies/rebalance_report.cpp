@@ -108,6 +108,31 @@ std::vector<Curve> curves(const StudySpec& spec, const RebalanceSweep& r, const 
   return out;
 }
 
+// A curve's throughput changes in interval order (mean and 95 % ends; NaN where its runs never
+// rebalanced) and its best point.
+struct CurveChanges {
+  std::vector<double> mean;
+  std::vector<double> low;
+  std::vector<double> high;
+  int best = -1;  ///< the point of the largest mean change; -1: none known
+  Change best_change;
+};
+
+CurveChanges curve_changes(const StudyPlan& plan, const StudyRecords& records, const Curve& c) {
+  CurveChanges out;
+  for (const int p : c.points) {
+    const Change ch = rebalanced_change(plan, records, p, c.off);
+    out.mean.push_back(ch.mean);
+    out.low.push_back(ch.low);
+    out.high.push_back(ch.high);
+    if (!std::isnan(ch.mean) && (out.best < 0 || ch.mean > out.best_change.mean)) {
+      out.best = p;
+      out.best_change = ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view to_string(BreakEven::Status s) {
@@ -199,25 +224,13 @@ std::string break_even_csv(const StudySpec& spec, const StudyPlan& plan, const S
       "best_throughput_change_ci95_high\n",
       other_header(spec));
   for (const Curve& c : curves(spec, r, plan)) {
-    std::vector<double> mean;
-    std::vector<double> low;
-    std::vector<double> high;
-    int best = -1;
-    Change best_change;
-    for (const int p : c.points) {
-      const Change ch = rebalanced_change(plan, records, p, c.off);
-      mean.push_back(ch.mean);
-      low.push_back(ch.low);
-      high.push_back(ch.high);
-      if (!std::isnan(ch.mean) && (best < 0 || ch.mean > best_change.mean)) {
-        best = p;
-        best_change = ch;
-      }
-    }
-    const BreakEven at = break_even(r.intervals, mean);
+    const CurveChanges ch = curve_changes(plan, records, c);
+    const BreakEven at = break_even(r.intervals, ch.mean);
     // The optimistic band (upper bound of the change) pays first: the earliest plausible break-even.
-    const BreakEven early = break_even(r.intervals, high);
-    const BreakEven late = break_even(r.intervals, low);
+    const BreakEven early = break_even(r.intervals, ch.high);
+    const BreakEven late = break_even(r.intervals, ch.low);
+    const int best = ch.best;
+    const Change& best_change = ch.best_change;
     const double step_ms = mean_of(plan, records, c.off, "mean_step_ms");
     const StudyPoint& off = plan.points[static_cast<std::size_t>(c.off)];
     const auto value = [](const BreakEven& b) {
@@ -242,12 +255,7 @@ std::string break_even_lines(const StudySpec& spec, const StudyPlan& plan, const
   const RebalanceSweep& r = *spec.rebalance;
   std::string out = "break-even interval (throughput against rebalancing off):\n";
   for (const Curve& c : curves(spec, r, plan)) {
-    std::vector<double> mean;
-    mean.reserve(c.points.size());
-    for (const int p : c.points) {
-      mean.push_back(rebalanced_change(plan, records, p, c.off).mean);
-    }
-    const BreakEven at = break_even(r.intervals, mean);
+    const BreakEven at = break_even(r.intervals, curve_changes(plan, records, c).mean);
     const StudyPoint& off = plan.points[static_cast<std::size_t>(c.off)];
     std::string where;
     for (std::size_t a = 0; a + 1 < spec.axes.size(); ++a) {
