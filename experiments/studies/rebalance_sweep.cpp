@@ -112,8 +112,17 @@ RebalanceSweep parse_rebalance_sweep(const toml::table& study, const std::string
   return s;
 }
 
-std::vector<std::pair<std::string, toml::table>> schedule_levels(const RebalanceSweep& sweep) {
-  std::vector<std::pair<std::string, toml::table>> out;
+std::vector<StudyAxis> rebalance_axes(const RebalanceSweep& sweep) {
+  std::vector<StudyAxis> out;
+  if (!sweep.slots.empty()) {
+    StudyAxis slots{k_slots_axis, {}, {}};
+    for (const std::int64_t n : sweep.slots) {
+      toml::table parallel{{"redundant_experts", n}};
+      slots.levels.push_back(
+          AxisLevel{fmt::format("{}", n), toml::table{{"parallel", std::move(parallel)}}, {}, static_cast<double>(n)});
+    }
+    out.push_back(std::move(slots));
+  }
   const auto level = [](toml::table rebalance) {
     toml::table policy;
     policy.insert_or_assign("rebalance", std::move(rebalance));
@@ -121,16 +130,18 @@ std::vector<std::pair<std::string, toml::table>> schedule_levels(const Rebalance
     root.insert_or_assign("policy", std::move(policy));
     return root;
   };
-  out.emplace_back(k_rebalance_off, level(toml::table{{"trigger", "none"}}));
+  StudyAxis schedule{k_schedule_axis, {}, {}};
+  schedule.levels.push_back(AxisLevel{k_rebalance_off, level(toml::table{{"trigger", "none"}}), {}, std::nullopt});
   for (const std::string& mode : sweep.migrations) {
     for (const std::int64_t interval : sweep.intervals) {
       toml::table r = sweep.options;
       r.insert_or_assign("trigger", sweep.trigger);
       r.insert_or_assign("interval_steps", interval);
       r.insert_or_assign("migration", mode);
-      out.emplace_back(fmt::format("{}/{}", mode, interval), level(std::move(r)));
+      schedule.levels.push_back(AxisLevel{fmt::format("{}/{}", mode, interval), level(std::move(r)), {}, std::nullopt});
     }
   }
+  out.push_back(std::move(schedule));
   return out;
 }
 

@@ -10,6 +10,8 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/studies/study_axis.hpp"
+
 namespace epsim::experiments {
 
 /// The label of the schedule level without rebalancing (the study's baseline).
@@ -36,7 +38,8 @@ struct RebalanceSweep {
 /// Reads [study.rebalance] of `study` (errors name `source` and the key).
 RebalanceSweep parse_rebalance_sweep(const toml::table& study, const std::string& source);
 
-/// The schedule axis's levels as (label, overrides): "off" (trigger none), then per mode, per interval.
-std::vector<std::pair<std::string, toml::table>> schedule_levels(const RebalanceSweep& sweep);
+/// The axes the sweep adds after the file's: `redundant_slots` (when it lists slots), then `schedule`:
+/// "off" (trigger none), then per mode, per interval.
+std::vector<StudyAxis> rebalance_axes(const RebalanceSweep& sweep);
 
 }  // namespace epsim::experiments

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/message_text.hpp"
 #include "core/toml_guard.hpp"
+#include "experiments/studies/study_reader.hpp"
 #include "policies/policy_bundles.hpp"
 #include "policies/rebalance_config.hpp"
 #include "workloads/workload_bounds.hpp"
@@ -28,233 +29,7 @@ constexpr std::array<std::pair<std::string_view, StudyKind>, 5> k_kinds{{{"grid"
                                                                          {"compare", StudyKind::compare},
                                                                          {"rebalance", StudyKind::rebalance}}};
 
-bool has_control(const std::string& s) {
-  return core::has_control_characters(s);
-}
-
-// Reads one study file with errors that name it and the key.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw core::ConfigError(source_, key, what);
-  }
-  const std::string& source() const { return source_; }
-
-  template <class T>
-  std::optional<T> get(const toml::table& t, const std::string& prefix, std::string_view key, std::string_view type) {
-    const toml::node* n = t.get(key);
-    if (!n) {
-      return std::nullopt;
-    }
-    if constexpr (std::is_same_v<T, double>) {
-      if (const auto v = n->value<double>()) {
-        return *v;
-      }
-    } else if (const auto v = n->value_exact<T>()) {
-      return *v;
-    }
-    fail(prefix + std::string(key), fmt::format("expected {}", type));
-  }
-
-  std::vector<std::string> strings(const toml::table& t, const std::string& prefix, std::string_view key) {
-    std::vector<std::string> out;
-    const toml::node* n = t.get(key);
-    if (!n) {
-      return out;
-    }
-    const toml::array* a = n->as_array();
-    if (!a) {
-      fail(prefix + std::string(key), "expected a list of strings");
-    }
-    for (const toml::node& item : *a) {
-      const auto s = item.value_exact<std::string>();
-      if (!s) {
-        fail(prefix + std::string(key), "expected a list of strings");
-      }
-      out.push_back(*s);
-    }
-    return out;
-  }
-
-  // Every key of `t` must be one of `known`.
-  void only(const toml::table& t, const std::string& prefix, std::initializer_list<std::string_view> known) const {
-    for (const auto& [k, v] : t) {
-      if (std::find(known.begin(), known.end(), k.str()) == known.end()) {
-        fail(prefix + std::string(k.str()),
-             fmt::format("unknown key; valid keys are: {}", fmt::join(known.begin(), known.end(), ", ")));
-      }
-    }
-  }
-
- private:
-  std::string source_;
-};
-
-// "a.b.c" = v as the nested table {a = {b = {c = v}}}.
-toml::table override_table(const std::string& dotted, const toml::node& value) {
-  std::vector<std::string> parts;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t dot = dotted.find('.', pos);
-    parts.push_back(dotted.substr(pos, dot - pos));
-    if (dot == std::string::npos) {
-      break;
-    }
-    pos = dot + 1;
-  }
-  toml::table root;
-  toml::table* at = &root;
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    at = at->insert_or_assign(parts[i], toml::table{}).first->second.as_table();
-  }
-  value.visit([&](const auto& v) { at->insert_or_assign(parts.back(), v); });
-  return root;
-}
-
-std::string label_of(const toml::node& v) {
-  if (const auto s = v.value_exact<std::string>()) {
-    return *s;
-  }
-  if (const auto i = v.value_exact<std::int64_t>()) {
-    return fmt::format("{}", *i);
-  }
-  if (const auto d = v.value_exact<double>()) {
-    return fmt::format("{}", *d);
-  }
-  if (const auto b = v.value_exact<bool>()) {
-    return *b ? "true" : "false";
-  }
-  throw core::Error("a value of an axis must be a string, a number or a boolean (give tables as levels)");
-}
-
-// A config key as an axis sets it: dotted parts, each non-empty, no deeper than a config key can be
-// (a 60,000-level key would otherwise become 60,000 nested tables, and toml++ recurses over them).
-void check_axis_key(Reader& rd, const std::string& where, const std::string& key) {
-  const auto levels = std::count(key.begin(), key.end(), '.') + 1;
-  if (levels > core::k_max_toml_key_depth) {
-    rd.fail(where, fmt::format("\"{}\": a config key nests at most {} levels deep, this one {}",
-                               core::terminal_safe(core::excerpt(key)), core::k_max_toml_key_depth, levels));
-  }
-  if (key.size() > k_max_study_text_bytes || has_control(key) || key.empty() || key.front() == '.' ||
-      key.back() == '.' || key.find("..") != std::string::npos) {
-    rd.fail(where, fmt::format("\"{}\": expected a dotted config key such as \"workload.rate_rps\" (printable, at "
-                               "most {} bytes)",
-                               core::terminal_safe(core::excerpt(key)), k_max_study_text_bytes));
-  }
-}
-
-// Labels and names become CSV cells, table rows and report text: printable, of a bounded length.
-void check_label(Reader& rd, const std::string& where, const std::string& text) {
-  if (has_control(text) || text.size() > k_max_study_text_bytes) {
-    rd.fail(where, fmt::format("\"{}\": expected printable text of at most {} bytes (no control characters or "
-                               "terminal escapes)",
-                               core::terminal_safe(core::excerpt(text)), k_max_study_text_bytes));
-  }
-}
-
-StudyAxis parse_axis(Reader& rd, const toml::table& t, std::size_t i) {
-  const std::string prefix = fmt::format("axis[{}].", i);
-  rd.only(t, prefix, {"key", "name", "values", "labels", "levels", "policies", "zip_with"});
-  StudyAxis axis;
-  const auto key = rd.get<std::string>(t, prefix, "key", "a config key such as \"workload.rate_rps\"");
-  axis.name = rd.get<std::string>(t, prefix, "name", "a string").value_or(key.value_or(""));
-  axis.zip_with = rd.get<std::string>(t, prefix, "zip_with", "the name of an earlier axis").value_or("");
-  const int forms = (t.contains("values") ? 1 : 0) + (t.contains("levels") ? 1 : 0) + (t.contains("policies") ? 1 : 0);
-  if (forms != 1) {
-    rd.fail(prefix + "values",
-            "an axis has exactly one of: values (with key), levels (named bundles of overrides), policies (policy "
-            "bundles)");
-  }
-  if (t.contains("values") && !key.has_value()) {
-    rd.fail(prefix + "key", "an axis of values needs the config key they set");
-  }
-  if (key) {
-    check_axis_key(rd, prefix + "key", *key);
-  }
-  if (axis.name.empty()) {
-    rd.fail(prefix + "name", "an axis of levels or policies needs a name (its column in the outputs)");
-  }
-  if (t.contains("values")) {
-    const toml::array* values = t.get("values")->as_array();
-    if (!values || values->empty()) {
-      rd.fail(prefix + "values", "expected a non-empty list of values");
-    }
-    const std::vector<std::string> labels = rd.strings(t, prefix, "labels");
-    if (!labels.empty() && labels.size() != values->size()) {
-      rd.fail(prefix + "labels", fmt::format("expected {} labels, one per value", values->size()));
-    }
-    for (std::size_t v = 0; v < values->size(); ++v) {
-      const toml::node& value = *values->get(v);
-      if (!value.is_value()) {
-        rd.fail(prefix + "values", "values must be strings, numbers or booleans (give tables as levels)");
-      }
-      toml::table overrides = override_table(key.value_or(""), value);
-      policies::expand_rebalance_shorthand(overrides);
-      AxisLevel level{labels.empty() ? label_of(value) : labels[v], std::move(overrides), {}, std::nullopt};
-      if (const auto number = value.value<double>(); number && !value.is_boolean()) {
-        level.value = *number;
-      }
-      axis.levels.push_back(std::move(level));
-    }
-  } else if (t.contains("policies")) {
-    for (const std::string& name : rd.strings(t, prefix, "policies")) {
-      try {
-        (void)policies::policy_bundle(name);
-      } catch (const core::Error& e) {
-        rd.fail(prefix + "policies", e.what());
-      }
-      axis.levels.push_back(AxisLevel{name, {}, name, std::nullopt});
-    }
-  } else {
-    const toml::array* levels = t.get("levels")->as_array();
-    if (!levels || levels->empty()) {
-      rd.fail(prefix + "levels", "expected a non-empty list of { label = \"...\", set = { key = value, ... } }");
-    }
-    for (std::size_t l = 0; l < levels->size(); ++l) {
-      const std::string lp = fmt::format("{}levels[{}].", prefix, l);
-      const toml::table* level = levels->get(l)->as_table();
-      if (!level) {
-        rd.fail(lp, "expected { label = \"...\", set = { key = value, ... } }");
-      }
-      rd.only(*level, lp, {"label", "set", "policy"});
-      AxisLevel out;
-      out.label = rd.get<std::string>(*level, lp, "label", "a string").value_or("");
-      if (out.label.empty()) {
-        rd.fail(lp + "label", "every level needs a label (its value in the outputs)");
-      }
-      if (const toml::node* set = level->get("set")) {
-        if (!set->is_table()) {
-          rd.fail(lp + "set", "expected a table of overrides, e.g. { cluster.nodes = 2, parallel.ep_size = 16 }");
-        }
-        out.overrides = *set->as_table();
-        policies::expand_rebalance_shorthand(out.overrides);
-      }
-      out.policy_bundle = rd.get<std::string>(*level, lp, "policy", "a policy bundle name").value_or("");
-      if (!out.policy_bundle.empty()) {
-        try {
-          (void)policies::policy_bundle(out.policy_bundle);
-        } catch (const core::Error& e) {
-          rd.fail(lp + "policy", e.what());
-        }
-      }
-      axis.levels.push_back(std::move(out));
-    }
-  }
-  check_label(rd, prefix + "name", axis.name);
-  for (const AxisLevel& l : axis.levels) {
-    check_label(rd, prefix + "labels", l.label);
-  }
-  std::set<std::string> seen;
-  for (const AxisLevel& l : axis.levels) {
-    if (!seen.insert(l.label).second) {
-      rd.fail(prefix + "values", fmt::format("label \"{}\" appears twice: labels name levels in the outputs", l.label));
-    }
-  }
-  return axis;
-}
-
-std::optional<SloSearchOptions> parse_max_rate(Reader& rd, const toml::table& study) {
+std::optional<SloSearchOptions> parse_max_rate(StudyReader& rd, const toml::table& study) {
   const toml::node* n = study.get("max_rate");
   if (!n) {
     return std::nullopt;
@@ -299,7 +74,7 @@ std::optional<SloSearchOptions> parse_max_rate(Reader& rd, const toml::table& st
   return o;
 }
 
-ObjectiveConstraint parse_constraint(Reader& rd, const std::string& text) {
+ObjectiveConstraint parse_constraint(StudyReader& rd, const std::string& text) {
   const auto fail = [&] {
     rd.fail("study.objective.subject_to",
             fmt::format("\"{}\": expected \"metric >= number\" or \"metric <= number\"", text));
@@ -333,7 +108,7 @@ ObjectiveConstraint parse_constraint(Reader& rd, const std::string& text) {
   return {};
 }
 
-std::optional<StudyObjective> parse_objective(Reader& rd, const toml::table& study) {
+std::optional<StudyObjective> parse_objective(StudyReader& rd, const toml::table& study) {
   const toml::node* n = study.get("objective");
   if (!n) {
     return std::nullopt;
@@ -382,7 +157,8 @@ std::vector<std::string> default_report(StudyKind kind) {
 }
 
 // The base experiment: a file (relative to the study's folder) or an inline [base] table.
-void load_base(Reader& rd, const toml::table& study, const toml::table& file, const std::string& dir, StudySpec& s) {
+void load_base(StudyReader& rd, const toml::table& study, const toml::table& file, const std::string& dir,
+               StudySpec& s) {
   const std::string p = "study.";
   const auto base_path = rd.get<std::string>(study, p, "base", "a path to a TOML experiment file");
   if (base_path.has_value() == file.contains("base")) {
@@ -410,7 +186,7 @@ void load_base(Reader& rd, const toml::table& study, const toml::table& file, co
 }
 
 // The seed families replications vary (montecarlo: the cluster only, by default).
-VariedFamilies parse_vary(Reader& rd, const toml::table& study, StudyKind kind) {
+VariedFamilies parse_vary(StudyReader& rd, const toml::table& study, StudyKind kind) {
   const std::string p = "study.";
   VariedFamilies out;
   if (study.contains("vary") || kind == StudyKind::montecarlo) {
@@ -432,68 +208,9 @@ VariedFamilies parse_vary(Reader& rd, const toml::table& study, StudyKind kind) 
   return out;
 }
 
-// The product of the sizes of the axes that are not zipped, checked for overflow and against the bound
-// before any point is made (64 two-level axes wrapped to 0 points; 32 ended in bad_alloc).
-void check_point_count(Reader& rd, const std::vector<StudyAxis>& axes) {
-  std::int64_t points = 1;
-  for (const StudyAxis& a : axes) {
-    if (!a.zip_with.empty()) {
-      continue;
-    }
-    const auto n = static_cast<std::int64_t>(a.levels.size());
-    if (points > k_max_study_points / n) {
-      rd.fail("axis", fmt::format("the axes make more than {} points (the product of their sizes); split the study "
-                                  "or zip axes that vary together",
-                                  k_max_study_points));
-    }
-    points *= n;
-  }
-}
-
-// The [[axis]] tables, checked together: unique names, zip partners earlier and of equal length.
-std::vector<StudyAxis> parse_axes(Reader& rd, const toml::table& file) {
-  StudySpec s;
-  if (const toml::node* axes = file.get("axis")) {
-    const toml::array* a = axes->as_array();
-    if (!a) {
-      rd.fail("axis", "expected [[axis]] tables");
-    }
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const toml::table* t = a->get(i)->as_table();
-      if (!t) {
-        rd.fail(fmt::format("axis[{}]", i), "expected a table");
-      }
-      s.axes.push_back(parse_axis(rd, *t, i));
-    }
-  }
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < s.axes.size(); ++i) {
-    const StudyAxis& axis = s.axes[i];
-    if (!names.insert(axis.name).second) {
-      rd.fail(fmt::format("axis[{}].name", i), fmt::format("two axes are named \"{}\"", axis.name));
-    }
-    if (!axis.zip_with.empty()) {
-      const auto with = std::find_if(s.axes.begin(), s.axes.begin() + static_cast<std::ptrdiff_t>(i),
-                                     [&](const StudyAxis& o) { return o.name == axis.zip_with; });
-      if (with == s.axes.begin() + static_cast<std::ptrdiff_t>(i) || !with->zip_with.empty()) {
-        rd.fail(fmt::format("axis[{}].zip_with", i),
-                fmt::format("\"{}\" is not an earlier axis of the product (zip with the first of a zipped set)",
-                            axis.zip_with));
-      }
-      if (with->levels.size() != axis.levels.size()) {
-        rd.fail(fmt::format("axis[{}].zip_with", i),
-                fmt::format("zipped axes need the same number of levels: \"{}\" has {}, \"{}\" has {}", with->name,
-                            with->levels.size(), axis.name, axis.levels.size()));
-      }
-    }
-  }
-  check_point_count(rd, s.axes);
-  return s.axes;
-}
-
 // A rebalance study's own axes after the file's: redundant slots (when swept), then the schedules, whose
 // first level, rebalancing off, is the baseline. The base must leave [policy.rebalance] to the sweep.
-void add_rebalance_axes(Reader& rd, const toml::table& study, StudySpec& s) {
+void add_rebalance_axes(StudyReader& rd, const toml::table& study, StudySpec& s) {
   if (s.kind != StudyKind::rebalance) {
     if (study.contains("rebalance")) {
       rd.fail("study.rebalance", "only a study of kind = \"rebalance\" takes [study.rebalance]");
@@ -513,26 +230,14 @@ void add_rebalance_axes(Reader& rd, const toml::table& study, StudySpec& s) {
               fmt::format("\"{}\" is the name of an axis a rebalance study makes; name yours otherwise", a.name));
     }
   }
-  const RebalanceSweep& r = *s.rebalance;
-  if (!r.slots.empty()) {
-    StudyAxis slots{k_slots_axis, {}, {}};
-    for (const std::int64_t n : r.slots) {
-      toml::table parallel{{"redundant_experts", n}};
-      slots.levels.push_back(
-          AxisLevel{fmt::format("{}", n), toml::table{{"parallel", std::move(parallel)}}, {}, static_cast<double>(n)});
-    }
-    s.axes.push_back(std::move(slots));
+  for (StudyAxis& a : rebalance_axes(*s.rebalance)) {
+    s.axes.push_back(std::move(a));
   }
-  StudyAxis schedule{k_schedule_axis, {}, {}};
-  for (auto& [label, overrides] : schedule_levels(r)) {
-    schedule.levels.push_back(AxisLevel{label, std::move(overrides), {}, std::nullopt});
-  }
-  s.axes.push_back(std::move(schedule));
   check_point_count(rd, s.axes);
 }
 
 // The baseline level (compare / montecarlo: policy=linear when there is one) and the rate axis.
-void resolve_baseline_and_rate_axis(Reader& rd, const toml::table& study, StudySpec& s) {
+void resolve_baseline_and_rate_axis(StudyReader& rd, const toml::table& study, StudySpec& s) {
   const std::string p = "study.";
   const auto axis_named = [&](const std::string& n) {
     return std::find_if(s.axes.begin(), s.axes.end(), [&](const StudyAxis& a) { return a.name == n; });
@@ -577,7 +282,7 @@ void resolve_baseline_and_rate_axis(Reader& rd, const toml::table& study, StudyS
 // An objective or constraint that names an axis uses the axis's value: it needs numbers. A name that is
 // a key of the base experiment but no axis is refused: it is no metric, and every point would be
 // infeasible (names of metrics are checked against the runs' when the points are planned).
-void check_objective_names(Reader& rd, const StudySpec& s) {
+void check_objective_names(StudyReader& rd, const StudySpec& s) {
   if (!s.objective) {
     return;
   }
@@ -614,7 +319,7 @@ std::string_view study_kind_name(StudyKind k) {
 }
 
 StudySpec load_study_text(std::string_view text, const std::string& source, const std::string& dir) {
-  Reader rd(source);
+  StudyReader rd(source);
   const toml::table file = parse_config_text(text, source);
   rd.only(file, "", {"study", "base", "axis"});
   StudySpec s;

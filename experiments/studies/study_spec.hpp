@@ -14,6 +14,7 @@
 #include "experiments/assembly/replication.hpp"
 #include "experiments/studies/rebalance_sweep.hpp"
 #include "experiments/studies/slo_search.hpp"
+#include "experiments/studies/study_axis.hpp"
 
 namespace epsim::experiments {
 
@@ -25,27 +26,8 @@ enum class StudyKind : std::uint8_t {
   rebalance,   ///< rebalancing off vs interval x migration mode x redundant slots: is it worth it?
 };
 
-/// The most points a study may have (the product of its axes' sizes, checked before anything is
-/// allocated): every point's configuration is loaded and validated before the first run.
-inline constexpr std::int64_t k_max_study_points = 10000;
 /// The most runs (points x replications): each has a journal key computed up front.
 inline constexpr std::int64_t k_max_study_runs = 1000000;
-/// The longest axis name, label or key, in bytes.
-inline constexpr std::size_t k_max_study_text_bytes = 256;
-
-/// One level of an axis: its label in the outputs, and the overrides it applies.
-struct AxisLevel {
-  std::string label;
-  toml::table overrides;
-  std::string policy_bundle;    ///< a policy bundle (overrides resolved per point: they depend on its EP size)
-  std::optional<double> value;  ///< a number axis's value (constraints and objectives may name the axis)
-};
-
-struct StudyAxis {
-  std::string name;  ///< column name in the outputs (the key for a key axis)
-  std::vector<AxisLevel> levels;
-  std::string zip_with;  ///< varies together with this earlier axis (same length) instead of a product
-};
 
 /// A constraint of the objective: metric (mean over replications) compared with a bound. The metric
 /// may name an axis of numbers: its value at the point.
