@@ -19,6 +19,40 @@
 #include "policies/vibe/vibe_placement.hpp"
 
 namespace epsim::policies {
+namespace {
+
+std::unique_ptr<PlacementPolicy> make_eplb_placement(core::ParamTable& t) {
+  const bool distinct = t.boolean("distinct_per_gpu", false,
+                                  "at most one replica of an expert per GPU (engines that map expert -> slot per "
+                                  "device: vllm-ascend; `place --format vllm-ascend` turns it on)");
+  static constexpr std::array<core::Choice<EplbVariant>, 2> k_variants{
+      {{"reference", EplbVariant::reference}, {"biased", EplbVariant::biased}}};
+  const EplbVariant variant =
+      t.choice<EplbVariant>("variant", EplbVariant::reference,
+                            "reference (DeepSeek's) or biased (ROCm/ATOM's: the redundant slots / GPUs hottest experts "
+                            "on every GPU, the rest by the reference's replication and packing)",
+                            k_variants);
+  if (variant == EplbVariant::biased && distinct) {
+    t.fail("variant", "the biased variant puts its hottest experts on every GPU: it has no distinct_per_gpu form");
+  }
+  t.finish();
+  return std::make_unique<EplbPlacement>(distinct ? EplbVariant::distinct_per_gpu : variant);
+}
+
+std::unique_ptr<PlacementPolicy> make_director_placement(core::ParamTable& t) {
+  DirectorOptions o = parse_director_options(t);
+  static constexpr std::array<core::Choice<DirectorWindow>, 2> k_windows{
+      {{"sum", DirectorWindow::sum}, {"pass_kinds", DirectorWindow::pass_kinds}}};
+  o.window = t.choice<DirectorWindow>(
+      "window", DirectorWindow::sum,
+      "W of the load window: sum = the paper's one W, the window's summed loads; pass_kinds = as the online modes "
+      "price work, the window's prefill passes and decode steps as two kinds, each its mean per step",
+      k_windows);
+  t.finish();
+  return std::make_unique<DirectorPlacement>(o);
+}
+
+}  // namespace
 
 const Registry<PlacementPolicy>& placement_registry() {
   static const Registry<PlacementPolicy> registry = [] {
@@ -38,25 +72,7 @@ const Registry<PlacementPolicy>& placement_registry() {
     r.add("eplb",
           "DeepSeek's EPLB on the load window: hierarchical (groups to nodes, replicas within nodes) when the "
           "expert groups divide over the nodes, else global; redundant slots replicate the hottest experts",
-          [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
-            const bool distinct =
-                t.boolean("distinct_per_gpu", false,
-                          "at most one replica of an expert per GPU (engines that map expert -> slot per device: "
-                          "vllm-ascend; `place --format vllm-ascend` turns it on)");
-            static constexpr std::array<core::Choice<EplbVariant>, 2> k_variants{
-                {{"reference", EplbVariant::reference}, {"biased", EplbVariant::biased}}};
-            const EplbVariant variant = t.choice<EplbVariant>(
-                "variant", EplbVariant::reference,
-                "reference (DeepSeek's) or biased (ROCm/ATOM's: the redundant slots / GPUs hottest experts on every "
-                "GPU, the rest by the reference's replication and packing)",
-                k_variants);
-            if (variant == EplbVariant::biased && distinct) {
-              t.fail("variant",
-                     "the biased variant puts its hottest experts on every GPU: it has no distinct_per_gpu form");
-            }
-            t.finish();
-            return std::make_unique<EplbPlacement>(distinct ? EplbVariant::distinct_per_gpu : variant);
-          });
+          make_eplb_placement);
     r.add("gem",
           "GEM: per layer, minimise sum over window steps of the slowest GPU's C_g(tokens); greedy heaviest-first "
           "start, best-swap refinement, restarts with perturbed utilisations; one copy per expert",
@@ -75,19 +91,7 @@ const Registry<PlacementPolicy>& placement_registry() {
           "DIRECTOR: minimise Eq. 5 (straggler C_g of the hosted tokens + straggler origin's all-to-all time) "
           "under C_max = slots per GPU: LP relaxation solved with Clp, binary search on the latency budget, "
           "randomised iterative rounding; W from origin_load (else expert_load spread evenly); one copy per expert",
-          [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
-            DirectorOptions o = parse_director_options(t);
-            static constexpr std::array<core::Choice<DirectorWindow>, 2> k_windows{
-                {{"sum", DirectorWindow::sum}, {"pass_kinds", DirectorWindow::pass_kinds}}};
-            o.window = t.choice<DirectorWindow>(
-                "window", DirectorWindow::sum,
-                "W of the load window: sum = the paper's one W, the window's summed loads; pass_kinds = as the "
-                "online modes price work, the window's prefill passes and decode steps as two kinds, each its mean "
-                "per step",
-                k_windows);
-            t.finish();
-            return std::make_unique<DirectorPlacement>(o);
-          });
+          make_director_placement);
     r.add("vibe",
           "ViBE: per layer, speed-proportional token targets from the cost curves, experts by descending load to "
           "the GPU farthest below its target; one copy per expert",

@@ -38,6 +38,8 @@ class TriggerFactory {
   virtual PolicyNeeds needs() const = 0;
   /// How placements migrate when [policy.rebalance] migration = "auto".
   virtual MigrationMode default_migration() const { return MigrationMode::stop_the_world; }
+  /// Whether its placements fill redundant slots that the initial placement leaves empty.
+  virtual bool fills_redundant_slots() const { return false; }
   /// The largest EP group one re-optimisation handles in about a minute of one core (0: no bound).
   virtual int max_ep_size() const { return 0; }
   /// The trigger of EP group `group`.

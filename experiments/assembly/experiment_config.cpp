@@ -141,9 +141,9 @@ std::vector<std::string> policy_warnings(const ExperimentConfig& cfg) {
   // Slots that only round the experts up to a whole number per GPU (384 on 72) are needed, not redundant.
   const std::int64_t ep = cfg.ep_size();
   const std::int64_t padding = ep > 0 ? (ep - cfg.model.routed_experts % ep) % ep : 0;
-  // The periodic trigger fills them later: it re-solves EPLB over every slot.
-  if (cfg.primary_pool().redundant_experts > padding && !replicating &&
-      cfg.policy.rebalance.trigger_name != "periodic") {
+  // A trigger that replicates (periodic EPLB) fills them later.
+  const bool filled_later = cfg.policy.rebalance.trigger && cfg.policy.rebalance.trigger->fills_redundant_slots();
+  if (cfg.primary_pool().redundant_experts > padding && !replicating && !filled_later) {
     out.push_back(fmt::format(
         "{}: parallel.redundant_experts = {} but placement \"{}\" places one copy per expert: the redundant slots "
         "stay empty",

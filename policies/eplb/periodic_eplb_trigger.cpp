@@ -43,6 +43,7 @@ class PeriodicEplbFactory final : public TriggerFactory {
  public:
   explicit PeriodicEplbFactory(PeriodicEplbOptions opt) : opt_(opt) {}
   PolicyNeeds needs() const override { return {}; }
+  bool fills_redundant_slots() const override { return true; }  // EPLB replicates over every slot
   std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int /*group*/) const override {
     return std::make_unique<PeriodicEplbTrigger>(ctx.group, opt_);
   }
