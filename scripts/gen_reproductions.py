@@ -25,6 +25,15 @@ def runs(name):
         return list(csv.DictReader(h))
 
 
+def levels(rows, column):
+    """The values of `column` in order of first appearance."""
+    out = []
+    for r in rows:
+        if r[column] not in out:
+            out.append(r[column])
+    return out
+
+
 def cells_by(rows, *axes):
     """{(level of each axis): {metric: row}} of a points.csv, and each axis's levels in file order."""
     cells = {}
@@ -252,10 +261,7 @@ GRACE_COMPONENTS = [
 
 def grace():
     rows = runs("grace")
-    models = []
-    for r in rows:
-        if r["model"] not in models:
-            models.append(r["model"])
+    models = levels(rows, "model")
     def cell(changes):
         return " / ".join(f"{t[0]:+.1f}" + (" (n.s.)" if t[1] <= 0 <= t[2] else "") for t in changes)
     lines = ["| claim | paper | epsim, weak affinity | epsim, strong affinity | verdict (weak / strong) |",
@@ -314,10 +320,7 @@ def grace():
 
 def metro_activated():
     rows = runs("metro-activated")
-    ratios = []
-    for r in rows:
-        if r["ratio"] not in ratios:
-            ratios.append(r["ratio"])
+    ratios = levels(rows, "ratio")
     lines = ["| replication ratio | most activated experts on a GPU: metro vs even routing | metro vs the exact "
              "optimum | metro's TPOT vs no replication |", "| --- | --- | --- | --- |"]
     vs_even, vs_exact, vs_none = [], [], []
@@ -367,10 +370,7 @@ def director_ablation():
 
 def director_why():
     rows = runs("director-why")
-    routings = []
-    for r in rows:
-        if r["routing"] not in routings:
-            routings.append(r["routing"])
+    routings = levels(rows, "routing")
     lines = ["| routing | reactive vs offline, offline W summed (the paper's) | DIRECTOR vs offline, summed | reactive vs "
              "offline, offline W by pass kind | DIRECTOR vs offline, by pass kind |", "| --- | --- | --- | --- | --- |"]
     lead = {}
@@ -622,6 +622,11 @@ def rebalance_engines():
         else:
             v = size_verdict(measured, fitted)
         lines.append(f"| {what} | {shown} | {ms(bare)} | {ms(fitted)} | {v} |")
+    bares = [stall[(name, 0.0)] for name in ENGINE_MEASUREMENTS]
+    fit_transfers = stall[("vllm-43219-gb200", 0.0)]
+    lines += ["", f"Transfers alone take {ms(min(bares))} to {ms(max(bares))} a rearrangement here. The fit: (910 ms - "
+              f"{ms(fit_transfers)} of transfers) / 58 moved layers (DeepSeek-R1's MoE layers) = "
+              f"{(910.0 - fit_transfers) / 58:.1f} ms per layer; the studies use 15 ms."]
     return lines
 
 
@@ -654,13 +659,17 @@ def rebalance_atom():
              (z in met["biased-64"] or z in met["biased-64-local"])]
     extra = {p: [gains[(z, p)][0] - gains[(z, "naive-64")][0] for z in exponents]
              for p in ("biased-64", "biased-64-local")}
+    lin = cells[(default, "linear")]
+    a2a_share = 100 * float(lin["all_to_all_ms_per_step"]["mean"]) / float(lin["mean_step_ms"]["mean"])
+    naive_balance = float(cells[(default, "naive-64")]["gpu_balancedness"]["mean"])
     lines += ["", f"At the router's default skew (Zipf {default}): {'; '.join(verdicts)}. Over the swept skews, each "
               f"gain is within 30 % of ATOM's at Zipf: " +
               "; ".join(f"{p} {', '.join(met[p]) or 'none'}" for p, _, _ in ATOM_GAINS) +
               f"; the three of ATOM at once (either biased): {', '.join(every) or 'none'}. Biased over naive: "
               f"{min(extra['biased-64']):+.1f} to {max(extra['biased-64']):+.1f} points with an even split, "
               f"{min(extra['biased-64-local']):+.1f} to {max(extra['biased-64-local']):+.1f} with hot tokens kept "
-              f"local, against ATOM's +9.6 ((8.68 - 8.06) / 6.48)."]
+              f"local, against ATOM's +9.6 ((8.68 - 8.06) / 6.48). At Zipf {default} all-to-all is "
+              f"{a2a_share:.0f} % of linear's mean step, and naive EPLB's balancedness {naive_balance:.3f}."]
     return lines
 
 TABLES = {"director-load": director_load, "director": director, "metro": metro, "grace-affinity": grace_affinity,

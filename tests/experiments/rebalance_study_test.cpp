@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include "experiments/studies/rebalance_report.hpp"
 #include "experiments/studies/study_spec.hpp"
@@ -24,16 +23,6 @@ const std::string k_data = EPSIM_TEST_DATA_DIR;
 
 StudySpec study(const std::string& body) {
   return load_study_text("[study]\nkind = \"rebalance\"\nbase = \"small.toml\"\n" + body, "study.toml", k_data);
-}
-
-std::vector<std::vector<std::string>> rows(const fs::path& file) {
-  std::ifstream in(file);
-  std::vector<std::vector<std::string>> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    out.push_back(test::csv_cells(line));
-  }
-  return out;
 }
 
 std::size_t col(const std::vector<std::string>& header, const std::string& name) {
@@ -128,8 +117,8 @@ TEST_CASE("a rebalance sweep's changes are the paired changes against off, by ha
   INFO(r.err);
   REQUIRE(r.code == 0);
   REQUIRE_THAT(r.out, Contains("break-even interval (throughput against rebalancing off):"));
-  const auto runs = rows(dir / "out" / "runs.csv");
-  const auto reb = rows(dir / "out" / "rebalance.csv");
+  const auto runs = test::csv_file_rows(dir / "out" / "runs.csv");
+  const auto reb = test::csv_file_rows(dir / "out" / "rebalance.csv");
   const std::size_t tput = col(runs[0], "output_tokens_per_s");
   const std::size_t point = col(runs[0], "point");
   std::map<int, std::vector<double>> by_point;
@@ -150,7 +139,7 @@ TEST_CASE("a rebalance sweep's changes are the paired changes against off, by ha
   // Stopping the world stalls; moving layer by layer never does.
   REQUIRE(std::stod(reb[2][col(reb[0], "stall_ms")]) > 0.0);
   REQUIRE(std::stod(reb[4][col(reb[0], "stall_ms")]) == 0.0);
-  const auto be = rows(dir / "out" / "break_even.csv");
+  const auto be = test::csv_file_rows(dir / "out" / "break_even.csv");
   REQUIRE(be.size() == 1 + 2);
   REQUIRE(be[1][col(be[0], "migration")] == "stop_the_world");
   REQUIRE(be[2][col(be[0], "migration")] == "layer_by_layer");
@@ -181,7 +170,7 @@ TEST_CASE("a rebalance study replays an engine's recorded load history") {
       test::cli({"sweep", (dir / "study.toml").string(), "--out", (dir / "out").string(), "--progress", "none"});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  const auto reb = rows(dir / "out" / "rebalance.csv");
+  const auto reb = test::csv_file_rows(dir / "out" / "rebalance.csv");
   REQUIRE(reb.size() == 1 + 3);
   // Every 4 steps over a run of ~70 steps: the trigger re-solved EPLB on the replayed loads and moved experts.
   REQUIRE(std::stod(reb[2][col(reb[0], "rebalances")]) > 5.0);

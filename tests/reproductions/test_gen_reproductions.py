@@ -10,6 +10,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"
 import gen_reproductions as g  # noqa: E402
 
 
+def generated(table, name, file, header, rows):
+    """The lines gen_reproductions' `table` makes from DIR/name/file holding `header` and `rows`."""
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, name))
+        with open(os.path.join(d, name, file), "w", newline="") as h:
+            w = csv.writer(h)
+            w.writerow(header)
+            w.writerows(rows)
+        g.out = d
+        return table()
+
+
 class IntervalTest(unittest.TestCase):
     def test_student_t_interval_by_hand(self):
         # 1, 2, 3: mean 2, sd 1, t(0.975, 2) = 4.303, half-width 4.303 / sqrt(3) = 2.4843.
@@ -97,20 +109,13 @@ class TablesTest(unittest.TestCase):
 
     def test_rebalance_engines_stall_per_rearrangement(self):
         # Each measurement's stall over its rearrangements, transfers only and with the fitted overhead.
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "rebalance-engines"))
-            stalls = {"vllm-43219-gb200": (1, 31.0, 900.0), "vllm-28369-h100": (2, 16.0, 800.0),
-                      "vllm-47206-mi355x": (4, 140.0, 1700.0), "sglang-6739-assumed": (3, 660.0, 3300.0),
-                      "vllm-50647-assumed": (2, 1370.0, 3000.0)}
-            with open(os.path.join(d, "rebalance-engines", "runs.csv"), "w", newline="") as h:
-                w = csv.writer(h)
-                w.writerow(["measurement", "policy.rebalance.migration_layer_overhead_ms", "rebalancing.rebalances",
-                            "rebalancing.stall_ms"])
-                for name, (n, bare, fitted) in stalls.items():
-                    w.writerow([name, "0", n, bare])
-                    w.writerow([name, "15", n, fitted])
-            g.out = d
-            lines = g.rebalance_engines()
+        stalls = {"vllm-43219-gb200": (1, 31.0, 900.0), "vllm-28369-h100": (2, 16.0, 800.0),
+                  "vllm-47206-mi355x": (4, 140.0, 1700.0), "sglang-6739-assumed": (3, 660.0, 3300.0),
+                  "vllm-50647-assumed": (2, 1370.0, 3000.0)}
+        rows = [row for name, (n, bare, fitted) in stalls.items() for row in ([name, "0", n, bare], [name, "15", n, fitted])]
+        lines = generated(g.rebalance_engines, "rebalance-engines", "runs.csv",
+                          ["measurement", "policy.rebalance.migration_layer_overhead_ms", "rebalancing.rebalances",
+                           "rebalancing.stall_ms"], rows)
         self.assertEqual(lines[2], "| vLLM PR #43219, DeepSeek-R1 on 32 GB200, sync EPLB | 910 ms | 31 ms | 900 ms | "
                                    "fitted here (in sample) |")
         self.assertTrue(lines[3].endswith("| 260 ms-420 ms | 8 ms | 400 ms | reproduces |"))
@@ -118,26 +123,26 @@ class TablesTest(unittest.TestCase):
         self.assertTrue(lines[5].endswith("| 1.80 s | 220 ms | 1.10 s | not comparable (does not at the assumed setup) |"))
         # 24 x 1.5 s = 36 s on a 463.11 s run: 499.11 / 463.11 = 1.08x.
         self.assertTrue(lines[6].endswith("add 36 s to the 463 s run: 1.08x slower, not 3.17x) |"))
+        # Transfers 8 ms (16 / 2) to 685 ms (1370 / 2); the fit (910 - 31) / 58 = 15.2 ms.
+        self.assertEqual(lines[-1], "Transfers alone take 8 ms to 685 ms a rearrangement here. The fit: (910 ms - 31 ms "
+                                    "of transfers) / 58 moved layers (DeepSeek-R1's MoE layers) = 15.2 ms per layer; "
+                                    "the studies use 15 ms.")
 
     def test_rebalance_atom_gains_and_the_skews_that_meet_them(self):
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "rebalance-atom"))
-            fields = ["routing.zipf_exponent", "placement", "metric", "mean", "baseline_diff", "baseline_diff_ci95_low",
-                      "baseline_diff_ci95_high"]
-            # Linear at 10 req/s; gains in % at each exponent: rearrangement only, naive, biased, biased local.
-            gains = {"0.4": (9.0, 10.0, 10.0, 12.0), "0.6": (18.0, 22.0, 22.0, 30.0), "0.8": (35.0, 41.0, 41.0, 44.0)}
-            rows = []
-            for z, gs in gains.items():
-                rows.append([z, "linear", "throughput_rps", 10.0, 0, 0, 0])
-                rows.append([z, "linear", "gpu_balancedness", 0.8, 0, 0, 0])
-                for p, gain in zip(("rearrangement-only", "naive-64", "biased-64", "biased-64-local"), gs):
-                    rows.append([z, p, "throughput_rps", 10.0 + gain / 10, gain / 10, gain / 10 - 0.1, gain / 10 + 0.1])
-            with open(os.path.join(d, "rebalance-atom", "points.csv"), "w", newline="") as h:
-                w = csv.writer(h)
-                w.writerow(fields)
-                w.writerows(rows)
-            g.out = d
-            lines = g.rebalance_atom()
+        # Linear at 10 req/s; gains in % at each exponent: rearrangement only, naive, biased, biased local.
+        gains = {"0.4": (9.0, 10.0, 10.0, 12.0), "0.6": (18.0, 22.0, 22.0, 30.0), "0.8": (35.0, 41.0, 41.0, 44.0)}
+        rows = []
+        for z, gs in gains.items():
+            rows.append([z, "linear", "throughput_rps", 10.0, 0, 0, 0])
+            rows.append([z, "linear", "gpu_balancedness", 0.8, 0, 0, 0])
+            rows.append([z, "linear", "all_to_all_ms_per_step", 45.0, 0, 0, 0])  # of a 100 ms step: 45 %
+            rows.append([z, "linear", "mean_step_ms", 100.0, 0, 0, 0])
+            rows.append([z, "naive-64", "gpu_balancedness", 0.97, 0, 0, 0])
+            for p, gain in zip(("rearrangement-only", "naive-64", "biased-64", "biased-64-local"), gs):
+                rows.append([z, p, "throughput_rps", 10.0 + gain / 10, gain / 10, gain / 10 - 0.1, gain / 10 + 0.1])
+        lines = generated(g.rebalance_atom, "rebalance-atom", "points.csv",
+                          ["routing.zipf_exponent", "placement", "metric", "mean", "baseline_diff",
+                           "baseline_diff_ci95_low", "baseline_diff_ci95_high"], rows)
         self.assertEqual(lines[2], "| 0.4 | 0.800 | +9.0 % [+8.0, +10.0] | +10.0 % [+9.0, +11.0] | +10.0 % [+9.0, +11.0] | "
                                    "+12.0 % [+11.0, +13.0] |")
         # 9 of 16.7 is outside 30 %: direction only. Within 30 % (of 16.7, 24.4, 34.0: from 11.7, 17.1, 23.8 up to
@@ -147,6 +152,9 @@ class TablesTest(unittest.TestCase):
                       "ATOM at once (either biased): 0.6.", lines[-1])
         self.assertIn("Biased over naive: +0.0 to +0.0 points with an even split, +2.0 to +8.0 with hot tokens kept local",
                       lines[-1])
+        self.assertTrue(lines[-1].endswith("At Zipf 0.4 all-to-all is 45 % of linear's mean step, and naive EPLB's "
+                                           "balancedness 0.970."))
+
     def test_paired_change_pairs_replications_and_scales_by_the_baseline(self):
         # Differences a - b per replication: -1, -2, -3 (mean -2, sd 1, half-width 4.303 / sqrt(3)); b's mean 20.
         rows = [{"replication": str(r), "v": v, "m": str(x)} for r, v, x in
@@ -170,14 +178,8 @@ class TablesTest(unittest.TestCase):
             for ratio, policy, act, tpot in (("1.000", "eplb", 16, 10), ("1.500", "eplb", e, 12),
                                              ("1.500", "metro", m, t), ("1.500", "metro-exact", x, t)):
                 runs.append([str(rep), ratio, policy, act, tpot])
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "metro-activated"))
-            with open(os.path.join(d, "metro-activated", "runs.csv"), "w", newline="") as h:
-                w = csv.writer(h)
-                w.writerow(["replication", "ratio", "policy", "activated_experts.max_per_gpu", "tpot_ms.mean"])
-                w.writerows(runs)
-            g.out = d
-            lines = g.metro_activated()
+        lines = generated(g.metro_activated, "metro-activated", "runs.csv",
+                          ["replication", "ratio", "policy", "activated_experts.max_per_gpu", "tpot_ms.mean"], runs)
         # metro - EPLB: -6, -7 (mean -6.5 of 21: -31.0 %); metro - exact: +1, +1 (of 13.5: +7.4 %, no spread);
         # TPOT: -1, 0 (of 10: -5.0 %, its interval includes 0: does not).
         self.assertTrue(lines[2].startswith("| 1.5x | -31.0 % ["))
@@ -194,14 +196,8 @@ class TablesTest(unittest.TestCase):
                 for window, (re, di) in (("sum", (90, 85)), ("pass_kinds", (97, 95))):
                     for policy, e2e in (("offline", 100), ("reactive", re), ("director", di)):
                         rows.append([rep, routing, window, policy, e2e])
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "director-why"))
-            with open(os.path.join(d, "director-why", "runs.csv"), "w", newline="") as h:
-                w = csv.writer(h)
-                w.writerow(["replication", "routing", "window", "policy", "e2e_ms.mean"])
-                w.writerows(rows)
-            g.out = d
-            lines = g.director_why()
+        lines = generated(g.director_why, "director-why", "runs.csv",
+                          ["replication", "routing", "window", "policy", "e2e_ms.mean"], rows)
         self.assertEqual(lines[2], "| drifting | -10.0 % [-10.0, -10.0] | -15.0 % [-15.0, -15.0] | -3.0 % [-3.0, -3.0] | "
                                    "-5.0 % [-5.0, -5.0] |")
         self.assertIn("-10.0 to -10.0 % with the paper's summed W, -3.0 to -3.0 %", lines[-1])
@@ -215,14 +211,7 @@ class TablesTest(unittest.TestCase):
         rows = [[0, 16, 15, "off", "", "", "", "", "", 0.745],
                 [1, 16, 15, "stop_the_world", 22, 27, -0.56, -0.60, -0.52, 0.833],
                 [2, 16, 15, "stop_the_world", 88, 6, -0.19, -0.20, -0.18, 0.821]]
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "rebalance-kimi"))
-            with open(os.path.join(d, "rebalance-kimi", "rebalance.csv"), "w", newline="") as h:
-                w = csv.writer(h)
-                w.writerow(header)
-                w.writerows(rows)
-            g.out = d
-            lines = g.rebalance_kimi()
+        lines = generated(g.rebalance_kimi, "rebalance-kimi", "rebalance.csv", header, rows)
         # 27 is nearest 24; -56 % is within 30 % of -68.7 % (|-56 + 68.7| = 12.7 <= 20.6) and significant.
         self.assertEqual(lines[2], "| 16 | 15 ms | 22 | 27 | 0.745 -> 0.833 | -56.0 % [-60.0, -52.0] | **reproduces** |")
 
