@@ -16,10 +16,6 @@ constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 constexpr const char* k_throughput = "output_tokens_per_s";
 constexpr const char* k_tpot = "tpot_ms.p90";
 
-std::string num(double x) {
-  return std::isnan(x) ? std::string() : fmt::format("{}", x);
-}
-
 // The schedule axis is the study's last (rebalance_sweep.hpp), so a point's "off" point is the one at
 // its schedule level 0: `level` points back.
 std::size_t schedule_axis(const StudySpec& spec) {
@@ -199,16 +195,17 @@ std::string rebalance_csv(const StudySpec& spec, const StudyPlan& plan, const St
     }
     const core::SampleSummary sh = core::summarize_sample(share);
     const std::size_t n = finite(values_of(plan, records, p.index, k_throughput)).size();
-    out += fmt::format("{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.index, other_cells(spec, p),
-                       level == 0 ? std::string(k_rebalance_off) : r.migration_of(level),
-                       level == 0 ? std::string() : fmt::format("{}", r.interval_of(level)), n,
-                       num(mean_of(plan, records, p.index, k_throughput)), num(th.mean), num(th.low), num(th.high),
-                       num(mean_of(plan, records, p.index, k_tpot)), num(tp.mean), num(tp.low), num(tp.high),
-                       num(mean_of(plan, records, p.index, "ttft_ms.p90")),
-                       num(mean_of(plan, records, p.index, "gpu_balancedness")),
-                       num(mean_of(plan, records, p.index, "rebalancing.rebalances")),
-                       num(mean_of(plan, records, p.index, "rebalancing.stall_ms")), num(sh.n > 0 ? sh.mean : k_nan),
-                       num(mean_of(plan, records, p.index, "rebalancing.gb_moved")));
+    out += fmt::format(
+        "{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.index, other_cells(spec, p),
+        level == 0 ? std::string(k_rebalance_off) : r.migration_of(level),
+        level == 0 ? std::string() : fmt::format("{}", r.interval_of(level)), n,
+        csv_number(mean_of(plan, records, p.index, k_throughput)), csv_number(th.mean), csv_number(th.low),
+        csv_number(th.high), csv_number(mean_of(plan, records, p.index, k_tpot)), csv_number(tp.mean),
+        csv_number(tp.low), csv_number(tp.high), csv_number(mean_of(plan, records, p.index, "ttft_ms.p90")),
+        csv_number(mean_of(plan, records, p.index, "gpu_balancedness")),
+        csv_number(mean_of(plan, records, p.index, "rebalancing.rebalances")),
+        csv_number(mean_of(plan, records, p.index, "rebalancing.stall_ms")), csv_number(sh.n > 0 ? sh.mean : k_nan),
+        csv_number(mean_of(plan, records, p.index, "rebalancing.gb_moved")));
   }
   return out;
 }
@@ -239,11 +236,11 @@ std::string break_even_csv(const StudySpec& spec, const StudyPlan& plan, const S
     };
     out += fmt::format(
         "{}{},{},{},{},{},{},{},{},{},{},{}\n", c.off, other_cells(spec, off), c.migration, to_string(at.status),
-        num(value(at)), num(value(early)), num(value(late)), num(value(at) * step_ms / 1e3),
+        csv_number(value(at)), csv_number(value(early)), csv_number(value(late)), csv_number(value(at) * step_ms / 1e3),
         best < 0
             ? std::string()
             : fmt::format("{}", r.interval_of(plan.points[static_cast<std::size_t>(best)].level[schedule_axis(spec)])),
-        num(best_change.mean), num(best_change.low), num(best_change.high));
+        csv_number(best_change.mean), csv_number(best_change.low), csv_number(best_change.high));
   }
   return out;
 }

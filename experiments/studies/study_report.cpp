@@ -22,11 +22,6 @@ namespace {
 
 constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 
-// Shortest text that reads back to the same double; empty for NaN (a missing value).
-std::string num(double x) {
-  return std::isnan(x) ? std::string() : fmt::format("{}", x);
-}
-
 std::string csv_cell(const std::string& s) {
   return core::csv_quote(s);
 }
@@ -125,7 +120,7 @@ std::string baseline_cells(const StudySpec& spec, const std::vector<double>& x, 
   const core::SampleSummary d = paired(x, base, kind);
   const core::SampleSummary b = core::summarize_sample(finite(base), kind);
   const double rel = kind != core::MetricKind::proportion && b.n > 0 && b.mean != 0.0 ? d.mean / b.mean : k_nan;
-  return fmt::format(",{},{},{},{}", num(d.mean), num(d.ci_low), num(d.ci_high), num(rel));
+  return fmt::format(",{},{},{},{}", csv_number(d.mean), csv_number(d.ci_low), csv_number(d.ci_high), csv_number(rel));
 }
 
 // The points with the rate axis removed: groups of points differing only by their rate, in order.
@@ -314,7 +309,7 @@ std::string runs_csv(const StudySpec& spec, const StudyPlan& plan, const StudyRe
                        cfg.seed_of(SeedFamily::workload), cfg.seed_of(SeedFamily::cluster));
     for (const std::string& n : names) {
       out += ",";
-      out += num(metric_value(records[static_cast<std::size_t>(i)].metrics, n));
+      out += csv_number(metric_value(records[static_cast<std::size_t>(i)].metrics, n));
     }
     out += "\n";
   }
@@ -335,9 +330,9 @@ std::string points_csv(const StudySpec& spec, const StudyPlan& plan, const Study
         continue;
       }
       const std::vector<double> base = b >= 0 ? values_of(plan, records, b, n) : std::vector<double>{};
-      out += fmt::format("{}{},{},{},{},{},{},{}{},{},{}\n", p.index, axis_cells(p), csv_cell(n), s.n, num(s.mean),
-                         num(s.stddev), num(s.ci_low), num(s.ci_high), baseline_cells(spec, x, base, s.kind),
-                         core::metric_kind_name(s.kind), s.small_n() ? 1 : 0);
+      out += fmt::format("{}{},{},{},{},{},{},{}{},{},{}\n", p.index, axis_cells(p), csv_cell(n), s.n,
+                         csv_number(s.mean), csv_number(s.stddev), csv_number(s.ci_low), csv_number(s.ci_high),
+                         baseline_cells(spec, x, base, s.kind), core::metric_kind_name(s.kind), s.small_n() ? 1 : 0);
     }
   }
   return out;
@@ -355,7 +350,7 @@ std::string distribution_csv(const StudySpec& spec, const StudyPlan& plan, const
       std::string row = fmt::format("{}{},{},{}", p.index, axis_cells(p), csv_cell(n), x.size());
       for (const double q : {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
         row += ",";
-        row += num(core::quantile_inplace(x, q));
+        row += csv_number(core::quantile_inplace(x, q));
       }
       out += row + "\n";
     }
@@ -393,7 +388,7 @@ std::string scaling_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
                        p->config.cluster.num_gpus(), p->config.ep_size());
     for (const std::string& m : metrics) {
       const core::SampleSummary s = summary_of(values_of(plan, records, p->index, m), m);
-      out += fmt::format(",{},{},{}", num(s.mean), num(s.ci_low), num(s.ci_high));
+      out += fmt::format(",{},{},{}", csv_number(s.mean), csv_number(s.ci_low), csv_number(s.ci_high));
     }
     out += "\n";
   }
@@ -438,9 +433,10 @@ std::string max_rate_csv(const StudySpec& spec, const StudyPlan& plan, const Stu
       base = group_max_rates(spec, plan, records,
                              g.members[static_cast<std::size_t>(g.group_of[static_cast<std::size_t>(b)])], ignored);
     }
-    out += fmt::format("{}{},{},{},{},{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first), num(spec.slo_target),
-                       s.n, num(s.mean), num(s.stddev), num(s.ci_low), num(s.ci_high), censored, num(low_mean),
-                       num(high_mean), num(bi.low), num(bi.high), baseline_cells(spec, x, base, s.kind));
+    out += fmt::format("{}{},{},{},{},{},{},{},{},{},{},{},{}{}\n", i, group_labels(spec, first),
+                       csv_number(spec.slo_target), s.n, csv_number(s.mean), csv_number(s.stddev), csv_number(s.ci_low),
+                       csv_number(s.ci_high), censored, csv_number(low_mean), csv_number(high_mean), csv_number(bi.low),
+                       csv_number(bi.high), baseline_cells(spec, x, base, s.kind));
   }
   return out;
 }
@@ -507,10 +503,10 @@ std::string ranking_csv(const StudySpec& spec, const StudyPlan& plan, const Stud
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const RankedPoint& r = rows[i];
     out += fmt::format("{},{}{},{},{}", i + 1, r.point, axis_cells(plan.points[static_cast<std::size_t>(r.point)]),
-                       num(r.objective), r.feasible ? 1 : 0);
+                       csv_number(r.objective), r.feasible ? 1 : 0);
     for (const double v : r.constraints) {
       out += ",";
-      out += num(v);
+      out += csv_number(v);
     }
     out += "\n";
   }

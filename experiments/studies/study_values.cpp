@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "experiments/studies/study_values.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 
 namespace epsim::experiments {
+
+std::string csv_number(double x) {
+  return std::isnan(x) ? std::string() : fmt::format("{}", x);
+}
 
 std::vector<double> values_of(const StudyPlan& plan, const StudyRecords& records, int point,
                               const std::string& metric) {

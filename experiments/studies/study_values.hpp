@@ -15,6 +15,8 @@ namespace epsim::experiments {
 /// Every run's record, indexed by run.
 using StudyRecords = std::vector<RunRecord>;
 
+/// A number as an output cell: the shortest text that reads back to the same double; empty for NaN.
+std::string csv_number(double x);
 /// One value per replication of `point` (NaN where a run lacks the metric).
 std::vector<double> values_of(const StudyPlan& plan, const StudyRecords& records, int point, const std::string& metric);
 /// The values that are not NaN, in order.
