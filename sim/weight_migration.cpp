@@ -118,6 +118,9 @@ void WeightMigration::launch(GroupMigration& m, std::size_t first, std::size_t e
 
 void WeightMigration::switch_layers(GroupMigration& m, policies::Placement& current, int until) {
   // Layers without moves, or whose moves have landed, take their new rows.
+  if (!m.incoming) {
+    return;  // nothing in progress
+  }
   for (; m.next_layer < until; ++m.next_layer) {
     current.layers[static_cast<std::size_t>(m.next_layer)] =
         std::move(m.incoming->layers[static_cast<std::size_t>(m.next_layer)]);
