@@ -2,6 +2,7 @@
 #include "hardware/all_to_all.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace epsim::hardware {
 
@@ -84,6 +85,39 @@ void separable_traffic(const Topology& topo, const Eigen::ArrayXd& share, const 
       out.recv_inter(g) = pairs(g) * (1.0 - ns) * unit_bytes;
     }
   }
+}
+
+PortTotals separable_port_totals(const Topology& topo, const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                 Eigen::ArrayXd& node_a, Eigen::ArrayXd& node_b, PerGpuTraffic& out) {
+  // separable_traffic's arithmetic, term for term (unit_bytes = 1 multiplies exactly).
+  Eigen::ArrayXd& node_pairs = node_a;
+  Eigen::ArrayXd& node_share = node_b;
+  node_pairs.setZero();
+  node_share.setZero();
+  const int gpn = topo.gpus_per_node();
+  const int nodes = topo.nodes();
+  for (int n = 0, g = 0; n < nodes; ++n) {
+    for (int i = 0; i < gpn; ++i, ++g) {
+      node_share(n) += share(g);
+      node_pairs(n) += pairs(g);
+    }
+  }
+  const double all_pairs = pairs.sum();
+  double intra_max = -std::numeric_limits<double>::infinity();  // as maxCoeff: the largest element's value
+  double inter_max = -std::numeric_limits<double>::infinity();
+  for (int n = 0, g = 0; n < nodes; ++n) {
+    const double np = node_pairs(n);
+    const double ns = node_share(n);
+    for (int i = 0; i < gpn; ++i, ++g) {
+      const double send_intra = share(g) * (np - pairs(g));
+      const double send_inter = share(g) * (all_pairs - np);
+      out.send_intra(g) = send_intra;
+      out.send_inter(g) = send_inter;
+      intra_max = std::max(intra_max, std::max(send_intra, pairs(g) * (ns - share(g))));
+      inter_max = std::max(inter_max, std::max(send_inter, pairs(g) * (1.0 - ns)));
+    }
+  }
+  return {out.send_intra.sum(), out.send_inter.sum(), intra_max, inter_max};
 }
 
 PortTotals PortTotals::of(const PerGpuTraffic& t) {

@@ -53,6 +53,11 @@ struct PortTotals {
 void separable_traffic(const Topology& topo, const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
                        double unit_bytes, Eigen::ArrayXd& node_a, Eigen::ArrayXd& node_b, PerGpuTraffic& out);
 
+/// PortTotals::of(separable_traffic(..., 1.0, ...)) bit for bit, in one pass over the GPUs: only the send
+/// arrays are written (their sums are the totals); the receive sides enter the maxima as they are computed.
+PortTotals separable_port_totals(const Topology& topo, const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+                                 Eigen::ArrayXd& node_a, Eigen::ArrayXd& node_b, PerGpuTraffic& out);
+
 /// Per-GPU aggregates of a full traffic matrix (bytes(s, d), diagonal ignored) into `out` (resized).
 void aggregate_traffic(const Topology& topo, const Eigen::MatrixXd& bytes, PerGpuTraffic& out);
 

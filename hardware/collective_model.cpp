@@ -23,12 +23,13 @@ CollectiveCost PortCollectives::ep_exchange(const EpTraffic& t, double token_byt
 
 CollectiveModel::ExchangePair PortCollectives::ep_exchange_pair(const EpTraffic& t, double dispatch_bytes,
                                                                 double combine_bytes) {
+  PortTotals totals;
   if (t.pair_matrix != nullptr) {
     aggregate_traffic(topo_, *t.pair_matrix, traffic_);
+    totals = PortTotals::of(traffic_);
   } else {
-    separable_traffic(topo_, *t.share, *t.pairs, 1.0, node_a_, node_b_, traffic_);
+    totals = separable_port_totals(topo_, *t.share, *t.pairs, node_a_, node_b_, traffic_);
   }
-  const PortTotals totals = PortTotals::of(traffic_);
   return {totals.cost(topo_, dispatch_bytes), totals.cost(topo_, combine_bytes)};
 }
 

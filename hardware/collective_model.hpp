@@ -47,7 +47,8 @@ class CollectiveModel {
   virtual ExchangePair ep_exchange_pair(const EpTraffic& traffic, double dispatch_bytes, double combine_bytes) {
     ExchangePair p;
     p.combine = ep_exchange(traffic, combine_bytes);
-    p.dispatch = ep_exchange(traffic, dispatch_bytes);
+    // ep_exchange is a function of its arguments: the same flows at the same size cost the same.
+    p.dispatch = dispatch_bytes == combine_bytes ? p.combine : ep_exchange(traffic, dispatch_bytes);
     return p;
   }
   /// All-to-all of a full traffic matrix: bytes(s, d) from the group's GPU s to its GPU d (diagonal

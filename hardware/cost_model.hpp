@@ -7,6 +7,7 @@
 
 #include "core/time.hpp"
 #include "hardware/kernel_work.hpp"
+#include "hardware/moe_tile.hpp"
 
 namespace epsim::hardware {
 
@@ -17,9 +18,13 @@ class CostModel {
   /// Expected duration of one kernel on GPU `gpu` at the model's current time, in nanoseconds.
   /// Deterministic: policies may call it freely without disturbing the simulation's random streams.
   virtual double kernel_ns(int gpu, const hardware::KernelWork& work) const = 0;
+  /// Grouped-GEMM tile rule of `gpu`'s MoE calls (hardware/moe_tile.hpp).
+  virtual MoeTileRule moe_tile_rule(int gpu) const = 0;
   /// Grouped-GEMM tile of an MoE call of `m_tokens` token-expert pairs over `local_experts` experts on
   /// `gpu`: every expert's tokens are padded up to a multiple of it.
-  virtual std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const = 0;
+  std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const {
+    return moe_tile_rule(gpu).tile(m_tokens, local_experts);
+  }
   /// Moves time-dependent state (speed drift) to `now`; `now` never decreases.
   virtual void advance_to(core::Time /*now*/) {}
   /// A multiplicative noise sample for one kernel on `gpu` (1 when the model has no jitter).

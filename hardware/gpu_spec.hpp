@@ -11,6 +11,7 @@
 #include "core/presets.hpp"
 #include "hardware/kernel_library.hpp"
 #include "hardware/kernel_work.hpp"
+#include "hardware/moe_tile.hpp"
 
 namespace epsim::hardware {
 
@@ -95,20 +96,13 @@ struct GpuSpec {
     family_efficiency[static_cast<std::size_t>(k)] = e;
     efficiency[static_cast<std::size_t>(k)].fill(e);
   }
+  /// The tile rule of this GPU model's grouped GEMMs.
+  MoeTileRule moe_tile_rule() const { return {moe_tile_small, moe_tile_large, moe_tile_threshold}; }
   /// The tile for an MoE call of `m_tokens` token-expert pairs over `local_experts` experts.
   std::int64_t moe_tile(std::int64_t m_tokens, std::int64_t local_experts) const {
-    const std::int64_t threshold = moe_tile_threshold > 0 ? moe_tile_threshold : local_experts;
-    return m_tokens <= threshold ? moe_tile_small : moe_tile_large;
+    return moe_tile_rule().tile(m_tokens, local_experts);
   }
 };
-
-/// Rounds `tokens` up to a multiple of `tile` (0 stays 0).
-inline std::int64_t pad_to_tile(std::int64_t tokens, std::int64_t tile) {
-  if ((tile & (tile - 1)) == 0) {  // the usual tiles: a mask, not a division per expert
-    return (tokens + tile - 1) & ~(tile - 1);
-  }
-  return (tokens + tile - 1) / tile * tile;
-}
 
 /// Parses a GPU spec from a table (a preset layered under user overrides); validates every field.
 GpuSpec parse_gpu_spec(core::ParamTable& t);

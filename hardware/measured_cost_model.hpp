@@ -25,9 +25,7 @@ class MeasuredCostModel final : public CostModel {
 
   int num_gpus() const override { return roofline_->num_gpus(); }
   double kernel_ns(int gpu, const KernelWork& work) const override;
-  std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const override {
-    return roofline_->moe_tile(gpu, m_tokens, local_experts);
-  }
+  MoeTileRule moe_tile_rule(int gpu) const override { return roofline_->moe_tile_rule(gpu); }
   void advance_to(core::Time now) override { roofline_->advance_to(now); }
   double jitter(int gpu) override { return roofline_->jitter(gpu); }
   bool has_jitter() const override { return roofline_->has_jitter(); }

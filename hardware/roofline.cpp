@@ -184,10 +184,6 @@ double RooflineCostModel::kernel_ns(int gpu, const hardware::KernelWork& work) c
   return price_kernel(gpu_of(gpu), r, work, speed_for(gpu, r, work)).total_ns;
 }
 
-std::int64_t RooflineCostModel::moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const {
-  return gpu_of(gpu).moe_tile(m_tokens, local_experts);
-}
-
 void RooflineCostModel::advance_to(core::Time now) {
   if (drift_.stddev <= 0.0 || now <= now_) {
     now_ = std::max(now_, now);

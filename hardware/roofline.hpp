@@ -72,7 +72,7 @@ class RooflineCostModel final : public CostModel {
 
   int num_gpus() const override { return static_cast<int>(base_speed_.size()); }
   double kernel_ns(int gpu, const hardware::KernelWork& work) const override;
-  std::int64_t moe_tile(int gpu, std::int64_t m_tokens, std::int64_t local_experts) const override;
+  MoeTileRule moe_tile_rule(int gpu) const override { return gpu_of(gpu).moe_tile_rule(); }
   void advance_to(core::Time now) override;
   double jitter(int gpu) override;
   bool has_jitter() const override { return jitter_sigma_ > 0.0; }

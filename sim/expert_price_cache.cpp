@@ -31,11 +31,17 @@ void ExpertPriceCache::refresh() {
   }
   if (changed) {
     std::fill(table_.begin(), table_.end(), Entry{});
+    const int classes = class_.empty() ? 0 : *std::max_element(class_.begin(), class_.end()) + 1;
+    small_classes_ = classes <= k_small_classes ? classes : 0;
+    small_.assign(static_cast<std::size_t>(small_classes_) * k_small_tokens * k_small_activated, SmallEntry{});
   }
 }
 
 double ExpertPriceCache::direct_ns(int local_gpu, std::int64_t padded, std::int64_t tokens,
                                    std::int32_t activated) const {
+  if (tokens <= 0) {
+    return 0.0;
+  }
   return cost_.kernel_ns(first_gpu_ + local_gpu,
                          models::expert_ffn_work(model_, static_cast<double>(padded), static_cast<double>(tokens),
                                                  static_cast<double>(activated)));
@@ -45,6 +51,16 @@ double ExpertPriceCache::ns(int local_gpu, std::int64_t padded, std::int64_t tok
   const int c = class_[static_cast<std::size_t>(local_gpu)];
   if (c < 0) {
     return direct_ns(local_gpu, padded, tokens, activated);
+  }
+  if (tokens < k_small_tokens && activated < k_small_activated && c < small_classes_) {
+    SmallEntry& e = small_[(static_cast<std::size_t>(c) * k_small_tokens + static_cast<std::size_t>(tokens)) *
+                               k_small_activated +
+                           static_cast<std::size_t>(activated)];
+    if (e.padded != padded) {  // a miss, or another padding of the same tokens and experts
+      e = SmallEntry{padded, direct_ns(local_gpu, padded, tokens, activated)};
+      ++misses_;
+    }
+    return e.ns;
   }
   // Multiplicative hash of the key; the top bits index the table.
   const auto h = (static_cast<std::uint64_t>(padded) * 0x9E3779B97F4A7C15ULL) ^

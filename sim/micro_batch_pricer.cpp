@@ -43,6 +43,7 @@ MicroBatchPricer::MicroBatchPricer(const PricerInputs& in)
     has_kind_[static_cast<std::size_t>(layer_kinds_.back())] = true;
   }
   gpu_pairs_.assign(static_cast<std::size_t>(gpus_), 0);
+  tile_rules_.resize(static_cast<std::size_t>(gpus_));
   gpu_activated_.assign(static_cast<std::size_t>(gpus_), 0);
   origin_share_.assign(static_cast<std::size_t>(gpus_), 0);
   expert_tokens_.assign(static_cast<std::size_t>(model_.routed_experts), 0);
@@ -223,30 +224,31 @@ void MicroBatchPricer::price_local_phases(const Batch& batch) {
 
 void MicroBatchPricer::price_experts(const policies::LayerPlacement& placement) {
   const int slots = placement.slots_per_gpu;
+  const bool jitter = cost_.has_jitter();
+  const std::int32_t* slot_tokens = routed_.slot_tokens.data();
   for (int g = 0; g < gpus_; ++g) {
+    // One branch-free pass over the GPU's slots pads to both tiles: which one applies depends on the sum
+    // (vLLM picks its config by the size M of the GPU's whole MoE call).
+    const hardware::MoeTileRule& rule = tile_rules_[static_cast<std::size_t>(g)];
+    const std::int32_t* n = slot_tokens + static_cast<std::ptrdiff_t>(g) * slots;
     std::int64_t tokens = 0;
+    std::int64_t padded_small = 0;
+    std::int64_t padded_large = 0;
     std::int32_t activated = 0;
-    for (int s = g * slots; s < (g + 1) * slots; ++s) {
-      const std::int32_t n = routed_.slot_tokens[static_cast<std::size_t>(s)];
-      tokens += n;
-      activated += n > 0 ? 1 : 0;
+    for (int s = 0; s < slots; ++s) {
+      tokens += n[s];
+      activated += n[s] > 0 ? 1 : 0;
+      padded_small += hardware::pad_to_tile(n[s], rule.small);
+      padded_large += hardware::pad_to_tile(n[s], rule.large);
     }
-    // The tile depends on the size of the GPU's whole MoE call (vLLM picks its config by M).
-    const std::int64_t tile = cost_.moe_tile(gpu_offset_ + g, tokens, slots);
-    std::int64_t padded = 0;
-    for (int s = g * slots; s < (g + 1) * slots; ++s) {
-      padded += hardware::pad_to_tile(routed_.slot_tokens[static_cast<std::size_t>(s)], tile);
-    }
+    const std::int64_t padded = tokens <= rule.limit(slots) ? padded_small : padded_large;
     gpu_pairs_[static_cast<std::size_t>(g)] = static_cast<std::int32_t>(tokens);
     gpu_activated_[static_cast<std::size_t>(g)] = activated;
     pairs_(g) = static_cast<double>(tokens);
-    // As kernel(): no launch without tokens; the jitter draw after the (memoised) deterministic price.
-    if (tokens <= 0) {
-      expert_ns_(g) = 0.0;
-      continue;
-    }
+    // As kernel(): no launch (0 ns, no jitter draw) without tokens; the jitter draw after the (memoised)
+    // deterministic price.
     const double ns = expert_prices_.ns(g, padded, tokens, activated);
-    expert_ns_(g) = cost_.has_jitter() ? ns * cost_.jitter(gpu_offset_ + g) : ns;
+    expert_ns_(g) = jitter && tokens > 0 ? ns * cost_.jitter(gpu_offset_ + g) : ns;
   }
 }
 
@@ -388,6 +390,9 @@ void MicroBatchPricer::price(const Batch& batch, const MicroBatchStep& step, std
                              StepRecord& out) {
   busy_ns_.setZero();
   expert_prices_.refresh();
+  for (int g = 0; g < gpus_; ++g) {
+    tile_rules_[static_cast<std::size_t>(g)] = cost_.moe_tile_rule(gpu_offset_ + g);
+  }
   step_prefills_ = step.step_prefills;
   exchange_factor_ = step.exchange_factor;
   local_ns_.setZero();

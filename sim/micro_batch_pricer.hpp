@@ -120,6 +120,7 @@ class MicroBatchPricer {
   Eigen::ArrayXd local_ns_, expert_ns_, busy_ns_, pairs_, quota_;  // quota_: derive_origins' workspace
   Eigen::ArrayXd gather_bytes_;                                    // all-gather: hidden-state bytes each GPU sends
   std::vector<std::int32_t> gpu_pairs_, gpu_activated_, origin_share_;
+  std::vector<hardware::MoeTileRule> tile_rules_;  // per GPU, read once a pass
   std::vector<std::int32_t> expert_tokens_;
   std::vector<std::int32_t> step_loads_;                    // every MoE layer's expert_tokens_ of the pass
   std::vector<std::pair<double, double>> compute_windows_;  // reserved once: 2 per MoE layer + the tail
