@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "hardware/all_to_all.hpp"
+#include "hardware/moe_tile.hpp"
 
 using namespace epsim::hardware;
 
@@ -66,4 +71,55 @@ TEST_CASE("traffic inside one node pays the intra-node latency, no traffic costs
   REQUIRE(all_to_all_cost(k_topo, aggregate(k_topo, m)).time_ns == Approx(1000.0 + 10000.0));
   std::vector<std::vector<double>> none(4, std::vector<double>(4, 0.0));
   REQUIRE(all_to_all_cost(k_topo, aggregate(k_topo, none)).time_ns == 0.0);
+}
+
+TEST_CASE("one-pass separable port totals equal the per-GPU traffic's totals bit for bit", "[hardware]") {
+  // Random shares and pair counts on several layouts, idle GPUs included: the fused pass must give the
+  // same four numbers as separable_traffic followed by PortTotals::of.
+  std::uint64_t state = 12345;
+  const auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) * 0x1.0p-53;
+  };
+  for (const auto& [nodes, per_node] : std::vector<std::pair<int, int>>{{1, 8}, {2, 4}, {8, 8}, {3, 5}}) {
+    const Topology topo(nodes, per_node, LinkSpec{400.0, 2.0}, LinkSpec{50.0, 5.0});
+    const int gpus = topo.num_gpus();
+    for (int trial = 0; trial < 50; ++trial) {
+      Eigen::ArrayXd share(gpus);
+      Eigen::ArrayXd pairs(gpus);
+      for (int g = 0; g < gpus; ++g) {
+        share(g) = next() < 0.2 ? 0.0 : next();
+        pairs(g) = next() < 0.2 ? 0.0 : std::floor(next() * 300.0);
+      }
+      share /= share.sum() > 0.0 ? share.sum() : 1.0;
+      Eigen::ArrayXd a(nodes);
+      Eigen::ArrayXd b(nodes);
+      PerGpuTraffic full;
+      full.resize(gpus);
+      separable_traffic(topo, share, pairs, 1.0, a, b, full);
+      const PortTotals want = PortTotals::of(full);
+      PerGpuTraffic sends;
+      sends.resize(gpus);
+      const PortTotals got = separable_port_totals(topo, share, pairs, a, b, sends);
+      INFO(nodes << " x " << per_node << ", trial " << trial);
+      CHECK(got.intra_sum == want.intra_sum);
+      CHECK(got.inter_sum == want.inter_sum);
+      CHECK(got.intra_max == want.intra_max);
+      CHECK(got.inter_max == want.inter_max);
+    }
+  }
+}
+
+TEST_CASE("the MoE tile rule: small up to the threshold or the local experts and large above", "[hardware]") {
+  const MoeTileRule by_experts{16, 64, 0};
+  CHECK(by_experts.limit(4) == 4);
+  CHECK(by_experts.tile(4, 4) == 16);
+  CHECK(by_experts.tile(5, 4) == 64);
+  const MoeTileRule fixed{32, 128, 100};
+  CHECK(fixed.tile(100, 4) == 32);
+  CHECK(fixed.tile(101, 4) == 128);
+  CHECK(pad_to_tile(0, 16) == 0);
+  CHECK(pad_to_tile(17, 16) == 32);
+  CHECK(pad_to_tile(7, 24) == 24);  // not a power of two: the division
+  CHECK(pad_to_tile(49, 24) == 72);
 }

@@ -108,3 +108,29 @@ TEST_CASE("a pricer of 1024 GPUs with its larger table still prices bit for bit"
   CHECK(mismatches(cache, cost, m, 0, 1024) == 0);
   CHECK(cache.misses() > 0);
 }
+
+TEST_CASE("decode keys in the small table price bit for bit and idle GPUs cost nothing", "[sim][pricing]") {
+  const models::ModelSpec m = models::load_model_preset("deepseek-v3");
+  hardware::VariabilityConfig dynamics;
+  hardware::RooflineCostModel cost(hardware::load_gpu_preset("h200"), {1.0, 0.9}, dynamics, core::RandomStreams(7));
+  serving::ExpertPriceCache cache(m, cost, 0, 2);
+  int bad = 0;
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    for (int g = 0; g < 2; ++g) {
+      // Every small key (and its neighbours past the table's edges), with two paddings of the same
+      // (tokens, activated) in turn: the entry is replaced, never confused.
+      for (std::int64_t tokens = 1; tokens <= 33; ++tokens) {
+        for (std::int32_t activated = 1; activated <= std::min<std::int64_t>(tokens, 9); ++activated) {
+          for (const std::int64_t padded : {16 * static_cast<std::int64_t>(activated), 64 * std::int64_t{activated}}) {
+            if (cache.ns(g, padded, tokens, activated) != direct(cost, m, g, padded, tokens, activated)) {
+              ++bad;
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(cache.ns(0, 0, 0, 0) == 0.0);
+  CHECK(cache.ns(1, 0, 0, 0) == 0.0);
+}
