@@ -12,12 +12,15 @@ void ActivatedMetric::on_layer(const LayerRecord& l) {
   if (l.gpu_activated.empty()) {
     return;
   }
+  // Integer sums (exact in any order, so the loop vectorises) equal the sum of the counts as doubles:
+  // both are exact far below 2^53.
   std::int32_t most = 0;
-  double sum = 0.0;
+  std::int64_t total = 0;
   for (const std::int32_t a : l.gpu_activated) {
     most = std::max(most, a);
-    sum += a;
+    total += a;
   }
+  const auto sum = static_cast<double>(total);
   ActivatedStep& s = pending_.at(static_cast<std::size_t>(l.group));
   s.max_sum += most;
   s.mean_sum += sum / static_cast<double>(l.gpu_activated.size());
