@@ -672,7 +672,50 @@ def rebalance_atom():
               f"{a2a_share:.0f} % of linear's mean step, and naive EPLB's balancedness {naive_balance:.3f}."]
     return lines
 
-TABLES = {"director-load": director_load, "director": director, "metro": metro, "grace-affinity": grace_affinity,
+# TensorRT-LLM's Table 1 (blog04_Scaling_Expert_Parallelism_in_TensorRT-LLM.md, "Offline EP Load Balancer"):
+# DeepSeek-R1 decode, EP32 with 8 contiguous experts per rank, no EPLB, a machine-translation dataset;
+# per-layer, per-iteration values averaged. Its std is torch's (n - 1); times sqrt((n - 1) / n) for the
+# population std that epsim's trace stats report: 491.6 / 1,024 over 32 ranks, 164.1 / 128 over 256 experts.
+TRTLLM_SKEW = {"expert_imbalance": 10.948, "expert_cv": 164.1 / 128 * (255 / 256) ** 0.5,
+               "rank_imbalance": 1.564, "rank_cv": 491.6 / 1024 * (31 / 32) ** 0.5}
+SKEW_COLUMNS = [("expert_imbalance", "per expert (max - mean) / mean"), ("expert_cv", "per expert std / mean"),
+                ("rank_imbalance", "per rank (max - mean) / mean"), ("rank_cv", "per rank std / mean")]
+
+
+def skew_verdict(values):
+    """Reproduces when every statistic's mean is within 30 % of the blog's; otherwise does not, saying which
+    way the router errs when every statistic errs the same way."""
+    ratios = [values[k] / TRTLLM_SKEW[k] for k, _ in SKEW_COLUMNS]
+    if all(0.7 <= r <= 1.3 for r in ratios):
+        return "reproduces"
+    if all(r < 1 for r in ratios):
+        return f"does not (understates: {min(ratios):.2f}-{max(ratios):.2f}x)"
+    if all(r > 1 for r in ratios):
+        return f"does not (overstates: {min(ratios):.2f}-{max(ratios):.2f}x)"
+    return "does not"
+
+
+def routing_skew():
+    rows = points("routing-skew")
+    lines = ["| Zipf exponent | " + " | ".join(title for _, title in SKEW_COLUMNS) + " | Gini | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- |",
+             "| TensorRT-LLM, DeepSeek-R1 (measured) | " +
+             " | ".join(f"{TRTLLM_SKEW[k]:.3g}" for k, _ in SKEW_COLUMNS) + " | not published | |"]
+    for z in levels(rows, "zipf_exponent"):
+        at = [r for r in rows if r["zipf_exponent"] == z]
+        means = {}
+        cells = []
+        for key, _ in SKEW_COLUMNS:
+            m, lo, hi = interval([float(r[key]) for r in at])
+            means[key] = m
+            cells.append(f"{m:.3g} [{lo:.3g}, {hi:.3g}]")
+        gini, _, _ = interval([float(r["gini"]) for r in at])
+        label = f"{float(z):g}" + (" (default)" if float(z) == 0.4 else "")
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {gini:.3f} | {skew_verdict(means)} |")
+    return lines
+
+
+TABLES = {"director-load": director_load, "routing-skew": routing_skew, "director": director, "metro": metro, "grace-affinity": grace_affinity,
           "gem": gem, "gem-load": gem_load, "vibe": vibe, "rebalance-engines": rebalance_engines,
           "rebalance-atom": rebalance_atom, "grace": grace, "metro-activated": metro_activated,
           "director-ablation": director_ablation, "director-why": director_why,

@@ -58,19 +58,24 @@ struct LayerAccumulator {
   int in_batch = 0;
   std::vector<double> active;
   double step_ratio_sum = 0.0;
+  double step_cv_sum = 0.0;
+  double gpu_ratio_sum = 0.0;
+  double gpu_cv_sum = 0.0;
   std::vector<double> window;
   std::vector<double> first_window;
   std::vector<double> prev_window;
   std::vector<double> distances;
+  std::vector<double> gpu_step;  // the step's load per GPU under linear placement
   static constexpr int k_batch = 64;
 
-  explicit LayerAccumulator(int e)
+  LayerAccumulator(int e, int gpus)
       : experts(e),
         sum(Eigen::VectorXd::Zero(e)),
         cross(Eigen::MatrixXd::Zero(e, e)),
         batch(k_batch, e),
         active(static_cast<std::size_t>(e), 0.0),
-        window(static_cast<std::size_t>(e), 0.0) {}
+        window(static_cast<std::size_t>(e), 0.0),
+        gpu_step(static_cast<std::size_t>(gpus), 0.0) {}
 
   void flush_batch() {
     if (in_batch > 0) {
@@ -91,6 +96,12 @@ struct LayerAccumulator {
   }
 };
 
+// Population std / mean of n values from their sum and sum of squares (sum > 0).
+double coefficient_of_variation(double sum, double squares, int n) {
+  const double mean = sum / n;
+  return std::sqrt(std::max(0.0, squares / n - mean * mean)) / mean;
+}
+
 // One layer's statistics from its accumulated sums over `n` steps.
 LayerStats finish_layer(LayerAccumulator& a, int experts, double n, const StatsOptions& o) {
   a.flush_batch();
@@ -103,6 +114,9 @@ LayerStats finish_layer(LayerAccumulator& a, int experts, double n, const StatsO
   ls.max_over_min = mn > 0.0 ? mx / mn : std::numeric_limits<double>::infinity();
   ls.gini = gini(total);
   ls.step_max_over_mean = a.step_ratio_sum / n;
+  ls.step_cv = a.step_cv_sum / n;
+  ls.gpu_step_max_over_mean = a.gpu_ratio_sum / n;
+  ls.gpu_step_cv = a.gpu_cv_sum / n;
   for (double& x : a.active) {
     x /= n;
   }
@@ -152,7 +166,7 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
   std::vector<LayerAccumulator> acc;
   acc.reserve(static_cast<std::size_t>(layers));
   for (int l = 0; l < layers; ++l) {
-    acc.emplace_back(experts);
+    acc.emplace_back(experts, o.ep_size);
   }
   std::optional<GroupLimitCounter> groups;
   if (o.expert_groups > 0) {
@@ -169,6 +183,7 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
       groups.reset();  // nothing to count: the limit is reported as unchecked
     }
   }
+  const int per_gpu = experts / o.ep_size;
   trace::Step s;
   std::int64_t in_window = 0;
   while (r.next(s)) {
@@ -188,16 +203,30 @@ TraceStats compute_trace_stats(const std::filesystem::path& path, const StatsOpt
       }
       double max = 0.0;
       double total = 0.0;
+      double squares = 0.0;
+      std::fill(a.gpu_step.begin(), a.gpu_step.end(), 0.0);
       for (int e = 0; e < experts; ++e) {
         const double x = s.layers(l).expert_tokens(e);
         a.batch(a.in_batch, e) = x;
         a.sum(e) += x;
         a.active[static_cast<std::size_t>(e)] += x > 0.0 ? 1.0 : 0.0;
         a.window[static_cast<std::size_t>(e)] += x;
+        a.gpu_step[static_cast<std::size_t>(e / per_gpu)] += x;
         max = std::max(max, x);
         total += x;
+        squares += x * x;
       }
+      // A step with no tokens counts as balanced (0), as before for max / mean.
       a.step_ratio_sum += total > 0.0 ? max / (total / experts) : 0.0;
+      a.step_cv_sum += total > 0.0 ? coefficient_of_variation(total, squares, experts) : 0.0;
+      double gpu_max = 0.0;
+      double gpu_squares = 0.0;
+      for (const double x : a.gpu_step) {
+        gpu_max = std::max(gpu_max, x);
+        gpu_squares += x * x;
+      }
+      a.gpu_ratio_sum += total > 0.0 ? gpu_max / (total / o.ep_size) : 0.0;
+      a.gpu_cv_sum += total > 0.0 ? coefficient_of_variation(total, gpu_squares, o.ep_size) : 0.0;
       if (++a.in_batch == LayerAccumulator::k_batch) {
         a.flush_batch();
       }
@@ -245,10 +274,11 @@ std::string format_trace_stats(const TraceStats& s, bool per_layer) {
       static_cast<double>(s.tokens) / static_cast<double>(s.steps), s.header.moe_layers(), s.header.experts(),
       s.header.top_k(), s.header.origin_gpus() > 0 ? fmt::format(", origins over {} GPUs", s.header.origin_gpus()) : "",
       s.header.has_token_experts() ? ", per-token ids" : "");
-  out += fmt::format("{:>6} {:>9} {:>9} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8}  {}\n", "layer", "max/mean", "max/min",
-                     "gini", "step max/", "active", "GPU max/", "drift", "drift", "top correlated pairs");
-  out += fmt::format("{:>6} {:>9} {:>9} {:>6} {:>10} {:>8} {:>10} {:>8} {:>8}\n", "", "", "", "", "mean", "(mean)",
-                     "mean", "mean", "1st-last");
+  out += fmt::format("{:>6} {:>9} {:>9} {:>6} {:>10} {:>7} {:>8} {:>10} {:>10} {:>8} {:>8}  {}\n", "layer", "max/mean",
+                     "max/min", "gini", "step max/", "step", "active", "GPU max/", "GPU step", "drift", "drift",
+                     "top correlated pairs");
+  out += fmt::format("{:>6} {:>9} {:>9} {:>6} {:>10} {:>7} {:>8} {:>10} {:>10} {:>8} {:>8}\n", "", "", "", "", "mean",
+                     "cv", "(mean)", "mean", "max/mean", "mean", "1st-last");
   const auto row = [&](const std::string& name, const LayerStats& l) {
     const double active = std::accumulate(l.active_share.begin(), l.active_share.end(), 0.0) /
                           static_cast<double>(std::max<std::size_t>(1, l.active_share.size()));
@@ -256,9 +286,10 @@ std::string format_trace_stats(const TraceStats& s, bool per_layer) {
     for (const ExpertPair& p : l.top_pairs) {
       pairs += fmt::format("({},{}) r={:.2f} ", p.a, p.b, p.correlation);
     }
-    out += fmt::format("{:>6} {:>9.2f} {:>9.2f} {:>6.3f} {:>10.2f} {:>8.2f} {:>10.3f} {:>8.4f} {:>8.4f}  {}\n", name,
-                       l.max_over_mean, l.max_over_min, l.gini, l.step_max_over_mean, active, l.gpu_max_over_mean,
-                       l.drift_mean, l.drift_first_last, pairs);
+    out += fmt::format(
+        "{:>6} {:>9.2f} {:>9.2f} {:>6.3f} {:>10.2f} {:>7.3f} {:>8.2f} {:>10.3f} {:>10.3f} {:>8.4f} {:>8.4f}  {}\n",
+        name, l.max_over_mean, l.max_over_min, l.gini, l.step_max_over_mean, l.step_cv, active, l.gpu_max_over_mean,
+        l.gpu_step_max_over_mean, l.drift_mean, l.drift_first_last, pairs);
   };
   if (per_layer) {
     for (std::size_t l = 0; l < s.layers.size(); ++l) {
@@ -270,7 +301,9 @@ std::string format_trace_stats(const TraceStats& s, bool per_layer) {
   avg.max_over_min = mean_of(s.layers, &LayerStats::max_over_min);
   avg.gini = mean_of(s.layers, &LayerStats::gini);
   avg.step_max_over_mean = mean_of(s.layers, &LayerStats::step_max_over_mean);
+  avg.step_cv = mean_of(s.layers, &LayerStats::step_cv);
   avg.gpu_max_over_mean = mean_of(s.layers, &LayerStats::gpu_max_over_mean);
+  avg.gpu_step_max_over_mean = mean_of(s.layers, &LayerStats::gpu_step_max_over_mean);
   avg.drift_mean = mean_of(s.layers, &LayerStats::drift_mean);
   avg.drift_first_last = mean_of(s.layers, &LayerStats::drift_first_last);
   for (const auto& l : s.layers) {
@@ -314,6 +347,7 @@ std::string trace_stats_json(const TraceStats& s) {
         std::isfinite(l.max_over_min) ? nlohmann::ordered_json(l.max_over_min) : nlohmann::ordered_json();
     x["gini"] = l.gini;
     x["step_max_over_mean"] = l.step_max_over_mean;
+    x["step_cv"] = l.step_cv;
     x["active_share"] = l.active_share;
     nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
     for (const ExpertPair& p : l.top_pairs) {
@@ -322,6 +356,8 @@ std::string trace_stats_json(const TraceStats& s) {
     x["top_pairs"] = pairs;
     x["gpu_share_linear"] = l.gpu_share;
     x["gpu_max_over_mean"] = l.gpu_max_over_mean;
+    x["gpu_step_max_over_mean"] = l.gpu_step_max_over_mean;
+    x["gpu_step_cv"] = l.gpu_step_cv;
     x["drift_mean"] = l.drift_mean;
     x["drift_max"] = l.drift_max;
     x["drift_first_last"] = l.drift_first_last;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Statistics of a routing trace, so synthetic and real traces can be compared: per MoE
-// layer, the skew of expert loads (max/mean, max/min, Gini of the trace's total per-expert load, and the
-// mean per-step max/mean), the share of steps each expert is active, the most correlated expert pairs
-// (Pearson correlation of per-step counts), each GPU's token share under linear placement for an EP
-// size, and drift (cosine distance between the load vectors of consecutive windows). Given a group limit
-// (DeepSeek-V3's n_group / topk_group), also how many of the recorded tokens reach more groups than it
-// allows (needs the per-token expert ids). Streams the trace.
+// Statistics of a routing trace, so synthetic and real traces can be compared: per MoE layer, the skew
+// of expert loads (max/mean, max/min, Gini of the trace's total per-expert load, and the mean per-step
+// max/mean and std/mean, per expert and per GPU: the per-layer, per-iteration imbalance ratio
+// (max - mean) / mean that TensorRT-LLM's expert statistics report, plus 1), the share of steps each
+// expert is active, the most correlated expert pairs (Pearson correlation of per-step counts), each GPU's
+// token share under linear placement for an EP size, and drift (cosine distance between the load vectors
+// of consecutive windows). Given a group limit (DeepSeek-V3's n_group / topk_group), also how many of the
+// recorded tokens reach more groups than it allows (needs the per-token expert ids). Streams the trace.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -24,15 +25,18 @@ struct ExpertPair {
 };
 
 struct LayerStats {
-  double max_over_mean = 0.0;         ///< of total per-expert load over the trace
-  double max_over_min = 0.0;          ///< of total per-expert load (infinite if an expert is never routed to)
-  double gini = 0.0;                  ///< of total per-expert load (0 = even)
-  double step_max_over_mean = 0.0;    ///< mean over steps of the step's max / mean expert load
-  std::vector<double> active_share;   ///< per expert: share of steps with at least one token
-  std::vector<ExpertPair> top_pairs;  ///< most correlated pairs, descending
-  std::vector<double> gpu_share;      ///< per GPU of the EP group under linear placement: share of tokens
-  double gpu_max_over_mean = 0.0;
-  double drift_mean = 0.0;  ///< mean cosine distance between consecutive windows
+  double max_over_mean = 0.0;           ///< of total per-expert load over the trace
+  double max_over_min = 0.0;            ///< of total per-expert load (infinite if an expert is never routed to)
+  double gini = 0.0;                    ///< of total per-expert load (0 = even)
+  double step_max_over_mean = 0.0;      ///< mean over steps of the step's max / mean expert load
+  double step_cv = 0.0;                 ///< mean over steps of the step's std / mean expert load (population std)
+  std::vector<double> active_share;     ///< per expert: share of steps with at least one token
+  std::vector<ExpertPair> top_pairs;    ///< most correlated pairs, descending
+  std::vector<double> gpu_share;        ///< per GPU of the EP group under linear placement: share of tokens
+  double gpu_max_over_mean = 0.0;       ///< of the trace's total per-GPU share
+  double gpu_step_max_over_mean = 0.0;  ///< mean over steps of the step's max / mean GPU load (linear placement)
+  double gpu_step_cv = 0.0;             ///< mean over steps of the step's std / mean GPU load
+  double drift_mean = 0.0;              ///< mean cosine distance between consecutive windows
   double drift_max = 0.0;
   double drift_first_last = 0.0;  ///< cosine distance between the first and the last window
 };

@@ -218,3 +218,33 @@ class TablesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RoutingSkewTest(unittest.TestCase):
+    def test_blog_values_with_the_population_std(self):
+        # 164.1 / 128 x sqrt(255 / 256) and 491.6 / 1024 x sqrt(31 / 32).
+        self.assertAlmostEqual(g.TRTLLM_SKEW["expert_cv"], 1.279525, places=5)
+        self.assertAlmostEqual(g.TRTLLM_SKEW["rank_cv"], 0.472517, places=5)
+
+    def test_verdict_words_by_hand(self):
+        blog = g.TRTLLM_SKEW
+        self.assertEqual(g.skew_verdict({k: 1.29 * v for k, v in blog.items()}), "reproduces")
+        self.assertEqual(g.skew_verdict({k: 0.71 * v for k, v in blog.items()}), "reproduces")
+        half = {k: 0.5 * v for k, v in blog.items()}
+        half["rank_cv"] = 0.4 * blog["rank_cv"]
+        self.assertEqual(g.skew_verdict(half), "does not (understates: 0.40-0.50x)")
+        self.assertEqual(g.skew_verdict({k: 2.0 * v for k, v in blog.items()}), "does not (overstates: 2.00-2.00x)")
+        mixed = dict(blog)
+        mixed["expert_cv"] = 2.0 * blog["expert_cv"]
+        mixed["rank_cv"] = 0.5 * blog["rank_cv"]
+        self.assertEqual(g.skew_verdict(mixed), "does not")
+
+    def test_table_means_and_intervals_by_hand(self):
+        header = ["zipf_exponent", "seed", "expert_imbalance", "expert_cv", "rank_imbalance", "rank_cv", "gini"]
+        # Two seeds at 0.4: means 10, 1.3, 1.5, 0.5 (all within 30 % of the blog's); one statistic's interval:
+        # mean 10, sd sqrt(2), t(0.975, 1) = 12.706 -> half-width 12.706 x sqrt(2) / sqrt(2) = 12.706.
+        rows = [["0.4", "1", "9", "1.3", "1.5", "0.5", "0.3"], ["0.4", "2", "11", "1.3", "1.5", "0.5", "0.3"]]
+        lines = generated(g.routing_skew, "routing-skew", "points.csv", header, rows)
+        self.assertEqual(len(lines), 4)
+        self.assertTrue(lines[3].startswith("| 0.4 (default) | 10 [-2.71, 22.7] | 1.3 [1.3, 1.3] |"), lines[3])
+        self.assertTrue(lines[3].endswith("| 0.300 | reproduces |"), lines[3])

@@ -391,6 +391,12 @@ TEST_CASE("trace statistics by hand on a tiny trace") {
   REQUIRE(std::isinf(l.max_over_min));
   // Per-step max/mean: 4 / 1 and 2 / 1 -> mean 3.
   REQUIRE(l.step_max_over_mean == Approx(3.0));
+  // Per-step std / mean (population): [4,0,0,0]: mean 1, variance (9+1+1+1)/4 = 3 -> sqrt 3; [2,2,0,0]:
+  // variance (1+1+1+1)/4 = 1 -> 1. Mean (sqrt 3 + 1) / 2.
+  REQUIRE(l.step_cv == Approx((std::sqrt(3.0) + 1.0) / 2.0));
+  // Per GPU (experts 0-1 | 2-3): both steps [4, 0]: max / mean = 4 / 2 = 2, std / mean = 2 / 2 = 1.
+  REQUIRE(l.gpu_step_max_over_mean == Approx(2.0));
+  REQUIRE(l.gpu_step_cv == Approx(1.0));
   REQUIRE(l.active_share == std::vector<double>{1.0, 0.5, 0.0, 0.0});
   // Linear placement on 2 GPUs: experts 0, 1 -> GPU 0 holds all 8 tokens.
   REQUIRE(l.gpu_share == std::vector<double>{1.0, 0.0});
