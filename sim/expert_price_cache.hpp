@@ -4,7 +4,7 @@
 // (two pow calls), yet in decode a handful of (padded tokens, tokens, activated experts) keys recur. A
 // direct-mapped table per price class (hardware/cost_model.hpp) returns the exact kernel_ns computed on
 // the key's first miss, so results keep every bit; GPUs without a class (drifting speeds) are priced
-// directly. Decode's small keys (fewer than 32 tokens, 8 activated experts) index a small table per class
+// directly. Decode's small keys (fewer than 128 tokens, 8 activated experts) index a small table per class
 // by (tokens, activated) directly, with no hash and no branch for an idle GPU, so the lookups of a step
 // stay in L1. Sized at construction by the GPU count, and again only when the classes change: nothing
 // allocates in the step loop.
@@ -42,7 +42,7 @@ class ExpertPriceCache {
     std::int64_t padded = -1;  // -1: empty (a small key's tokens and activated index the entry)
     double ns = 0.0;
   };
-  static constexpr std::int64_t k_small_tokens = 32;
+  static constexpr std::int64_t k_small_tokens = 128;
   static constexpr std::int32_t k_small_activated = 8;
   static constexpr int k_small_classes = 64;  // more classes (per-GPU speeds) use the hashed table alone
 

@@ -119,7 +119,7 @@ TEST_CASE("decode keys in the small table price bit for bit and idle GPUs cost n
     for (int g = 0; g < 2; ++g) {
       // Every small key (and its neighbours past the table's edges), with two paddings of the same
       // (tokens, activated) in turn: the entry is replaced, never confused.
-      for (std::int64_t tokens = 1; tokens <= 33; ++tokens) {
+      for (std::int64_t tokens = 1; tokens <= 129; ++tokens) {
         for (std::int32_t activated = 1; activated <= std::min<std::int64_t>(tokens, 9); ++activated) {
           for (const std::int64_t padded : {16 * static_cast<std::int64_t>(activated), 64 * std::int64_t{activated}}) {
             if (cache.ns(g, padded, tokens, activated) != direct(cost, m, g, padded, tokens, activated)) {
