@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <span>
 
 #include "core/error.hpp"
@@ -90,7 +91,27 @@ GpuSpec parse_gpu_spec(core::ParamTable& t) {
       t.real("max_memory_efficiency", g.max_memory_efficiency,
              "largest share of hbm_gbps any kernel reaches (measured copy bandwidth); bounds every memory efficiency",
              {0.0, 1.0, true});
+  {
+    auto maf = t.table("max_compute_efficiency",
+                       "largest share of each precision's peak FLOP/s any kernel reaches (measured max-achievable "
+                       "FLOP/s over peak); caps every family's compute efficiency");
+    for (int p = 0; p < hardware::k_precisions; ++p) {
+      const auto prec = static_cast<hardware::Precision>(p);
+      g.max_compute_efficiency[static_cast<std::size_t>(p)] =
+          maf.real(hardware::precision_name(prec), 1.0,
+                   fmt::format("{} kernels' cap (1 = none)", hardware::precision_name(prec)), {0.0, 1.0, true});
+    }
+    maf.finish();
+  }
   read_efficiencies(t, g);
+  // The cap applies to the resolved efficiencies (the defaults and every table): no kernel is priced
+  // faster than the best GEMM measured on the GPU at that precision.
+  for (auto& family : g.efficiency) {
+    for (int p = 0; p < hardware::k_precisions; ++p) {
+      double& compute = family[static_cast<std::size_t>(p)].compute;
+      compute = std::min(compute, g.max_compute_efficiency[static_cast<std::size_t>(p)]);
+    }
+  }
   g.sm_count =
       static_cast<int>(t.integer("sm_count", g.sm_count, "streaming multiprocessors (0 = unknown)", {0, 100000}));
   g.kernel_launch_us =

@@ -64,6 +64,10 @@ struct GpuSpec {
   /// The largest share of hbm_gbps a kernel reaches (a measured copy bandwidth): no memory efficiency may
   /// exceed it, and a fit stays under it.
   double max_memory_efficiency = 1.0;
+  /// Per precision (bf16, fp8, fp4): the largest share of that precision's peak any kernel reaches (the
+  /// GPU's measured max-achievable FLOP/s over peak, e.g. AMD's MAF table). Every family's compute
+  /// efficiency is capped at it, so a preset can bound the defaults without per-precision tables.
+  std::array<double, hardware::k_precisions> max_compute_efficiency{1.0, 1.0, 1.0};
   /// The [efficiency.<family>] tables: each family's values for every precision without its own table.
   FamilyEfficiencies family_efficiency{
       Efficiency{0.75, 0.85},  // dense_gemm

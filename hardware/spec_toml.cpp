@@ -57,6 +57,8 @@ std::string gpu_spec_toml(const GpuSpec& g, const std::string& header) {
   out += fmt::format("moe_tile_small = {}\nmoe_tile_large = {}\nmoe_tile_threshold = {}\n", g.moe_tile_small,
                      g.moe_tile_large, g.moe_tile_threshold);
   out += fmt::format("gemm_tile_m = {}\ngemm_tile_n = {}\n", g.gemm_tile_m, g.gemm_tile_n);
+  out += fmt::format("[max_compute_efficiency]\nbf16 = {}\nfp8 = {}\nfp4 = {}\n", g.max_compute_efficiency[0],
+                     g.max_compute_efficiency[1], g.max_compute_efficiency[2]);
   for (int k = 0; k < k_op_kinds; ++k) {
     const std::string family = op_kind_name(static_cast<OpKind>(k));
     out += efficiency_toml(family, g.family_efficiency[static_cast<std::size_t>(k)]);

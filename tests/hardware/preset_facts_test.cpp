@@ -219,6 +219,36 @@ TEST_CASE("MI355X's exact peaks round to AMD's printed 2.5 / 5 / 10 PFLOPS") {
   CHECK(g.fp4_tflops == Approx(2.0 * g.fp8_tflops).epsilon(1e-4));
 }
 
+TEST_CASE("CDNA3 compute efficiencies are capped at AMD's measured max-achievable FLOPs") {
+  // ROCm blog "Measuring Max-Achievable FLOPs - Part 2", Table 1 (hipBLASLt, median clocks): MI300X BF16 708,
+  // FP8 1,273 TFLOP/s; MI325X BF16 843, FP8 1,519 TFLOP/s. FP4 runs on the FP8 units.
+  struct Maf {
+    const char* preset;
+    double bf16;
+    double fp8;
+  };
+  for (const Maf& m : {Maf{"mi300x", 708.0, 1273.0}, Maf{"mi325x", 843.0, 1519.0}}) {
+    INFO(m.preset);
+    const hardware::GpuSpec g = hardware::load_gpu_preset(m.preset);
+    using hardware::OpKind;
+    using hardware::Precision;
+    const double bf16 = m.bf16 / g.bf16_tflops;
+    const double fp8 = m.fp8 / g.fp8_tflops;
+    CHECK(g.max_compute_efficiency[0] == Approx(bf16).margin(5e-5));
+    CHECK(g.max_compute_efficiency[1] == Approx(fp8).margin(5e-5));
+    CHECK(g.max_compute_efficiency[2] == Approx(fp8).margin(5e-5));
+    // The defaults (75 % dense, 65 % grouped) were above both: every family now sits at the cap or below.
+    CHECK(g.eff(OpKind::dense_gemm, Precision::bf16).compute == g.max_compute_efficiency[0]);
+    CHECK(g.eff(OpKind::expert_ffn, Precision::fp8).compute == g.max_compute_efficiency[1]);
+    for (int k = 0; k < hardware::k_op_kinds; ++k) {
+      for (int p = 0; p < hardware::k_precisions; ++p) {
+        CHECK(g.eff(static_cast<OpKind>(k), static_cast<Precision>(p)).compute <=
+              g.max_compute_efficiency[static_cast<std::size_t>(p)]);
+      }
+    }
+  }
+}
+
 TEST_CASE("the H800 preset is the H100 preset with H800's NVLink: hgx-h800 results stay H100's") {
   // The same die, clocks and HBM (H800 datasheet): every field written back is the H100's except the name and
   // the informational scale-up link, so every kernel is priced the same on both.

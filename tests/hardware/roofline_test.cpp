@@ -5,6 +5,7 @@
 #include "core/params.hpp"
 #include "hardware/gpu_spec.hpp"
 #include "hardware/roofline.hpp"
+#include "hardware/spec_toml.hpp"
 
 using namespace epsim;
 
@@ -54,7 +55,8 @@ TEST_CASE("GPU presets carry the datasheet numbers") {
 
 TEST_CASE("roofline on H100 and MI300X: a memory-bound and a compute-bound token count") {
   // Expert FFN family defaults: 65 % of peak FLOP/s, 80 % of memory bandwidth; 4 us launch.
-  // H100: 989e3 * 0.65 = 642850 FLOP/ns, 3350 * 0.8 = 2680 B/ns. MI300X: 849810 FLOP/ns, 4240 B/ns.
+  // H100: 989e3 * 0.65 = 642850 FLOP/ns, 3350 * 0.8 = 2680 B/ns. MI300X: its BF16 cap 0.5415 (AMD's measured
+  // max-achievable FLOPs): 1307.4e3 * 0.5415 = 707957.1 FLOP/ns, 4240 B/ns.
   struct Case {
     const char* gpu;
     double tokens;
@@ -66,8 +68,8 @@ TEST_CASE("roofline on H100 and MI300X: a memory-bound and a compute-bound token
   const Case cases[] = {
       {"h100", 16, 8768.988995877731, 131561.07462686568, 135561.07462686568, hardware::Bound::memory},
       {"h100", 4096, 2244861.182944699, 156503.8805970149, 2248861.182944699, hardware::Bound::compute},
-      {"mi300x", 16, 6633.4175592191195, 83156.52830188679, 87156.52830188679, hardware::Bound::memory},
-      {"mi300x", 4096, 1698154.8951600946, 98922.2641509434, 1702154.8951600946, hardware::Bound::compute},
+      {"mi300x", 16, 7962.551086781954, 83156.52830188679, 87156.52830188679, hardware::Bound::memory},
+      {"mi300x", 4096, 2038413.0782161802, 98922.2641509434, 2042413.0782161802, hardware::Bound::compute},
   };
   for (const Case& c : cases) {
     INFO(c.gpu << " " << c.tokens);
@@ -225,6 +227,26 @@ TEST_CASE("memory efficiencies stay under the GPU's max_memory_efficiency") {
   CHECK_THROWS_WITH(parsed_gpu("max_memory_efficiency = 0.9\n[efficiency.expert_ffn.fp8]\nmemory = 0.95\n"),
                     Catch::Contains("efficiency.expert_ffn.fp8.memory") && Catch::Contains("0.9"));
   CHECK_THROWS_WITH(parsed_gpu("[efficiency.dense_gemm.fp16]\ncompute = 0.5\n"), Catch::Contains("fp16"));
+}
+
+TEST_CASE("compute efficiencies are capped per precision at max_compute_efficiency") {
+  using hardware::OpKind;
+  using hardware::Precision;
+  // Defaults above the cap are lowered to it; values below it (a family table, a precision table) stay.
+  const hardware::GpuSpec g = parsed_gpu(
+      "[max_compute_efficiency]\nbf16 = 0.6\nfp8 = 0.5\n[efficiency.expert_ffn]\ncompute = 0.2\n"
+      "[efficiency.attention_prefill.bf16]\ncompute = 0.55\n");
+  CHECK(g.eff(OpKind::dense_gemm, Precision::bf16).compute == 0.6);  // default 0.75
+  CHECK(g.eff(OpKind::dense_gemm, Precision::fp8).compute == 0.5);
+  CHECK(g.eff(OpKind::dense_gemm, Precision::fp4).compute == 0.75);  // no cap given for FP4
+  CHECK(g.eff(OpKind::expert_ffn, Precision::fp8).compute == 0.2);   // the user's, under the cap
+  CHECK(g.eff(OpKind::attention_prefill, Precision::bf16).compute == 0.55);
+  CHECK(g.eff(OpKind::attention_prefill, Precision::fp8).compute == 0.5);  // default 0.6
+  // The cap round-trips through the spec's TOML, and a cap outside (0, 1] is refused by name.
+  CHECK(hardware::read_gpu_spec_toml(hardware::gpu_spec_toml(g), "round trip").max_compute_efficiency ==
+        g.max_compute_efficiency);
+  CHECK_THROWS_WITH(parsed_gpu("[max_compute_efficiency]\nfp8 = 0\n"), Catch::Contains("max_compute_efficiency.fp8"));
+  CHECK_THROWS_WITH(parsed_gpu("[max_compute_efficiency]\nfp16 = 0.5\n"), Catch::Contains("fp16"));
 }
 
 TEST_CASE("dense GEMM tiles run in waves over the SMs (hand-computed)") {
