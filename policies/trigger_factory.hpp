@@ -29,6 +29,9 @@ struct TriggerContext {
   PlacementInput group;
   std::function<std::shared_ptr<const CostCurves>(int group)> curves_of_group;
   std::string model_name;
+  /// The run's own placement policy (its options: EPLB's variant, ...), built afresh; set only when the
+  /// run places by EPLB, so that periodic EPLB re-solves with the variant the run placed with.
+  std::function<std::unique_ptr<PlacementPolicy>()> run_eplb;
 };
 
 class TriggerFactory {

@@ -8,6 +8,7 @@
 #include "experiments/assembly/builders.hpp"
 #include "models/layer_work.hpp"
 #include "policies/placement_policy.hpp"
+#include "policies/policy_config.hpp"
 #include "policies/routing_policy.hpp"
 #include "sim/handoff_router.hpp"
 #include "sim/memory_plan.hpp"
@@ -57,6 +58,9 @@ std::function<std::unique_ptr<policies::RebalanceTrigger>(int)> trigger_maker(co
   ctx->group = in;
   ctx->model_name = cfg.model.name;
   ctx->curves_of_group = [cfg, &cost](int group) { return make_group_curves(cfg, cost, group); };
+  if (pool.policy.placement == "eplb") {
+    ctx->run_eplb = [policy = pool.policy, source = cfg.source] { return policies::make_placement(policy, source); };
+  }
   return [ctx, factory = pool.policy.rebalance.trigger](int group) { return factory->make(*ctx, group); };
 }
 

@@ -7,10 +7,12 @@
 
 namespace epsim::policies {
 
-PeriodicEplbTrigger::PeriodicEplbTrigger(const PlacementInput& shape, PeriodicEplbOptions opt)
+PeriodicEplbTrigger::PeriodicEplbTrigger(const PlacementInput& shape, PeriodicEplbOptions opt,
+                                         std::unique_ptr<PlacementPolicy> eplb)
     : shape_(PlacementInput::shape(shape.num_layers, shape.num_experts, shape.num_gpus, shape.num_nodes,
                                    shape.slots_per_gpu, shape.num_groups)),
       opt_(opt),
+      eplb_(eplb ? std::move(eplb) : std::make_unique<EplbPlacement>()),
       ring_(static_cast<std::size_t>(opt.window_steps) * static_cast<std::size_t>(shape.num_layers) *
                 static_cast<std::size_t>(shape.num_experts),
             0) {}
@@ -34,7 +36,7 @@ std::optional<Placement> PeriodicEplbTrigger::on_step(const RebalanceView& view)
     }
   }
   in.set_load_window(std::move(total));
-  return EplbPlacement().place(in);
+  return eplb_->place(in);
 }
 
 namespace {
@@ -45,7 +47,7 @@ class PeriodicEplbFactory final : public TriggerFactory {
   PolicyNeeds needs() const override { return {}; }
   bool fills_redundant_slots() const override { return true; }  // EPLB replicates over every slot
   std::unique_ptr<RebalanceTrigger> make(const TriggerContext& ctx, int /*group*/) const override {
-    return std::make_unique<PeriodicEplbTrigger>(ctx.group, opt_);
+    return std::make_unique<PeriodicEplbTrigger>(ctx.group, opt_, ctx.run_eplb ? ctx.run_eplb() : nullptr);
   }
 
  private:
@@ -56,7 +58,8 @@ class PeriodicEplbFactory final : public TriggerFactory {
 
 Registry<TriggerFactory>::Entry periodic_eplb_trigger_entry() {
   return {"periodic",
-          "vLLM-style EPLB: every interval_steps steps, re-place by EPLB from the last window_steps steps' loads",
+          "vLLM-style EPLB: every interval_steps steps, re-place by EPLB from the last window_steps steps' loads "
+          "(the run's own EPLB variant when it places by EPLB, else the reference)",
           [](core::ParamTable& t) -> std::unique_ptr<TriggerFactory> {
             PeriodicEplbOptions o;
             o.window_steps = t.integer("window_steps", 64, "steps of expert loads the EPLB solve sees", {1, 1 << 20});

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // vLLM-style periodic EPLB (trigger "periodic"): keeps the loads of the last `window_steps` steps and
-// every `interval_steps` steps recomputes the EPLB placement from them.
+// every `interval_steps` steps recomputes the EPLB placement from them: with the run's own EPLB (its
+// variant: reference, distinct_per_gpu or biased) when the run places by EPLB, else DeepSeek's reference
+// (vLLM starts from its default placement and rebalances by the reference).
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "policies/registry.hpp"
@@ -17,13 +20,15 @@ struct PeriodicEplbOptions {
 
 class PeriodicEplbTrigger final : public RebalanceTrigger {
  public:
-  PeriodicEplbTrigger(const PlacementInput& shape, PeriodicEplbOptions opt);
+  /// `eplb`: the placement each solve runs (null: DeepSeek's reference EPLB).
+  PeriodicEplbTrigger(const PlacementInput& shape, PeriodicEplbOptions opt, std::unique_ptr<PlacementPolicy> eplb = {});
   std::optional<Placement> on_step(const RebalanceView& view) override;
   RebalanceKind kind() const override { return RebalanceKind::eplb_periodic; }
 
  private:
   PlacementInput shape_;
   PeriodicEplbOptions opt_;
+  std::unique_ptr<PlacementPolicy> eplb_;
   std::vector<std::int32_t> ring_;  // window x layers x experts
   std::int64_t seen_ = 0;
 };

@@ -3,6 +3,7 @@
 // one GPU is 12 % slow and routing is skewed. Balancing time instead of tokens must shorten the layers'
 // straggler gap and the requests' end-to-end latency against both token-balancing baselines. And ViBE's
 // drift-triggered recalibration must fire on a topic shift and stay quiet on a steady workload.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -87,4 +88,33 @@ TEST_CASE("the warm-up exists with fewer experts than GPUs: it replicates unifor
       "ep16.toml", {});
   serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   CHECK(sim.run().summary.requests_finished == 60);
+}
+
+TEST_CASE("periodic EPLB re-solves a run placed by biased EPLB with the biased variant") {
+  // Mixtral's 8 experts on EP4 with 4 redundant slots (3 per GPU): ATOM's biased variant gives the
+  // (4 redundant / 4 GPUs =) 1 hottest expert a replica on every GPU. The trigger each group gets from the
+  // run's parts must re-solve with the run's variant, not fall back to the reference.
+  const auto trigger_copies = [](const std::string& variant) {
+    const auto cfg =
+        experiments::load_config(std::string(EPSIM_TEST_DATA_DIR) + "/small.toml",
+                                 {"policy.placement=\"eplb\"", "policy.placement_options.variant=\"" + variant + "\"",
+                                  "parallel.redundant_experts=4", "policy.rebalance.trigger=\"periodic\"",
+                                  "policy.rebalance.interval_steps=1", "policy.rebalance.window_steps=1"});
+    const serving::SimulationParts p = experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg));
+    const auto trigger = p.pools.at(0).make_rebalance(0);
+    // Loads 16, 15 and six of 10: the reference copies by the heaviest load per copy (16 -> 8, 15 -> 7.5,
+    // then two of the 10s), so expert 0 gets 2 copies; biased puts it on all 4 GPUs.
+    const int layers = static_cast<int>(cfg.model.num_moe_layers());
+    std::vector<std::int32_t> loads(static_cast<std::size_t>(layers) * 8, 10);
+    for (int l = 0; l < layers; ++l) {
+      loads[static_cast<std::size_t>(l) * 8] = 16;
+      loads[static_cast<std::size_t>(l) * 8 + 1] = 15;
+    }
+    const auto placed = trigger->on_step(policies::RebalanceView{0, loads, &p.pools.at(0).placement});
+    REQUIRE(placed.has_value());
+    const auto& phy2log = placed->layers[0].phy2log;
+    return std::count(phy2log.begin(), phy2log.end(), 0);
+  };
+  CHECK(trigger_copies("biased") == 4);
+  CHECK(trigger_copies("reference") == 2);
 }

@@ -62,6 +62,35 @@ TEST_CASE("the periodic EPLB trigger re-solves every interval on its window") {
   REQUIRE(p->layers[0].phy2log == std::vector<int>{0, 3, 1, 2});
 }
 
+TEST_CASE("the periodic EPLB trigger re-solves with the run's EPLB variant when it is given one") {
+  // eplb_test.cpp's hand case: 4 experts on 2 GPUs of 3 slots, loads 10, 1, 5, 2. ATOM's biased variant puts
+  // the hottest (expert 0) on both GPUs: phy2log {0, 2, 3, 0, 2, 1}; the reference replicates by load.
+  const PlacementInput shape = PlacementInput::shape(1, 4, 2, 1, 3, 1);
+  const Placement current = one_layer(4, 2, 3, {0, 1, 2, 3, 0, 1});
+  const std::vector<std::int32_t> loads{10, 1, 5, 2};
+  PeriodicEplbTrigger biased(shape, PeriodicEplbOptions{1, 1}, std::make_unique<EplbPlacement>(EplbVariant::biased));
+  const auto b = biased.on_step(RebalanceView{0, loads, &current});
+  REQUIRE(b.has_value());
+  REQUIRE(b->layers[0].phy2log == std::vector<int>{0, 2, 3, 0, 2, 1});
+  PeriodicEplbTrigger reference(shape, PeriodicEplbOptions{1, 1});
+  const auto r = reference.on_step(RebalanceView{0, loads, &current});
+  REQUIRE(r.has_value());
+  PlacementInput in = shape;
+  in.set_load_window({10, 1, 5, 2});
+  REQUIRE(r->layers[0].phy2log == EplbPlacement().place(in).layers[0].phy2log);
+  REQUIRE(r->layers[0].phy2log != b->layers[0].phy2log);
+  // Through the registry's factory: the context's run_eplb is what each solve runs.
+  TriggerContext ctx;
+  ctx.group = shape;
+  ctx.run_eplb = [] { return std::make_unique<EplbPlacement>(EplbVariant::biased); };
+  const toml::table table = toml::parse("interval_steps = 1\nwindow_steps = 1\n");
+  epsim::core::ParamTable opts({epsim::core::ParamLayer{&table, "t.toml"}}, "policy.rebalance");
+  const auto factory = periodic_eplb_trigger_entry().make(opts);
+  const auto made = factory->make(ctx, 0)->on_step(RebalanceView{0, loads, &current});
+  REQUIRE(made.has_value());
+  REQUIRE(made->layers[0].phy2log == b->layers[0].phy2log);
+}
+
 TEST_CASE("triggers are a registry: [policy.rebalance] names one, its options are its own, typed") {
   const auto parse = [](std::string_view text) {
     static std::vector<std::unique_ptr<toml::table>> keep;  // the tables outlive the returned config
