@@ -288,6 +288,7 @@ class LayerPolish {
         if (b == a) {
           continue;
         }
+        prepare(i, a, b);
         if (used_[static_cast<std::size_t>(b)] < p_.capacity) {
           if (const std::optional<double> c = improved_cost(i, a, b, -1); c.has_value()) {
             apply(i, a, b);
@@ -377,28 +378,52 @@ class LayerPolish {
   // and b's compute left out. Rounding keeps order (sums and products by the non-negative pass weights),
   // so the bound is <= the cost exactly, and a move the bound rules out is one the cost rules out: the
   // two curve lookups are skipped without changing which moves are taken.
-  std::optional<double> improved_cost(int i, int a, int b, int i2) {
+  // What every candidate moving expert i from a to b shares, whatever expert comes back: per pass the
+  // compute maximum of the GPUs other than a and b, and each origin's all-to-all time with i moved.
+  void prepare(int i, int a, int b) {
     const auto comm = core::grid(comm_, p_.passes, p_.gpus);
     const auto comp = core::grid(comp_, p_.passes, p_.gpus);
     const auto P = static_cast<std::size_t>(p_.passes);
+    const auto G = static_cast<std::size_t>(p_.gpus);
     others_.resize(2 * P);
-    double bound = 0.0;
+    moved_comm_.resize(P * G);
+    back_.resize(G);
+    for (int g = 0; g < p_.gpus; ++g) {
+      back_[static_cast<std::size_t>(g)] = p_.ns_per_token(g, a) - p_.ns_per_token(g, b);
+    }
     for (int q = 0; q < p_.passes; ++q) {
       double others = 0.0;
-      double comm_ns = 0.0;
       for (int g = 0; g < p_.gpus; ++g) {
         if (g != a && g != b) {
           others = std::max(others, comp(q, g));
         }
-        double c = comm(q, g) + p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
-        if (i2 >= 0) {
-          c += p_.w(l_, g, i2, q) * (p_.ns_per_token(g, a) - p_.ns_per_token(g, b));
-        }
-        comm_ns = std::max(comm_ns, c);
+        moved_comm_[static_cast<std::size_t>(q) * G + static_cast<std::size_t>(g)] =
+            comm(q, g) + p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
       }
       others_[static_cast<std::size_t>(q)] = others;
+    }
+  }
+
+  // After prepare(i, a, b). The all-to-all term adds expert i2's change to i's in the order the whole
+  // layer's cost sums them ((comm + i's) + i2's), so every value is bit for bit the one computed before.
+  std::optional<double> improved_cost(int i, int a, int b, int i2) {
+    const auto P = static_cast<std::size_t>(p_.passes);
+    const auto G = static_cast<std::size_t>(p_.gpus);
+    double bound = 0.0;
+    for (int q = 0; q < p_.passes; ++q) {
+      const double* moved = moved_comm_.data() + static_cast<std::size_t>(q) * G;
+      double comm_ns = 0.0;
+      if (i2 >= 0) {
+        for (int g = 0; g < p_.gpus; ++g) {
+          comm_ns = std::max(comm_ns, moved[g] + p_.w(l_, g, i2, q) * back_[static_cast<std::size_t>(g)]);
+        }
+      } else {
+        for (int g = 0; g < p_.gpus; ++g) {
+          comm_ns = std::max(comm_ns, moved[g]);
+        }
+      }
       others_[P + static_cast<std::size_t>(q)] = comm_ns;
-      bound += p_.weight(q) * (others + comm_ns);
+      bound += p_.weight(q) * (others_[static_cast<std::size_t>(q)] + comm_ns);
     }
     // Summed in the order the whole layer's cost always was, so the value taken is bit for bit the same.
     const double move_i_ns = move_delta(i, a, b);
@@ -449,14 +474,16 @@ class LayerPolish {
   const DirectorProblem& p_;
   int l_;
   std::span<int> gpu_of_;
-  std::vector<double> lambda_;  // [pass][gpu]
-  std::vector<double> comm_;    // [pass][origin]
-  std::vector<double> active_;  // [pass][gpu] expected activated experts
-  std::vector<double> comp_;    // [pass][gpu] compute time at lambda_ and active_
-  double move_ns_ = 0.0;        // the layer's migration term
-  std::vector<double> n_;       // [pass][expert]
-  std::vector<double> act_;     // [pass][expert] activation_probability(n_)
-  std::vector<double> others_;  // improved_cost's scratch: per pass the others' compute max, then comm max
+  std::vector<double> lambda_;      // [pass][gpu]
+  std::vector<double> comm_;        // [pass][origin]
+  std::vector<double> active_;      // [pass][gpu] expected activated experts
+  std::vector<double> comp_;        // [pass][gpu] compute time at lambda_ and active_
+  double move_ns_ = 0.0;            // the layer's migration term
+  std::vector<double> n_;           // [pass][expert]
+  std::vector<double> act_;         // [pass][expert] activation_probability(n_)
+  std::vector<double> others_;      // per pass the others' compute max (prepare), then comm max (improved_cost)
+  std::vector<double> moved_comm_;  // [pass][origin] all-to-all time with the prepared expert moved
+  std::vector<double> back_;        // [origin] ns per token to a less to b: an expert coming back from b to a
   std::vector<int> used_;
   double current_ = 0.0;
 };
