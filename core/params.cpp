@@ -153,6 +153,20 @@ bool ParamTable::contains(std::string_view key) const {
   return find(key, nullptr) != nullptr;
 }
 
+std::string ParamTable::source_of(std::string_view key) const {
+  const ParamLayer* from = nullptr;
+  return find(key, &from) != nullptr ? from->source : std::string();
+}
+
+int ParamTable::rank_of(std::string_view source) const {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i].source == source) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
 const toml::node* ParamTable::find(std::string_view key, const ParamLayer** from) const {
   for (const ParamLayer& layer : layers_) {
     if (const toml::node* n = layer.table->get(key)) {

@@ -88,6 +88,10 @@ class ParamTable {
   bool documenting() const { return documenting_; }
   const std::string& path() const { return path_; }
   bool contains(std::string_view key) const;
+  /// The source of the highest layer that gives `key` ("" when none does).
+  std::string source_of(std::string_view key) const;
+  /// The priority of the layer named `source` among this table's layers (0 = the highest); -1 when none.
+  int rank_of(std::string_view source) const;
 
   double real(std::string_view key, double def, std::string_view doc, RealBounds b = {});
   double real_required(std::string_view key, std::string_view doc, RealBounds b = {});

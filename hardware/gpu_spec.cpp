@@ -40,6 +40,34 @@ Efficiency read_efficiency(core::ParamTable& e, const Efficiency& def, double ma
   return x;
 }
 
+// A precision table's key overrides its family's, unless the family's key comes from a higher layer: a
+// user's [gpu] efficiency.expert_ffn.compute must not be silently ignored for the precisions a preset
+// (h100-calibrated's fit) gives tables of their own. Same layer, or the precision's higher: the precision's.
+void keep_higher_layers(const core::ParamTable& family_table, const core::ParamTable& precision_table,
+                        const Efficiency& family, Efficiency& at) {
+  const auto family_wins = [&](std::string_view key) {
+    if (!family_table.contains(key) || !precision_table.contains(key)) {
+      return false;
+    }
+    return family_table.rank_of(family_table.source_of(key)) < family_table.rank_of(precision_table.source_of(key));
+  };
+  struct Field {
+    const char* key;
+    double Efficiency::*value;
+  };
+  for (const Field f :
+       {Field{"compute", &Efficiency::compute}, Field{"memory", &Efficiency::memory}, Field{"knee", &Efficiency::knee},
+        Field{"fixed_us", &Efficiency::fixed_us}, Field{"floor_us", &Efficiency::floor_us},
+        Field{"softmax_head_dim", &Efficiency::softmax_head_dim}}) {
+    if (family_wins(f.key)) {
+      at.*f.value = family.*f.value;
+    }
+  }
+  if (family_wins("library")) {
+    at.library = family.library;
+  }
+}
+
 // [efficiency.<family>] (every precision's defaults) and [efficiency.<family>.<precision>] over them.
 void read_efficiencies(core::ParamTable& t, GpuSpec& g) {
   auto eff = t.table("efficiency", "achievable efficiencies per kernel family");
@@ -54,8 +82,9 @@ void read_efficiencies(core::ParamTable& t, GpuSpec& g) {
       const char* name =
           e.documenting() ? "<precision>" : hardware::precision_name(static_cast<hardware::Precision>(p));
       auto ep = e.table(name, "this family at one precision (bf16, fp8, fp4): overrides the family's keys");
-      g.efficiency[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] =
-          read_efficiency(ep, family, g.max_memory_efficiency, kind);
+      Efficiency at = read_efficiency(ep, family, g.max_memory_efficiency, kind);
+      keep_higher_layers(e, ep, family, at);
+      g.efficiency[static_cast<std::size_t>(k)][static_cast<std::size_t>(p)] = at;
       ep.finish();
       if (e.documenting()) {
         break;

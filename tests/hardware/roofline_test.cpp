@@ -249,6 +249,37 @@ TEST_CASE("compute efficiencies are capped per precision at max_compute_efficien
   CHECK_THROWS_WITH(parsed_gpu("[max_compute_efficiency]\nfp16 = 0.5\n"), Catch::Contains("fp16"));
 }
 
+TEST_CASE("a user's family efficiency beats a preset's precision table, not the user's own") {
+  using hardware::OpKind;
+  using hardware::Precision;
+  // The preset (lower layer) has a family value and an FP8 table, as h100-calibrated's fit does.
+  const toml::table preset = toml::parse(
+      "name = \"g\"\nbf16_tflops = 1000.0\nfp8_tflops = 2000.0\nhbm_gbps = 4000.0\nmemory_gib = 80.0\n"
+      "[efficiency.expert_ffn]\ncompute = 0.6\nmemory = 0.7\n[efficiency.expert_ffn.fp8]\ncompute = 0.5\nknee = 4.0\n");
+  const auto parse = [&](const std::string& user_text) {
+    const toml::table user = toml::parse(user_text);
+    core::ParamTable p({core::ParamLayer{&user, "user.toml"}, core::ParamLayer{&preset, "preset g"}}, "gpu");
+    hardware::GpuSpec g = hardware::parse_gpu_spec(p);
+    p.finish();
+    return g;
+  };
+  // No user keys: the preset's FP8 table over its family.
+  const hardware::GpuSpec plain = parse("");
+  CHECK(plain.eff(OpKind::expert_ffn, Precision::fp8).compute == 0.5);
+  CHECK(plain.eff(OpKind::expert_ffn, Precision::bf16).compute == 0.6);
+  // The user's family compute reaches every precision, the preset's FP8 knee stays (the user set none).
+  const hardware::GpuSpec family = parse("[efficiency.expert_ffn]\ncompute = 0.2\n");
+  CHECK(family.eff(OpKind::expert_ffn, Precision::fp8).compute == 0.2);
+  CHECK(family.eff(OpKind::expert_ffn, Precision::bf16).compute == 0.2);
+  CHECK(family.eff(OpKind::expert_ffn, Precision::fp8).knee == 4.0);
+  CHECK(family.eff(OpKind::expert_ffn, Precision::fp8).memory == 0.7);
+  // In the user's own layer the precision table still overrides the family.
+  const hardware::GpuSpec both =
+      parse("[efficiency.expert_ffn]\ncompute = 0.2\n[efficiency.expert_ffn.fp8]\ncompute = 0.3\n");
+  CHECK(both.eff(OpKind::expert_ffn, Precision::fp8).compute == 0.3);
+  CHECK(both.eff(OpKind::expert_ffn, Precision::bf16).compute == 0.2);
+}
+
 TEST_CASE("dense GEMM tiles run in waves over the SMs (hand-computed)") {
   // 100 SMs, 128 x 128 tiles. m = 1024, n = 2048: 8 x 16 = 128 tiles, 2 waves = 200 tile slots:
   // 200 x 128 x 128 / (1024 x 2048) = 1.5625 x the FLOPs' time.
