@@ -227,7 +227,7 @@ void MicroBatchPricer::price_experts(const policies::LayerPlacement& placement) 
   const bool jitter = cost_.has_jitter();
   const std::int32_t* slot_tokens = routed_.slot_tokens.data();
   for (int g = 0; g < gpus_; ++g) {
-    // One branch-free pass over the GPU's slots pads to both tiles: which one applies depends on the sum
+    // One pass over the GPU's slots pads to both tiles: which one applies depends on the sum
     // (vLLM picks its config by the size M of the GPU's whole MoE call).
     const hardware::MoeTileRule& rule = tile_rules_[static_cast<std::size_t>(g)];
     const std::int32_t* n = slot_tokens + static_cast<std::ptrdiff_t>(g) * slots;
