@@ -58,22 +58,31 @@ double port_transfer_ns(const Topology& topo, const PerGpuTraffic& t) {
   return std::max(intra_ns, inter_ns);
 }
 
+namespace {
+// Each node's share of the tokens and token-expert pairs, summed in GPU order (both separable forms
+// below take them from here, so their arithmetic is the same term for term).
+void node_sums(const Topology& topo, const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
+               Eigen::ArrayXd& node_share, Eigen::ArrayXd& node_pairs) {
+  node_pairs.setZero();
+  node_share.setZero();
+  // Node-major walks: GPU g of node n is n x gpus_per_node + i (no division per GPU).
+  for (int n = 0, g = 0; n < topo.nodes(); ++n) {
+    for (int i = 0; i < topo.gpus_per_node(); ++i, ++g) {
+      node_share(n) += share(g);
+      node_pairs(n) += pairs(g);
+    }
+  }
+}
+}  // namespace
+
 void separable_traffic(const Topology& topo, const Eigen::ArrayXd& share, const Eigen::ArrayXd& pairs,
                        double unit_bytes, Eigen::ArrayXd& node_a, Eigen::ArrayXd& node_b, PerGpuTraffic& out) {
   // Nothing crosses a wire for a GPU's own tokens.
   Eigen::ArrayXd& node_pairs = node_a;
   Eigen::ArrayXd& node_share = node_b;
-  node_pairs.setZero();
-  node_share.setZero();
-  // Node-major walks: GPU g of node n is n x gpus_per_node + i (no division per GPU).
+  node_sums(topo, share, pairs, node_share, node_pairs);
   const int gpn = topo.gpus_per_node();
   const int nodes = topo.nodes();
-  for (int n = 0, g = 0; n < nodes; ++n) {
-    for (int i = 0; i < gpn; ++i, ++g) {
-      node_share(n) += share(g);
-      node_pairs(n) += pairs(g);
-    }
-  }
   const double all_pairs = pairs.sum();
   for (int n = 0, g = 0; n < nodes; ++n) {
     const double np = node_pairs(n);
@@ -92,16 +101,9 @@ PortTotals separable_port_totals(const Topology& topo, const Eigen::ArrayXd& sha
   // separable_traffic's arithmetic, term for term (unit_bytes = 1 multiplies exactly).
   Eigen::ArrayXd& node_pairs = node_a;
   Eigen::ArrayXd& node_share = node_b;
-  node_pairs.setZero();
-  node_share.setZero();
+  node_sums(topo, share, pairs, node_share, node_pairs);
   const int gpn = topo.gpus_per_node();
   const int nodes = topo.nodes();
-  for (int n = 0, g = 0; n < nodes; ++n) {
-    for (int i = 0; i < gpn; ++i, ++g) {
-      node_share(n) += share(g);
-      node_pairs(n) += pairs(g);
-    }
-  }
   const double all_pairs = pairs.sum();
   double intra_max = -std::numeric_limits<double>::infinity();  // as maxCoeff: the largest element's value
   double inter_max = -std::numeric_limits<double>::infinity();
