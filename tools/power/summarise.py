@@ -4,8 +4,9 @@
 median kernel time of the first 10 ms after idle ("cold"), of 1-3 s of continuous running, the time
 from which kernels run 5 % slower than cold (the limiter's first response), and per burst length and
 duty cycle the median kernel time in the bursts (the first quarter of each series left out) against
-continuous. Prints a Markdown table (docs/reproductions.md quotes it).
-    python3 tools/power/summarise.py data/power/h200-gemm-kernels.csv.gz"""
+continuous. Prints a Markdown table; with power_response.py's smi.csv too, a line on the sampled SM
+clock while the GPU drew near its limit. scripts/gen-power-doc.sh puts both into docs/reproductions.md.
+    python3 tools/power/summarise.py data/power/h200-gemm-kernels.csv.gz [data/power/h200-gemm-smi.csv.gz]"""
 import csv
 import gzip
 import statistics
@@ -46,6 +47,25 @@ def summarise(rows):
     return out
 
 
+def smi_line(rows, near_w):
+    """The samples of nvidia-smi above `near_w` W: their median SM clock against the highest sampled, and
+    the share with the software power cap active."""
+    clocks = [int(r[1]) for r in rows]
+    near = [r for r in rows if float(r[2]) > near_w]
+    if not near:
+        return f"nvidia-smi: no sample above {near_w:.0f} W"
+    capped = sum(1 for r in near if r[3].strip() == "Active")
+    return (f"nvidia-smi, {len(near)} samples above {near_w:.0f} W: median SM clock "
+            f"{statistics.median(int(r[1]) for r in near):.0f} MHz (highest sampled {max(clocks)} MHz), "
+            f"software power cap active in {100 * capped / len(near):.0f} %")
+
+
+def read_smi(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as h:
+        return [r for r in csv.reader(h)][1:]
+
+
 def table(s):
     lines = ["| dtype | cold (first 10 ms) | continuous (1-3 s) | slowdown | 5 % slower from | bursts: kernel time "
              "against continuous (burst ms / duty) |", "| --- | --- | --- | --- | --- | --- |"]
@@ -58,6 +78,9 @@ def table(s):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: summarise.py KERNELS_CSV")
-    print("\n".join(table(summarise(read(sys.argv[1])))))
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: summarise.py KERNELS_CSV [SMI_CSV]")
+    lines = table(summarise(read(sys.argv[1])))
+    if len(sys.argv) == 3:
+        lines += ["", smi_line(read_smi(sys.argv[2]), 600.0) + "."]
+    print("\n".join(lines))

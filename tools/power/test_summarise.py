@@ -32,3 +32,13 @@ class SummariseTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SmiTest(unittest.TestCase):
+    def test_by_hand(self):
+        # Above 600 W: clocks 1400, 1500, 1450 -> median 1450; 2 of 3 capped; highest sampled 1980 (idle row).
+        rows = [["t", "1980", "80.0", "Not Active"], ["t", "1400", "690.0", "Active"],
+                ["t", "1500", "650.0", "Not Active"], ["t", "1450", "700.0", "Active"]]
+        self.assertEqual(s.smi_line(rows, 600.0), "nvidia-smi, 3 samples above 600 W: median SM clock 1450 MHz "
+                                                   "(highest sampled 1980 MHz), software power cap active in 67 %")
+        self.assertEqual(s.smi_line(rows[:1], 600.0), "nvidia-smi: no sample above 600 W")
