@@ -53,9 +53,9 @@ double ExpertPriceCache::ns(int local_gpu, std::int64_t padded, std::int64_t tok
     return direct_ns(local_gpu, padded, tokens, activated);
   }
   if (tokens < k_small_tokens && activated < k_small_activated && c < small_classes_) {
-    SmallEntry& e = small_[(static_cast<std::size_t>(c) * k_small_tokens + static_cast<std::size_t>(tokens)) *
-                               k_small_activated +
-                           static_cast<std::size_t>(activated)];
+    SmallEntry& e =
+        small_[(static_cast<std::size_t>(c) * k_small_tokens + static_cast<std::size_t>(tokens)) * k_small_activated +
+               static_cast<std::size_t>(activated)];
     if (e.padded != padded) {  // a miss, or another padding of the same tokens and experts
       e = SmallEntry{padded, direct_ns(local_gpu, padded, tokens, activated)};
       ++misses_;
