@@ -35,6 +35,7 @@ constexpr std::array k_rules{
     KindRule{"routing_exhausted", P},
     KindRule{"max_rate_bracketed", P},
     KindRule{"speculative.acceptance_rate", P},  // accepted over proposed drafts
+    KindRule{"dvfs.clock_*", P},                 // power-limited clocks over the cold clock, in (0, 1]
     KindRule{"max_rate_censored", P},            // 0/1: a search that never failed
     KindRule{"limits.threshold", P},             // the binding share above which a cap is named
     // Non-negative: quantities with a unit, rates, counts, sizes.

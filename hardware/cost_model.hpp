@@ -4,6 +4,7 @@
 // roofline lives in hardware/ only; policies see its results as cost curves, policies/cost_curves.hpp).
 // Implementations: the roofline with per-GPU variability; later, measured profiles.
 #include <cstdint>
+#include <span>
 
 #include "core/time.hpp"
 #include "hardware/kernel_work.hpp"
@@ -27,6 +28,18 @@ class CostModel {
   }
   /// Moves time-dependent state (speed drift) to `now`; `now` never decreases.
   virtual void advance_to(core::Time /*now*/) {}
+  /// GPUs [first_gpu, first_gpu + gpus) begin a step at `start` (a power limiter: they idled until now).
+  virtual void begin_step(int /*first_gpu*/, int /*gpus*/, core::Time /*start*/) {}
+  /// They ran it until `end`, GPU first_gpu + i busy busy_ns[i] of it (in its own kernels), drawing
+  /// `power_weight` (power_weight()) of full power while busy.
+  virtual void end_step(int /*first_gpu*/, std::span<const double> /*busy_ns*/, core::Time /*start*/,
+                        core::Time /*end*/, double /*power_weight*/) {}
+  /// The share of full power `gpu` draws running `work` (1 for compute-bound work).
+  virtual double power_weight(int /*gpu*/, const hardware::KernelWork& /*work*/) const { return 1.0; }
+  /// Whether a power limiter clocks the GPUs (then power_clock tells each one's clock).
+  virtual bool power_limited() const { return false; }
+  /// GPU `gpu`'s power-limited clock over its cold clock now (1 without a limiter).
+  virtual double power_clock(int /*gpu*/) const { return 1.0; }
   /// A multiplicative noise sample for one kernel on `gpu` (1 when the model has no jitter).
   virtual double jitter(int /*gpu*/) { return 1.0; }
   virtual bool has_jitter() const { return false; }

@@ -153,6 +153,44 @@ RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_fact
     drift_rng_.push_back(streams.stream("drift", g));
     jitter_rng_.push_back(streams.stream("jitter", g));
   }
+  if (dynamics.dvfs.enabled) {
+    dvfs_.emplace(dynamics.dvfs, num_gpus());
+    for (std::size_t g = 0; g < base_speed_.size(); ++g) {
+      refresh_speed(g);
+    }
+  }
+}
+
+void RooflineCostModel::refresh_speed(std::size_t g) {
+  const double drifted =
+      drift_state_.empty() ? base_speed_[g] : std::max(base_speed_[g] * (1.0 + drift_state_[g]), 0.05);
+  speed_[g] = dvfs_ ? drifted * dvfs_->factor(static_cast<int>(g)) : drifted;
+}
+
+void RooflineCostModel::begin_step(int first_gpu, int gpus, core::Time start) {
+  if (dvfs_) {
+    dvfs_->begin_step(first_gpu, gpus, start);
+    for (int i = 0; i < gpus; ++i) {
+      refresh_speed(static_cast<std::size_t>(first_gpu) + static_cast<std::size_t>(i));
+    }
+  }
+}
+
+double RooflineCostModel::power_weight(int gpu, const hardware::KernelWork& work) const {
+  const KernelRates& r = rates(gpu, work);
+  const double memory_ns = work.bytes * r.ns_per_byte;
+  const double x = memory_ns > 0.0 ? work.flops * r.ns_per_flop / memory_ns : (work.flops > 0.0 ? 1e9 : 0.0);
+  return stress_weight(stress_, x);
+}
+
+void RooflineCostModel::end_step(int first_gpu, std::span<const double> busy_ns, core::Time start, core::Time end,
+                                 double power_weight) {
+  if (dvfs_) {
+    dvfs_->end_step(first_gpu, busy_ns.data(), static_cast<int>(busy_ns.size()), start, end, power_weight);
+    for (std::size_t i = 0; i < busy_ns.size(); ++i) {
+      refresh_speed(static_cast<std::size_t>(first_gpu) + i);
+    }
+  }
 }
 
 void RooflineCostModel::set_gpu_model(int first, int count, const GpuSpec& spec) {
@@ -195,7 +233,7 @@ void RooflineCostModel::advance_to(core::Time now) {
   boost::random::normal_distribution<double> n01;
   for (std::size_t g = 0; g < base_speed_.size(); ++g) {
     drift_state_[g] = drift_state_[g] * decay + noise * n01(drift_rng_[g]);
-    speed_[g] = std::max(base_speed_[g] * (1.0 + drift_state_[g]), 0.05);
+    refresh_speed(g);
   }
   now_ = now;
 }

@@ -7,6 +7,7 @@
 // GPU's effective speed factor for this kernel (1 = nominal); it stretches the kernel body, not the fixed launch
 // overhead, which is mostly host-side.
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "core/random_streams.hpp"
@@ -74,19 +75,28 @@ class RooflineCostModel final : public CostModel {
   double kernel_ns(int gpu, const hardware::KernelWork& work) const override;
   MoeTileRule moe_tile_rule(int gpu) const override { return gpu_of(gpu).moe_tile_rule(); }
   void advance_to(core::Time now) override;
+  void begin_step(int first_gpu, int gpus, core::Time start) override;
+  void end_step(int first_gpu, std::span<const double> busy_ns, core::Time start, core::Time end,
+                double power_weight) override;
+  /// The stress weight of `work` (variability.hpp): memory-bound kernels draw a fraction of full power.
+  double power_weight(int gpu, const hardware::KernelWork& work) const override;
+  bool power_limited() const override { return dvfs_.has_value(); }
+  double power_clock(int gpu) const override { return dvfs_ ? dvfs_->clock(gpu) : 1.0; }
   double jitter(int gpu) override;
   bool has_jitter() const override { return jitter_sigma_ > 0.0; }
-  /// One class per (GPU model, static speed factor); -1 for every GPU while speeds drift.
+  /// One class per (GPU model, static speed factor); -1 for every GPU while speeds drift or follow DVFS.
   int price_class(int gpu) const override {
-    return drift_.stddev > 0.0 ? -1 : price_class_[static_cast<std::size_t>(gpu)];
+    return drift_.stddev > 0.0 || dvfs_ ? -1 : price_class_[static_cast<std::size_t>(gpu)];
   }
 
   const GpuSpec& gpu() const { return gpu_; }
   /// Gives GPUs [first, first + count) another GPU model (a disaggregated prefill pool of other GPUs).
   void set_gpu_model(int first, int count, const GpuSpec& spec);
   const GpuSpec& gpu_of(int gpu) const { return specs_[spec_of_[static_cast<std::size_t>(gpu)]]; }
-  /// The GPU's speed factor now (static factor x drift).
+  /// The GPU's speed factor now (static factor x drift x DVFS clock).
   double speed(int gpu) const { return speed_[static_cast<std::size_t>(gpu)]; }
+  /// The power limiter (dvfs.hpp) when enabled.
+  const DvfsLimiter* dvfs() const { return dvfs_ ? &*dvfs_ : nullptr; }
   /// The factor a kernel of this work actually runs at on `gpu` (stress-weighted).
   double effective_speed(int gpu, const hardware::KernelWork& work) const;
   /// The resolved rates of this work's family and precision on `gpu`'s GPU model.
@@ -99,6 +109,8 @@ class RooflineCostModel final : public CostModel {
   using SpecRates = std::array<KernelRates, static_cast<std::size_t>(k_op_kinds* k_precisions)>;
   static SpecRates rates_of(const GpuSpec& spec);
   double speed_for(int gpu, const KernelRates& r, const hardware::KernelWork& work) const;
+  // speed_[g] from its static factor, drift and DVFS clock.
+  void refresh_speed(std::size_t g);
   // Numbers the distinct (spec_of_, base_speed_) pairs, in GPU order.
   void classify();
 
@@ -115,6 +127,7 @@ class RooflineCostModel final : public CostModel {
   std::vector<double> drift_state_;  // relative deviation per GPU
   std::vector<core::Rng> drift_rng_;
   std::vector<core::Rng> jitter_rng_;
+  std::optional<DvfsLimiter> dvfs_;
   core::Time now_ = 0;
 };
 

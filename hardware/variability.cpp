@@ -117,6 +117,7 @@ VariabilityConfig parse_variability(core::ParamTable& t, int gpus, double tdp_w)
   auto jitter = t.table("jitter", "per-kernel multiplicative noise");
   c.jitter.cv = jitter.real("cv", 0.0, "coefficient of variation of each kernel's duration (0 = none)", {0.0, 1.0});
   jitter.finish();
+  c.dvfs = parse_dvfs(t);
 
   if (t.documenting()) {
     return c;

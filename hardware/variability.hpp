@@ -6,13 +6,15 @@
 // where x is the kernel's arithmetic intensity over the GPU's ridge point and w the stress weight:
 // variability is fully expressed by compute-bound, high-power kernels and fades toward memory-bound
 // ones (ViBE, Section 3: clocks diverge near TDP in prefill/MoE, stay uniform in decode). s(t) may drift
-// slowly (an Ornstein-Uhlenbeck process per GPU) and kernels may jitter (multiplicative lognormal).
+// slowly (an Ornstein-Uhlenbeck process per GPU), kernels may jitter (multiplicative lognormal), and a
+// power limiter may clock each GPU from its recent busy share (dvfs.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/params.hpp"
 #include "core/random_streams.hpp"
+#include "hardware/dvfs.hpp"
 
 namespace epsim::hardware {
 
@@ -54,6 +56,7 @@ struct VariabilityConfig {
   StressConfig stress;
   DriftConfig drift;
   JitterConfig jitter;
+  DvfsConfig dvfs;
 };
 
 /// Parses [cluster.variability]; `gpus` sizes per-GPU lists, `tdp_w` is the GPU's TDP.

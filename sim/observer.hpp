@@ -60,6 +60,8 @@ struct StepRecord {
   double intra_bytes = 0.0;                  ///< dispatch + combine bytes inside nodes
   double inter_bytes = 0.0;                  ///< ... and between nodes
   std::span<const double> gpu_busy_ns = {};  ///< per GPU of the group: time in its own kernels (at on_step)
+  double clock_mean = 1.0;  ///< power-limited clock over the cold clock, mean over the group's GPUs (dvfs)
+  double clock_min = 1.0;   ///< ... and its slowest GPU's
   // The group's state once this step's batch was formed (its admissions and preemptions done), over
   // all its DP ranks.
   std::int64_t queued_requests = 0;     ///< arrived, waiting for admission (preempted ones included)

@@ -183,7 +183,7 @@ void Simulator::make_groups() {
   summary_metrics_ = make_summary_metrics(
       sizes, parts_.serving.window,
       {parts_.placement_curves, parts_.placement_curves_group, static_cast<int>(parts_.model.num_moe_layers())},
-      parts_.serving.speculative.enabled());
+      parts_.serving.speculative.enabled(), parts_.cost->power_limited());
   metrics_.set_groups(std::move(offsets), std::move(sizes));
 }
 
@@ -458,6 +458,7 @@ void Simulator::on_step_end(Group& g) {
   ++g.steps;
   g.last.end_ns = now;
   g.last.gpu_busy_ns = g.executor.gpu_busy_ns();
+  g.executor.end_step(g.last.start_ns, now);
   if (g.scheduler.prefix_caching() && g.batch.prefill_tokens > 0) {
     // A rank's time per token in steps that prefill (an exponential average): what recomputing costs.
     const double per_rank =

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/step_executor.hpp"
 
+#include <algorithm>
+
+#include "models/layer_work.hpp"
+
 namespace epsim::serving {
 
 StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& cost, int gpu_offset,
@@ -8,8 +12,10 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
                            policies::RoutingPolicy& routing, workloads::RoutingSource& source, double step_overhead_us,
                            hardware::CollectiveModel& collectives, int attention_tp, const hardware::EpCommConfig& comm,
                            core::Rng fanout_rng, const SpeculativeConfig& speculative)
-    : cost_(cost),
+    : model_(model),
+      cost_(cost),
       source_(source),
+      gpu_offset_(gpu_offset),
       gpus_(group_topology.num_gpus()),
       tp_(attention_tp),
       schedule_(make_step_schedule(PricerInputs{.model = model,
@@ -28,6 +34,19 @@ StepExecutor::StepExecutor(const models::ModelSpec& model, hardware::CostModel& 
     draft_.emplace(model, speculative, cost, gpu_offset, gpus_, attention_tp, collectives, comm);
     busy_ns_.assign(static_cast<std::size_t>(gpus_), 0.0);
   }
+}
+
+double StepExecutor::step_power_weight(const Batch& batch) const {
+  // A GPU's mean expert call: its share of the step's token-expert pairs over its share of the experts.
+  // The expert GEMMs are where MoE layers meet the power cap (ViBE, Section 3); a step's other kernels
+  // (attention, projections) follow the same batch size.
+  const double pairs =
+      static_cast<double>((batch.prefill_tokens + batch.decode_tokens) * model_.top_k) / static_cast<double>(gpus_);
+  const double activated = std::min(pairs, static_cast<double>(model_.routed_experts) / static_cast<double>(gpus_));
+  if (!(pairs > 0.0)) {
+    return 0.0;
+  }
+  return cost_.power_weight(gpu_offset_, models::expert_ffn_work(model_, pairs, pairs, activated));
 }
 
 bool StepExecutor::begin_routing(const Batch& batch, const std::vector<RequestState>& requests, core::Time now) {
@@ -57,6 +76,17 @@ bool StepExecutor::run(const Batch& batch, const std::vector<RequestState>& requ
   out.cached_tokens = batch.cached_tokens;
   out.requests = static_cast<std::int64_t>(batch.entries.size());
   cost_.advance_to(now);
+  cost_.begin_step(gpu_offset_, gpus_, now);
+  if (cost_.power_limited()) {
+    double sum = 0.0;
+    for (int g = gpu_offset_; g < gpu_offset_ + gpus_; ++g) {
+      const double c = cost_.power_clock(g);
+      sum += c;
+      out.clock_min = std::min(out.clock_min, c);
+    }
+    out.clock_mean = sum / static_cast<double>(gpus_);
+    power_weight_ = step_power_weight(batch);
+  }
   if (!begin_routing(batch, requests, now)) {
     return false;
   }

@@ -45,6 +45,11 @@ class StepExecutor {
   bool run(const Batch& batch, const std::vector<RequestState>& requests, core::Time now, int group, std::int64_t step,
            std::span<Observer* const> observers, StepRecord& out);
   std::span<const double> gpu_busy_ns() const { return draft_ ? busy_ns_ : schedule_->gpu_busy_ns(); }
+  /// The step that run() priced from `start` ended at `end`: tells the cost model how busy each GPU was
+  /// (a power limiter clocks the next step from it).
+  void end_step(core::Time start, core::Time end) {
+    cost_.end_step(gpu_offset_, gpu_busy_ns(), start, end, power_weight_);
+  }
   /// The last step's compute phases (no collective under way), [start, end) ns from the step's start.
   std::span<const std::pair<double, double>> compute_windows() const { return schedule_->compute_windows(); }
   /// The last step's tokens per expert, [moe layer][expert].
@@ -54,14 +59,20 @@ class StepExecutor {
   // Hands the batch's requests to the routing source; false when it is exhausted.
   bool begin_routing(const Batch& batch, const std::vector<RequestState>& requests, core::Time now);
 
+  // The step's power draw while busy, from its expert GEMM's intensity (power_limited models only).
+  double step_power_weight(const Batch& batch) const;
+
+  const models::ModelSpec& model_;
   hardware::CostModel& cost_;
   workloads::RoutingSource& source_;
+  int gpu_offset_;  // the group's first GPU in the cost model
   int gpus_;
   int tp_;                                               // attention tensor parallelism: a DP rank spans tp_ GPUs
   std::vector<workloads::RequestTokens> step_requests_;  // begin_step's view of the batch
   std::unique_ptr<StepSchedule> schedule_;
   std::optional<DraftPricer> draft_;  // speculative decoding: the draft passes after the verify
   std::vector<double> busy_ns_;       // with drafts: the schedule's busy time plus theirs
+  double power_weight_ = 1.0;         // the last step's step_power_weight
 };
 
 }  // namespace epsim::serving

@@ -50,10 +50,11 @@ struct PlacementCurves {
 
 /// Every summary metric a run reports, for EP groups of `group_gpus[g]` GPUs each (a line each), over
 /// the measurement window `window` (metrics fold their samples as they go: see window_fold.hpp);
-/// `speculative`: speculative decoding is on (its speculative.* figures).
+/// `speculative`: speculative decoding is on (its speculative.* figures); `power_limited`: a power limiter
+/// clocks the GPUs (its dvfs.* figures).
 std::vector<std::unique_ptr<SummaryMetric>> make_summary_metrics(std::span<const int> group_gpus,
                                                                  const MetricsWindow& window,
                                                                  const PlacementCurves& curves = {},
-                                                                 bool speculative = false);
+                                                                 bool speculative = false, bool power_limited = false);
 
 }  // namespace epsim::serving

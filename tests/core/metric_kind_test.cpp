@@ -14,7 +14,7 @@ TEST_CASE("metric names resolve to their kind") {
        {"slo.attainment", "slo.ttft_attainment", "slo.tpot_attainment", "barrier_idle_fraction", "comm_fraction",
         "gpu_busy_fraction.min", "gpu_busy_fraction.mean", "gpu_balancedness", "curve_fit.straggler_agreement",
         "hit_time_limit", "routing_exhausted", "max_rate_bracketed", "kv_cache_utilisation", "prefill_share",
-        "speculative.acceptance_rate", "speculative.draft_time_share"}) {
+        "speculative.acceptance_rate", "speculative.draft_time_share", "dvfs.clock_mean", "dvfs.clock_min"}) {
     INFO(p);
     REQUIRE(classify_metric(p) == MetricKind::proportion);
   }
