@@ -16,15 +16,17 @@
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
 # Studies: director-load, director, director-ablation, director-why, metro, metro-activated, grace-affinity,
-# grace, gem, gem-load, vibe, rebalance-engines, rebalance-kimi and rebalance-atom
+# grace, gem, gem-load, vibe, vibe-dvfs, rebalance-engines, rebalance-kimi and rebalance-atom
 # (experiments/reproductions/NAME.toml, run by `epsim sweep`); and routing-skew, the synthetic router's
 # decode steps measured as TensorRT-LLM measures real ones (scripts/routing_skew.py over
-# experiments/reproductions/routing-skew.toml).
+# experiments/reproductions/routing-skew.toml); and vibe-breakdown, ViBE's Figure 3 setup split into local
+# work, expert FFN and all-to-all with TP8 and DP attention (scripts/vibe_breakdown.py over
+# experiments/reproductions/vibe-breakdown.toml).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 studies=(director-load director director-ablation director-why metro metro-activated grace-affinity grace gem
-         gem-load vibe rebalance-engines rebalance-kimi rebalance-atom routing-skew)
+         gem-load vibe vibe-dvfs rebalance-engines rebalance-kimi rebalance-atom routing-skew vibe-breakdown)
 mode=write
 case "${1:-}" in
   --run) mode=run; shift ;;
@@ -43,6 +45,8 @@ if [ $mode = run ] || [ $mode = produce ]; then
   for s in "${studies[@]}"; do
     if [ "$s" = routing-skew ]; then
       python3 "$root/scripts/routing_skew.py" "$epsim" "$dir/$s"
+    elif [ "$s" = vibe-breakdown ]; then
+      python3 "$root/scripts/vibe_breakdown.py" "$epsim" "$dir/$s"
     else
       "$epsim" sweep "$root/experiments/reproductions/$s.toml" --out "$dir/$s" -j 2 --progress none >/dev/null
     fi

@@ -715,8 +715,55 @@ def routing_skew():
     return lines
 
 
+def vibe_dvfs():
+    """Per limiter depth: the GPUs' clocks under EPLB, and ViBE's change against EPLB over the rates."""
+    cells, (_, depths, rates) = cells_by(points("vibe-dvfs"), "policy", "dvfs", "workload.rate_rps")
+    lines = ["| limiter (clock under continuous load) | GPUs' mean clock, EPLB | slowest GPU's clock, EPLB | "
+             "barrier idle, EPLB | straggler gap, ViBE vs EPLB | P90 TTFT, ViBE vs EPLB | mean step, ViBE vs EPLB | "
+             "verdict on P90 TTFT (paper: up to -10 %) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for depth in depths:
+        def span(metric, scale=1.0, digits=3):
+            xs = [scale * float(cells[("eplb", depth, r)][metric]["mean"]) for r in rates]
+            return f"{min(xs):.{digits}f}-{max(xs):.{digits}f}"
+        def change(metric):
+            ts = [rel(cells[("vibe", depth, r)][metric], cells[("eplb", depth, r)][metric]) for r in rates]
+            sig = sum(1 for t in ts if t[2] < 0 or t[1] > 0)
+            return ts, (f"{min(t[0] for t in ts):+.1f} to {max(t[0] for t in ts):+.1f} % "
+                        f"({sig} of {len(ts)} exclude 0)")
+        ttft, ttft_text = change("ttft_ms.p90")
+        clocks = (span("dvfs.clock_mean"), span("dvfs.clock_min")) if depth != "off" else ("1 (off)", "1 (off)")
+        label = "off (static speeds)" if depth == "off" else depth
+        idle = span("barrier_idle_fraction", 100.0, 1) + " %"
+        lines.append(f"| {label} | {clocks[0]} | {clocks[1]} | {idle} | {change('straggler_gap_us.mean')[1]} | {ttft_text} | "
+                     f"{change('mean_step_ms')[1]} | {verdict(-10.0, [min(ttft, key=lambda t: t[0])])} |")
+    return lines
+
+
+VIBE_FIGURE3 = {"expert_share": 49.0, "a2a_share": 24.5}  # ViBE's Figure 3: % of a prefill step
+
+
+def vibe_breakdown():
+    """Shares of DeepSeek-V3's MoE layers in prefill on 8 x MI325X against ViBE's measured Figure 3."""
+    with open(os.path.join(out, "vibe-breakdown", "points.csv"), newline="") as h:
+        rows = list(csv.DictReader(h))
+    lines = ["| setting | local work (attention, projections, all-reduce) | expert FFN | all-to-all | "
+             "per MoE layer, ms (local / FFN / all-to-all) | verdict (FFN and all-to-all shares) |",
+             "| --- | --- | --- | --- | --- | --- |",
+             f"| ViBE's Figure 3 (measured) | {100 - sum(VIBE_FIGURE3.values()):.1f} % (the rest) | "
+             f"{VIBE_FIGURE3['expert_share']:.1f} % | {VIBE_FIGURE3['a2a_share']:.1f} % | not stated | |"]
+    for r in rows:
+        shares = {k: 100 * float(r[k]) for k in ("local_share", "expert_share", "a2a_share")}
+        words = [size_verdict(VIBE_FIGURE3[k], shares[k]) for k in VIBE_FIGURE3]
+        label = "TP8 attention (as ViBE's Section 5.1)" if r["attention_tp"] == "8" else \
+            f"attention_tp = {r['attention_tp']} (DP attention)"
+        lines.append(f"| {label} | {shares['local_share']:.1f} % | {shares['expert_share']:.1f} % | "
+                     f"{shares['a2a_share']:.1f} % | {float(r['local_ms']):.2f} / {float(r['expert_ms']):.2f} / "
+                     f"{float(r['a2a_ms']):.2f} | {worst(words)} |")
+    return lines
+
+
 TABLES = {"director-load": director_load, "routing-skew": routing_skew, "director": director, "metro": metro, "grace-affinity": grace_affinity,
-          "gem": gem, "gem-load": gem_load, "vibe": vibe, "rebalance-engines": rebalance_engines,
+          "gem": gem, "gem-load": gem_load, "vibe": vibe, "vibe-dvfs": vibe_dvfs, "vibe-breakdown": vibe_breakdown, "rebalance-engines": rebalance_engines,
           "rebalance-atom": rebalance_atom, "grace": grace, "metro-activated": metro_activated,
           "director-ablation": director_ablation, "director-why": director_why,
           "rebalance-kimi": rebalance_kimi}

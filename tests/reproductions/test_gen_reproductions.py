@@ -100,6 +100,53 @@ class TablesTest(unittest.TestCase):
         self.assertIn("-3.0 to -3.0 %", lines[-1])
         self.assertTrue(lines[-1].endswith("**direction only**."))
 
+    def test_vibe_dvfs_by_hand(self):
+        # One limiter depth (0.84), two rates. EPLB's clocks 0.90 / 0.86 (slowest 0.85), barrier idle 1.5 / 2 %;
+        # ViBE's P90 TTFT -12 % [-13, -11] at rate 40 and -2 % [-5, +1] at 60 (mean 100 against EPLB's 100).
+        header = ["policy", "dvfs", "workload.rate_rps", "metric", "mean", "baseline_diff", "baseline_diff_ci95_low",
+                  "baseline_diff_ci95_high"]
+        rows = []
+        for rate, clock, idle, ttft in (("40", 0.90, 0.015, (-12, -13, -11)), ("60", 0.86, 0.02, (-2, -5, 1))):
+            for metric, value in (("dvfs.clock_mean", clock), ("dvfs.clock_min", 0.85), ("barrier_idle_fraction", idle),
+                                  ("ttft_ms.p90", 100.0), ("straggler_gap_us.mean", 10.0), ("mean_step_ms", 50.0)):
+                rows.append(["eplb", "0.84", rate, metric, value, 0, 0, 0])
+                d = ttft if metric == "ttft_ms.p90" else (0, 0, 0)
+                rows.append(["vibe", "0.84", rate, metric, value, *d])
+        lines = generated(g.vibe_dvfs, "vibe-dvfs", "points.csv", header, rows)
+        self.assertEqual(len(lines), 3)
+        row = lines[2]
+        self.assertIn("| 0.84 | 0.860-0.900 | 0.850-0.850 | 1.5-2.0 % |", row)
+        self.assertIn("-12.0 to -2.0 % (1 of 2 exclude 0)", row)  # P90 TTFT
+        self.assertTrue(row.endswith("| reproduces |"))  # the best rate's -12 % is within 30 % of -10 %
+
+    def test_vibe_breakdown_shares_and_verdict(self):
+        # TP8: 26.5 / 49 / 24.5 % exactly the paper's: reproduces. DP: FFN 30 % (< 0.7 x 49): does not.
+        header = ["attention_tp", "moe_layers", "local_share", "expert_share", "a2a_share", "local_ms", "expert_ms",
+                  "a2a_ms"]
+        rows = [[8, 58, 0.265, 0.49, 0.245, 1.0, 2.0, 1.0], [1, 58, 0.3, 0.3, 0.4, 1.0, 1.0, 1.333]]
+        lines = generated(g.vibe_breakdown, "vibe-breakdown", "points.csv", header, rows)
+        self.assertIn("| 26.5 % (the rest) | 49.0 % | 24.5 % |", lines[2])
+        self.assertEqual(lines[3], "| TP8 attention (as ViBE's Section 5.1) | 26.5 % | 49.0 % | 24.5 % | "
+                                   "1.00 / 2.00 / 1.00 | reproduces |")
+        self.assertTrue(lines[4].startswith("| attention_tp = 1 (DP attention) | 30.0 % | 30.0 % | 40.0 % |"))
+        self.assertTrue(lines[4].endswith("| does not |"))
+
+    def test_vibe_breakdown_splits_gpu_0s_layers(self):
+        # Two MoE layers on GPU 0 (and one on GPU 1, left out): local 3 + 1, FFN 2 + 2, all-to-all (0.5 + 0.5) x 2 ms.
+        import vibe_breakdown as vb
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "layers.csv")
+            with open(path, "w", newline="") as h:
+                w = csv.writer(h)
+                w.writerow(["gpu", "local_ns", "expert_ns", "dispatch_ns", "combine_ns"])
+                w.writerows([[0, 3e6, 2e6, 0.5e6, 0.5e6], [0, 1e6, 2e6, 0.5e6, 0.5e6], [1, 9e9, 9e9, 9e9, 9e9]])
+            r = vb.split(path)
+        self.assertEqual(r["moe_layers"], 2)
+        self.assertAlmostEqual(r["local_share"], 4 / 10)
+        self.assertAlmostEqual(r["expert_share"], 4 / 10)
+        self.assertAlmostEqual(r["a2a_share"], 2 / 10)
+        self.assertAlmostEqual(r["local_ms"], 2.0)
+
     def test_size_verdict_widens_the_measured_band_by_30_percent(self):
         self.assertEqual(g.size_verdict((260.0, 420.0), 398.0), "reproduces")
         self.assertEqual(g.size_verdict((260.0, 420.0), 546.0), "reproduces")   # 1.3 x 420
