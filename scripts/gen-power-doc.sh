@@ -15,7 +15,8 @@ python3 "$root/tools/power/summarise.py" "$root/data/power/h200-gemm-kernels.csv
   "$root/data/power/h200-gemm-smi.csv.gz" >"$block"
 {
   printf '\nThe power-limiter model (hardware/dvfs.hpp) fitted to it by tools/power/dvfs_fit.py:\n\n'
-  python3 "$root/tools/power/dvfs_fit.py" "$root/data/power/h200-gemm-kernels.csv.gz"
+  python3 "$root/tools/power/dvfs_fit.py" "$root/data/power/h200-gemm-kernels.csv.gz" \
+    "$root/data/power/h200-lockstep-kernels.csv.gz"
 } >>"$block"
 bash "$root/scripts/splice-generated.sh" "${check[@]}" "$root/docs/reproductions.md" "$block" gen-power-doc.sh \
   "docs/reproductions.md's H200 power-limiter table"

@@ -7,7 +7,10 @@ Runs back-to-back compute-bound GEMMs and times every kernel with CUDA events, s
 tracks the SM clock (a compute-bound GEMM's time is ~ 1 / clock):
   transient: after 2 s idle, 3 s of GEMMs: how the duration moves from the first kernels to steady state;
   duty:      bursts of B ms of GEMMs separated by idle gaps of B ms (50 % duty) and 4 B ms (20 %), for
-             B in 2, 10, 50, 250 ms: the kernels' mean duration in the bursts against continuous running.
+             B in 2, 10, 50, 250 ms: the kernels' mean duration in the bursts against continuous running;
+  lockstep:  20 ms bursts with short gaps (duty 100, 98, 95, 90, 80 %), each for 4 s after 2 s idle: the
+             high-duty regime of expert-parallel steps, where GPUs differ in busy share only by their wait
+             at the layers' barriers (opt-in: --experiments lockstep).
 Also samples nvidia-smi (SM clock, power, power-cap throttling) every 20 ms beside it, when present.
 Writes OUT/kernels.csv (experiment, dtype, rep, burst_ms, duty, index, start_ms, dur_ms) and
 OUT/smi.csv. Needs PyTorch with CUDA; nothing is changed on the GPU (no clock or power setting).
@@ -53,6 +56,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--dtype", default="both", choices=["bf16", "fp8", "both"])
     ap.add_argument("--n", type=int, default=8192, help="square GEMM size (compute-bound)")
+    ap.add_argument("--experiments", default="transient,duty", help="comma-separated: transient, duty, lockstep")
     args = ap.parse_args()
     import torch
     os.makedirs(args.out, exist_ok=True)
@@ -67,18 +71,19 @@ def main():
         pass
     rows = []
     dtypes = ["bf16", "fp8"] if args.dtype == "both" else [args.dtype]
+    experiments = set(args.experiments.split(","))
     for dtype in dtypes:
         fn = gemm_fn(torch, dtype, args.n)
         for _ in range(20):
             fn()
         torch.cuda.synchronize()
-        for rep in range(3):
+        for rep in range(3 if "transient" in experiments else 0):
             time.sleep(2.0)  # idle: the limiter's average power falls
             start = torch.cuda.Event(enable_timing=True)
             start.record()
             for i, (t, d) in enumerate(run_block(torch, fn, 3.0, start)):
                 rows.append(("transient", dtype, rep, "", "", i, t, d))
-        for burst_ms in (2, 10, 50, 250):
+        for burst_ms in (2, 10, 50, 250) if "duty" in experiments else ():
             for duty, gap_factor in ((0.5, 1.0), (0.2, 4.0)):
                 time.sleep(1.0)
                 start = torch.cuda.Event(enable_timing=True)
@@ -90,6 +95,18 @@ def main():
                         rows.append(("duty", dtype, 0, burst_ms, duty, index, t, d))
                         index += 1
                     time.sleep(gap_factor * burst_ms / 1000.0)
+        for duty in (1.0, 0.98, 0.95, 0.9, 0.8) if "lockstep" in experiments else ():
+            time.sleep(2.0)
+            start = torch.cuda.Event(enable_timing=True)
+            start.record()
+            t_end = time.monotonic() + 4.0
+            index = 0
+            while time.monotonic() < t_end:
+                for t, d in run_block(torch, fn, 0.020, start):
+                    rows.append(("lockstep", dtype, 0, 20, duty, index, t, d))
+                    index += 1
+                if duty < 1.0:
+                    time.sleep(0.020 * (1.0 - duty) / duty)
     if smi is not None:
         smi.terminate()
     with open(os.path.join(args.out, "kernels.csv"), "w", newline="") as h:

@@ -33,5 +33,26 @@ class DvfsFitTest(unittest.TestCase):
         self.assertAlmostEqual(f.burst_time(1.0, 0.84, 30.0, 200.0, 5000.0, 0.5), 1.0 / 0.84, places=3)
 
 
+    def test_lockstep_duty_and_change_from_the_kernels(self):
+        # One dtype: continuous 1.2 ms kernels back to back (duty 1), and 1.0 ms kernels with 1 ms gaps
+        # after every 9 (9 of 10 ms busy). Measured: 1.0 against 1.2 = -16.7 %; duties from the timestamps.
+        rows = []
+        for i in range(4000):
+            rows.append({"experiment": "lockstep", "dtype": "fp8", "duty": "1.0", "start_ms": str(1.2 * i),
+                         "dur_ms": "1.2"})
+        t = 0.0
+        for i in range(4000):
+            rows.append({"experiment": "lockstep", "dtype": "fp8", "duty": "0.9", "start_ms": str(t), "dur_ms": "1.0"})
+            t += 2.0 if i % 9 == 8 else 1.0
+        s = {"fp8": {"cold": 1.0, "continuous": 1.0 / 0.84}}
+        (dt, nominal, duty, ref, measured, fitted, symmetric), = f.lockstep(rows, s, 30.0, 200.0)
+        self.assertEqual((dt, nominal), ("fp8", 0.9))
+        self.assertAlmostEqual(ref, 1.0, places=6)
+        self.assertAlmostEqual(duty, 0.9, places=2)
+        self.assertAlmostEqual(measured, 100 * (1.0 / 1.2 - 1), places=6)
+        # The model: a GPU idle a tenth of the time runs no slower than one never idle.
+        self.assertLessEqual(fitted, 0.0)
+        self.assertLessEqual(symmetric, fitted)
+
 if __name__ == "__main__":
     unittest.main()
