@@ -107,6 +107,16 @@ RooflineCostModel::SpecRates RooflineCostModel::rates_of(const GpuSpec& spec) {
   return out;
 }
 
+namespace {
+
+// Intensity over the ridge point = compute time over memory time at the family's efficiencies.
+double rates_intensity(const KernelRates& r, const hardware::KernelWork& work) {
+  const double memory_ns = work.bytes * r.ns_per_byte;
+  return memory_ns > 0.0 ? work.flops * r.ns_per_flop / memory_ns : (work.flops > 0.0 ? 1e9 : 0.0);
+}
+
+}  // namespace
+
 RooflineCostModel::RooflineCostModel(GpuSpec gpu, std::vector<double> speed_factors)
     : gpu_(std::move(gpu)), base_speed_(std::move(speed_factors)), speed_(base_speed_) {
   stress_.enabled = false;
@@ -177,10 +187,7 @@ void RooflineCostModel::begin_step(int first_gpu, int gpus, core::Time start) {
 }
 
 double RooflineCostModel::power_weight(int gpu, const hardware::KernelWork& work) const {
-  const KernelRates& r = rates(gpu, work);
-  const double memory_ns = work.bytes * r.ns_per_byte;
-  const double x = memory_ns > 0.0 ? work.flops * r.ns_per_flop / memory_ns : (work.flops > 0.0 ? 1e9 : 0.0);
-  return stress_weight(stress_, x);
+  return stress_weight(stress_, rates_intensity(rates(gpu, work), work));
 }
 
 void RooflineCostModel::end_step(int first_gpu, std::span<const double> busy_ns, core::Time start, core::Time end,
@@ -207,10 +214,7 @@ double RooflineCostModel::speed_for(int gpu, const KernelRates& r, const hardwar
   if (s == 1.0) {
     return 1.0;
   }
-  // Intensity over the ridge point = compute time over memory time at the family's efficiencies.
-  const double memory_ns = work.bytes * r.ns_per_byte;
-  const double x = memory_ns > 0.0 ? work.flops * r.ns_per_flop / memory_ns : (work.flops > 0.0 ? 1e9 : 0.0);
-  return 1.0 + (s - 1.0) * stress_weight(stress_, x);
+  return 1.0 + (s - 1.0) * stress_weight(stress_, rates_intensity(r, work));
 }
 
 double RooflineCostModel::effective_speed(int gpu, const hardware::KernelWork& work) const {
