@@ -15,7 +15,7 @@
 #   scripts/gen-reproductions.sh --check DIR    exit 1, printing the difference, where a block of the doc is
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
-# Studies: director-load, director, director-ablation, director-why, metro, metro-activated, grace-affinity,
+# Studies: director-load, director-scale, director, director-ablation, director-why, metro, metro-activated, grace-affinity,
 # grace, gem, gem-load, vibe, vibe-dvfs, rebalance-engines, rebalance-kimi and rebalance-atom
 # (experiments/reproductions/NAME.toml, run by `epsim sweep`); and routing-skew, the synthetic router's
 # decode steps measured as TensorRT-LLM measures real ones (scripts/routing_skew.py over
@@ -25,7 +25,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-studies=(director-load director director-ablation director-why metro metro-activated grace-affinity grace gem
+studies=(director-load director-scale director director-ablation director-why metro metro-activated grace-affinity grace gem
          gem-load vibe vibe-dvfs rebalance-engines rebalance-kimi rebalance-atom routing-skew vibe-breakdown)
 mode=write
 case "${1:-}" in

@@ -762,7 +762,47 @@ def vibe_breakdown():
     return lines
 
 
-TABLES = {"director-load": director_load, "routing-skew": routing_skew, "director": director, "metro": metro, "grace-affinity": grace_affinity,
+# DIRECTOR's Figure 9 (H200): E2E change against offline at 4 and 32 GPUs; between them only that it grows.
+DIRECTOR_SCALE = {"4": -11.0, "8": (-11.0, -48.0), "16": (-11.0, -48.0), "32": -48.0}
+
+
+def director_scale():
+    """Per GPU count: offline's TTFT at both intervals (no queueing when they agree within 10 %), and
+    DIRECTOR's and reactive's paired E2E change against offline at each, with the paper's Figure 9."""
+    cells, (setups, _) = cells_by(points("director-scale"), "setup", "policy")
+    counts = []
+    for s_ in setups:
+        n = s_.split()[0]
+        if n not in counts:
+            counts.append(n)
+    lines = ["| GPUs | offline's mean TTFT at 1.5x / 3x, ms | offline's step in all-to-all | DIRECTOR vs offline: E2E "
+             "at 1.5x | at 3x | mean step at 1.5x | reactive vs offline: E2E at 1.5x | paper (Figure 9) | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    gains = {}
+    for n in counts:
+        at = {x: cells[(f"{n} GPUs {x}", "offline")] for x in ("1.5x", "3x")}
+        ttft = {x: float(at[x]["ttft_ms.mean"]["mean"]) for x in at}
+        stable = ttft["1.5x"] <= 1.1 * ttft["3x"]
+        d = {x: rel(cells[(f"{n} GPUs {x}", "director")]["e2e_ms.mean"], at[x]["e2e_ms.mean"]) for x in at}
+        step = rel(cells[(f"{n} GPUs 1.5x", "director")]["mean_step_ms"], at["1.5x"]["mean_step_ms"])
+        react = rel(cells[(f"{n} GPUs 1.5x", "reactive")]["e2e_ms.mean"], at["1.5x"]["e2e_ms.mean"])
+        paper = DIRECTOR_SCALE.get(n)
+        shown = "not stated" if paper is None else (f"{paper:+.0f} %" if not isinstance(paper, tuple) else
+                                                    f"between {paper[0]:+.0f} and {paper[1]:+.0f} %")
+        judged = [d["3x"], d["1.5x"]] if stable else [d["3x"]]
+        v = "not comparable" if paper is None else verdict(paper, judged)
+        gains[n] = d["3x"][0]
+        comm = 100 * float(at["3x"]["comm_fraction"]["mean"])
+        lines.append(f"| {n} | {ttft['1.5x']:.1f} / {ttft['3x']:.1f}{'' if stable else ' (queues)'} | {comm:.0f} % | "
+                     f"{fmt(d['1.5x'])} | {fmt(d['3x'])} | {fmt(step)} | {fmt(react)} | {shown} | {v} |")
+    first, last = counts[0], counts[-1]
+    grows = gains[last] < gains[first]
+    lines += ["", f"The paper's gain grows from {first} to {last} GPUs; here DIRECTOR's E2E change at 3x goes from "
+              f"{gains[first]:+.1f} % to {gains[last]:+.1f} %: **{'direction only' if grows else 'does not'}**."]
+    return lines
+
+
+TABLES = {"director-load": director_load, "director-scale": director_scale, "routing-skew": routing_skew, "director": director, "metro": metro, "grace-affinity": grace_affinity,
           "gem": gem, "gem-load": gem_load, "vibe": vibe, "vibe-dvfs": vibe_dvfs, "vibe-breakdown": vibe_breakdown, "rebalance-engines": rebalance_engines,
           "rebalance-atom": rebalance_atom, "grace": grace, "metro-activated": metro_activated,
           "director-ablation": director_ablation, "director-why": director_why,

@@ -147,6 +147,28 @@ class TablesTest(unittest.TestCase):
         self.assertAlmostEqual(r["a2a_share"], 2 / 10)
         self.assertAlmostEqual(r["local_ms"], 2.0)
 
+    def test_director_scale_stable_intervals_and_growth(self):
+        # 4 GPUs: offline TTFT 30 / 30 ms (stable), DIRECTOR -11 % at both: reproduces. 32 GPUs: TTFT 50 at
+        # 1.5x against 30 at 3x (queues: only 3x judged), -2 % at 3x: direction only; the gain shrinks: does not.
+        header = ["setup", "policy", "metric", "mean", "baseline_diff", "baseline_diff_ci95_low",
+                  "baseline_diff_ci95_high"]
+        rows = []
+        for n, ttft15, gain in (("4", 30.0, -11.0), ("32", 50.0, -2.0)):
+            for x, ttft in (("1.5x", ttft15), ("3x", 30.0)):
+                setup = f"{n} GPUs {x}"
+                rows += [[setup, "offline", "ttft_ms.mean", ttft, 0, 0, 0],
+                         [setup, "offline", "comm_fraction", 0.25, 0, 0, 0]]
+                for metric in ("e2e_ms.mean", "mean_step_ms"):
+                    rows.append([setup, "offline", metric, 100.0, 0, 0, 0])
+                    for policy in ("director", "reactive"):
+                        rows.append([setup, policy, metric, 100.0 + gain, gain, gain - 1, gain + 1])
+        lines = generated(g.director_scale, "director-scale", "points.csv", header, rows)
+        self.assertIn("| 4 | 30.0 / 30.0 | 25 % | -11.0 % [-12.0, -10.0] |", lines[2])
+        self.assertTrue(lines[2].endswith("| -11 % | reproduces |"))
+        self.assertIn("| 32 | 50.0 / 30.0 (queues) |", lines[3])
+        self.assertTrue(lines[3].endswith("| -48 % | direction only |"))  # -2 % [-3, -1]: the sign, not the size
+        self.assertTrue(lines[-1].endswith("goes from -11.0 % to -2.0 %: **does not**."))
+
     def test_size_verdict_widens_the_measured_band_by_30_percent(self):
         self.assertEqual(g.size_verdict((260.0, 420.0), 398.0), "reproduces")
         self.assertEqual(g.size_verdict((260.0, 420.0), 546.0), "reproduces")   # 1.3 x 420
