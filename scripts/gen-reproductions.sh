@@ -16,7 +16,7 @@
 #                                               not what DIR's outputs give (writes nothing)
 #   scripts/gen-reproductions.sh --list         the studies (experiments/reproductions/NAME.toml)
 # Studies: director-load, director-scale, director, director-ablation, director-why, metro, metro-activated, grace-affinity,
-# grace, gem, gem-load, vibe, vibe-dvfs, rebalance-engines, rebalance-kimi and rebalance-atom
+# grace, gem, gem-gap, gem-load, vibe, vibe-dvfs, rebalance-engines, rebalance-kimi and rebalance-atom
 # (experiments/reproductions/NAME.toml, run by `epsim sweep`); and routing-skew, the synthetic router's
 # decode steps measured as TensorRT-LLM measures real ones (scripts/routing_skew.py over
 # experiments/reproductions/routing-skew.toml); and vibe-breakdown, ViBE's Figure 3 setup split into local
@@ -26,7 +26,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 studies=(director-load director-scale director director-ablation director-why metro metro-activated grace-affinity grace gem
-         gem-load vibe vibe-dvfs rebalance-engines rebalance-kimi rebalance-atom routing-skew vibe-breakdown)
+         gem-gap gem-load vibe vibe-dvfs rebalance-engines rebalance-kimi rebalance-atom routing-skew vibe-breakdown)
 mode=write
 case "${1:-}" in
   --run) mode=run; shift ;;

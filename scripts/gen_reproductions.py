@@ -802,8 +802,31 @@ def director_scale():
     return lines
 
 
+GEM_GAP = {4: 11.9, 64: 23.4}  # GEM's Section 6: fastest / slowest - 1, expected over clusters of N L40s
+
+
+def gem_gap():
+    """The slowest-fastest gap (fastest / slowest - 1) of each cluster size's drawn speed factors (the
+    study's saved runs), with its 95 % interval over the draws, against GEM's Monte Carlo."""
+    import glob
+    import json
+    by_gpus = {}
+    for f in sorted(glob.glob(os.path.join(out, "gem-gap", "runs", "*", "summary.json"))):
+        with open(f) as h:
+            resolved = json.load(h)["resolved"]
+        by_gpus.setdefault(resolved["gpus"], []).append(resolved["speed_factors"])
+    lines = ["| GPUs | clusters drawn | paper | epsim: fastest / slowest - 1 | verdict |", "| --- | --- | --- | --- | --- |"]
+    for n, draws in sorted(by_gpus.items()):
+        m, lo, hi = interval([100 * (max(x) / min(x) - 1) for x in draws])
+        paper = GEM_GAP.get(n)
+        lines.append(f"| {n} | {len(draws)} | {'not stated' if paper is None else f'{paper:.1f} %'} | "
+                     f"{m:.2f} % [{lo:.2f}, {hi:.2f}] | "
+                     f"{'not comparable' if paper is None else size_verdict(paper, m) + ' (in sample)'} |")
+    return lines
+
+
 TABLES = {"director-load": director_load, "director-scale": director_scale, "routing-skew": routing_skew, "director": director, "metro": metro, "grace-affinity": grace_affinity,
-          "gem": gem, "gem-load": gem_load, "vibe": vibe, "vibe-dvfs": vibe_dvfs, "vibe-breakdown": vibe_breakdown, "rebalance-engines": rebalance_engines,
+          "gem": gem, "gem-gap": gem_gap, "gem-load": gem_load, "vibe": vibe, "vibe-dvfs": vibe_dvfs, "vibe-breakdown": vibe_breakdown, "rebalance-engines": rebalance_engines,
           "rebalance-atom": rebalance_atom, "grace": grace, "metro-activated": metro_activated,
           "director-ablation": director_ablation, "director-why": director_why,
           "rebalance-kimi": rebalance_kimi}

@@ -169,6 +169,21 @@ class TablesTest(unittest.TestCase):
         self.assertTrue(lines[3].endswith("| -48 % | direction only |"))  # -2 % [-3, -1]: the sign, not the size
         self.assertTrue(lines[-1].endswith("goes from -11.0 % to -2.0 %: **does not**."))
 
+    def test_gem_gap_from_the_saved_runs(self):
+        # N=4: gaps 10 % and 14 % (mean 12, within 30 % of 11.9: reproduces); N=8: not stated.
+        import json
+        with tempfile.TemporaryDirectory() as d:
+            for i, (n, factors) in enumerate(((4, [1.0, 1.1, 1.0, 1.0]), (4, [1.14, 1.0, 1.0, 1.0]),
+                                              (8, [1.0] * 7 + [0.8]), (8, [1.0] * 7 + [0.8]))):
+                os.makedirs(os.path.join(d, "gem-gap", "runs", str(i)))
+                with open(os.path.join(d, "gem-gap", "runs", str(i), "summary.json"), "w") as h:
+                    json.dump({"resolved": {"gpus": n, "speed_factors": factors}}, h)
+            g.out = d
+            lines = g.gem_gap()
+        self.assertTrue(lines[2].startswith("| 4 | 2 | 11.9 % | 12.00 % ["))
+        self.assertTrue(lines[2].endswith("| reproduces (in sample) |"))
+        self.assertTrue(lines[3].startswith("| 8 | 2 | not stated | 25.00 % [25.00, 25.00] |"))
+
     def test_size_verdict_widens_the_measured_band_by_30_percent(self):
         self.assertEqual(g.size_verdict((260.0, 420.0), 398.0), "reproduces")
         self.assertEqual(g.size_verdict((260.0, 420.0), 546.0), "reproduces")   # 1.3 x 420
