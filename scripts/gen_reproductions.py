@@ -808,13 +808,7 @@ GEM_GAP = {4: 11.9, 64: 23.4}  # GEM's Section 6: fastest / slowest - 1, expecte
 def gem_gap():
     """The slowest-fastest gap (fastest / slowest - 1) of each cluster size's drawn speed factors (the
     study's saved runs), with its 95 % interval over the draws, against GEM's Monte Carlo."""
-    import glob
-    import json
-    by_gpus = {}
-    for f in sorted(glob.glob(os.path.join(out, "gem-gap", "runs", "*", "summary.json"))):
-        with open(f) as h:
-            resolved = json.load(h)["resolved"]
-        by_gpus.setdefault(resolved["gpus"], []).append(resolved["speed_factors"])
+    by_gpus = paired.speed_draws(os.path.join(out, "gem-gap"))
     lines = ["| GPUs | clusters drawn | paper | epsim: fastest / slowest - 1 | verdict |", "| --- | --- | --- | --- | --- |"]
     for n, draws in sorted(by_gpus.items()):
         m, lo, hi = interval([100 * (max(x) / min(x) - 1) for x in draws])

@@ -6,7 +6,7 @@ per-iteration max / mean and std / mean, per expert and per rank of contiguous e
 OUT/points.csv (one row per exponent and seed: the averages over layers). docs/reproductions.md's
 routing-skew table is made from it (scripts/gen_reproductions.py).
     python3 scripts/routing_skew.py EPSIM OUT"""
-import csv
+import atomic_csv
 import json
 import os
 import subprocess
@@ -49,14 +49,7 @@ def main(argv):
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         rows = [measure(epsim, config, z, s, work) for z in ZIPF for s in SEEDS]
-    # Written whole, then renamed: an interrupted run leaves no half table.
-    path = os.path.join(out, "points.csv")
-    with open(path + ".tmp", "w", newline="") as h:
-        w = csv.DictWriter(h, fieldnames=COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    os.replace(path + ".tmp", path)
+    atomic_csv.write_rows(os.path.join(out, "points.csv"), COLUMNS, rows)
 
 
 if __name__ == "__main__":

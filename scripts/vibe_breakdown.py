@@ -6,6 +6,7 @@ run's MoE layers on GPU 0 into local work (attention, projections, their all-red
 expert FFN and all-to-all (dispatch + combine), from layers.csv, into OUT/points.csv. docs/reproductions.md's
 ViBE breakdown table is made from it (scripts/gen_reproductions.py).
     python3 scripts/vibe_breakdown.py EPSIM OUT"""
+import atomic_csv
 import csv
 import os
 import subprocess
@@ -42,14 +43,7 @@ def main(argv):
             subprocess.run([epsim, "run", config, "--out", run, "--set", f"parallel.attention_tp={tp}"], check=True,
                            stdout=subprocess.DEVNULL)
             rows.append({"attention_tp": tp, **split(os.path.join(run, "layers.csv"))})
-    # Written whole, then renamed: an interrupted run leaves no half table.
-    path = os.path.join(out, "points.csv")
-    with open(path + ".tmp", "w", newline="") as h:
-        w = csv.DictWriter(h, fieldnames=COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    os.replace(path + ".tmp", path)
+    atomic_csv.write_rows(os.path.join(out, "points.csv"), COLUMNS, rows)
 
 
 if __name__ == "__main__":

@@ -63,12 +63,18 @@ def paired(path, axis, base, treat, metric, expect):
     return 1 if failed else 0
 
 
-def gap(out):
+def speed_draws(out):
+    """{GPUs: [each saved run's drawn speed factors]} of a study saved with save_runs, in file order."""
     by_gpus = {}
-    for f in glob.glob(out + "/runs/*/summary.json"):
-        resolved = json.load(open(f))["resolved"]
+    for f in sorted(glob.glob(out + "/runs/*/summary.json")):
+        with open(f) as h:
+            resolved = json.load(h)["resolved"]
         by_gpus.setdefault(resolved["gpus"], []).append(resolved["speed_factors"])
-    for n, draws in sorted(by_gpus.items()):
+    return by_gpus
+
+
+def gap(out):
+    for n, draws in sorted(speed_draws(out).items()):
         a, ha = interval([max(x) / min(x) - 1 for x in draws])
         b, hb = interval([1 - min(x) / max(x) for x in draws])
         print(f"N={n:4d} draws={len(draws)}: fastest/slowest - 1 = {100 * a:.2f} % +-{100 * ha:.2f}, "

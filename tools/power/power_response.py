@@ -51,6 +51,21 @@ def run_block(torch, fn, seconds, start_ev):
     return [(start_ev.elapsed_time(s), s.elapsed_time(e)) for s, e in evs]
 
 
+def bursts(torch, fn, idle_s, seconds, burst_ms, gap_ms):
+    """After `idle_s` idle, bursts of `burst_ms` of kernels `gap_ms` apart (none when 0) for `seconds` of
+    host time; returns every kernel's (start_ms, dur_ms) from one start event."""
+    time.sleep(idle_s)
+    start = torch.cuda.Event(enable_timing=True)
+    start.record()
+    t_end = time.monotonic() + seconds
+    kernels = []
+    while time.monotonic() < t_end:
+        kernels += run_block(torch, fn, burst_ms / 1000.0, start)
+        if gap_ms > 0:
+            time.sleep(gap_ms / 1000.0)
+    return kernels
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -85,28 +100,11 @@ def main():
                 rows.append(("transient", dtype, rep, "", "", i, t, d))
         for burst_ms in (2, 10, 50, 250) if "duty" in experiments else ():
             for duty, gap_factor in ((0.5, 1.0), (0.2, 4.0)):
-                time.sleep(1.0)
-                start = torch.cuda.Event(enable_timing=True)
-                start.record()
-                t_end = time.monotonic() + 2.5
-                index = 0
-                while time.monotonic() < t_end:
-                    for t, d in run_block(torch, fn, burst_ms / 1000.0, start):
-                        rows.append(("duty", dtype, 0, burst_ms, duty, index, t, d))
-                        index += 1
-                    time.sleep(gap_factor * burst_ms / 1000.0)
+                for i, (t, d) in enumerate(bursts(torch, fn, 1.0, 2.5, burst_ms, gap_factor * burst_ms)):
+                    rows.append(("duty", dtype, 0, burst_ms, duty, i, t, d))
         for duty in (1.0, 0.98, 0.95, 0.9, 0.8) if "lockstep" in experiments else ():
-            time.sleep(2.0)
-            start = torch.cuda.Event(enable_timing=True)
-            start.record()
-            t_end = time.monotonic() + 4.0
-            index = 0
-            while time.monotonic() < t_end:
-                for t, d in run_block(torch, fn, 0.020, start):
-                    rows.append(("lockstep", dtype, 0, 20, duty, index, t, d))
-                    index += 1
-                if duty < 1.0:
-                    time.sleep(0.020 * (1.0 - duty) / duty)
+            for i, (t, d) in enumerate(bursts(torch, fn, 2.0, 4.0, 20, 20 * (1.0 - duty) / duty)):
+                rows.append(("lockstep", dtype, 0, 20, duty, i, t, d))
     if smi is not None:
         smi.terminate()
     with open(os.path.join(args.out, "kernels.csv"), "w", newline="") as h:
