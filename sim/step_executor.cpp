@@ -42,10 +42,10 @@ double StepExecutor::step_power_weight(const Batch& batch) const {
   // (attention, projections) follow the same batch size.
   const double pairs =
       static_cast<double>((batch.prefill_tokens + batch.decode_tokens) * model_.top_k) / static_cast<double>(gpus_);
-  const double activated = std::min(pairs, static_cast<double>(model_.routed_experts) / static_cast<double>(gpus_));
   if (!(pairs > 0.0)) {
     return 0.0;
   }
+  const double activated = std::min(pairs, static_cast<double>(model_.routed_experts) / static_cast<double>(gpus_));
   return cost_.power_weight(gpu_offset_, models::expert_ffn_work(model_, pairs, pairs, activated));
 }
 

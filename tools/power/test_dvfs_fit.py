@@ -54,5 +54,23 @@ class DvfsFitTest(unittest.TestCase):
         self.assertLessEqual(fitted, 0.0)
         self.assertLessEqual(symmetric, fitted)
 
+    def test_the_shipped_defaults_are_the_fit(self):
+        # hardware/dvfs.hpp's rise_ms, fall_ms and full_duty_clock are this fit on the shipped H200 data
+        # (the clock under continuous load rounded to 2 places: BF16 0.845, FP8 0.840).
+        import re
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with open(os.path.join(root, "hardware", "dvfs.hpp")) as h:
+            header = h.read()
+
+        def default(name):
+            return float(re.search(rf"double {name} = ([0-9.]+);", header).group(1))
+
+        rows = f.summarise.read(os.path.join(root, "data", "power", "h200-gemm-kernels.csv.gz"))
+        s = f.summarise.summarise(rows)
+        rise, fall = f.fit(rows, s)
+        self.assertEqual(default("rise_ms"), rise)
+        self.assertEqual(default("fall_ms"), fall)
+        self.assertEqual(default("full_duty_clock"), round(min(x["cold"] / x["continuous"] for x in s.values()), 2))
+
 if __name__ == "__main__":
     unittest.main()
