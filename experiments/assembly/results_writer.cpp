@@ -320,6 +320,10 @@ std::string human_summary(const ExperimentConfig& cfg, const serving::Simulation
        cfg.serving.slo.tpot_ms, 100.0 * s.slo_attainment, s.goodput_rps);
   line("straggler gap per MoE layer: mean {:.1f} us, max {:.1f} us; barrier idle {:.1f} % of GPU time\n",
        s.mean_straggler_gap_us, s.max_straggler_gap_us, 100.0 * s.barrier_idle_fraction);
+  if (cfg.variability.dvfs.enabled) {
+    line("power-limited clocks (of cold): mean {:.3f}, lowest {:.3f}\n", res.figure("dvfs.clock_mean"),
+         res.figure("dvfs.clock_min"));
+  }
   if (const std::string limits = limits_line(s.caps); !limits.empty()) {
     line("{}\n", limits);
   }

@@ -2,6 +2,8 @@
 // The power limiter in a whole run (hardware/dvfs.hpp): every step's clocks are what an independent
 // numerical integration of the limiter's equation over the run's own steps gives, and the summary's
 // dvfs.* figures are those clocks over the measured steps.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "experiments/assembly/build_simulation.hpp"
 #include "experiments/assembly/experiment_config.hpp"
 #include "experiments/assembly/load_window.hpp"
+#include "experiments/assembly/results_writer.hpp"
 #include "sim/simulator.hpp"
 
 using namespace epsim;
@@ -90,6 +93,10 @@ TEST_CASE("a power-limited run clocks every step from the limiter's equation ove
   // the recount by whole-ns spans.
   CHECK(res.figure("dvfs.clock_min") == Approx(lowest).epsilon(1e-6));
   CHECK(res.figure("dvfs.clock_mean") == Approx(clock_ns / step_ns).epsilon(1e-6));
+  // The terminal summary says them too.
+  const std::string said = fmt::format("power-limited clocks (of cold): mean {:.3f}, lowest {:.3f}",
+                                       res.figure("dvfs.clock_mean"), res.figure("dvfs.clock_min"));
+  CHECK(experiments::human_summary(cfg, res).find(said) != std::string::npos);
   for (const char* name : {"dvfs.clock_mean", "dvfs.clock_min"}) {
     CHECK(core::classify_metric(name) == core::MetricKind::proportion);  // clocks over the cold clock
   }
@@ -101,4 +108,5 @@ TEST_CASE("a run without the limiter reports no dvfs figures") {
   serving::Simulator sim(experiments::build_simulation(cfg, experiments::profile_pool_windows(cfg)));
   const serving::SimulationResult res = sim.run();
   CHECK_THROWS(res.figure("dvfs.clock_mean"));
+  CHECK(experiments::human_summary(cfg, res).find("power-limited") == std::string::npos);
 }
