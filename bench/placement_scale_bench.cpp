@@ -6,11 +6,11 @@
 // top-10) on 64 GPUs. DIRECTOR's bound is 32 GPUs (docs/policies.md, Bounds): it is refused on the larger
 // groups, so it is timed on 32 GPUs (4 x 8). The policies get what the simulator gives them
 // (experiments/assembly/builders.cpp): the shape, link bandwidths, a 16-step load window of 512 tokens
-// per step from the synthetic router, co-selection counts, and cost curves profiled from the H200
-// roofline with speeds 1 +- 4 % and GPU 0 12 % slow. Each solve is timed `reps` times (argument 1,
-// default 3; argument 2, optional: the policies to time, comma-separated): CPU time of this thread, the
-// minimum and the median. Model shapes are written here (hidden size, expert FFN width and FP8 or BF16
-// weights are all the cost curves read), not taken from presets.
+// per step from the synthetic router, co-selection counts, cross-layer transitions, and cost curves profiled from the
+// H200 roofline with speeds 1 +- 4 % and GPU 0 12 % slow. Each solve is timed `reps` times (argument 1, default 3;
+// argument 2, optional: the policies to time, comma-separated): CPU time of this thread, the minimum and the median.
+// Model shapes are written here (hidden size, expert FFN width and FP8 or BF16 weights are all the cost curves read),
+// not taken from presets.
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
@@ -163,8 +163,14 @@ policies::PlacementInput make_input(const Case& c) {
       }
     }
   }
+  std::vector<double> transitions(static_cast<std::size_t>(layers - 1) * block, 0.0);
+  for (int l = 0; l + 1 < layers; ++l) {
+    router.expected_transitions(l, 0,
+                                std::span<double>(transitions).subspan(static_cast<std::size_t>(l) * block, block));
+  }
   in.set_load_window(std::move(total), std::move(per_step));
   in.set_coactivation(std::move(coactivation));
+  in.set_transitions(std::move(transitions));
   return in;
 }
 

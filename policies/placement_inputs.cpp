@@ -60,15 +60,23 @@ LoadWindow::LoadWindow(int layers, int experts, std::vector<double> total, std::
   }
 }
 
-Coactivation::Coactivation(int layers, int experts, std::vector<double> counts)
+ExpertPairCounts::ExpertPairCounts(int layers, int experts, int blocks, std::vector<double> counts,
+                                   std::string_view input, std::string_view blocks_shown, std::string_view what)
     : layers_(layers), experts_(experts), counts_(std::move(counts)) {
-  const std::size_t n = cells("co-activation", {layers, experts, experts});
+  const std::size_t n = cells(input, {blocks, experts, experts});
   if (counts_.size() != n) {
-    throw core::Error(fmt::format(
-        "placement input co-activation: expected {} layers x {} x {} experts = {} co-selection counts, got {}", layers,
-        experts, experts, n, counts_.size()));
+    throw core::Error(fmt::format("placement input {}: expected {} x {} x {} experts = {} {}, got {}", input,
+                                  blocks_shown, experts, experts, n, what, counts_.size()));
   }
 }
+
+Coactivation::Coactivation(int layers, int experts, std::vector<double> counts)
+    : ExpertPairCounts(layers, experts, layers, std::move(counts), "co-activation", fmt::format("{} layers", layers),
+                       "co-selection counts") {}
+
+LayerTransitions::LayerTransitions(int layers, int experts, std::vector<double> counts)
+    : ExpertPairCounts(layers, experts, layers - 1, std::move(counts), "layer transitions",
+                       fmt::format("({} layers - 1)", layers), "transition counts") {}
 
 OriginLoad::OriginLoad(int layers, int gpus, int experts, std::vector<double> load, std::vector<double> pass_weight)
     : passes_(pass_weight.empty() ? 1 : static_cast<int>(pass_weight.size())),
@@ -126,6 +134,13 @@ const Coactivation& PlacementInput::coactivation() const {
     missing("co-activation counts", "PolicyNeeds::coactivation supplies them");
   }
   return *coactivation_;
+}
+
+const LayerTransitions& PlacementInput::transitions() const {
+  if (!transitions_) {
+    missing("cross-layer transitions", "PolicyNeeds::transitions supplies them");
+  }
+  return *transitions_;
 }
 
 const OriginLoad& PlacementInput::origin_load() const {

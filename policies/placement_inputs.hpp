@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace epsim::policies {
@@ -55,27 +56,51 @@ class LoadWindow {
   std::vector<std::uint8_t> prefill_steps_;  // per step: 1 = a prefill pass (empty: unknown)
 };
 
-/// Co-selection counts over a profiling window, [layer][expert][expert]: how many tokens chose both
-/// experts in their top-k (policies/grace/affinity.hpp).
-class Coactivation {
+/// Counts of expert pairs, [block][expert a][expert b] row-major: what co-selection counts and cross-layer
+/// transitions share.
+class ExpertPairCounts {
  public:
-  /// `counts` must hold layers x experts x experts values; throws core::Error otherwise.
-  Coactivation(int layers, int experts, std::vector<double> counts);
-
   int layers() const { return layers_; }
   int experts() const { return experts_; }
-  /// Layer `l`'s experts x experts matrix, row-major.
-  std::span<const double> layer(int l) const {
-    const std::size_t n = static_cast<std::size_t>(experts_) * static_cast<std::size_t>(experts_);
-    return std::span<const double>(counts_).subspan(static_cast<std::size_t>(l) * n, n);
-  }
-  /// All of it, [layer][expert][expert] row-major.
+  /// All of it, [block][expert][expert] row-major.
   const std::vector<double>& values() const { return counts_; }
+
+ protected:
+  /// `counts` must hold blocks x experts x experts values; throws core::Error naming `input`, with
+  /// `blocks_shown` for the block count and `what` for the counts, otherwise.
+  ExpertPairCounts(int layers, int experts, int blocks, std::vector<double> counts, std::string_view input,
+                   std::string_view blocks_shown, std::string_view what);
+  std::span<const double> block(int b) const {
+    const std::size_t n = static_cast<std::size_t>(experts_) * static_cast<std::size_t>(experts_);
+    return std::span<const double>(counts_).subspan(static_cast<std::size_t>(b) * n, n);
+  }
 
  private:
   int layers_ = 0;
   int experts_ = 0;
   std::vector<double> counts_;
+};
+
+/// Co-selection counts over a profiling window, [layer][expert][expert]: how many tokens chose both
+/// experts in their top-k (policies/grace/affinity.hpp).
+class Coactivation : public ExpertPairCounts {
+ public:
+  /// `counts` must hold layers x experts x experts values; throws core::Error otherwise.
+  Coactivation(int layers, int experts, std::vector<double> counts);
+  /// Layer `l`'s experts x experts matrix, row-major.
+  std::span<const double> layer(int l) const { return block(l); }
+};
+
+/// Cross-layer expert transitions over a profiling window, [layer][expert a][expert b] for layers
+/// 0 .. L - 2: how many tokens chose expert a in layer l and expert b in layer l + 1 (every pair of their
+/// top-k picks counts once). MoETuner's token routing dependency (moetuner_placement.hpp).
+class LayerTransitions : public ExpertPairCounts {
+ public:
+  /// `counts` must hold (layers - 1) x experts x experts values (none for one layer); throws core::Error
+  /// otherwise.
+  LayerTransitions(int layers, int experts, std::vector<double> counts);
+  /// Layer `l` -> `l + 1`'s experts x experts matrix, row-major (l < layers() - 1).
+  std::span<const double> between(int l) const { return block(l); }
 };
 
 /// Per-origin workload W (DIRECTOR): tokens on GPU j routed to expert i, [layer][origin_gpu][expert],

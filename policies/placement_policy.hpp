@@ -57,6 +57,8 @@ struct PlacementInput {
   void set_coactivation(std::vector<double> counts) {
     coactivation_.emplace(num_layers, num_experts, std::move(counts));
   }
+  /// Cross-layer transitions [layer][expert][expert] for layers 0 .. L - 2 (need: transitions).
+  void set_transitions(std::vector<double> counts) { transitions_.emplace(num_layers, num_experts, std::move(counts)); }
   /// Per-origin workload per pass kind with the passes of each (DIRECTOR's trigger; no need declares it).
   void set_origin_load(std::vector<double> load, std::vector<double> pass_weight = {}) {
     origin_load_.emplace(num_layers, num_gpus, num_experts, std::move(load), std::move(pass_weight));
@@ -69,6 +71,7 @@ struct PlacementInput {
   bool has_load_window() const { return load_window_.has_value(); }
   bool has_cost_curves() const { return curves_ != nullptr; }
   bool has_coactivation() const { return coactivation_.has_value(); }
+  bool has_transitions() const { return transitions_.has_value(); }
   bool has_origin_load() const { return origin_load_.has_value(); }
   bool has_link_bandwidths() const { return links_.has_value(); }
 
@@ -79,6 +82,7 @@ struct PlacementInput {
   /// The curves as shared, null when absent (for what outlives the input, e.g. the run's reports).
   const std::shared_ptr<const CostCurves>& cost_curves_ptr() const { return curves_; }
   const Coactivation& coactivation() const;
+  const LayerTransitions& transitions() const;
   const OriginLoad& origin_load() const;
   const LinkBandwidths& link_bandwidths() const;
 
@@ -86,6 +90,7 @@ struct PlacementInput {
   std::optional<LoadWindow> load_window_;
   std::shared_ptr<const CostCurves> curves_;
   std::optional<Coactivation> coactivation_;
+  std::optional<LayerTransitions> transitions_;
   std::optional<OriginLoad> origin_load_;
   std::optional<LinkBandwidths> links_;
 };

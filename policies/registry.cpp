@@ -14,6 +14,7 @@
 #include "policies/grace/grace_routing.hpp"
 #include "policies/linear_placement.hpp"
 #include "policies/metro/metro_routing.hpp"
+#include "policies/moetuner/moetuner_placement.hpp"
 #include "policies/replicated_placement.hpp"
 #include "policies/vibe/drift_trigger.hpp"
 #include "policies/vibe/vibe_placement.hpp"
@@ -92,6 +93,17 @@ const Registry<PlacementPolicy>& placement_registry() {
           "under C_max = slots per GPU: LP relaxation solved with Clp, binary search on the latency budget, "
           "randomised iterative rounding; W from origin_load (else expert_load spread evenly); one copy per expert",
           make_director_placement);
+    r.add("moetuner",
+          "MoETuner (DIRECTOR's offline baseline): per layer, experts into one token-balanced cluster per GPU "
+          "(heaviest first, then load-reducing swaps), clusters of consecutive layers mapped to GPUs keeping the "
+          "most cross-layer token transitions on one GPU (exact assignment LP in Clp); one copy per expert",
+          [](core::ParamTable& t) -> std::unique_ptr<PlacementPolicy> {
+            MoetunerOptions o;
+            o.cross_layer = t.boolean("cross_layer", true,
+                                      "map clusters to GPUs by cross-layer transitions (off: the balance alone)");
+            t.finish();
+            return std::make_unique<MoetunerPlacement>(o);
+          });
     r.add("vibe",
           "ViBE: per layer, speed-proportional token targets from the cost curves, experts by descending load to "
           "the GPU farthest below its target; one copy per expert",

@@ -799,6 +799,34 @@ def director_scale():
     grows = gains[last] < gains[first]
     lines += ["", f"The paper's gain grows from {first} to {last} GPUs; here DIRECTOR's E2E change at 3x goes from "
               f"{gains[first]:+.1f} % to {gains[last]:+.1f} %: **{'direction only' if grows else 'does not'}**."]
+    return lines + [""] + director_moetuner(counts)
+
+
+def director_moetuner(counts):
+    """The same study against the paper's own offline baseline, MoETuner's placement: how it compares with
+    DIRECTOR's optimiser offline, what its cross-layer mapping adds, and DIRECTOR's change against it."""
+    rows = runs("director-scale")
+    def change(n, x, a, b, metric="e2e_ms.mean"):
+        return paired_change(rows, {"setup": f"{n} GPUs {x}", "policy": a}, {"setup": f"{n} GPUs {x}", "policy": b},
+                             metric)
+    lines = ["| GPUs | MoETuner vs offline: E2E at 3x | per-GPU load std | MoETuner's cross-layer mapping on vs off: "
+             "E2E at 3x | DIRECTOR vs MoETuner: E2E at 1.5x | at 3x | paper (Figure 9) | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    gains = {}
+    for n in counts:
+        d = {x: change(n, x, "director", "moetuner") for x in ("1.5x", "3x")}
+        paper = DIRECTOR_SCALE.get(n)
+        shown = "not stated" if paper is None else (f"{paper:+.0f} %" if not isinstance(paper, tuple) else
+                                                    f"between {paper[0]:+.0f} and {paper[1]:+.0f} %")
+        gains[n] = d["3x"][0]
+        lines.append(f"| {n} | {fmt(change(n, '3x', 'moetuner', 'offline'))} | "
+                     f"{fmt(change(n, '3x', 'moetuner', 'offline', 'gpu_load_std_tokens'))} | "
+                     f"{fmt(change(n, '3x', 'moetuner', 'moetuner-balance'))} | {fmt(d['1.5x'])} | {fmt(d['3x'])} | "
+                     f"{shown} | {'not comparable' if paper is None else verdict(paper, [d['3x'], d['1.5x']])} |")
+    first, last = counts[0], counts[-1]
+    grows = gains[last] < gains[first]
+    lines += ["", f"Against MoETuner's placement DIRECTOR's E2E change at 3x goes from {gains[first]:+.1f} % at {first} "
+              f"GPUs to {gains[last]:+.1f} % at {last}: **{'direction only' if grows else 'does not'}**."]
     return lines
 
 

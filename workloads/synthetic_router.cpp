@@ -518,6 +518,24 @@ void SyntheticRouter::expected_coselection(int layer, core::Time t, std::span<do
   }
 }
 
+void SyntheticRouter::expected_transitions(int layer, core::Time t, std::span<double> out) const {
+  const auto E = static_cast<std::size_t>(experts_);
+  const std::vector<double> mix = topic_mix(t);
+  const double pairs = static_cast<double>(top_k_) * static_cast<double>(top_k_);
+  for (int topic = 0; topic < static_cast<int>(mix.size()); ++topic) {
+    for (int phase = 0; phase < 2; ++phase) {
+      const double w = mix[static_cast<std::size_t>(topic)] * 0.5 * pairs;
+      const double* q = dist_.data() + idx(topic, phase, layer);
+      const double* next = dist_.data() + idx(topic, phase, layer + 1);
+      for (std::size_t i = 0; i < E; ++i) {
+        for (std::size_t j = 0; j < E; ++j) {
+          out[i * E + j] += w * q[i] * next[j];
+        }
+      }
+    }
+  }
+}
+
 bool SyntheticRouter::expected_load(std::span<const RequestTokens> requests, std::span<const int> origin, int origins,
                                     std::span<double> out) {
   const auto E = static_cast<std::size_t>(experts_);

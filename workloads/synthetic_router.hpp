@@ -82,6 +82,11 @@ class SyntheticRouter final : public RoutingSource {
   /// topic mix at `t` and both phases equally. Temporal groups burst per step, not per token, and add
   /// no per-token affinity. GRACE's affinity for synthetic routing (tests: the planted topics).
   void expected_coselection(int layer, core::Time t, std::span<double> out) const;
+  /// Adds to `out` (experts x experts, row-major) the expected cross-layer transitions per token from
+  /// `layer` to `layer + 1`: a token keeps its topic through the layers, so given topic t and phase p it
+  /// picks expert i in one layer and j in the next with probability ~ k q_i x k q'_j; averaged over the
+  /// topic mix at `t` and both phases equally. MoETuner's routing dependency for synthetic routing.
+  void expected_transitions(int layer, core::Time t, std::span<double> out) const;
   /// Each request's tokens follow its topic's distribution for its phase; per phase, each layer's mix is
   /// capped at 1 / top_k as a step's is (exact when the phase's steps share one mix; bursts aside).
   bool expected_load(std::span<const RequestTokens> requests, std::span<const int> origin, int origins,

@@ -94,6 +94,9 @@ policies::PlacementInput make_placement_input(const ExperimentConfig& cfg, const
   if (needs.coactivation) {
     in.set_coactivation(profile_coactivation(cfg, pool));
   }
+  if (needs.transitions) {
+    in.set_transitions(profile_transitions(cfg, pool));
+  }
   if (needs.cost_curves) {
     in.set_cost_curves(make_group_curves(cfg, cost, placed));
   }

@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include <toml++/toml.h>
 
 #include "core/error.hpp"
 #include "core/grid_view.hpp"
+#include "engines/coactivation.hpp"
 #include "experiments/assembly/build_simulation.hpp"
 #include "policies/grace/affinity.hpp"
 #include "policies/rebalance_trigger.hpp"
@@ -118,6 +120,16 @@ LoadWindow warmup_load(const ExperimentConfig& cfg, int target) {
   return w;
 }
 
+// A placement that counts pairs of a token's experts needs the trace's per-token ids.
+void require_token_ids(const ExperimentConfig& cfg, const workloads::TraceReader& reader, std::string_view input) {
+  if (!reader.header().has_token_experts()) {
+    throw core::ConfigError(cfg.source, "routing.trace_file",
+                            fmt::format("the placement needs {}, but the trace has no per-token top-k expert ids "
+                                        "(has_token_experts)",
+                                        input));
+  }
+}
+
 }  // namespace
 
 std::vector<double> profile_coactivation(const ExperimentConfig& cfg, std::size_t pool) {
@@ -130,11 +142,7 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg, std::size_
   const auto by_layer = core::grid(counts, layers, block);  // [layer][expert x expert]
   if (cfg.routing.source == workloads::RoutingSourceKind::trace) {
     workloads::TraceReader reader(cfg.routing.trace.file);
-    if (!reader.header().has_token_experts()) {
-      throw core::ConfigError(cfg.source, "routing.trace_file",
-                              "the placement needs expert co-selection (GRACE's affinity), but the trace has no "
-                              "per-token top-k expert ids (has_token_experts)");
-    }
+    require_token_ids(cfg, reader, "expert co-selection (GRACE's affinity)");
     trace::Step s;
     std::vector<int> topk(static_cast<std::size_t>(k));
     for (std::int64_t i = 0; i < window.steps && reader.next(s); ++i) {
@@ -159,6 +167,35 @@ std::vector<double> profile_coactivation(const ExperimentConfig& cfg, std::size_
     const std::span<double> layer_counts = by_layer.row(l);
     router.expected_coselection(l, 0, layer_counts);
     for (double& c : layer_counts) {
+      c *= tokens;
+    }
+  }
+  return counts;
+}
+
+std::vector<double> profile_transitions(const ExperimentConfig& cfg, std::size_t pool) {
+  const policies::LoadWindowConfig& window = cfg.pools.at(pool).policy.load_window;
+  const auto layers = static_cast<int>(cfg.model.num_moe_layers());
+  const auto experts = static_cast<int>(cfg.model.routed_experts);
+  const auto block = static_cast<std::size_t>(experts) * static_cast<std::size_t>(experts);
+  if (cfg.routing.source == workloads::RoutingSourceKind::trace) {
+    workloads::TraceReader reader(cfg.routing.trace.file);
+    require_token_ids(cfg, reader, "cross-layer transitions (MoETuner's)");
+    engines::TransitionTally tally(reader.header());
+    trace::Step s;
+    for (std::int64_t i = 0; i < window.steps && reader.next(s); ++i) {
+      tally.add(s);
+    }
+    return tally.counts();
+  }
+  std::vector<double> counts(static_cast<std::size_t>(std::max(layers - 1, 0)) * block, 0.0);
+  const workloads::SyntheticRouter router(cfg.routing.synthetic, layers, experts, static_cast<int>(cfg.model.top_k),
+                                          core::RandomStreams(cfg.seed_of(SeedFamily::workload)));
+  const double tokens = static_cast<double>(window.steps) * static_cast<double>(window.tokens);
+  for (int l = 0; l + 1 < layers; ++l) {
+    const std::span<double> pair(counts.data() + static_cast<std::size_t>(l) * block, block);
+    router.expected_transitions(l, 0, pair);
+    for (double& c : pair) {
       c *= tokens;
     }
   }

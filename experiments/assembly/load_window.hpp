@@ -2,7 +2,7 @@
 #pragma once
 // The routing a load-aware policy sees before the run (policies/load_window.hpp says which): a trace's
 // first steps, steps recorded by a warm-up run with the linear placement, or synthetic steps; and the
-// co-selection counts GRACE's affinity is made of.
+// co-selection counts GRACE's affinity is made of, and the cross-layer transitions MoETuner's.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -27,6 +27,10 @@ LoadWindow profile_load(const ExperimentConfig& cfg, int group);
 /// per-token top-k ids (a trace without them is a config error), or for synthetic routing the expected
 /// co-selections of the window's tokens under the router's topics; the window of pool `pool`'s policy.
 std::vector<double> profile_coactivation(const ExperimentConfig& cfg, std::size_t pool);
+/// Cross-layer transitions [layer][expert][expert] for layers 0 .. L - 2 over the load window (MoETuner's
+/// routing dependency): from the trace's per-token top-k ids (a trace without them is a config error), or
+/// for synthetic routing the expected transitions of the window's tokens under the router's topics.
+std::vector<double> profile_transitions(const ExperimentConfig& cfg, std::size_t pool);
 
 /// The load window of every pool whose policies declared they need one (PolicyNeeds::load_window),
 /// indexed like cfg.pools (empty for the others). The explicit step before build_simulation: a warm-up

@@ -81,6 +81,7 @@ LoadFile read_load(const std::filesystem::path& path, const po::variables_map& v
   }
   w.keep_steps = needs.step_window;
   w.coactivation = needs.coactivation && !vm.count("coactivation");
+  w.transitions = needs.transitions;
   return load_recording(path, *importer, o, w);
 }
 
@@ -256,6 +257,9 @@ std::unique_ptr<hardware::CostModel> attach_inputs(policies::PlacementInput& in,
     in.set_coactivation(read_coactivation(vm["coactivation"].as<std::string>(), in.num_layers, in.num_experts));
   } else if (!f.coactivation.empty()) {
     in.set_coactivation(f.coactivation);
+  }
+  if (!f.transitions.empty()) {
+    in.set_transitions(f.transitions);
   }
   std::unique_ptr<hardware::CostModel> cost;  // outlives the curves of --config in exact mode
   if (vm.count("config")) {
@@ -491,6 +495,11 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
   if (policy->needs().coactivation && !in.has_coactivation()) {
     throw std::invalid_argument("--policy " + policy_name +
                                 " needs co-selection counts: --coactivation CSV, or a recording with per-token ids");
+  }
+  if (policy->needs().transitions && !in.has_transitions()) {
+    throw std::invalid_argument("--policy " + policy_name +
+                                " needs cross-layer transitions: --load a recording with per-token ids (vLLM's "
+                                "routed experts, an epsim trace with token ids), or --option cross_layer=false");
   }
   const policies::Placement p = policy->place(in);
 

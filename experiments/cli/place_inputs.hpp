@@ -15,6 +15,7 @@ struct LoadFile {
   std::vector<std::vector<double>> weight;               // [layer][expert]
   std::vector<std::vector<std::vector<double>>> window;  // [step][layer][expert], when given step by step
   std::vector<double> coactivation;                      // [layer][expert][expert], when the source has it
+  std::vector<double> transitions;                       // [layer][expert][expert], layers 0 .. L - 2, when asked
   int num_replicas = 0;
   int num_groups = 0;
   int num_nodes = 0;

@@ -23,6 +23,9 @@ class WindowSink : public engines::StepSink {
     if (w_.coactivation && h.has_token_experts()) {
       tally_.emplace(h);
     }
+    if (w_.transitions && h.has_token_experts()) {
+      transitions_.emplace(h);
+    }
   }
   void step(const trace::Step& s) override {
     const std::int64_t i = seen_++;
@@ -52,11 +55,15 @@ class WindowSink : public engines::StepSink {
     if (tally_) {
       tally_->add(s);
     }
+    if (transitions_) {
+      transitions_->add(s);
+    }
   }
 
   std::int64_t seen() const { return seen_; }
   std::int64_t kept() const { return kept_; }
   std::optional<engines::CoactivationTally>& tally() { return tally_; }
+  std::optional<engines::TransitionTally>& transitions() { return transitions_; }
 
  private:
   LoadFile& f_;
@@ -67,6 +74,7 @@ class WindowSink : public engines::StepSink {
   std::int64_t seen_ = 0;
   std::int64_t kept_ = 0;
   std::optional<engines::CoactivationTally> tally_;
+  std::optional<engines::TransitionTally> transitions_;
 };
 
 }  // namespace
@@ -92,6 +100,15 @@ LoadFile load_recording(const std::filesystem::path& path, const engines::Routin
       throw core::Error(path.string() +
                         ": no per-token expert ids (nor co-occurrence files) to count co-selections "
                         "from; give --coactivation CSV");
+    }
+  }
+  if (window.transitions) {
+    if (const auto& tally = sink.transitions(); tally.has_value()) {
+      f.transitions = tally->counts();
+    } else {
+      throw core::Error(path.string() +
+                        ": no per-token expert ids to count cross-layer transitions from (MoETuner's input); "
+                        "record the routing per token (vLLM's routed experts, an epsim trace with token ids)");
     }
   }
   return f;

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "engines/coactivation.hpp"
 #include "engines/import_trtllm_stats.hpp"
 #include "engines/import_vllm_routed.hpp"
 #include "engines/npy.hpp"
@@ -291,4 +292,40 @@ TEST_CASE(".npy: dtype widths, shapes and sizes are checked before anything is s
   const auto scalar = engines::parse_npy(npy("<i8", "()", eight), "x.npy");
   CHECK(scalar.shape.empty());
   CHECK(scalar.values == std::vector<std::int64_t>{0x0101010101010101});
+}
+
+TEST_CASE("cross-layer transitions tallied by hand from per-token ids") {
+  // 3 MoE layers of 4 experts, top-2, two tokens: token 0 picks {0, 1} then {2, 3} then {0, 3};
+  // token 1 picks {1, 2} then {2, 0} then {1, 3}. Each token adds its 2 x 2 pairs of consecutive layers.
+  trace::Header h;
+  h.set_moe_layers(3);
+  h.set_experts(4);
+  h.set_top_k(2);
+  h.set_has_token_experts(true);
+  trace::Step s;
+  const std::vector<std::vector<std::uint32_t>> ids{{0, 1, 1, 2}, {2, 3, 2, 0}, {0, 3, 1, 3}};
+  for (const auto& layer : ids) {
+    s.add_layers()->mutable_token_experts()->Add(layer.begin(), layer.end());
+  }
+  engines::TransitionTally tally(h);
+  tally.add(s);
+  const std::vector<double>& c = tally.counts();
+  REQUIRE(c.size() == 2 * 16);
+  std::vector<double> want(32, 0.0);
+  const auto add = [&](int l, std::initializer_list<int> from, std::initializer_list<int> to) {
+    for (const int a : from) {
+      for (const int b : to) {
+        want[static_cast<std::size_t>(l * 16 + a * 4 + b)] += 1.0;
+      }
+    }
+  };
+  add(0, {0, 1}, {2, 3});
+  add(0, {1, 2}, {2, 0});
+  add(1, {2, 3}, {0, 3});
+  add(1, {2, 0}, {1, 3});
+  REQUIRE(c == want);
+  REQUIRE(c[0 * 16 + 1 * 4 + 2] == 2.0);  // both tokens go 1 -> 2 from layer 0 to 1
+  // A step without ids adds nothing.
+  tally.add(trace::Step{});
+  REQUIRE(tally.counts() == want);
 }

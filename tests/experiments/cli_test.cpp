@@ -356,6 +356,33 @@ TEST_CASE("trace stats and a replaying run check per-token ids against a group l
   fs::remove_all(dir);
 }
 
+TEST_CASE("moetuner counts its cross-layer transitions from a trace's per-token ids, or says it cannot") {
+  const fs::path dir = fs::temp_directory_path() / "epsim_cli_moetuner_trace";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string ids = (dir / "ids.trace").string();
+  const std::string plain = (dir / "plain.trace").string();
+  REQUIRE(cli({"trace", "gen", k_small, "--out", ids, "--steps", "20", "--tokens", "16", "--token-experts"}).code == 0);
+  REQUIRE(cli({"trace", "gen", k_small, "--out", plain, "--steps", "20", "--tokens", "16"}).code == 0);
+  const auto run = cli({"run", k_small, "--out", (dir / "out").string(), "--set", "policy.placement=\"moetuner\"",
+                        "--set", "routing.source=trace", "--set", "routing.trace_file=\"" + ids + "\""});
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  const auto bad = cli({"run", k_small, "--out", (dir / "bad").string(), "--set", "policy.placement=\"moetuner\"",
+                        "--set", "routing.source=trace", "--set", "routing.trace_file=\"" + plain + "\""});
+  REQUIRE(bad.code == 2);
+  REQUIRE_THAT(bad.err, Contains("routing.trace_file: the placement needs cross-layer transitions (MoETuner's), but "
+                                 "the trace has no per-token top-k expert ids"));
+  REQUIRE_FALSE(fs::exists(dir / "bad" / "summary.json"));
+  // Without the mapping it places from the loads alone.
+  const auto balance = cli({"run", k_small, "--out", (dir / "balance").string(), "--set",
+                            "policy.placement=\"moetuner\"", "--set", "policy.placement_options.cross_layer=false",
+                            "--set", "routing.source=trace", "--set", "routing.trace_file=\"" + plain + "\""});
+  INFO(balance.err);
+  REQUIRE(balance.code == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("place: the EPLB README example from JSON and CSV, flags over the file, clear errors") {
   const fs::path dir = fs::temp_directory_path() / "epsim_cli_place";
   fs::remove_all(dir);

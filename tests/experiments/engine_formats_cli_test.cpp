@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <set>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -182,6 +184,63 @@ TEST_CASE("trace import: summary, co-selections tallied by hand, and a recording
   for (const auto& entry : fs::directory_iterator(dir)) {
     CHECK(entry.path().filename().string().rfind("bad.trace", 0) == std::string::npos);
   }
+}
+
+TEST_CASE("place: moetuner from a recording with per-token ids, and without them", "[engines]") {
+  const fs::path dir = scratch("moetuner");
+  fs::create_directories(dir);
+  // DeepSeek-V2-Lite's 26 MoE layers, three tokens with the same 6 experts on every layer.
+  nlohmann::json token = nlohmann::json::array();
+  for (int l = 0; l < 26; ++l) {
+    token.push_back({0, 1, 2, 3, 4, 5});
+  }
+  std::ofstream(dir / "r.jsonl") << nlohmann::json{{"routed_experts", {token, token, token}}}.dump() << "\n";
+  const auto r = cli({"place", "--policy", "moetuner", "--load", (dir / "r.jsonl").string(), "--model",
+                      "deepseek-v2-lite", "--gpus", "8"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json placed = nlohmann::json::parse(r.out);
+  REQUIRE(placed["phy2log"].size() == 26);
+  for (const auto& layer : placed["phy2log"]) {
+    std::vector<int> slots = layer.get<std::vector<int>>();
+    std::sort(slots.begin(), slots.end());
+    std::vector<int> all(64);
+    std::iota(all.begin(), all.end(), 0);
+    REQUIRE(slots == all);  // one copy of every expert
+  }
+  // The hot experts 0-5 carry all the load: one per GPU in every layer (two GPUs get none), and the
+  // transitions (every hot expert to every hot expert) keep the hot clusters on the same six GPUs.
+  const auto gpu_of = [&](std::size_t l, int e) {
+    const auto& slots = placed["phy2log"][l];
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+      if (slots[s].get<int>() == e) {
+        return static_cast<int>(s / 8);
+      }
+    }
+    return -1;
+  };
+  std::set<int> first;
+  for (std::size_t l = 0; l < 26; ++l) {
+    std::set<int> hot;
+    for (int e = 0; e < 6; ++e) {
+      hot.insert(gpu_of(l, e));
+    }
+    REQUIRE(hot.size() == 6);
+    if (l == 0) {
+      first = hot;
+    }
+    REQUIRE(hot == first);
+  }
+  // An EPLB load history has no per-token ids: refused with what to do, unless the mapping step is off.
+  const std::string history = (k_samples / "load-history.json").string();
+  const auto no_ids = cli({"place", "--policy", "moetuner", "--load", history, "--gpus", "8", "--top-k", "6"});
+  CHECK(no_ids.code != 0);
+  CHECK_THAT(no_ids.err, Catch::Contains("no per-token expert ids to count cross-layer transitions from"));
+  const auto balance = cli({"place", "--policy", "moetuner", "--load", history, "--gpus", "8", "--top-k", "6",
+                            "--option", "cross_layer=false"});
+  INFO(balance.err);
+  CHECK(balance.code == 0);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("place: engine formats say what they need", "[engines]") {

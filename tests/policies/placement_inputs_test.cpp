@@ -57,6 +57,17 @@ PlacementInput input_for(const PolicyNeeds& needs) {
     }
     in.set_coactivation(counts);
   }
+  if (needs.transitions) {
+    std::vector<double> counts;
+    for (int l = 0; l + 1 < k_layers; ++l) {
+      for (int a = 0; a < k_experts; ++a) {
+        for (int b = 0; b < k_experts; ++b) {
+          counts.push_back(a == (b + l) % k_experts ? 10.0 : 1.0);
+        }
+      }
+    }
+    in.set_transitions(counts);
+  }
   return in;
 }
 
@@ -144,6 +155,7 @@ TEST_CASE("placement inputs: every registered placement places from exactly what
     CHECK(in.has_load_window() == needs.load_window);
     CHECK(in.has_cost_curves() == needs.cost_curves);
     CHECK(in.has_coactivation() == needs.coactivation);
+    CHECK(in.has_transitions() == needs.transitions);
     const Placement p = policy->place(in);
     CHECK(p.layers.size() == static_cast<std::size_t>(k_layers));
   }

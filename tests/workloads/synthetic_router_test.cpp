@@ -310,6 +310,30 @@ TEST_CASE("expected load and co-selection of requests follow the probabilities, 
   }
 }
 
+TEST_CASE("expected cross-layer transitions follow each layer's probabilities, by hand with one topic") {
+  const int experts = 16;
+  const int k = 2;
+  workloads::SyntheticRouter r(plain(1.0), 3, experts, k, core::RandomStreams(4));
+  const auto p = r.sorted_probabilities();
+  const auto rank_in = [&](int l, int e) {
+    const auto rk = r.ranking(l);
+    return static_cast<std::size_t>(std::find(rk.begin(), rk.end(), e) - rk.begin());
+  };
+  // One topic, both phases alike: a token picks i in layer 1 and j in layer 2 with k p_i x k p_j, where
+  // each layer ranks its experts by its own hot set.
+  std::vector<double> tr(static_cast<std::size_t>(experts * experts), 0.0);
+  r.expected_transitions(1, 0, tr);
+  double sum = 0.0;
+  for (int i = 0; i < experts; ++i) {
+    for (int j = 0; j < experts; ++j) {
+      const double want = k * p[rank_in(1, i)] * k * p[rank_in(2, j)];
+      REQUIRE(tr[static_cast<std::size_t>(i * experts + j)] == Approx(want));
+      sum += tr[static_cast<std::size_t>(i * experts + j)];
+    }
+  }
+  REQUIRE(sum == Approx(k * k));  // k x k pairs per token
+}
+
 TEST_CASE("origin-aware routing splits each expert's tokens over the GPUs by their requests") {
   const int experts = 16;
   SyntheticRouterConfig c = plain(1.0);
