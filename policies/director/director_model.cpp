@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -78,28 +79,55 @@ void validate(const DirectorProblem& p) {
   }
 }
 
+namespace {
+
+// One pass's loads; with `active`, also each GPU's expected activated experts. The same sums in the same
+// order as summing W per GPU, per origin and per expert separately, so every value is bit for bit theirs.
+void pass_loads_into(const DirectorProblem& p, int l, int q, std::span<const int> gpu_of, std::span<double> lambda,
+                     std::span<double> comm_ns, double* active) {
+  std::fill(lambda.begin(), lambda.end(), 0.0);
+  std::fill(comm_ns.begin(), comm_ns.end(), 0.0);
+  if (active != nullptr) {
+    std::fill(active, active + p.gpus, 0.0);
+  }
+  // ns_per_token's quotients once per call (G^2 divisions, not experts x G): the bound keeps G <= 32.
+  constexpr int k_table_gpus = 32;
+  std::array<double, static_cast<std::size_t>(k_table_gpus) * k_table_gpus> table;
+  const bool tabled = p.gpus <= k_table_gpus;
+  const auto G = static_cast<std::size_t>(p.gpus);
+  if (tabled) {
+    for (int j = 0; j < p.gpus; ++j) {
+      for (int k = 0; k < p.gpus; ++k) {
+        table[static_cast<std::size_t>(j) * G + static_cast<std::size_t>(k)] = p.ns_per_token(j, k);
+      }
+    }
+  }
+  for (int i = 0; i < p.experts; ++i) {
+    const int k = gpu_of[static_cast<std::size_t>(i)];
+    double n = 0.0;  // expert_tokens(l, i, q), summed as it sums
+    for (int j = 0; j < p.gpus; ++j) {
+      const double w = p.w(l, j, i, q);
+      lambda[static_cast<std::size_t>(k)] += w;
+      comm_ns[static_cast<std::size_t>(j)] +=
+          w * (tabled ? table[static_cast<std::size_t>(j) * G + static_cast<std::size_t>(k)] : p.ns_per_token(j, k));
+      n += w;
+    }
+    if (active != nullptr) {
+      active[k] += activation_probability(n);
+    }
+  }
+}
+
+}  // namespace
+
 void pass_loads(const DirectorProblem& p, int l, int q, std::span<const int> gpu_of, std::span<double> lambda,
                 std::span<double> comm_ns, std::span<double> active) {
-  pass_loads(p, l, q, gpu_of, lambda, comm_ns);
-  std::fill(active.begin(), active.end(), 0.0);
-  for (int i = 0; i < p.experts; ++i) {
-    active[static_cast<std::size_t>(gpu_of[static_cast<std::size_t>(i)])] +=
-        activation_probability(p.expert_tokens(l, i, q));
-  }
+  pass_loads_into(p, l, q, gpu_of, lambda, comm_ns, active.data());
 }
 
 void pass_loads(const DirectorProblem& p, int l, int q, std::span<const int> gpu_of, std::span<double> lambda,
                 std::span<double> comm_ns) {
-  std::fill(lambda.begin(), lambda.end(), 0.0);
-  std::fill(comm_ns.begin(), comm_ns.end(), 0.0);
-  for (int i = 0; i < p.experts; ++i) {
-    const int k = gpu_of[static_cast<std::size_t>(i)];
-    for (int j = 0; j < p.gpus; ++j) {
-      const double w = p.w(l, j, i, q);
-      lambda[static_cast<std::size_t>(k)] += w;
-      comm_ns[static_cast<std::size_t>(j)] += w * p.ns_per_token(j, k);
-    }
-  }
+  pass_loads_into(p, l, q, gpu_of, lambda, comm_ns, nullptr);
 }
 
 double migration_ns(const DirectorProblem& p, int l, std::span<const int> gpu_of) {

@@ -269,10 +269,23 @@ class LayerPolish {
         used_(static_cast<std::size_t>(p.gpus), 0) {
     const auto n = core::grid(n_, p.passes, p.experts);
     const auto act = core::grid(act_, p.passes, p.experts);
+    wt_.resize(static_cast<std::size_t>(p.passes) * static_cast<std::size_t>(p.experts) *
+               static_cast<std::size_t>(p.gpus));
+    const auto wt = core::grid(wt_, p.passes, p.experts, p.gpus);
     for (int q = 0; q < p.passes; ++q) {
       for (int i = 0; i < p.experts; ++i) {
         n(q, i) = p.expert_tokens(l, i, q);
         act(q, i) = activation_probability(n(q, i));
+        for (int g = 0; g < p.gpus; ++g) {
+          wt(q, i, g) = p.w(l, g, i, q);
+        }
+      }
+    }
+    const auto G = static_cast<std::size_t>(p.gpus);
+    ns_table_.resize(G * G);
+    for (int j = 0; j < p.gpus; ++j) {
+      for (int k = 0; k < p.gpus; ++k) {
+        ns_table_[static_cast<std::size_t>(j) * G + static_cast<std::size_t>(k)] = p.ns_per_token(j, k);
       }
     }
     rebuild();
@@ -318,16 +331,16 @@ class LayerPolish {
   // and no sequence of improving single moves and swaps may get there. Returns how many it applied.
   int sweep_exchanges() {
     int applied = 0;
-    std::vector<int> exchanged(gpu_of_.begin(), gpu_of_.end());
+    price_fresh();
     for (int a = 0; a < p_.gpus; ++a) {
       for (int b = a + 1; b < p_.gpus; ++b) {
-        for (std::size_t i = 0; i < exchanged.size(); ++i) {
-          exchanged[i] = gpu_of_[i] == a ? b : gpu_of_[i] == b ? a : gpu_of_[i];
-        }
-        const double c = director_layer_cost(p_, l_, exchanged).total_ns();
+        const double c = exchange_cost(a, b);
         if (improves(c)) {
-          std::copy(exchanged.begin(), exchanged.end(), gpu_of_.begin());
+          for (int& g : gpu_of_) {
+            g = g == a ? b : g == b ? a : g;
+          }
           rebuild();
+          price_fresh();
           current_ = c;
           ++applied;
         }
@@ -354,6 +367,71 @@ class LayerPolish {
       }
     }
     move_ns_ = migration_ns(p_, l_, gpu_of_);
+  }
+
+  // The current layer priced from scratch, as director_layer_cost prices it (the moves' state is kept
+  // incrementally, which may differ from it in the last bits): what exchange_cost starts from.
+  void price_fresh() {
+    const auto G = static_cast<std::size_t>(p_.gpus);
+    const std::size_t n = static_cast<std::size_t>(p_.passes) * G;
+    fresh_lambda_.resize(n);
+    fresh_active_.resize(n);
+    fresh_comp_.resize(n);
+    exchange_comm_.resize(G);
+    const auto lambda = core::grid(fresh_lambda_, p_.passes, p_.gpus);
+    const auto active = core::grid(fresh_active_, p_.passes, p_.gpus);
+    for (int q = 0; q < p_.passes; ++q) {
+      pass_loads(p_, l_, q, gpu_of_, lambda.row(q), exchange_comm_, active.row(q));
+      for (int g = 0; g < p_.gpus; ++g) {
+        fresh_comp_[static_cast<std::size_t>(q) * G + static_cast<std::size_t>(g)] =
+            p_.curves->ns(g, lambda(q, g), active(q, g));
+      }
+    }
+  }
+
+  // director_layer_cost of the layer with GPUs a and b exchanging their experts, bit for bit, without
+  // pricing it from scratch (after price_fresh): a GPU's tokens and expected activated experts are sums
+  // over its experts in expert order, so after the exchange a's are b's and b's are a's exactly; the other
+  // GPUs' compute times are kept; only every origin's all-to-all time is summed again, in pass_loads' order.
+  double exchange_cost(int a, int b) {
+    const auto G = static_cast<std::size_t>(p_.gpus);
+    const auto lambda = core::grid(fresh_lambda_, p_.passes, p_.gpus);
+    const auto active = core::grid(fresh_active_, p_.passes, p_.gpus);
+    const auto comp_of = core::grid(fresh_comp_, p_.passes, p_.gpus);
+    DirectorCost c;
+    for (int q = 0; q < p_.passes; ++q) {
+      double comp = 0.0;
+      for (int g = 0; g < p_.gpus; ++g) {
+        const double v = g == a   ? p_.curves->ns(a, lambda(q, b), active(q, b))
+                         : g == b ? p_.curves->ns(b, lambda(q, a), active(q, a))
+                                  : comp_of(q, g);
+        comp = std::max(comp, v);
+      }
+      std::fill(exchange_comm_.begin(), exchange_comm_.end(), 0.0);
+      for (int i = 0; i < p_.experts; ++i) {
+        const int k = gpu_of_[static_cast<std::size_t>(i)];
+        const auto kx = static_cast<std::size_t>(k == a ? b : k == b ? a : k);
+        for (int j = 0; j < p_.gpus; ++j) {
+          exchange_comm_[static_cast<std::size_t>(j)] +=
+              p_.w(l_, j, i, q) * ns_table_[static_cast<std::size_t>(j) * G + kx];
+        }
+      }
+      double comm = 0.0;
+      for (const double x : exchange_comm_) {
+        comm = std::max(comm, x);
+      }
+      c.comp_ns += p_.weight(q) * comp;
+      c.comm_ns += p_.weight(q) * comm;
+    }
+    if (p_.charges_moves()) {
+      int moved = 0;
+      for (int i = 0; i < p_.experts; ++i) {
+        const int k = gpu_of_[static_cast<std::size_t>(i)];
+        moved += (k == a ? b : k == b ? a : k) != p_.current_gpu(l_, i) ? 1 : 0;
+      }
+      c.move_ns = p_.move_ns * moved;
+    }
+    return c.total_ns();
   }
 
   // GPU g's compute time in pass q at its current load: a move changes only its two GPUs', so the
@@ -388,17 +466,22 @@ class LayerPolish {
     others_.resize(2 * P);
     moved_comm_.resize(P * G);
     back_.resize(G);
-    for (int g = 0; g < p_.gpus; ++g) {
-      back_[static_cast<std::size_t>(g)] = p_.ns_per_token(g, a) - p_.ns_per_token(g, b);
+    const double* ns = ns_table_.data();
+    for (std::size_t g = 0; g < G; ++g) {
+      back_[g] = ns[g * G + static_cast<std::size_t>(a)] - ns[g * G + static_cast<std::size_t>(b)];
     }
     for (int q = 0; q < p_.passes; ++q) {
       double others = 0.0;
+      const double* wi =
+          wt_.data() +
+          (static_cast<std::size_t>(q) * static_cast<std::size_t>(p_.experts) + static_cast<std::size_t>(i)) * G;
       for (int g = 0; g < p_.gpus; ++g) {
         if (g != a && g != b) {
           others = std::max(others, comp(q, g));
         }
-        moved_comm_[static_cast<std::size_t>(q) * G + static_cast<std::size_t>(g)] =
-            comm(q, g) + p_.w(l_, g, i, q) * (p_.ns_per_token(g, b) - p_.ns_per_token(g, a));
+        const auto gi = static_cast<std::size_t>(g);
+        moved_comm_[static_cast<std::size_t>(q) * G + gi] =
+            comm(q, g) + wi[gi] * (ns[gi * G + static_cast<std::size_t>(b)] - ns[gi * G + static_cast<std::size_t>(a)]);
       }
       others_[static_cast<std::size_t>(q)] = others;
     }
@@ -414,8 +497,11 @@ class LayerPolish {
       const double* moved = moved_comm_.data() + static_cast<std::size_t>(q) * G;
       double comm_ns = 0.0;
       if (i2 >= 0) {
+        const double* w2 =
+            wt_.data() +
+            (static_cast<std::size_t>(q) * static_cast<std::size_t>(p_.experts) + static_cast<std::size_t>(i2)) * G;
         for (int g = 0; g < p_.gpus; ++g) {
-          comm_ns = std::max(comm_ns, moved[g] + p_.w(l_, g, i2, q) * back_[static_cast<std::size_t>(g)]);
+          comm_ns = std::max(comm_ns, moved[g] + w2[g] * back_[static_cast<std::size_t>(g)]);
         }
       } else {
         for (int g = 0; g < p_.gpus; ++g) {
@@ -485,6 +571,12 @@ class LayerPolish {
   std::vector<double> moved_comm_;  // [pass][origin] all-to-all time with the prepared expert moved
   std::vector<double> back_;        // [origin] ns per token to a less to b: an expert coming back from b to a
   std::vector<int> used_;
+  std::vector<double> wt_;             // [pass][expert][origin] W of the layer, an expert's origins together
+  std::vector<double> ns_table_;       // [origin][gpu] ns_per_token, for exchange_cost
+  std::vector<double> fresh_lambda_;   // [pass][gpu] lambda priced from scratch (price_fresh)
+  std::vector<double> fresh_active_;   // [pass][gpu] expected activated experts, likewise
+  std::vector<double> fresh_comp_;     // [pass][gpu] compute time at those
+  std::vector<double> exchange_comm_;  // [origin] all-to-all time with two GPUs exchanged
   double current_ = 0.0;
 };
 
