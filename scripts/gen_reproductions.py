@@ -830,6 +830,33 @@ def director_moetuner(counts):
     return lines
 
 
+def director_large():
+    """director-large.toml's paper-scale grid at its queueing load (a batch every 0.9x offline's service
+    time), per setup: DIRECTOR (quantized predictor), MoETuner's placement and reactive against DIRECTOR's
+    optimiser offline, and DIRECTOR against MoETuner, paired E2E changes over the replications; H200 rows
+    judged against Figure 9's change at their GPU count. Not in the test suite's list (about an hour of
+    CPU): generated from a saved run."""
+    rows = runs("director-large")
+    setups = levels(rows, "setup")
+    def ch(s, a, b):
+        return paired_change(rows, {"setup": s, "policy": a}, {"setup": s, "policy": b}, "e2e_ms.mean")
+    lines = ["| setup | DIRECTOR vs offline | MoETuner vs offline | DIRECTOR vs MoETuner | reactive vs offline | "
+             "paper (Figure 9, vs its offline) | verdict (DIRECTOR vs MoETuner) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in setups:
+        gpus = s.split()[1]
+        paper = DIRECTOR_SCALE.get(gpus) if s.startswith("H200") else None
+        shown = "not stated" if paper is None else (f"{paper:+.0f} %" if not isinstance(paper, tuple) else
+                                                    f"between {paper[0]:+.0f} and {paper[1]:+.0f} %")
+        d = ch(s, "director", "moetuner")
+        lines.append(f"| {s} | {fmt(ch(s, 'director', 'offline'))} | {fmt(ch(s, 'moetuner', 'offline'))} | {fmt(d)} | "
+                     f"{fmt(ch(s, 'reactive', 'offline'))} | {shown} | "
+                     f"{'not comparable' if paper is None else verdict(paper, [d])} |")
+    errors = sum(1 for r in rows if r.get("error"))
+    lines += ["", f"{len(rows)} runs, {errors} error{'' if errors == 1 else 's'}."]
+    return lines
+
+
 GEM_GAP = {4: 11.9, 64: 23.4}  # GEM's Section 6: fastest / slowest - 1, expected over clusters of N L40s
 
 
@@ -851,7 +878,7 @@ TABLES = {"director-load": director_load, "director-scale": director_scale, "rou
           "gem": gem, "gem-gap": gem_gap, "gem-load": gem_load, "vibe": vibe, "vibe-dvfs": vibe_dvfs, "vibe-breakdown": vibe_breakdown, "rebalance-engines": rebalance_engines,
           "rebalance-atom": rebalance_atom, "grace": grace, "metro-activated": metro_activated,
           "director-ablation": director_ablation, "director-why": director_why,
-          "rebalance-kimi": rebalance_kimi}
+          "rebalance-kimi": rebalance_kimi, "director-large": director_large}
 
 
 def main(argv):

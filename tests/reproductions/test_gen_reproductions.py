@@ -195,6 +195,22 @@ class TablesTest(unittest.TestCase):
         self.assertTrue(lines[10].endswith("| -2.0 % [-2.0, -2.0] | -2.0 % [-2.0, -2.0] | -48 % | direction only |"))
         self.assertTrue(lines[-1].endswith("from -11.0 % at 4 GPUs to -2.0 % at 32: **does not**."))
 
+    def test_director_large_pairs_against_offline_and_moetuner(self):
+        # Two setups, 3 replications with equal differences: offline 100, MoETuner 90 (-10 %), DIRECTOR 80
+        # (-20 % vs offline, 80 / 90 - 1 = -11.1 % vs MoETuner: within 30 % of -11, reproduces), reactive 100.
+        # The 4090 row has no Figure 9 figure: not comparable. One run failed.
+        rows = []
+        for setup in ("H200 4 dsv2lite", "4090 32 dsv2lite"):
+            for rep in range(3):
+                for policy, e2e in (("offline", 100.0), ("moetuner", 90.0), ("director", 80.0), ("reactive", 100.0)):
+                    rows.append([setup, policy, rep, e2e, "boom" if (setup, policy, rep) == ("4090 32 dsv2lite", "reactive", 2) else ""])
+        lines = generated(g.director_large, "director-large", "runs.csv",
+                          ["setup", "policy", "replication", "e2e_ms.mean", "error"], rows)
+        self.assertEqual(lines[2], "| H200 4 dsv2lite | -20.0 % [-20.0, -20.0] | -10.0 % [-10.0, -10.0] | "
+                                   "-11.1 % [-11.1, -11.1] | +0.0 % [+0.0, +0.0] | -11 % | reproduces |")
+        self.assertTrue(lines[3].endswith("| not stated | not comparable |"))
+        self.assertEqual(lines[-1], "24 runs, 1 error.")
+
     def test_gem_gap_from_the_saved_runs(self):
         # N=4: gaps 10 % and 14 % (mean 12, within 30 % of 11.9: reproduces); N=8: not stated.
         import json
