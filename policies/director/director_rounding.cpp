@@ -310,10 +310,9 @@ class LayerPolish {
             continue;
           }
         }
-        for (int i2 = 0; i2 < p_.experts; ++i2) {
-          if (gpu_of_[static_cast<std::size_t>(i2)] != b) {
-            continue;
-          }
+        // b's experts in ascending order, as a scan of all experts meets them (the first that improves is
+        // taken; the loop ends right after the swap changes the list).
+        for (const int i2 : members_[static_cast<std::size_t>(b)]) {
           if (const std::optional<double> c = improved_cost(i, a, b, i2); c.has_value()) {
             apply(i, a, b);
             apply(i2, b, a);
@@ -354,8 +353,14 @@ class LayerPolish {
 
   void rebuild() {
     std::fill(used_.begin(), used_.end(), 0);
+    members_.resize(used_.size());
+    for (std::vector<int>& m : members_) {
+      m.clear();
+    }
     for (int i = 0; i < p_.experts; ++i) {
-      ++used_[static_cast<std::size_t>(gpu_of_[static_cast<std::size_t>(i)])];
+      const auto g = static_cast<std::size_t>(gpu_of_[static_cast<std::size_t>(i)]);
+      ++used_[g];
+      members_[g].push_back(i);
     }
     const auto lambda = core::grid(lambda_, p_.passes, p_.gpus);
     const auto comm = core::grid(comm_, p_.passes, p_.gpus);
@@ -554,6 +559,10 @@ class LayerPolish {
     }
     --used_[static_cast<std::size_t>(a)];
     ++used_[static_cast<std::size_t>(b)];
+    std::vector<int>& from = members_[static_cast<std::size_t>(a)];
+    from.erase(std::find(from.begin(), from.end(), i));
+    std::vector<int>& to = members_[static_cast<std::size_t>(b)];
+    to.insert(std::lower_bound(to.begin(), to.end(), i), i);
     gpu_of_[static_cast<std::size_t>(i)] = b;
   }
 
@@ -571,12 +580,13 @@ class LayerPolish {
   std::vector<double> moved_comm_;  // [pass][origin] all-to-all time with the prepared expert moved
   std::vector<double> back_;        // [origin] ns per token to a less to b: an expert coming back from b to a
   std::vector<int> used_;
-  std::vector<double> wt_;             // [pass][expert][origin] W of the layer, an expert's origins together
-  std::vector<double> ns_table_;       // [origin][gpu] ns_per_token, for exchange_cost
-  std::vector<double> fresh_lambda_;   // [pass][gpu] lambda priced from scratch (price_fresh)
-  std::vector<double> fresh_active_;   // [pass][gpu] expected activated experts, likewise
-  std::vector<double> fresh_comp_;     // [pass][gpu] compute time at those
-  std::vector<double> exchange_comm_;  // [origin] all-to-all time with two GPUs exchanged
+  std::vector<std::vector<int>> members_;  // [gpu] its experts, ascending
+  std::vector<double> wt_;                 // [pass][expert][origin] W of the layer, an expert's origins together
+  std::vector<double> ns_table_;           // [origin][gpu] ns_per_token, for exchange_cost
+  std::vector<double> fresh_lambda_;       // [pass][gpu] lambda priced from scratch (price_fresh)
+  std::vector<double> fresh_active_;       // [pass][gpu] expected activated experts, likewise
+  std::vector<double> fresh_comp_;         // [pass][gpu] compute time at those
+  std::vector<double> exchange_comm_;      // [origin] all-to-all time with two GPUs exchanged
   double current_ = 0.0;
 };
 
