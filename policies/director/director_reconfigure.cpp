@@ -3,12 +3,10 @@
 
 #include <fmt/format.h>
 
-#include <coin/ClpSimplex.hpp>
-#include <coin/CoinPackedMatrix.hpp>
-
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "policies/assignment_lp.hpp"
 #include "policies/director/director_rounding.hpp"
 
 namespace epsim::policies {
@@ -24,52 +22,8 @@ std::vector<int> relabel_for_overlap(std::span<const int> current_gpu_of, std::s
   for (std::size_t i = 0; i < next_gpu_of.size(); ++i) {
     overlap[static_cast<std::size_t>(next_gpu_of[i]) * G + static_cast<std::size_t>(current_gpu_of[i])] += 1.0;
   }
-  // Assignment LP: y[g][h] in [0, 1], each row and column sums to 1, maximise the overlap. Its polytope
-  // (Birkhoff's) has only permutation matrices as vertices, so the simplex optimum is integral.
-  std::vector<int> rows;
-  std::vector<int> cols;
-  std::vector<double> vals;
-  for (std::size_t g = 0; g < G; ++g) {
-    for (std::size_t h = 0; h < G; ++h) {
-      const int c = static_cast<int>(g * G + h);
-      rows.push_back(static_cast<int>(g));
-      cols.push_back(c);
-      rows.push_back(static_cast<int>(G + h));
-      cols.push_back(c);
-      vals.push_back(1.0);
-      vals.push_back(1.0);
-    }
-  }
-  const CoinPackedMatrix m(true, rows.data(), cols.data(), vals.data(), static_cast<CoinBigIndex>(vals.size()));
-  std::vector<double> lo(G * G, 0.0);
-  std::vector<double> hi(G * G, 1.0);
-  std::vector<double> obj(G * G);
-  for (std::size_t k = 0; k < G * G; ++k) {
-    obj[k] = -overlap[k];
-  }
-  std::vector<double> one(2 * G, 1.0);
-  ClpSimplex lp;
-  lp.setLogLevel(0);
-  lp.loadProblem(m, lo.data(), hi.data(), obj.data(), one.data(), one.data());
-  lp.primal();
-  if (!lp.isProvenOptimal()) {
-    throw core::Error(fmt::format("director: Clp failed on the relabelling assignment (status {})", lp.status()));
-  }
-  const double* y = lp.getColSolution();
-  std::vector<int> perm(G, -1);
-  std::vector<bool> taken(G, false);
-  for (std::size_t g = 0; g < G; ++g) {
-    for (std::size_t h = 0; h < G; ++h) {
-      if (y[g * G + h] > 0.5 && !taken[h]) {
-        perm[g] = static_cast<int>(h);
-        taken[h] = true;
-        break;
-      }
-    }
-    if (perm[g] < 0) {
-      throw core::Error("director: the relabelling assignment's optimum is not a permutation");
-    }
-  }
+  // The relabelling of the new GPUs that keeps the most experts where they are.
+  const std::vector<int> perm = max_value_assignment(overlap, gpus, "director: the relabelling");
   std::vector<int> out(next_gpu_of.size());
   for (std::size_t i = 0; i < next_gpu_of.size(); ++i) {
     out[i] = perm[static_cast<std::size_t>(next_gpu_of[i])];

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <coin/ClpSimplex.hpp>
 #include <cstdint>
 #include <numeric>
 
 #include "core/error.hpp"
+#include "policies/assignment_lp.hpp"
 
 namespace epsim::policies {
 
@@ -88,49 +88,14 @@ std::vector<int> best_assignment(std::span<const double> affinity, int n) {
   if (n == 1 || scale == 0.0) {
     return gpu_of;
   }
-  // Columns x[g][c] in [0, 1]; rows: each GPU takes one cluster, each cluster one GPU. The assignment
-  // polytope's vertices are the permutations, so the simplex optimum is integral.
-  std::vector<int> rows;
-  std::vector<int> cols;
-  std::vector<double> vals;
-  for (std::size_t g = 0; g < N; ++g) {
-    for (std::size_t c = 0; c < N; ++c) {
-      const auto col = static_cast<int>(g * N + c);
-      rows.push_back(static_cast<int>(g));
-      cols.push_back(col);
-      vals.push_back(1.0);
-      rows.push_back(static_cast<int>(N + c));
-      cols.push_back(col);
-      vals.push_back(1.0);
-    }
-  }
-  const CoinPackedMatrix matrix(true, rows.data(), cols.data(), vals.data(), static_cast<CoinBigIndex>(vals.size()));
-  std::vector<double> col_lo(N * N, 0.0);
-  std::vector<double> col_hi(N * N, 1.0);
-  std::vector<double> obj(N * N);
+  // Scaled to at most 1 in size for the LP's tolerances.
+  std::vector<double> value(N * N);
   for (std::size_t i = 0; i < N * N; ++i) {
-    obj[i] = -affinity[i] / std::abs(scale);  // Clp minimises
+    value[i] = affinity[i] / std::abs(scale);
   }
-  std::vector<double> row_bound(2 * N, 1.0);
-  ClpSimplex lp;
-  lp.setLogLevel(0);
-  lp.loadProblem(matrix, col_lo.data(), col_hi.data(), obj.data(), row_bound.data(), row_bound.data());
-  lp.primal();
-  if (!lp.isProvenOptimal()) {
-    throw core::Error(fmt::format("moetuner: Clp failed on a {} x {} assignment (status {})", n, n, lp.status()));
-  }
-  const double* x = lp.getColSolution();
-  std::vector<int> taken(N, 0);
+  const std::vector<int> cluster_of_gpu = max_value_assignment(value, n, "moetuner");
   for (std::size_t g = 0; g < N; ++g) {
-    for (std::size_t c = 0; c < N; ++c) {
-      if (x[g * N + c] > 0.5) {
-        gpu_of[c] = static_cast<int>(g);
-        ++taken[c];
-      }
-    }
-  }
-  if (std::any_of(taken.begin(), taken.end(), [](int t) { return t != 1; })) {
-    throw core::Error(fmt::format("moetuner: the {} x {} assignment LP ended at a fractional point", n, n));
+    gpu_of[static_cast<std::size_t>(cluster_of_gpu[g])] = static_cast<int>(g);
   }
   return gpu_of;
 }
