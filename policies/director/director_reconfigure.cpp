@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "policies/assignment_lp.hpp"
-#include "policies/director/director_rounding.hpp"
+#include "policies/director/director_polish.hpp"
 
 namespace epsim::policies {
 

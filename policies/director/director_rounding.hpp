@@ -46,10 +46,6 @@ std::vector<int> round_layer_walk(std::span<const double> x, int experts, int gp
                                   long long* micro_steps = nullptr, long long* macro_iterations = nullptr,
                                   int* repairs = nullptr);
 
-/// Improving single-expert moves, pairwise swaps and exchanges of two GPUs' whole expert sets on layer l
-/// (exact Eq. 1-4), at most `sweeps` sweeps; returns the changes applied.
-int polish_layer(const DirectorProblem& p, int l, std::span<int> gpu_of, int sweeps);
-
 /// Rounds every layer of `lp` (from solve_director_lp on `p`).
 DirectorRoundingResult round_director(const DirectorProblem& p, const DirectorLpResult& lp,
                                       const DirectorRoundingOptions& opt, core::Rng& rng);
