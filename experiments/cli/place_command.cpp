@@ -423,6 +423,23 @@ int check_placement_file(const po::variables_map& vm, const engines::PlacementFo
   return 0;
 }
 
+// The inputs the policy declared and the command line did not give: one error naming the options that do.
+void require_declared_inputs(const policies::PolicyNeeds& needs, const policies::PlacementInput& in,
+                             const std::string& policy_name) {
+  if (needs.cost_curves && !in.has_cost_curves()) {
+    throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
+  }
+  if (needs.coactivation && !in.has_coactivation()) {
+    throw std::invalid_argument("--policy " + policy_name +
+                                " needs co-selection counts: --coactivation CSV, or a recording with per-token ids");
+  }
+  if (needs.transitions && !in.has_transitions()) {
+    throw std::invalid_argument("--policy " + policy_name +
+                                " needs cross-layer transitions: --load a recording with per-token ids (vLLM's "
+                                "routed experts, an epsim trace with token ids), or --option cross_layer=false");
+  }
+}
+
 }  // namespace
 
 int place_command(const std::vector<std::string>& args, std::ostream& out) {
@@ -489,18 +506,7 @@ int place_command(const std::vector<std::string>& args, std::ostream& out) {
       f, experts, src,
       static_cast<std::uint64_t>(whole_number_option(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX)));
   const std::unique_ptr<hardware::CostModel> cost = attach_inputs(in, vm, f, experts, src);
-  if (policy->needs().cost_curves && !in.has_cost_curves()) {
-    throw std::invalid_argument("--policy " + policy_name + " needs cost curves: --curves CSV or --config TOML");
-  }
-  if (policy->needs().coactivation && !in.has_coactivation()) {
-    throw std::invalid_argument("--policy " + policy_name +
-                                " needs co-selection counts: --coactivation CSV, or a recording with per-token ids");
-  }
-  if (policy->needs().transitions && !in.has_transitions()) {
-    throw std::invalid_argument("--policy " + policy_name +
-                                " needs cross-layer transitions: --load a recording with per-token ids (vLLM's "
-                                "routed experts, an epsim trace with token ids), or --option cross_layer=false");
-  }
+  require_declared_inputs(policy->needs(), in, policy_name);
   const policies::Placement p = policy->place(in);
 
   std::string text;
