@@ -10,16 +10,22 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"
 import gen_reproductions as g  # noqa: E402
 
 
-def generated(table, name, file, header, rows):
-    """The lines gen_reproductions' `table` makes from DIR/name/file holding `header` and `rows`."""
+def generated_from(table, name, files):
+    """The lines gen_reproductions' `table` makes from DIR/name holding `files` ({file: (header, rows)})."""
     with tempfile.TemporaryDirectory() as d:
         os.makedirs(os.path.join(d, name))
-        with open(os.path.join(d, name, file), "w", newline="") as h:
-            w = csv.writer(h)
-            w.writerow(header)
-            w.writerows(rows)
+        for file, (header, rows) in files.items():
+            with open(os.path.join(d, name, file), "w", newline="") as h:
+                w = csv.writer(h)
+                w.writerow(header)
+                w.writerows(rows)
         g.out = d
         return table()
+
+
+def generated(table, name, file, header, rows):
+    """The lines gen_reproductions' `table` makes from DIR/name/file holding `header` and `rows`."""
+    return generated_from(table, name, {file: (header, rows)})
 
 
 class IntervalTest(unittest.TestCase):
@@ -78,23 +84,16 @@ class TablesTest(unittest.TestCase):
 
     def test_director_load_stable_loads_and_verdict(self):
         # Two intervals: 0.9x queues (offline TTFT 100 ms), 2x does not (30 ms). DIRECTOR's E2E -3 % at 2x.
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "director-load"))
-            fields = ["interval", "policy", "metric", "mean", "baseline_diff", "baseline_diff_ci95_low",
-                      "baseline_diff_ci95_high"]
-            rows = []
-            for interval, ttft, e2e_diff in (("0.9x", 100.0, -20.0), ("2x", 30.0, -3.0)):
-                rows.append([interval, "offline", "ttft_ms.mean", ttft, 0, 0, 0])
-                for metric in ("e2e_ms.mean", "mean_step_ms"):
-                    rows.append([interval, "offline", metric, 100.0, 0, 0, 0])
-                    for policy in ("director", "reactive"):
-                        rows.append([interval, policy, metric, 100.0 + e2e_diff, e2e_diff, e2e_diff - 1, e2e_diff + 1])
-            with open(os.path.join(d, "director-load", "points.csv"), "w", newline="") as h:
-                w = csv.writer(h)
-                w.writerow(fields)
-                w.writerows(rows)
-            g.out = d
-            lines = g.director_load()
+        fields = ["interval", "policy", "metric", "mean", "baseline_diff", "baseline_diff_ci95_low",
+                  "baseline_diff_ci95_high"]
+        rows = []
+        for interval, ttft, e2e_diff in (("0.9x", 100.0, -20.0), ("2x", 30.0, -3.0)):
+            rows.append([interval, "offline", "ttft_ms.mean", ttft, 0, 0, 0])
+            for metric in ("e2e_ms.mean", "mean_step_ms"):
+                rows.append([interval, "offline", metric, 100.0, 0, 0, 0])
+                for policy in ("director", "reactive"):
+                    rows.append([interval, policy, metric, 100.0 + e2e_diff, e2e_diff, e2e_diff - 1, e2e_diff + 1])
+        lines = generated(g.director_load, "director-load", "points.csv", fields, rows)
         self.assertIn("| 0.9x | 100.0 | -20.0 % [-21.0, -19.0] |", lines[2])
         self.assertIn("intervals 2x)", lines[-1])  # only 2x is stable: 100 > 1.1 x 30
         self.assertIn("-3.0 to -3.0 %", lines[-1])
@@ -173,17 +172,9 @@ class TablesTest(unittest.TestCase):
                                              ("moetuner-balance", 98.0, 45.0),
                                              ("director", 98.0 * (1 + gain / 100), 40.0)):
                         run_rows.append([f"{n} GPUs {x}", policy, rep, e2e, std])
-        with tempfile.TemporaryDirectory() as d:
-            os.makedirs(os.path.join(d, "director-scale"))
-            for file, head, body in (("points.csv", header, rows),
-                                     ("runs.csv", ["setup", "policy", "replication", "e2e_ms.mean",
-                                                   "gpu_load_std_tokens"], run_rows)):
-                with open(os.path.join(d, "director-scale", file), "w", newline="") as h:
-                    w = csv.writer(h)
-                    w.writerow(head)
-                    w.writerows(body)
-            g.out = d
-            lines = g.director_scale()
+        lines = generated_from(g.director_scale, "director-scale", {
+            "points.csv": (header, rows),
+            "runs.csv": (["setup", "policy", "replication", "e2e_ms.mean", "gpu_load_std_tokens"], run_rows)})
         self.assertIn("| 4 | 30.0 / 30.0 | 25 % | -11.0 % [-12.0, -10.0] |", lines[2])
         self.assertTrue(lines[2].endswith("| -11 % | reproduces |"))
         self.assertIn("| 32 | 50.0 / 30.0 (queues) |", lines[3])
