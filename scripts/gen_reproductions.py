@@ -5,6 +5,7 @@ runs it per study and splices each table into the doc (scripts/splice-generated.
 tests/reproductions/test_gen_reproductions.py checks its arithmetic and verdict rules by hand.
     python3 scripts/gen_reproductions.py OUT_DIR NAME     prints the table of OUT_DIR/NAME's outputs"""
 import csv
+import json
 import os
 import re
 import sys
@@ -853,8 +854,27 @@ def director_large():
                      f"{fmt(ch(s, 'reactive', 'offline'))} | {shown} | "
                      f"{'not comparable' if paper is None else verdict(paper, [d])} |")
     errors = sum(1 for r in rows if r.get("error"))
-    lines += ["", f"{len(rows)} runs, {errors} error{'' if errors == 1 else 's'}."]
+    cpu = journal_cpu_s("director-large")
+    lines += ["", f"{len(rows)} runs, {errors} error{'' if errors == 1 else 's'}" +
+              ("." if cpu is None else f", {cpu:,.0f} CPU s ({cpu / 60:.0f} CPU min) summed over the runs.")]
     return lines
+
+
+def journal_cpu_s(name):
+    """The CPU seconds of a sweep's runs from its journal (DIR/name/journal/*.jsonl, one record per run; a
+    run recorded twice, as after a resume, counts once), or None without a journal."""
+    folder = os.path.join(out, name, "journal")
+    if not os.path.isdir(folder):
+        return None
+    by_key = {}
+    for f in sorted(os.listdir(folder)):
+        if f.endswith(".jsonl"):
+            with open(os.path.join(folder, f)) as h:
+                for line in h:
+                    if line.strip():
+                        r = json.loads(line)
+                        by_key[r["key"]] = float(r["cpu_s"])
+    return sum(by_key.values())
 
 
 GEM_GAP = {4: 11.9, 64: 23.4}  # GEM's Section 6: fastest / slowest - 1, expected over clusters of N L40s

@@ -200,7 +200,20 @@ class TablesTest(unittest.TestCase):
         self.assertEqual(lines[2], "| H200 4 dsv2lite | -20.0 % [-20.0, -20.0] | -10.0 % [-10.0, -10.0] | "
                                    "-11.1 % [-11.1, -11.1] | +0.0 % [+0.0, +0.0] | -11 % | reproduces |")
         self.assertTrue(lines[3].endswith("| not stated | not comparable |"))
-        self.assertEqual(lines[-1], "24 runs, 1 error.")
+        self.assertEqual(lines[-1], "24 runs, 1 error.")  # no journal: no CPU figure
+
+    def test_journal_cpu_counts_each_run_once(self):
+        # Runs a (1.5 s, recorded twice as after a resume) and b (60 s) over two writers' files: 61.5 s.
+        import json
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "s", "journal"))
+            for writer, records in (("0", [("a", 1.5), ("b", 60.0)]), ("1", [("a", 1.5)])):
+                with open(os.path.join(d, "s", "journal", writer + ".jsonl"), "w") as h:
+                    for key, cpu in records:
+                        h.write(json.dumps({"key": key, "cpu_s": cpu}) + "\n")
+            g.out = d
+            self.assertAlmostEqual(g.journal_cpu_s("s"), 61.5)
+            self.assertIsNone(g.journal_cpu_s("none"))
 
     def test_gem_gap_from_the_saved_runs(self):
         # N=4: gaps 10 % and 14 % (mean 12, within 30 % of 11.9: reproduces); N=8: not stated.
