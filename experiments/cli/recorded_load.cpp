@@ -108,7 +108,8 @@ LoadFile load_recording(const std::filesystem::path& path, const engines::Routin
     } else {
       throw core::Error(path.string() +
                         ": no per-token expert ids to count cross-layer transitions from (MoETuner's input); "
-                        "record the routing per token (vLLM's routed experts, an epsim trace with token ids)");
+                        "record the routing per token (vLLM's routed experts, an epsim trace with token ids), or place "
+                        "without the mapping: --option cross_layer=false");
     }
   }
   return f;
