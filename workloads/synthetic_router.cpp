@@ -178,17 +178,18 @@ SyntheticRouter::SyntheticRouter(const SyntheticRouterConfig& cfg, int moe_layer
         for (int e = 0; e < experts; ++e) {
           row[e] /= sum;
         }
+        // Every token of this topic and phase picks top_k distinct experts, so none can be picked by more
+        // than all of them: the cap holds per cell, and then for any mix of cells too.
+        water_fill_cap(std::span<double>(row, static_cast<std::size_t>(experts)), 1.0 / static_cast<double>(top_k));
       }
     }
   }
   const std::size_t cells = static_cast<std::size_t>(cfg_.topics) * 2;
   cell_alias_.resize(cells * static_cast<std::size_t>(layers_), static_cast<std::size_t>(experts));
-  cell_max_.resize(cells * static_cast<std::size_t>(layers_));
-  for (std::size_t c = 0; c < cell_max_.size(); ++c) {
+  for (std::size_t c = 0; c < cells * static_cast<std::size_t>(layers_); ++c) {
     const std::span<const double> row(&dist_[c * static_cast<std::size_t>(experts)], static_cast<std::size_t>(experts));
     const std::size_t layer = c % static_cast<std::size_t>(layers_);
     cell_alias_.set(layer * cells + c / static_cast<std::size_t>(layers_), row);
-    cell_max_[c] = *std::max_element(row.begin(), row.end());
   }
   // Bursts start from their stationary distribution.
   bursting_.resize(static_cast<std::size_t>(layers_) * static_cast<std::size_t>(cfg_.temporal_groups));
@@ -366,15 +367,6 @@ bool SyntheticRouter::sample_from_cells(int layer, std::int64_t tokens, std::spa
       }
     }
   }
-  // The mix needs no cap if no expert can pass 1 / top_k in it.
-  const auto L = static_cast<std::size_t>(layers_);
-  double bound = 0.0;
-  for (const int c : step_cells_) {
-    bound += step_weight_[static_cast<std::size_t>(c)] * cell_max_[static_cast<std::size_t>(c) * L + layer];
-  }
-  if (bound > 1.0 / static_cast<double>(top_k_)) {
-    return false;
-  }
   // Picks per cell: conditional binomials over the step's cells; then each cell's picks from its table.
   std::int64_t remaining = picks;
   double tail = step_cdf_.back();
@@ -490,9 +482,10 @@ void SyntheticRouter::sample_counts(int layer, std::int64_t tokens, std::span<st
           mixed_[static_cast<std::size_t>(e)] *= scale;
         }
       }
+      // A bursting member's share is set, not drawn from a capped cell: it may pass the cap.
+      water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
     }
   }
-  water_fill_cap(mixed_, 1.0 / static_cast<double>(top_k_));
   const std::int64_t picks = tokens * top_k_;
   if (cfg_.sampling == RoutingSampling::poisson && is_large_draw(picks, mixed_.size())) {
     poisson_.draw_capped(rng_, picks, tokens, mixed_, ranking(layer), out);

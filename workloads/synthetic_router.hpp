@@ -12,8 +12,9 @@
 //   silent otherwise; in a burst each member takes `burst_multiplier` x the uniform share (GEM: Llama-4-
 //   Scout's experts 0 and 3, correlated at r = 0.88, active in ~17 % of steps with ~3x tokens);
 // - *phases*: decode tokens may follow a different skew than prefill tokens.
-// A step's distribution mixes the topic x phase distributions by the step's tokens, caps every expert at
-// 1 / top_k (a token picks distinct experts) and draws one multinomial of tokens x top_k picks.
+// Every topic x phase distribution is capped at 1 / top_k (a token picks distinct experts, so no expert
+// can take more than all of a topic's tokens); a step's distribution mixes them by the step's tokens and
+// draws one multinomial of tokens x top_k picks.
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,8 +88,7 @@ class SyntheticRouter final : public RoutingSource {
   /// picks expert i in one layer and j in the next with probability ~ k q_i x k q'_j; averaged over the
   /// topic mix at `t` and both phases equally. MoETuner's routing dependency for synthetic routing.
   void expected_transitions(int layer, core::Time t, std::span<double> out) const;
-  /// Each request's tokens follow its topic's distribution for its phase; per phase, each layer's mix is
-  /// capped at 1 / top_k as a step's is (exact when the phase's steps share one mix; bursts aside).
+  /// Each request's tokens follow its (capped) topic distribution for its phase (bursts aside).
   bool expected_load(std::span<const RequestTokens> requests, std::span<const int> origin, int origins,
                      std::span<double> out) override;
   /// With origin_aware: the last sample()'s counts of `layer` split over the GPUs by what their requests
@@ -139,14 +139,12 @@ class SyntheticRouter final : public RoutingSource {
   std::vector<double> mix_;         // workspace of sample_tokens: the topic mix
   std::vector<double> cell_quota_;  // workspace of sample_tokens: [topic][phase]
   std::vector<std::int32_t> cell_tokens_;
-  std::vector<double> expected_;  // workspace of expected_load: [layer][origin][expert], one phase
   int step_origins_ = 0;
   AliasTable alias_;  // workspace for small draws
   // Small draws without a table per step: every topic x phase x layer distribution has its alias table,
   // built once; a pick chooses the step's cell (by its share of tokens), then the expert from the cell's
-  // table. The same distribution as the mixed table, when the mix needs no cap and no group bursts.
+  // table. The same distribution as the mixed table while no group of the layer bursts.
   AliasTables cell_alias_;        // [layer][topic][phase]: a layer's tables side by side
-  std::vector<double> cell_max_;  // [topic][phase][layer]: the largest probability of the row
   std::vector<int> step_cells_;   // the step's cells with tokens ([topic][phase] index)
   std::vector<double> step_cdf_;  // their cumulative shares
   bool sample_from_cells(int layer, std::int64_t tokens, std::span<std::int32_t> out);
