@@ -415,11 +415,14 @@ ExperimentConfig slo_probe_config(const ExperimentConfig& cfg, double rate, cons
   c.workload.duration_s = duration_s;
   c.serving.window.warmup_s = o.warmup_fraction * duration_s;
   c.serving.window.cooldown_s = o.cooldown_fraction * duration_s;
-  // Every measured request's verdict is known by then: it met its targets or it never can.
+  // Every measured request's verdict is known by then: it met its targets or it never can. The probe's
+  // window is the search's, so is its end: the config's `max_sim_time_s` (an hour by default) bounds the
+  // config's own run, and would cut a slow probe's window short and fail it whatever its rate (the
+  // events, not the simulated seconds, cost CPU).
   const double longest_output = static_cast<double>(std::max<std::int64_t>(1, c.workload.output.largest()));
   const double verdict_s =
       duration_s + c.serving.slo.ttft_ms / 1e3 + c.serving.slo.tpot_ms / 1e3 * (longest_output - 1.0);
-  c.serving.max_sim_time_s = std::min(c.serving.max_sim_time_s, verdict_s + 1e-3);
+  c.serving.max_sim_time_s = verdict_s + 1e-3;
   return c;
 }
 

@@ -176,6 +176,27 @@ TEST_CASE("SLO search on a toy system with a known capacity") {
   REQUIRE(rep.bracket_high_rps <= res.max_rate_rps * 1.0101);
 }
 
+TEST_CASE("a probe's window is the search's: the config's time limit does not cut it short") {
+  // Low rates need long windows (1,500 measured requests at half the capacity take ~0.4 s here); a
+  // config stopped at a fraction of that used to fail every probe, and the search answered 0.
+  auto single = experiments::load_config_text(k_toy, "toy", {"workload.num_requests=1"});
+  serving::Simulator one(experiments::build_simulation(single, experiments::profile_pool_windows(single)));
+  const double d_ms = one.run().summary.e2e_ms.mean;
+  const double capacity_rps = 1e3 / d_ms;
+  const std::string ttft = "slo.ttft_ms=" + std::to_string(20.0 * d_ms);
+  experiments::SloSearchOptions o;
+  o.tolerance = 0.05;
+  o.measured_requests = 1500;
+  const double window_s = 1500.0 / (0.5 * capacity_rps) / 0.7;
+  const std::string cap = "run.max_sim_time_s=" + std::to_string(0.1 * window_s);
+  const auto free = experiments::search_max_rate(experiments::load_config_text(k_toy, "toy", {ttft}), o);
+  const auto capped = experiments::search_max_rate(experiments::load_config_text(k_toy, "toy", {ttft, cap}), o);
+  REQUIRE(capped.max_rate_rps > 0.5 * capacity_rps);
+  REQUIRE(capped.max_rate_rps < capacity_rps);
+  REQUIRE(capped.max_rate_rps == free.max_rate_rps);
+  REQUIRE(capped.probes.size() == free.probes.size());
+}
+
 TEST_CASE("a cluster short of KV memory preempts and still finishes every request") {
   // Mixtral-8x7B on 4 H100 with 32 % of memory usable: 25 GiB of weights and reserve leave ~0.6 GiB of
   // KV cache per GPU (~4,900 tokens). Long answers at a high rate force decode growth past the cache.
