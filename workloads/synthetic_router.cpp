@@ -385,20 +385,23 @@ bool SyntheticRouter::sample_from_cells(int layer, std::int64_t tokens, std::spa
   std::fill(out.begin(), out.end(), 0);
   const std::size_t first_table = static_cast<std::size_t>(layer) * step_weight_.size();
   const int bits = cell_alias_.bits();
-  std::int64_t overflow = 0;
   std::int64_t drawn = 0;
   do {
     const std::int64_t n = next_cell_count();
     const std::uint64_t* columns = cell_alias_.columns(first_table + static_cast<std::size_t>(step_cells_[cell]));
     for (std::int64_t i = 0; i < n; ++i) {
-      std::int32_t& c = out[static_cast<std::size_t>(alias_pick(columns, bits, rng_()))];
-      const bool room = c < tokens;
-      c += room ? 1 : 0;
-      overflow += room ? 0 : 1;
+      ++out[static_cast<std::size_t>(alias_pick(columns, bits, rng_()))];
     }
     drawn += n;
     ++cell;
   } while (drawn < picks);
+  // A count stops at the step's tokens and the picks past it overflow, whatever their order: clip once.
+  std::int64_t overflow = 0;
+  for (std::int32_t& c : out) {
+    const std::int64_t excess = std::max<std::int64_t>(c - tokens, 0);
+    overflow += excess;
+    c -= static_cast<std::int32_t>(excess);
+  }
   place_overflow(overflow, tokens, ranking(layer), out);
   ++table_draws_;
   return true;
