@@ -107,6 +107,63 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   return 0;
 }
 
+// The search's options from `epsim slo`'s command line (defaults already in `o`).
+void read_slo_options(const po::variables_map& vm, SloSearchOptions& o) {
+  o.target = vm["target"].as<double>();
+  o.tolerance = vm["tolerance"].as<double>();
+  o.max_probes = vm["max-probes"].as<int>();
+  o.replications = vm["replications"].as<int>();
+  o.duration_s = vm["duration"].as<double>();
+  o.measured_requests = vm["requests"].as<std::int64_t>();
+  o.warmup_fraction = vm["warmup"].as<double>();
+  o.cooldown_fraction = vm["cooldown"].as<double>();
+  o.steady_state = vm.count("burst") == 0;
+  if (vm.count("rates")) {
+    o.rates = parse_number_list(vm["rates"].as<std::string>(), "--rates");
+    for (const double r : o.rates) {
+      if (!(r >= workloads::k_min_rate_rps && r <= workloads::k_max_rate_rps)) {
+        throw UsageError(fmt::format("--rates: {:g} req/s is outside [{:g}, {:g}]", r, workloads::k_min_rate_rps,
+                                     workloads::k_max_rate_rps));
+      }
+    }
+  }
+}
+
+// Per replication the bracket [highest rate that held, lowest that failed) and the long probe at it, then
+// the answer in one line.
+void print_slo_answer(const SloSearchResult& r, const SloSearchOptions& o, const std::filesystem::path& path,
+                      const std::filesystem::path& json_path, std::ostream& out) {
+  for (const SloReplication& rep : r.replications) {
+    const std::string who = o.replications > 1 ? fmt::format("replication {}: ", &rep - r.replications.data()) : "";
+    const std::string high =
+        rep.censored() ? "none failed: a lower bound" : fmt::format("{:.3f}", rep.bracket_high_rps);
+    std::string confirm;
+    if (rep.confirmation) {
+      const SloProbe& c = *rep.confirmation;
+      confirm =
+          fmt::format("; held on a {:g}x window: attainment {:.1f} %, p90 TTFT {:.0f} ms, {} measured requests",
+                      c.window_scale, 100.0 * c.summary.slo_attainment, c.summary.ttft_ms.p90, c.summary.requests);
+    }
+    out << fmt::format("  {}bracket [{:.3f}, {}] req/s{}\n", who, rep.max_rate_rps, high, confirm);
+  }
+  const std::string interval =
+      r.max_rate.n >= 2 ? fmt::format(" (mean of {} replications; interval {}, their brackets widened by their spread)",
+                                      r.max_rate.n, format_rate_interval(r.max_rate_rps, r.interval))
+                        : "";
+  const std::string files = fmt::format("curve in {}, summary in {}", path.string(), json_path.string());
+  if (r.bracketed) {
+    out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s{} ({} probes; {})\n",
+                       100.0 * o.target, r.max_rate_rps, interval, r.probes.size(), files);
+  } else if (r.max_rate_rps > 0.0) {
+    out << fmt::format(
+        "not every replication found rates on both sides of {:.0f} % SLO attainment; highest rate that held: "
+        "{}{:.3f} req/s{} ({})\n",
+        100.0 * o.target, r.interval.censored > 0 ? ">= " : "", r.max_rate_rps, interval, files);
+  } else {
+    out << fmt::format("no probed rate reaches {:.0f} % SLO attainment ({})\n", 100.0 * o.target, files);
+  }
+}
+
 int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description d = common_options();
   SloSearchOptions o;
@@ -142,24 +199,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (vm.count("seed")) {
     cfg.seed = seed_option(vm);
   }
-  o.target = vm["target"].as<double>();
-  o.tolerance = vm["tolerance"].as<double>();
-  o.max_probes = vm["max-probes"].as<int>();
-  o.replications = vm["replications"].as<int>();
-  o.duration_s = vm["duration"].as<double>();
-  o.measured_requests = vm["requests"].as<std::int64_t>();
-  o.warmup_fraction = vm["warmup"].as<double>();
-  o.cooldown_fraction = vm["cooldown"].as<double>();
-  o.steady_state = vm.count("burst") == 0;
-  if (vm.count("rates")) {
-    o.rates = parse_number_list(vm["rates"].as<std::string>(), "--rates");
-    for (const double r : o.rates) {
-      if (!(r >= workloads::k_min_rate_rps && r <= workloads::k_max_rate_rps)) {
-        throw UsageError(fmt::format("--rates: {:g} req/s is outside [{:g}, {:g}]", r, workloads::k_min_rate_rps,
-                                     workloads::k_max_rate_rps));
-      }
-    }
-  }
+  read_slo_options(vm, o);
   const std::string stem =
       vm.count("config") ? std::filesystem::path(vm["config"].as<std::string>()).stem().string() : "demo";
   const std::filesystem::path path = vm.count("out") ? vm["out"].as<std::string>() : "results/" + stem + "-slo.csv";
@@ -197,36 +237,7 @@ int cmd_slo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   for (const std::string& w : r.warnings) {
     warn(err, w);
   }
-  // Per replication: the bracket [highest rate that held, lowest that failed) and the long probe at it.
-  for (const SloReplication& rep : r.replications) {
-    const std::string who = o.replications > 1 ? fmt::format("replication {}: ", &rep - r.replications.data()) : "";
-    const std::string high =
-        rep.censored() ? "none failed: a lower bound" : fmt::format("{:.3f}", rep.bracket_high_rps);
-    std::string confirm;
-    if (rep.confirmation) {
-      const SloProbe& c = *rep.confirmation;
-      confirm =
-          fmt::format("; held on a {:g}x window: attainment {:.1f} %, p90 TTFT {:.0f} ms, {} measured requests",
-                      c.window_scale, 100.0 * c.summary.slo_attainment, c.summary.ttft_ms.p90, c.summary.requests);
-    }
-    out << fmt::format("  {}bracket [{:.3f}, {}] req/s{}\n", who, rep.max_rate_rps, high, confirm);
-  }
-  const std::string interval =
-      r.max_rate.n >= 2 ? fmt::format(" (mean of {} replications; interval {}, their brackets widened by their spread)",
-                                      r.max_rate.n, format_rate_interval(r.max_rate_rps, r.interval))
-                        : "";
-  const std::string files = fmt::format("curve in {}, summary in {}", path.string(), json_path.string());
-  if (r.bracketed) {
-    out << fmt::format("max sustainable rate at {:.0f} % SLO attainment: {:.3f} req/s{} ({} probes; {})\n",
-                       100.0 * o.target, r.max_rate_rps, interval, r.probes.size(), files);
-  } else if (r.max_rate_rps > 0.0) {
-    out << fmt::format(
-        "not every replication found rates on both sides of {:.0f} % SLO attainment; highest rate that held: "
-        "{}{:.3f} req/s{} ({})\n",
-        100.0 * o.target, r.interval.censored > 0 ? ">= " : "", r.max_rate_rps, interval, files);
-  } else {
-    out << fmt::format("no probed rate reaches {:.0f} % SLO attainment ({})\n", 100.0 * o.target, files);
-  }
+  print_slo_answer(r, o, path, json_path, out);
   return 0;
 }
 
